@@ -1,0 +1,284 @@
+package zktest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Cluster is a standalone server (one member) or an ensemble started for one
+// test, or an external server named by ZK_CONNECT.
+type Cluster struct {
+	t        testing.TB
+	cfg      config
+	backend  backend
+	install  *install
+	servers  []*Server
+	external []string // ZK_CONNECT addresses
+	proxy    *Proxy
+}
+
+type config struct {
+	tickTime       time.Duration
+	minSession     time.Duration
+	maxSession     time.Duration
+	containerCheck time.Duration
+	durable        bool
+	startTimeout   time.Duration
+	extraConfig    []string
+	sysProps       map[string]string
+}
+
+func defaultConfig() config {
+	return config{
+		tickTime:       200 * time.Millisecond,
+		minSession:     time.Second,
+		maxSession:     60 * time.Second,
+		containerCheck: time.Second,
+		startTimeout:   60 * time.Second,
+		sysProps:       map[string]string{},
+	}
+}
+
+// Option changes how servers are configured.
+type Option func(*config)
+
+// WithTickTime sets the server tick (default 200ms). Session expiry is checked
+// once per tick, so a short tick keeps expiry tests short.
+func WithTickTime(d time.Duration) Option { return func(c *config) { c.tickTime = d } }
+
+// WithSessionTimeouts sets the bounds the server negotiates session timeouts
+// into (default 1s..60s).
+func WithSessionTimeouts(min, max time.Duration) Option {
+	return func(c *config) { c.minSession, c.maxSession = min, max }
+}
+
+// WithContainerCheck sets how often the server deletes empty container nodes
+// (default 1s, the server's default is 60s).
+func WithContainerCheck(d time.Duration) Option { return func(c *config) { c.containerCheck = d } }
+
+// WithDurable makes the server sync its log to disk on every write and use
+// ZooKeeper's production tick (2s), for tests about restarts and durability
+// rather than speed.
+func WithDurable() Option {
+	return func(c *config) { c.durable = true; c.tickTime = 2 * time.Second; c.minSession = 4 * time.Second }
+}
+
+// WithConfig appends raw lines to zoo.cfg (for example "secureClientPort=...").
+func WithConfig(lines ...string) Option {
+	return func(c *config) { c.extraConfig = append(c.extraConfig, lines...) }
+}
+
+// WithSystemProperty passes -Dkey=value to each server JVM.
+func WithSystemProperty(key, value string) Option {
+	return func(c *config) { c.sysProps[key] = value }
+}
+
+// Standalone starts one ZooKeeper server for t (or uses ZK_CONNECT) and stops
+// it when t ends.
+func Standalone(t testing.TB, opts ...Option) *Cluster {
+	t.Helper()
+	return newCluster(t, 1, opts)
+}
+
+// Ensemble starts an n-node ensemble (n odd, usually 3 or 5) and waits for a
+// quorum. It skips when the servers cannot be controlled (ZK_CONNECT, Docker).
+func Ensemble(t testing.TB, n int, opts ...Option) *Cluster {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("zktest: Ensemble(%d): need at least one server", n)
+	}
+	return newCluster(t, n, opts)
+}
+
+func newCluster(t testing.TB, n int, opts []Option) *Cluster {
+	t.Helper()
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &Cluster{t: t, cfg: cfg}
+	c.backend, c.install = locate(t)
+	switch c.backend {
+	case backendExternal:
+		if n > 1 {
+			t.Skipf("zktest: a %d-node ensemble needs servers the harness starts; ZK_CONNECT names an external server", n)
+		}
+		c.external = strings.Split(os.Getenv("ZK_CONNECT"), ",")
+	case backendDocker:
+		if n > 1 {
+			t.Skipf("zktest: ensembles are not supported on the Docker backend; install ZooKeeper locally: %s", InstallHint)
+		}
+		c.servers = []*Server{{ID: 1, cluster: c, docker: startDocker(t)}}
+	case backendLocal:
+		c.startLocal(n)
+	}
+	c.proxy = c.NewProxy()
+	return c
+}
+
+func (c *Cluster) startLocal(n int) {
+	t := c.t
+	t.Helper()
+	ports, err := freePorts(3 * n)
+	if err != nil {
+		t.Fatalf("zktest: free ports: %v", err)
+	}
+	base := t.TempDir()
+	for i := 0; i < n; i++ {
+		c.servers = append(c.servers, &Server{
+			ID:         i + 1,
+			cluster:    c,
+			clientPort: ports[3*i],
+			peerPort:   ports[3*i+1],
+			elecPort:   ports[3*i+2],
+			dir:        fmt.Sprintf("%s/server%d", base, i+1),
+		})
+	}
+	// Cleanups run last-in first-out: register the stop before anything that
+	// may fail, so a failed start still takes every JVM down.
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, s := range c.servers {
+				t.Logf("zktest: server %d log tail:\n%s", s.ID, s.logTail(30))
+			}
+		}
+		for _, s := range c.servers {
+			s.signal(syscall.SIGKILL, 10*time.Second)
+		}
+	})
+	for _, s := range c.servers {
+		if err := s.writeConfig(); err != nil {
+			t.Fatalf("zktest: config for server %d: %v", s.ID, err)
+		}
+		if err := s.start(); err != nil {
+			t.Fatalf("zktest: start server %d: %v", s.ID, err)
+		}
+	}
+	for _, s := range c.servers {
+		s.waitServing(c.cfg.startTimeout)
+	}
+}
+
+// Servers returns the cluster's servers (none for ZK_CONNECT).
+func (c *Cluster) Servers() []*Server { return c.servers }
+
+// Server returns the server with myid id.
+func (c *Cluster) Server(id int) *Server {
+	c.t.Helper()
+	for _, s := range c.servers {
+		if s.ID == id {
+			return s
+		}
+	}
+	c.t.Fatalf("zktest: no server %d", id)
+	return nil
+}
+
+// Proxy is the cluster's shared proxy, the one Addrs and ConnectString use.
+// Faults on it hit every client that connected through it.
+func (c *Cluster) Proxy() *Proxy { return c.proxy }
+
+// Addrs returns the client addresses of every server, through the shared
+// proxy.
+func (c *Cluster) Addrs() []string { return c.proxy.Addrs() }
+
+// ConnectString is Addrs joined with commas, as ZooKeeper clients take it.
+func (c *Cluster) ConnectString() string { return strings.Join(c.Addrs(), ",") }
+
+// DirectAddrs returns the servers' own addresses, bypassing every proxy.
+func (c *Cluster) DirectAddrs() []string {
+	if c.backend == backendExternal {
+		return append([]string(nil), c.external...)
+	}
+	out := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		out[i] = s.DirectAddr()
+	}
+	return out
+}
+
+// targets returns, per server, how to find its current address.
+func (c *Cluster) targets() []func() string {
+	if c.backend == backendExternal {
+		out := make([]func() string, len(c.external))
+		for i, a := range c.external {
+			out[i] = func() string { return a }
+		}
+		return out
+	}
+	out := make([]func() string, len(c.servers))
+	for i, s := range c.servers {
+		out[i] = s.DirectAddr
+	}
+	return out
+}
+
+// Controllable reports whether the harness can stop, kill and restart the
+// servers and inspect their sessions (false for ZK_CONNECT).
+func (c *Cluster) Controllable() bool { return c.backend != backendExternal }
+
+// requireControl skips the test when the servers are external: a fault test
+// that cannot inject its fault proves nothing, and saying so beats a pass.
+func (c *Cluster) requireControl(what string) {
+	c.t.Helper()
+	if !c.Controllable() {
+		c.t.Skipf("zktest: %s needs a server the harness controls; ZK_CONNECT names an external server", what)
+	}
+}
+
+// Leader returns the ensemble's current leader (the only server of a
+// standalone cluster), waiting up to timeout for one to be elected.
+func (c *Cluster) Leader(timeout time.Duration) *Server {
+	c.t.Helper()
+	c.requireControl("Leader")
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, s := range c.servers {
+			if m := s.Mode(); m == "leader" || m == "standalone" {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("zktest: no leader after %v", timeout)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+}
+
+// WaitServing waits until every running server serves requests (has a
+// quorum), failing the test after timeout.
+func (c *Cluster) WaitServing(timeout time.Duration) {
+	c.t.Helper()
+	for _, s := range c.servers {
+		if s.docker != nil || s.Running() {
+			s.waitServing(timeout)
+		}
+	}
+}
+
+// freePorts reserves n distinct free TCP ports on 127.0.0.1. They are released
+// just before use; another process could take one in between, which the
+// server's start then reports.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,86 @@
+package zktest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ExpireSession makes the servers really expire sessionID, the session of a
+// client connected through p: it blackholes p until no server knows the
+// session any more, then heals p. The client is told only when it reconnects,
+// as with a real partition. Other clients on p lose their sessions too, so
+// give the victim its own proxy (Cluster.NewProxy).
+func ExpireSession(t testing.TB, p *Proxy, sessionID int64) {
+	t.Helper()
+	c := p.cluster
+	c.requireControl("ExpireSession")
+	id := fmt.Sprintf("0x%x", sessionID)
+	if !c.sessionKnown(id) {
+		t.Fatalf("zktest: ExpireSession: no server knows session %s", id)
+	}
+	p.Blackhole()
+	defer p.Heal()
+	// The server expires a session within its negotiated timeout plus one
+	// tick; the negotiated timeout is at most the configured maximum.
+	deadline := time.Now().Add(c.cfg.maxSession + 10*time.Second)
+	for c.sessionKnown(id) {
+		if time.Now().After(deadline) {
+			t.Fatalf("zktest: session %s still alive after blackholing its links", id)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+}
+
+// SessionAlive reports whether any running server still tracks sessionID.
+func (c *Cluster) SessionAlive(sessionID int64) bool {
+	c.t.Helper()
+	c.requireControl("SessionAlive")
+	return c.sessionKnown(fmt.Sprintf("0x%x", sessionID))
+}
+
+// sessionKnown looks for the session in the session trackers that "dump"
+// prints. Any server counts: a follower may still know a session the leader
+// has expired, and expiry is only certain once none does.
+func (c *Cluster) sessionKnown(hexID string) bool {
+	for _, s := range c.servers {
+		out, err := FourLetter(s.DirectAddr(), "dump", time.Second)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) > 0 && f[0] == hexID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OwnJVMs lists the pids of live JVMs that this test process started. After
+// every cluster's cleanup it must be empty.
+func OwnJVMs() []int {
+	mark := ownerProperty + strconv.Itoa(os.Getpid())
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, arg := range strings.Split(string(b), "\x00") {
+			if arg == mark {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				// A zombie keeps its cmdline empty, so a match is alive.
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}

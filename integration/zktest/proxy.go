@@ -1,0 +1,217 @@
+package zktest
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Proxy is a TCP proxy in front of every server of a cluster: one listener per
+// server. Clients that connect through it can be cut off, blackholed or slowed
+// down together. Its methods are safe for concurrent use.
+type Proxy struct {
+	cluster *Cluster
+	fwds    []*forwarder
+	mode  atomic.Int32 // a proxyMode
+	delay atomic.Int64 // nanoseconds added before each forwarded chunk
+
+	mu     sync.Mutex
+	links  map[*link]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+type proxyMode int32
+
+const (
+	modeForward   proxyMode = iota
+	modeBlackhole           // both directions dropped
+	modeDropReply           // client→server forwarded, server→client dropped
+)
+
+type forwarder struct {
+	ln     net.Listener
+	target func() string // resolved per connection: a container may move ports
+}
+
+// link is one client connection and its connection to the server.
+type link struct {
+	client, server net.Conn
+	// lostUp/lostDown: bytes towards the server/client were dropped. That
+	// direction's stream now has a hole: nothing more may pass on it (the
+	// peer would parse garbage), and Heal closes the link.
+	lostUp, lostDown atomic.Bool
+}
+
+func (l *link) tainted() bool { return l.lostUp.Load() || l.lostDown.Load() }
+
+func (l *link) close() {
+	l.client.Close()
+	l.server.Close()
+}
+
+// NewProxy starts a new proxy in front of the cluster's servers, closed when
+// the test ends. Give one client its own proxy to fault that client alone.
+func (c *Cluster) NewProxy() *Proxy {
+	c.t.Helper()
+	p := &Proxy{cluster: c, links: map[*link]struct{}{}}
+	for _, target := range c.targets() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			p.Close()
+			c.t.Fatalf("zktest: proxy listen: %v", err)
+		}
+		f := &forwarder{ln: ln, target: target}
+		p.fwds = append(p.fwds, f)
+		p.wg.Add(1)
+		go p.accept(f)
+	}
+	c.t.Cleanup(p.Close)
+	return p
+}
+
+// Addrs returns the proxy's listening addresses, one per server, in server
+// order.
+func (p *Proxy) Addrs() []string {
+	out := make([]string, len(p.fwds))
+	for i, f := range p.fwds {
+		out[i] = f.ln.Addr().String()
+	}
+	return out
+}
+
+// ConnectString is Addrs joined with commas.
+func (p *Proxy) ConnectString() string { return strings.Join(p.Addrs(), ",") }
+
+// Cut closes every client link now, like a network reset. New connections
+// are still accepted.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		l.close()
+	}
+}
+
+// Blackhole keeps links open but drops every byte in both directions, new
+// links included, as a partition does. Held longer than the session timeout,
+// it makes the server expire the session.
+func (p *Proxy) Blackhole() { p.mode.Store(int32(modeBlackhole)) }
+
+// DropReplies forwards requests to the server but drops everything the server
+// sends back: the server applies a write and the client never learns it did.
+// Pings still reach the server, so the session stays alive.
+func (p *Proxy) DropReplies() { p.mode.Store(int32(modeDropReply)) }
+
+// Delay adds d before every chunk forwarded in either direction.
+func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// Heal ends every fault: forwarding resumes at full speed, and the links that
+// lost bytes are closed (a stream with a hole in it cannot be resumed; the
+// client reconnects).
+func (p *Proxy) Heal() {
+	p.delay.Store(0)
+	p.mode.Store(int32(modeForward))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		if l.tainted() {
+			l.close()
+		}
+	}
+}
+
+// Links reports how many client links are open.
+func (p *Proxy) Links() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.links)
+}
+
+// Close stops the listeners, closes every link and waits for all of the
+// proxy's goroutines.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		for _, f := range p.fwds {
+			f.ln.Close()
+		}
+		for l := range p.links {
+			l.close()
+		}
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+func (p *Proxy) accept(f *forwarder) {
+	defer p.wg.Done()
+	for {
+		cc, err := f.ln.Accept()
+		if err != nil {
+			return // listener closed
+		}
+		sc, err := net.DialTimeout("tcp", f.target(), 2*time.Second)
+		if err != nil {
+			cc.Close() // server down: the client sees a refused session
+			continue
+		}
+		l := &link{client: cc, server: sc}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			l.close()
+			return
+		}
+		p.links[l] = struct{}{}
+		p.wg.Add(2)
+		p.mu.Unlock()
+		var done sync.WaitGroup
+		done.Add(2)
+		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, cc, sc, false) }()
+		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, sc, cc, true) }()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			done.Wait()
+			p.mu.Lock()
+			delete(p.links, l)
+			p.mu.Unlock()
+		}()
+	}
+}
+
+// pump copies src to dst, applying the proxy's current fault. Either side
+// failing closes the whole link.
+func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
+	defer l.close()
+	lost := &l.lostUp
+	if fromServer {
+		lost = &l.lostDown
+	}
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			mode := proxyMode(p.mode.Load())
+			if mode == modeBlackhole || (mode == modeDropReply && fromServer) {
+				lost.Store(true)
+			}
+			if lost.Load() {
+				continue
+			}
+			if d := time.Duration(p.delay.Load()); d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return // EOF, reset, or closed by Cut/Heal/Close
+		}
+	}
+}

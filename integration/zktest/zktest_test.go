@@ -1,0 +1,239 @@
+package zktest_test
+
+import (
+	"errors"
+	"io"
+	"log"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recorder collects a raw client's session events; the conn package does
+// this properly, but the harness must be testable without it.
+type recorder struct {
+	mu     sync.Mutex
+	states []zk.State
+	change chan struct{}
+}
+
+func (r *recorder) callback(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	r.mu.Lock()
+	r.states = append(r.states, ev.State)
+	close(r.change)
+	r.change = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// waitSeq waits until want appears, in order, among the states seen since
+// index from; it returns the index after the last match.
+func (r *recorder) waitSeq(t *testing.T, from int, timeout time.Duration, want ...zk.State) int {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		r.mu.Lock()
+		i, j := from, 0
+		for ; i < len(r.states) && j < len(want); i++ {
+			if r.states[i] == want[j] {
+				j++
+			}
+		}
+		seen, change := append([]zk.State(nil), r.states...), r.change
+		r.mu.Unlock()
+		if j == len(want) {
+			return i
+		}
+		select {
+		case <-change:
+		case <-deadline:
+			t.Fatalf("states %v after index %d: want %v in order", seen, from, want)
+		}
+	}
+}
+
+func (r *recorder) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.states)
+}
+
+func connect(t *testing.T, addrs []string, sessionTimeout time.Duration) (*zk.Conn, *recorder) {
+	t.Helper()
+	r := &recorder{change: make(chan struct{})}
+	c, _, err := zk.Connect(addrs, sessionTimeout,
+		zk.WithEventCallback(r.callback),
+		zk.WithLogger(log.New(io.Discard, "", 0)),
+		zk.WithLogInfo(false))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	r.waitSeq(t, 0, 30*time.Second, zk.StateHasSession)
+	return c, r
+}
+
+// writeEventually retries a write through the reconnects a fault causes.
+func writeEventually(t *testing.T, c *zk.Conn, path string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := c.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+		if err == nil || errors.Is(err, zk.ErrNodeExists) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create %s: %v", path, err)
+		}
+		time.Sleep(20 * time.Millisecond) // pacing retries of a failed write
+	}
+}
+
+func TestStandaloneRestartKeepsData(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, _ := connect(t, cl.Addrs(), 4*time.Second)
+	_, err := c.Create("/kept", []byte("v"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	cl.Server(1).Restart()
+	assert.Equal(t, "standalone", cl.Server(1).Mode())
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _, err := c.Get("/kept")
+		if err == nil {
+			assert.Equal(t, "v", string(data))
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "get after restart: %v", err)
+		time.Sleep(20 * time.Millisecond) // pacing reads while the client reconnects
+	}
+}
+
+func TestStoppedServerRefusesThenServesAfterStart(t *testing.T) {
+	cl := zktest.Standalone(t)
+	s := cl.Server(1)
+	s.Stop()
+	assert.False(t, s.Running())
+	assert.Equal(t, "", s.Mode())
+	s.Start()
+	assert.True(t, s.Running())
+	assert.Equal(t, "standalone", s.Mode())
+}
+
+func TestEnsembleServesWithOneMemberDownAndRefusesWithTwo(t *testing.T) {
+	cl := zktest.Ensemble(t, 3)
+	c, _ := connect(t, cl.Addrs(), 4*time.Second)
+	writeEventually(t, c, "/a", 10*time.Second)
+
+	leader := cl.Leader(10 * time.Second)
+	leader.Kill()
+	writeEventually(t, c, "/b", 30*time.Second) // a new leader is elected
+	newLeader := cl.Leader(10 * time.Second)
+	assert.NotEqual(t, leader.ID, newLeader.ID)
+
+	for _, s := range cl.Servers() {
+		if s.Running() && s != newLeader {
+			s.Kill()
+			break
+		}
+	}
+	// One of three left: no quorum, so the survivor stops serving and a
+	// write cannot succeed.
+	deadline := time.Now().Add(20 * time.Second)
+	for newLeader.Mode() != "" {
+		require.True(t, time.Now().Before(deadline), "lone survivor still serving")
+		time.Sleep(50 * time.Millisecond) // polling the server's role
+	}
+	_, err := c.Create("/c", nil, 0, zk.WorldACL(zk.PermAll))
+	assert.Error(t, err)
+}
+
+func TestFiveNodeEnsembleSurvivesTwoMembersDown(t *testing.T) {
+	cl := zktest.Ensemble(t, 5)
+	c, _ := connect(t, cl.Addrs(), 4*time.Second)
+	cl.Server(1).Kill()
+	cl.Server(2).Kill()
+	writeEventually(t, c, "/x", 30*time.Second)
+}
+
+func TestCutDisconnectsThenReconnectsSameSession(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, r := connect(t, p.Addrs(), 4*time.Second)
+	sid := c.SessionID()
+	from := r.len()
+
+	p.Cut()
+	r.waitSeq(t, from, 10*time.Second, zk.StateDisconnected, zk.StateHasSession)
+	assert.Equal(t, sid, c.SessionID())
+	_, _, err := c.Exists("/")
+	assert.NoError(t, err)
+}
+
+func TestLongBlackholeExpiresSession(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, r := connect(t, p.Addrs(), 2*time.Second)
+	sid := c.SessionID()
+	_, err := c.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	from := r.len()
+
+	zktest.ExpireSession(t, p, sid)
+	assert.False(t, cl.SessionAlive(sid))
+
+	r.waitSeq(t, from, 20*time.Second, zk.StateDisconnected, zk.StateExpired, zk.StateHasSession)
+	assert.NotEqual(t, sid, c.SessionID())
+	ok, _, err := c.Exists("/eph")
+	require.NoError(t, err)
+	assert.False(t, ok, "the expired session's ephemeral must be gone")
+}
+
+func TestDropRepliesAppliesWritesSilently(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 3*time.Second)
+	observer, _ := connect(t, cl.DirectAddrs(), 3*time.Second)
+	sid := c.SessionID()
+
+	p.DropReplies()
+	_, err := c.Create("/applied", nil, 0, zk.WorldACL(zk.PermAll))
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed, "the client never hears back")
+	ok, _, err := observer.Exists("/applied")
+	require.NoError(t, err)
+	assert.True(t, ok, "the server applied the write")
+	p.Heal()
+	assert.True(t, cl.SessionAlive(sid), "requests kept reaching the server, so the session lives")
+}
+
+func TestDelaySlowsRequests(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 4*time.Second)
+	p.Delay(100 * time.Millisecond)
+	start := time.Now()
+	_, _, err := c.Exists("/")
+	require.NoError(t, err)
+	// A lower bound only: the delay applies on the way there and back.
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
+	p.Heal()
+}
+
+func TestNoJVMSurvivesCleanup(t *testing.T) {
+	t.Run("ensemble", func(t *testing.T) {
+		cl := zktest.Ensemble(t, 3)
+		require.NotEmpty(t, zktest.OwnJVMs())
+		cl.Server(2).Kill() // a dead member must not trip the cleanup
+	})
+	assert.Empty(t, zktest.OwnJVMs(), "java processes left behind")
+}
