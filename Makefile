@@ -1,0 +1,32 @@
+# zkrecipes: make demo, make test. Both install what is missing first.
+SHELL := /bin/bash
+GO ?= go
+GOBIN := $(shell $(GO) env GOPATH)/bin
+STATICCHECK := $(GOBIN)/staticcheck
+STATICCHECK_VERSION ?= 2026.2.2
+GOTEST_FLAGS ?= -race -count=1 -timeout 20m
+
+.PHONY: deps test demo vet fmt-check staticcheck
+
+## deps: ZooKeeper 3.8 and Curator 5.4 jars from Debian, and staticcheck.
+deps:
+	@scripts/deps.sh
+	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(STATICCHECK) ./...
+
+## test: format check, vet, staticcheck, then every test against real servers.
+test: deps fmt-check vet staticcheck
+	$(GO) test $(GOTEST_FLAGS) ./...
+
+## demo: start a local ZooKeeper and run a short example against it.
+demo: deps
+	$(GO) test -count=1 -v -run '^TestDemo$$' ./integration/demo/
