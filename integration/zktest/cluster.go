@@ -20,6 +20,8 @@ type Cluster struct {
 	servers  []*Server
 	external []string // ZK_CONNECT addresses
 	proxy    *Proxy
+
+	secureProxy *Proxy // in front of the TLS ports; nil without WithTLS
 }
 
 type config struct {
@@ -31,6 +33,7 @@ type config struct {
 	startTimeout   time.Duration
 	extraConfig    []string
 	sysProps       map[string]string
+	tls            *tlsConfig // nil: no TLS port
 }
 
 func defaultConfig() config {
@@ -103,6 +106,7 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 	}
 	c := &Cluster{t: t, cfg: cfg}
 	c.backend, c.install = locate(t)
+	c.setupTLS()
 	switch c.backend {
 	case backendExternal:
 		if n > 1 {
@@ -118,33 +122,44 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 		c.startLocal(n)
 	}
 	c.proxy = c.NewProxy()
+	if cfg.tls != nil {
+		c.secureProxy = c.NewSecureProxy()
+	}
 	return c
 }
 
 func (c *Cluster) startLocal(n int) {
 	t := c.t
 	t.Helper()
-	ports, err := freePorts(3 * n)
+	per := 3 // client, peer and election ports
+	if c.cfg.tls != nil {
+		per = 4 // and the TLS client port
+	}
+	ports, err := freePorts(per * n)
 	if err != nil {
 		t.Fatalf("zktest: free ports: %v", err)
 	}
 	base := t.TempDir()
 	for i := 0; i < n; i++ {
-		c.servers = append(c.servers, &Server{
+		s := &Server{
 			ID:         i + 1,
 			cluster:    c,
-			clientPort: ports[3*i],
-			peerPort:   ports[3*i+1],
-			elecPort:   ports[3*i+2],
+			clientPort: ports[per*i],
+			peerPort:   ports[per*i+1],
+			elecPort:   ports[per*i+2],
 			dir:        fmt.Sprintf("%s/server%d", base, i+1),
-		})
+		}
+		if c.cfg.tls != nil {
+			s.securePort = ports[per*i+3]
+		}
+		c.servers = append(c.servers, s)
 	}
 	// Cleanups run last-in first-out: register the stop before anything that
 	// may fail, so a failed start still takes every JVM down.
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, s := range c.servers {
-				t.Logf("zktest: server %d log tail:\n%s", s.ID, s.logTail(30))
+				t.Logf("zktest: server %d log tail:\n%s", s.ID, s.logTail(logLines()))
 			}
 		}
 		for _, s := range c.servers {

@@ -14,8 +14,8 @@ import (
 type Proxy struct {
 	cluster *Cluster
 	fwds    []*forwarder
-	mode  atomic.Int32 // a proxyMode
-	delay atomic.Int64 // nanoseconds added before each forwarded chunk
+	mode    atomic.Int32 // a proxyMode
+	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -56,8 +56,14 @@ func (l *link) close() {
 // the test ends. Give one client its own proxy to fault that client alone.
 func (c *Cluster) NewProxy() *Proxy {
 	c.t.Helper()
+	return c.newProxy(c.targets())
+}
+
+// newProxy starts a proxy with one listener per target.
+func (c *Cluster) newProxy(targets []func() string) *Proxy {
+	c.t.Helper()
 	p := &Proxy{cluster: c, links: map[*link]struct{}{}}
-	for _, target := range c.targets() {
+	for _, target := range targets {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			p.Close()

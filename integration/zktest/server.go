@@ -27,6 +27,7 @@ type Server struct {
 	clientPort int
 	peerPort   int
 	elecPort   int
+	securePort int    // TLS client port; 0 without WithTLS
 	dir        string // data dir and config live here and survive Restart
 
 	mu      sync.Mutex
@@ -159,6 +160,7 @@ func (s *Server) writeConfig() error {
 			return err
 		}
 	}
+	lines = append(lines, s.tlsConfigLines()...)
 	lines = append(lines, cfg.extraConfig...)
 	return os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
@@ -231,7 +233,7 @@ func (s *Server) waitServing(timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		if s.Mode() != "" {
+		if s.Mode() != "" && s.secureListening() {
 			return
 		}
 		if s.docker == nil && !s.Running() {
@@ -254,4 +256,13 @@ func (s *Server) logTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// logLines is how much of each server's log a failed test prints:
+// ZKTEST_LOG_LINES, default 30.
+func logLines() int {
+	if n, err := strconv.Atoi(os.Getenv("ZKTEST_LOG_LINES")); err == nil && n > 0 {
+		return n
+	}
+	return 30
 }
