@@ -1,7 +1,26 @@
-// Package conn will hold one ZooKeeper session and its state machine, with
-// Curator's semantics: Connected, Suspended, Reconnected, Lost (reported by
-// the server or simulated after the session timeout) and ReadOnly, delivered
-// to listeners that never block the client and never miss Lost.
+// Package conn holds one ZooKeeper session and its connection state machine,
+// with Apache Curator's semantics, over github.com/go-zookeeper/zk.
 //
-// Not built yet: see the connection framework issue in the README's roadmap.
+// The states a session goes through, in the order a listener sees them:
+//
+//	Connected        the first session is established
+//	Suspended        the link is down; the session may still be alive
+//	Reconnected      the link is back, on the same session or a new one
+//	Lost             the session is gone: the server said so, or Suspended
+//	                 lasted the negotiated session timeout (simulated expiry)
+//	ReadOnly         connected to a server that serves reads only
+//
+// Lost is final for that session: everything it owned (ephemeral nodes,
+// watches, locks) must be treated as gone, even if the client later reconnects
+// to the same session id after a simulated expiry (a whole-ensemble outage
+// can bring sessions back). The next Reconnected starts a new epoch.
+//
+// Events reach listeners through [Conn.Subscribe] in order, on channels that
+// never block the client's own goroutine and never drop Lost or Reconnected,
+// however slow the reader. For code that only needs to know "is the session I
+// started with still trustworthy", [Conn.Session] returns channels that close
+// on the next Suspended and on Lost, without a goroutine per caller.
+//
+// go-zookeeper's event channel holds six events and drops the rest; this
+// package uses its event callback instead and never blocks in it.
 package conn

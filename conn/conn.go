@@ -1,0 +1,491 @@
+package conn
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrClosed is returned by every method of a Conn after Close.
+var ErrClosed = errors.New("conn: closed")
+
+// ErrInvalidOption is wrapped by Dial's errors about its arguments.
+var ErrInvalidOption = errors.New("conn: invalid option")
+
+// Conn is one ZooKeeper session and its state machine. It is safe for
+// concurrent use. Its zero value is not usable: call Dial.
+type Conn struct {
+	cfg      config
+	log      *slog.Logger
+	zk       *zk.Conn
+	zkEvents <-chan zk.Event
+
+	lastHandshake atomic.Pointer[handshake] // written by the dialer's sniffer
+
+	inboxMu     sync.Mutex
+	inbox       []rawEvent
+	inboxSignal chan struct{} // capacity 1: "inbox is not empty"
+
+	mu        sync.Mutex
+	state     State
+	epoch     *epoch
+	changed   chan struct{} // closed and replaced on every transition
+	subs      map[*Subscription]struct{}
+	connected chan struct{} // closed at the first session
+
+	closeOnce sync.Once
+	quit      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// rawEvent is a go-zookeeper session event with the handshake that came with
+// it.
+type rawEvent struct {
+	state zk.State
+	hs    *handshake
+	at    time.Time
+}
+
+// epoch is one stretch of trust in one session: it begins with Connected or
+// a Reconnected after Lost, and ends with Lost.
+type epoch struct {
+	id        int64
+	timeout   time.Duration
+	suspended chan struct{} // replaced at each Reconnected within the epoch
+	lost      chan struct{}
+	isLost    bool
+}
+
+// Session is what a caller needs to decide whether something it did on the
+// session can still be trusted. See Conn.Session.
+type Session struct {
+	// ID is the session id (0 before the first session).
+	ID int64
+	// Timeout is the session timeout the server negotiated.
+	Timeout time.Duration
+	// Suspended is closed when the link that was up when Session was called
+	// goes down (already closed if it was down), and on Lost and Close.
+	Suspended <-chan struct{}
+	// Lost is closed when this session is lost, and on Close.
+	Lost <-chan struct{}
+}
+
+// Dial starts a session with the ensemble at servers ("host:port", the port
+// defaulting to 2181) and returns once the first session is established and
+// its credentials are accepted, or when ctx ends.
+func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if err := cfg.validate(servers); err != nil {
+		return nil, err
+	}
+	c := &Conn{
+		cfg:         cfg,
+		log:         cfg.log,
+		inboxSignal: make(chan struct{}, 1),
+		changed:     make(chan struct{}),
+		subs:        map[*Subscription]struct{}{},
+		connected:   make(chan struct{}),
+		quit:        make(chan struct{}),
+		epoch:       closedEpoch(),
+	}
+	zc, events, err := zk.Connect(servers, cfg.sessionTimeout,
+		zk.WithEventCallback(c.onEvent),
+		zk.WithDialer(c.dial),
+		zk.WithLogger(zkLogger{c.log}),
+		zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+	}
+	c.zk, c.zkEvents = zc, events
+	c.wg.Add(1)
+	go c.run()
+
+	select {
+	case <-c.connected:
+	case <-ctx.Done():
+		c.Close()
+		return nil, fmt.Errorf("conn: no session with %v: %w", servers, ctx.Err())
+	}
+	for _, a := range cfg.auth {
+		if err := c.addAuth(ctx, a); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (cfg *config) validate(servers []string) error {
+	if len(servers) == 0 {
+		return fmt.Errorf("%w: no servers", ErrInvalidOption)
+	}
+	for _, s := range servers {
+		if s == "" {
+			return fmt.Errorf("%w: empty server address", ErrInvalidOption)
+		}
+	}
+	switch {
+	case cfg.sessionTimeout <= 0:
+		return fmt.Errorf("%w: session timeout %v", ErrInvalidOption, cfg.sessionTimeout)
+	case cfg.connectTimeout <= 0:
+		return fmt.Errorf("%w: connect timeout %v", ErrInvalidOption, cfg.connectTimeout)
+	case cfg.expiryPercent < 0 || cfg.expiryPercent > 100:
+		return fmt.Errorf("%w: simulated expiry %d%% not in 0..100", ErrInvalidOption, cfg.expiryPercent)
+	case cfg.log == nil:
+		return fmt.Errorf("%w: nil logger", ErrInvalidOption)
+	}
+	return nil
+}
+
+// addAuth sends credentials, retrying through connection loss: go-zookeeper
+// only remembers (and replays on reconnect) credentials the server accepted.
+func (c *Conn) addAuth(ctx context.Context, a authEntry) error {
+	for {
+		err := c.zk.AddAuth(a.scheme, a.cred)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer) {
+			return fmt.Errorf("conn: add %s auth: %w", a.scheme, err)
+		}
+		if _, werr := c.WaitConnected(ctx); werr != nil {
+			return fmt.Errorf("conn: add %s auth: %w", a.scheme, errors.Join(err, werr))
+		}
+	}
+}
+
+// dial opens one connection for go-zookeeper, with TLS if configured, and
+// puts the handshake sniffer on it.
+func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
+	d := &net.Dialer{Timeout: c.cfg.connectTimeout}
+	var nc net.Conn
+	var err error
+	if c.cfg.tls != nil {
+		tc := c.cfg.tls.Clone()
+		if tc.ServerName == "" {
+			if host, _, herr := net.SplitHostPort(addr); herr == nil {
+				tc.ServerName = host
+			}
+		}
+		nc, err = tls.DialWithDialer(d, network, addr, tc)
+	} else {
+		nc, err = d.Dial(network, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &sniffConn{
+		Conn:        nc,
+		askReadOnly: c.cfg.readOnly,
+		onHandshake: func(h handshake) { c.lastHandshake.Store(&h) },
+	}, nil
+}
+
+// onEvent is go-zookeeper's callback. It runs on the client's own goroutine,
+// so it only queues the event.
+func (c *Conn) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	re := rawEvent{state: ev.State, at: time.Now()}
+	if ev.State == zk.StateHasSession {
+		// The handshake was read on this same goroutine just before this
+		// callback, so the pointer is the one for this session.
+		re.hs = c.lastHandshake.Load()
+	}
+	c.inboxMu.Lock()
+	c.inbox = append(c.inbox, re)
+	c.inboxMu.Unlock()
+	select {
+	case c.inboxSignal <- struct{}{}:
+	default:
+	}
+}
+
+// run owns the state machine: it applies queued events in order and fires
+// the simulated expiry.
+func (c *Conn) run() {
+	defer c.wg.Done()
+	var expiry *time.Timer
+	var expiryC <-chan time.Time
+	stopExpiry := func() {
+		if expiry != nil {
+			expiry.Stop()
+			expiry, expiryC = nil, nil
+		}
+	}
+	defer stopExpiry()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-expiryC:
+			expiry, expiryC = nil, nil
+			c.mu.Lock()
+			if c.state == StateSuspended {
+				c.log.Warn("zookeeper session lost: suspended for the session timeout", "session", fmt.Sprintf("0x%x", c.epoch.id))
+				c.loseLocked(time.Now(), true)
+			}
+			c.mu.Unlock()
+		case <-c.inboxSignal:
+			c.inboxMu.Lock()
+			batch := c.inbox
+			c.inbox = nil
+			c.inboxMu.Unlock()
+			for _, ev := range batch {
+				switch c.apply(ev) {
+				case startExpiry:
+					stopExpiry()
+					if d := c.expiryDelay(); d > 0 {
+						expiry = time.NewTimer(d)
+						expiryC = expiry.C
+					}
+				case cancelExpiry:
+					stopExpiry()
+				}
+			}
+		}
+	}
+}
+
+type timerAction int
+
+const (
+	keepExpiry timerAction = iota
+	startExpiry
+	cancelExpiry
+)
+
+func (c *Conn) expiryDelay() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.epoch.timeout * time.Duration(c.cfg.expiryPercent) / 100
+}
+
+// apply moves the state machine for one go-zookeeper event.
+func (c *Conn) apply(ev rawEvent) timerAction {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == StateClosed {
+		return cancelExpiry
+	}
+	switch ev.state {
+	case zk.StateHasSession:
+		c.sessionLocked(ev)
+		return cancelExpiry
+	case zk.StateDisconnected, zk.StateAuthFailed:
+		if c.state.IsConnected() {
+			close(c.epoch.suspended)
+			c.transitionLocked(Event{State: StateSuspended, SessionID: c.epoch.id, Time: ev.at})
+			return startExpiry
+		}
+	case zk.StateExpired:
+		if c.state != StateLost && c.state != 0 {
+			c.log.Warn("zookeeper session expired", "session", fmt.Sprintf("0x%x", c.epoch.id))
+			c.loseLocked(ev.at, false)
+			return cancelExpiry
+		}
+	}
+	return keepExpiry
+}
+
+func (c *Conn) sessionLocked(ev rawEvent) {
+	var h handshake
+	if ev.hs != nil {
+		h = *ev.hs
+	}
+	if h.sessionID == 0 {
+		h.sessionID = c.zk.SessionID()
+	}
+	timeout := time.Duration(h.timeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = c.cfg.sessionTimeout
+	}
+	st := StateReconnected
+	if h.readOnly {
+		st = StateReadOnly
+	}
+	out := Event{State: st, SessionID: h.sessionID, Time: ev.at}
+	switch {
+	case c.state == 0:
+		if !h.readOnly {
+			out.State = StateConnected
+		}
+		out.NewSession = true
+		c.epoch = newEpoch(h.sessionID, timeout)
+		close(c.connected)
+	case c.state == StateLost || h.sessionID != c.epoch.id:
+		if !c.epoch.isLost {
+			// A new session without an Expired event first: the old one is
+			// gone all the same.
+			c.loseLocked(ev.at, false)
+		}
+		out.NewSession = true
+		c.epoch = newEpoch(h.sessionID, timeout)
+	case c.state == StateSuspended:
+		c.epoch.suspended = make(chan struct{})
+		c.epoch.timeout = timeout
+	default:
+		return // already connected on this session
+	}
+	c.transitionLocked(out)
+}
+
+// loseLocked ends the current epoch.
+func (c *Conn) loseLocked(at time.Time, simulated bool) {
+	e := c.epoch
+	if e.isLost {
+		return
+	}
+	e.isLost = true
+	select {
+	case <-e.suspended:
+	default:
+		close(e.suspended)
+	}
+	close(e.lost)
+	c.transitionLocked(Event{State: StateLost, SessionID: e.id, Simulated: simulated, Time: at})
+}
+
+func (c *Conn) transitionLocked(ev Event) {
+	c.state = ev.State
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.log.Debug("zookeeper connection state", "event", ev.String())
+	for s := range c.subs {
+		s.push(ev)
+	}
+}
+
+func newEpoch(id int64, timeout time.Duration) *epoch {
+	return &epoch{id: id, timeout: timeout, suspended: make(chan struct{}), lost: make(chan struct{})}
+}
+
+// closedEpoch stands for "no session yet": everything about it is untrusted.
+func closedEpoch() *epoch {
+	e := newEpoch(0, 0)
+	close(e.suspended)
+	close(e.lost)
+	e.isLost = true
+	return e
+}
+
+// State returns the current state (StateClosed after Close).
+func (c *Conn) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Session returns the current session and the channels that close when it
+// can no longer be trusted.
+func (c *Conn) Session() Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.epoch
+	return Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}
+}
+
+// WaitConnected waits until the connection is in a connected state (Connected,
+// Reconnected or ReadOnly) and returns its session. It returns ErrClosed after
+// Close and ctx's error when ctx ends first.
+func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
+	for {
+		c.mu.Lock()
+		st, changed, e := c.state, c.changed, c.epoch
+		c.mu.Unlock()
+		if st == StateClosed {
+			return Session{}, ErrClosed
+		}
+		if st.IsConnected() {
+			return Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return Session{}, ctx.Err()
+		}
+	}
+}
+
+// ZK returns the underlying go-zookeeper client, for the framework package.
+// Do not Close it: Close the Conn.
+func (c *Conn) ZK() *zk.Conn { return c.zk }
+
+// Subscribe returns a subscription to every state change from now on.
+func (c *Conn) Subscribe() *Subscription {
+	s := newSubscription(c)
+	c.mu.Lock()
+	if c.state == StateClosed {
+		c.mu.Unlock()
+		s.stop()
+		return s
+	}
+	c.subs[s] = struct{}{}
+	c.mu.Unlock()
+	return s
+}
+
+func (c *Conn) unsubscribe(s *Subscription) {
+	c.mu.Lock()
+	delete(c.subs, s)
+	c.mu.Unlock()
+}
+
+// Close ends the session (its ephemeral nodes go with it, if the server can be
+// reached) and every goroutine of the Conn, including subscriptions'. Session
+// channels are closed. Close is idempotent and returns when all is stopped.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.state = StateClosed
+		close(c.changed)
+		c.changed = make(chan struct{})
+		e := c.epoch
+		if !e.isLost {
+			e.isLost = true
+			select {
+			case <-e.suspended:
+			default:
+				close(e.suspended)
+			}
+			close(e.lost)
+		}
+		subs := c.subs
+		c.subs = map[*Subscription]struct{}{}
+		c.mu.Unlock()
+		for s := range subs {
+			s.stop()
+		}
+
+		c.zk.Close()
+		// go-zookeeper's Close returns before its goroutines end; its event
+		// channel is closed when they have.
+		for range c.zkEvents {
+		}
+		close(c.quit)
+		c.wg.Wait()
+	})
+	return nil
+}
+
+// zkLogger routes go-zookeeper's log lines to slog at debug level: they are
+// about reconnects the state machine reports anyway.
+type zkLogger struct{ l *slog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug(fmt.Sprintf(format, args...), "source", "go-zookeeper")
+}

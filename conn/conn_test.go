@@ -1,0 +1,307 @@
+package conn_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func dial(t *testing.T, addrs []string, opts ...conn.Option) *conn.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := conn.Dial(ctx, addrs, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// expect reads events until the states in want have been seen in order, and
+// returns the events that matched.
+func expect(t *testing.T, s *conn.Subscription, timeout time.Duration, want ...conn.State) []conn.Event {
+	t.Helper()
+	deadline := time.After(timeout)
+	var seen, matched []conn.Event
+	for len(matched) < len(want) {
+		select {
+		case ev, ok := <-s.Events():
+			require.True(t, ok, "subscription closed; saw %v", seen)
+			seen = append(seen, ev)
+			if ev.State == want[len(matched)] {
+				matched = append(matched, ev)
+			}
+		case <-deadline:
+			t.Fatalf("saw %v, want %v in order", seen, want)
+		}
+	}
+	return matched
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestDialNegotiatesSessionTimeout(t *testing.T) {
+	cl := zktest.Standalone(t, zktest.WithSessionTimeouts(time.Second, 20*time.Second))
+	c := dial(t, cl.Addrs(), conn.WithSessionTimeout(500*time.Millisecond))
+	assert.Equal(t, conn.StateConnected, c.State())
+	s := c.Session()
+	assert.NotZero(t, s.ID)
+	assert.Equal(t, time.Second, s.Timeout, "the server raised it to its minimum")
+
+	c2 := dial(t, cl.Addrs(), conn.WithSessionTimeout(time.Minute))
+	assert.Equal(t, 20*time.Second, c2.Session().Timeout, "the server lowered it to its maximum")
+}
+
+func TestCutSuspendsThenReconnectsSameSession(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(4*time.Second))
+	sub := c.Subscribe()
+	before := c.Session()
+
+	p.Cut()
+	evs := expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
+	assert.False(t, evs[1].NewSession)
+	assert.Equal(t, before.ID, evs[1].SessionID)
+	assert.True(t, closed(before.Suspended), "the old link's Suspended channel closed")
+	assert.False(t, closed(before.Lost), "the session was not lost")
+	after := c.Session()
+	assert.Equal(t, before.ID, after.ID)
+	assert.False(t, closed(after.Suspended), "a fresh Suspended channel for the new link")
+}
+
+func TestExpiryIsLostThenReconnectedWithNewSession(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(2*time.Second))
+	sub := c.Subscribe()
+	before := c.Session()
+
+	zktest.ExpireSession(t, p, before.ID)
+	evs := expect(t, sub, 20*time.Second, conn.StateSuspended, conn.StateLost, conn.StateReconnected)
+	assert.Equal(t, before.ID, evs[1].SessionID)
+	assert.True(t, evs[2].NewSession)
+	assert.NotEqual(t, before.ID, evs[2].SessionID)
+	assert.True(t, closed(before.Lost))
+	assert.Equal(t, evs[2].SessionID, c.Session().ID)
+}
+
+func TestLongSuspensionIsLostBeforeTheServerSaysSo(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(2*time.Second))
+	sub := c.Subscribe()
+	before := c.Session()
+
+	p.Blackhole()
+	evs := expect(t, sub, 20*time.Second, conn.StateSuspended, conn.StateLost)
+	assert.True(t, evs[1].Simulated, "no server could tell the client")
+	// Suspended comes after the 2/3 receive timeout; Lost one session timeout
+	// later.
+	assert.GreaterOrEqual(t, evs[1].Time.Sub(evs[0].Time), 2*time.Second-100*time.Millisecond)
+	assert.True(t, closed(before.Lost))
+
+	p.Heal()
+	ev := expect(t, sub, 20*time.Second, conn.StateReconnected)[0]
+	assert.True(t, ev.NewSession)
+}
+
+func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(time.Second), conn.WithSimulatedExpiry(0))
+	sub := c.Subscribe()
+	p.Blackhole()
+	expect(t, sub, 10*time.Second, conn.StateSuspended)
+	// The server expires the session after 1s; with the link dead the client
+	// cannot hear it. Wait until the server has, then check nothing was
+	// declared locally.
+	sid := c.Session().ID
+	require.Eventually(t, func() bool { return !cl.SessionAlive(sid) }, 20*time.Second, 50*time.Millisecond)
+	assert.Equal(t, conn.StateSuspended, c.State())
+	p.Heal()
+	expect(t, sub, 20*time.Second, conn.StateLost, conn.StateReconnected)
+}
+
+func TestEnsembleMemberLossMovesSessionToAnotherServer(t *testing.T) {
+	cl := zktest.Ensemble(t, 3)
+	c := dial(t, cl.Addrs(), conn.WithSessionTimeout(6*time.Second))
+	sub := c.Subscribe()
+	sid := c.Session().ID
+
+	i := slices.Index(cl.Addrs(), c.ZK().Server())
+	require.GreaterOrEqual(t, i, 0, "client on %s", c.ZK().Server())
+	cl.Servers()[i].Kill()
+
+	evs := expect(t, sub, 30*time.Second, conn.StateSuspended, conn.StateReconnected)
+	assert.False(t, evs[1].NewSession)
+	assert.Equal(t, sid, evs[1].SessionID)
+	assert.NotEqual(t, cl.Addrs()[i], c.ZK().Server())
+}
+
+// readOnlySurvivor starts an ensemble whose members may serve reads alone,
+// kills two of three, and returns the survivor's proxied address once it
+// serves read-only. ZooKeeper 3.8 only creates sessions in read-only mode
+// when local sessions are enabled: a global session needs a quorum.
+func readOnlySurvivor(t *testing.T) string {
+	cl := zktest.Ensemble(t, 3,
+		zktest.WithSystemProperty("readonlymode.enabled", "true"),
+		zktest.WithConfig("localSessionsEnabled=true"))
+	cl.Server(1).Kill()
+	cl.Server(2).Kill()
+	require.Eventually(t, func() bool {
+		out, err := zktest.FourLetter(cl.Server(3).DirectAddr(), "isro", time.Second)
+		return err == nil && strings.TrimSpace(out) == "ro"
+	}, 60*time.Second, 50*time.Millisecond, "the survivor never went read-only")
+	return cl.Addrs()[2]
+}
+
+func TestReadOnlyServerIsReported(t *testing.T) {
+	c := dial(t, []string{readOnlySurvivor(t)}, conn.WithReadOnly(true))
+	assert.Equal(t, conn.StateReadOnly, c.State())
+	_, _, err := c.ZK().Get("/")
+	assert.NoError(t, err, "reads are served")
+	_, err = c.ZK().Create("/w", nil, 0, zk.WorldACL(zk.PermAll))
+	assert.Error(t, err, "writes are not")
+}
+
+func TestReadOnlyServerRefusesClientsThatDidNotAsk(t *testing.T) {
+	addr := readOnlySurvivor(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	_, err := conn.Dial(ctx, []string{addr})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestDigestAuthIsReplayedAfterReconnect(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), conn.WithDigestAuth("alice", "secret"))
+	_, err := c.ZK().Create("/mine", nil, 0, zk.AuthACL(zk.PermAll))
+	require.NoError(t, err)
+
+	sub := c.Subscribe()
+	p.Cut()
+	expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
+	_, err = c.ZK().Set("/mine", []byte("x"), -1)
+	assert.NoError(t, err, "credentials were replayed on the new link")
+
+	other := dial(t, cl.Addrs())
+	_, err = other.ZK().Set("/mine", []byte("y"), -1)
+	assert.ErrorIs(t, err, zk.ErrNoAuth)
+}
+
+func TestSlowSubscriberMissesNothing(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(2*time.Second))
+	sub := c.Subscribe() // not read until the end
+	p.Cut()
+	require.Eventually(t, func() bool { return c.State() == conn.StateReconnected }, 10*time.Second, 10*time.Millisecond)
+	zktest.ExpireSession(t, p, c.Session().ID)
+	require.Eventually(t, func() bool {
+		return c.State() == conn.StateReconnected && closed(c.Session().Suspended) == false
+	}, 20*time.Second, 10*time.Millisecond)
+	var got []conn.State
+	for len(got) < 5 {
+		got = append(got, (<-sub.Events()).State)
+	}
+	assert.Equal(t, []conn.State{conn.StateSuspended, conn.StateReconnected, conn.StateSuspended, conn.StateLost, conn.StateReconnected}, got)
+}
+
+func TestCloseEndsSessionAndSignals(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := dial(t, cl.Addrs())
+	_, err := c.ZK().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	s := c.Session()
+	sub := c.Subscribe()
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(), "idempotent")
+
+	assert.True(t, closed(s.Lost))
+	assert.True(t, closed(s.Suspended))
+	_, ok := <-sub.Events()
+	assert.False(t, ok, "subscription channel closed")
+	_, err = c.WaitConnected(t.Context())
+	assert.ErrorIs(t, err, conn.ErrClosed)
+	assert.Equal(t, conn.StateClosed, c.State())
+
+	other := dial(t, cl.Addrs())
+	ok, _, err = other.ZK().Exists("/eph")
+	require.NoError(t, err)
+	assert.False(t, ok, "the session's ephemeral went with it")
+}
+
+func TestDialGivesUpWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, err := conn.Dial(ctx, []string{"127.0.0.1:1"}) // nothing listens on port 1
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestDialRejectsBadOptionsBeforeConnecting(t *testing.T) {
+	for name, tc := range map[string]struct {
+		servers []string
+		opts    []conn.Option
+	}{
+		"no servers":        {nil, nil},
+		"empty server":      {[]string{""}, nil},
+		"zero timeout":      {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSessionTimeout(0)}},
+		"percent above 100": {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSimulatedExpiry(150)}},
+		"negative percent":  {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSimulatedExpiry(-1)}},
+		"connect timeout":   {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithConnectTimeout(-time.Second)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := conn.Dial(t.Context(), tc.servers, tc.opts...)
+			assert.True(t, errors.Is(err, conn.ErrInvalidOption), "got %v", err)
+		})
+	}
+}
+
+func TestTLSSessionSurvivesCut(t *testing.T) {
+	tl := zktest.NewTLS(t)
+	cl := zktest.Standalone(t, zktest.WithTLS(tl))
+	p := cl.NewSecureProxy()
+	c := dial(t, p.Addrs(), conn.WithTLS(tl.ClientConfig()))
+	_, err := c.ZK().Create("/over-tls", []byte("v"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	sub := c.Subscribe()
+	p.Cut()
+	ev := expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)[1]
+	assert.False(t, ev.NewSession)
+	data, _, err := c.ZK().Get("/over-tls")
+	require.NoError(t, err)
+	assert.Equal(t, "v", string(data))
+}
+
+func TestTLSRejectsUntrustedServer(t *testing.T) {
+	tl := zktest.NewTLS(t)
+	cl := zktest.Standalone(t, zktest.WithTLS(tl))
+	untrusting := &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12} // system roots only
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	_, err := conn.Dial(ctx, cl.SecureAddrs(), conn.WithTLS(untrusting))
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "no session without a trusted certificate")
+}
