@@ -1,6 +1,17 @@
-// Package framework will hold Client, the layer every recipe stands on: a
-// namespace, ACLs, retries, an error policy, context-aware node operations,
-// Curator-compatible protected create and guaranteed delete.
+// Package framework is the layer every recipe stands on, as Curator's
+// CuratorFramework: a Client over one conn.Conn that adds
 //
-// Not built yet: see the connection framework issue in the README's roadmap.
+//   - a context on every call that can block, and retries per a
+//     retry.Policy;
+//   - a namespace (chroot-like path prefix) and an ACL provider;
+//   - an error policy that says when a session problem invalidates what was
+//     built on it (Standard: from Suspended on; SessionOnly: from Lost on);
+//   - protected create in Curator's exact node-name format, so a create whose
+//     reply was lost finds its node, and a failed one leaves nothing behind;
+//   - guaranteed delete: a delete that fails for connection reasons goes on in
+//     the background until the node is gone.
+//
+// Every path is checked before anything is sent; errors wrap the ZooKeeper
+// sentinel and name the operation and path, so both errors.Is(err,
+// zk.ErrNoNode) and a readable message work.
 package framework

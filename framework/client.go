@@ -1,0 +1,323 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// ErrorPolicy says from which connection state on a recipe must stop
+// trusting what it holds, as Curator's ConnectionStateErrorPolicy.
+type ErrorPolicy int
+
+const (
+	// StandardPolicy: from Suspended on. The client notices a dead link at
+	// 2/3 of the session timeout, before the server can expire the session,
+	// so a holder stops before anyone else can be granted what it held.
+	StandardPolicy ErrorPolicy = iota
+	// SessionOnlyPolicy: only from Lost on. Holds survive short link
+	// failures, at the price that a holder cut off from the ensemble may
+	// still believe it holds a lock that the server has already given away.
+	SessionOnlyPolicy
+)
+
+func (p ErrorPolicy) String() string {
+	if p == SessionOnlyPolicy {
+		return "session-only"
+	}
+	return "standard"
+}
+
+// Signal returns the channel of s that closes when, under this policy, what
+// was built on s can no longer be trusted.
+func (p ErrorPolicy) Signal(s conn.Session) <-chan struct{} {
+	if p == SessionOnlyPolicy {
+		return s.Lost
+	}
+	return s.Suspended
+}
+
+// Option configures a Client.
+type Option func(*options)
+
+type options struct {
+	namespace   string
+	acl         ACLProvider
+	retry       retry.Policy
+	errPolicy   ErrorPolicy
+	log         *slog.Logger
+	connOpts    []conn.Option
+	drain       time.Duration
+	deleteRetry time.Duration
+}
+
+// WithNamespace prefixes every path with ns ("app" or "/app/sub"), as
+// Curator's namespace. The namespace node is created when first needed.
+func WithNamespace(ns string) Option { return func(o *options) { o.namespace = ns } }
+
+// WithACLProvider sets who may do what to the nodes the client creates
+// (default OpenACL).
+func WithACLProvider(p ACLProvider) Option { return func(o *options) { o.acl = p } }
+
+// WithRetryPolicy sets how operations are retried on connection trouble
+// (default retry.Default()).
+func WithRetryPolicy(p retry.Policy) Option { return func(o *options) { o.retry = p } }
+
+// WithErrorPolicy sets when recipes stop trusting their holds (default
+// StandardPolicy).
+func WithErrorPolicy(p ErrorPolicy) Option { return func(o *options) { o.errPolicy = p } }
+
+// WithLogger logs through l (default: silent).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithConnOptions passes options to conn.Dial, for Dial.
+func WithConnOptions(opts ...conn.Option) Option {
+	return func(o *options) { o.connOpts = append(o.connOpts, opts...) }
+}
+
+// WithDrainTimeout sets how long Close waits for background deletes to
+// finish before abandoning them (default 5s; 0 abandons at once).
+func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
+
+// Client is the framework over one session. It is safe for concurrent use.
+type Client struct {
+	conn      *conn.Conn
+	ownsConn  bool
+	ns        namespace
+	acl       ACLProvider
+	retry     retry.Policy
+	errPolicy ErrorPolicy
+	log       *slog.Logger
+	drain     time.Duration
+
+	nsMu    sync.Mutex
+	nsReady bool
+
+	deleter *deleter
+
+	closed  atomic.Bool
+	quit    chan struct{} // closed by Close: stops background work
+	spawnMu sync.Mutex    // orders spawn's wg.Add before Close's wg.Wait
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// Dial connects to servers (see conn.Dial) and returns a Client that owns the
+// connection: Close closes it.
+func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	connOpts := append([]conn.Option{conn.WithLogger(o.log)}, o.connOpts...)
+	c, err := conn.Dial(ctx, servers, connOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return newClient(c, true, o), nil
+}
+
+// New returns a Client over an existing connection, which it does not own:
+// Close leaves c open.
+func New(c *conn.Conn, opts ...Option) (*Client, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil conn", ErrInvalidArgument)
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newClient(c, false, o), nil
+}
+
+func buildOptions(opts []Option) (options, error) {
+	o := options{
+		acl:         OpenACL(),
+		retry:       retry.Default(),
+		log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		drain:       5 * time.Second,
+		deleteRetry: time.Second,
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	switch {
+	case o.acl == nil:
+		return o, fmt.Errorf("%w: nil ACL provider", ErrInvalidArgument)
+	case o.retry == nil:
+		return o, fmt.Errorf("%w: nil retry policy", ErrInvalidArgument)
+	case o.log == nil:
+		return o, fmt.Errorf("%w: nil logger", ErrInvalidArgument)
+	case o.errPolicy != StandardPolicy && o.errPolicy != SessionOnlyPolicy:
+		return o, fmt.Errorf("%w: error policy %d", ErrInvalidArgument, o.errPolicy)
+	case o.drain < 0:
+		return o, fmt.Errorf("%w: drain timeout %v", ErrInvalidArgument, o.drain)
+	}
+	if o.namespace != "" {
+		ns := "/" + strings.TrimPrefix(o.namespace, "/")
+		if err := ValidatePath(ns, false); err != nil || ns == "/" {
+			return o, fmt.Errorf("%w: namespace %q", ErrInvalidArgument, o.namespace)
+		}
+		o.namespace = ns
+	}
+	return o, nil
+}
+
+func newClient(c *conn.Conn, owns bool, o options) *Client {
+	cl := &Client{
+		conn:      c,
+		ownsConn:  owns,
+		ns:        namespace(o.namespace),
+		acl:       o.acl,
+		retry:     o.retry,
+		errPolicy: o.errPolicy,
+		log:       o.log,
+		drain:     o.drain,
+		quit:      make(chan struct{}),
+	}
+	cl.deleter = newDeleter(cl, o.deleteRetry)
+	return cl
+}
+
+// Conn returns the connection the client runs on.
+func (c *Client) Conn() *conn.Conn { return c.conn }
+
+// Namespace returns the namespace ("" or "/app").
+func (c *Client) Namespace() string { return string(c.ns) }
+
+// ErrorPolicy returns the client's error policy.
+func (c *Client) ErrorPolicy() ErrorPolicy { return c.errPolicy }
+
+// Logger returns the client's logger, for recipes.
+func (c *Client) Logger() *slog.Logger { return c.log }
+
+// Session returns the current session (see conn.Conn.Session).
+func (c *Client) Session() conn.Session { return c.conn.Session() }
+
+// LossSignal returns the channel of s that closes when, under the client's
+// error policy, what was built on s can no longer be trusted.
+func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy.Signal(s) }
+
+// Closed reports whether Close was called.
+func (c *Client) Closed() bool { return c.closed.Load() }
+
+// Close waits up to the drain timeout for background deletes, abandons the
+// rest (logging each), stops every goroutine of the client and, if the client
+// owns its connection, closes it. Abandoned deletes of ephemeral nodes of the
+// client's own session still happen: closing the session removes them.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	if c.drain > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), c.drain)
+		_ = c.deleter.drain(ctx)
+		cancel()
+	}
+	c.spawnMu.Lock()
+	c.stopped = true
+	c.spawnMu.Unlock()
+	close(c.quit)
+	c.deleter.abandon()
+	if c.ownsConn {
+		c.conn.Close() // ends in-flight calls with zk.ErrClosing
+	}
+	c.wg.Wait()
+	return nil
+}
+
+// Drain waits until every background delete has finished, or ctx ends.
+func (c *Client) Drain(ctx context.Context) error { return c.deleter.drain(ctx) }
+
+// PendingDeletes returns the paths the client is still deleting in the
+// background.
+func (c *Client) PendingDeletes() []string { return c.deleter.pending() }
+
+// do runs op on the current go-zookeeper client under the retry policy.
+func (c *Client) do(ctx context.Context, name, path string, op func(z *zk.Conn) error) error {
+	if c.closed.Load() {
+		return opErr(name, path, ErrClosed)
+	}
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		return c.call(ctx, func() error { return op(c.conn.ZK()) })
+	})
+	return opErr(name, path, c.closedErr(err))
+}
+
+// call runs f, a blocking go-zookeeper call, and returns early if ctx ends.
+// f then finishes in the background: go-zookeeper has no cancellation, but
+// every request ends with an answer, a connection error, or Close.
+func (c *Client) call(ctx context.Context, f func() error) error {
+	if ctx.Done() == nil {
+		return f()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	if !c.spawn(func() { done <- f() }) {
+		return ErrClosed
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// spawn runs f on a goroutine that Close waits for, unless Close has begun.
+func (c *Client) spawn(f func()) bool {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	if c.stopped {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (c *Client) closedErr(err error) error {
+	if err != nil && c.closed.Load() && errors.Is(err, zk.ErrClosing) {
+		return errors.Join(ErrClosed, err)
+	}
+	return err
+}
+
+// check validates a path and the client's state before anything is sent.
+func (c *Client) check(op, path string, sequential bool) error {
+	if c.closed.Load() {
+		return opErr(op, path, ErrClosed)
+	}
+	if err := ValidatePath(path, sequential); err != nil {
+		return opErr(op, path, err)
+	}
+	return nil
+}
+
+func (c *Client) aclFor(path string, explicit []zk.ACL) []zk.ACL {
+	if explicit != nil {
+		return explicit
+	}
+	if acl := c.acl.ACLForPath(path); acl != nil {
+		return acl
+	}
+	return c.acl.DefaultACL()
+}

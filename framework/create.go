@@ -1,0 +1,332 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// CreateMode is the kind of node Create makes.
+type CreateMode int
+
+// The node kinds of ZooKeeper.
+const (
+	Persistent CreateMode = iota
+	Ephemeral
+	PersistentSequential
+	EphemeralSequential
+	// Container: a persistent node the server deletes once its last child is
+	// gone.
+	Container
+	// PersistentWithTTL: deleted by the server when it has had no children
+	// and no change for the TTL. Needs zookeeper.extendedTypesEnabled.
+	PersistentWithTTL
+	PersistentSequentialWithTTL
+)
+
+func (m CreateMode) sequential() bool {
+	return m == PersistentSequential || m == EphemeralSequential || m == PersistentSequentialWithTTL
+}
+
+func (m CreateMode) ephemeral() bool { return m == Ephemeral || m == EphemeralSequential }
+
+func (m CreateMode) ttl() bool { return m == PersistentWithTTL || m == PersistentSequentialWithTTL }
+
+func (m CreateMode) flags() int32 {
+	switch m {
+	case Ephemeral:
+		return zk.FlagEphemeral
+	case PersistentSequential:
+		return zk.FlagSequence
+	case EphemeralSequential:
+		return zk.FlagEphemeralSequential
+	case Container:
+		return zk.FlagContainer
+	case PersistentWithTTL:
+		return zk.FlagTTL
+	case PersistentSequentialWithTTL:
+		return zk.FlagPersistentSequentialWithTTL
+	}
+	return zk.FlagPersistent
+}
+
+// CreateOption modifies one Create.
+type CreateOption func(*createOptions)
+
+type createOptions struct {
+	mode       CreateMode
+	ttl        time.Duration
+	acl        []zk.ACL
+	protected  bool
+	parents    bool
+	containers bool
+	protectID  string
+}
+
+// WithMode sets the kind of node (default Persistent).
+func WithMode(m CreateMode) CreateOption { return func(o *createOptions) { o.mode = m } }
+
+// WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL
+// node.
+func WithTTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl = d } }
+
+// WithACL sets the node's ACL instead of the provider's.
+func WithACL(acl []zk.ACL) CreateOption { return func(o *createOptions) { o.acl = acl } }
+
+// WithParents creates missing parents as persistent nodes, as Curator's
+// creatingParentsIfNeeded.
+func WithParents() CreateOption { return func(o *createOptions) { o.parents = true } }
+
+// WithParentContainers creates missing parents as container nodes, which the
+// server removes once empty, as Curator's creatingParentContainersIfNeeded.
+func WithParentContainers() CreateOption {
+	return func(o *createOptions) { o.parents, o.containers = true, true }
+}
+
+// Protected names the node in Curator's protected form,
+// "_c_<uuid>-<name>", so that a create whose reply was lost can find the
+// node it made instead of making a second one, as Curator's withProtection.
+// If the create finally fails, any node it may have left is deleted in the
+// background. An ephemeral node found under another session (one that has
+// expired) is deleted and created again.
+func Protected() CreateOption { return func(o *createOptions) { o.protected = true } }
+
+// WithProtectedID is Protected with a caller-chosen UUID (dashed, 36
+// characters), for recipes that need to know it before the create.
+func WithProtectedID(id string) CreateOption {
+	return func(o *createOptions) { o.protected, o.protectID = true, id }
+}
+
+// NewProtectedID returns a fresh id for WithProtectedID.
+func NewProtectedID() string { return uuid.NewString() }
+
+// Create makes a node at path and returns its actual path (with the sequence
+// number, and the protected prefix if any), without the namespace.
+//
+// A create that is retried after a lost reply may find that it had succeeded:
+// without Protected, a non-sequential create then fails with zk.ErrNodeExists
+// and a sequential one makes a second node, as in Curator.
+func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
+	var o createOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := c.check("create", path, o.mode.sequential()); err != nil {
+		return "", err
+	}
+	if err := o.validate(); err != nil {
+		return "", opErr("create", path, err)
+	}
+	if err := c.ensureNamespace(ctx); err != nil {
+		return "", err
+	}
+	if !o.protected {
+		var out string
+		err := c.do(ctx, "create", path, func(z *zk.Conn) (err error) {
+			out, err = c.createOnce(ctx, z, path, data, &o)
+			return err
+		})
+		return out, err
+	}
+	return c.createProtected(ctx, path, data, &o)
+}
+
+func (o *createOptions) validate() error {
+	switch {
+	case o.mode < Persistent || o.mode > PersistentSequentialWithTTL:
+		return fmt.Errorf("%w: create mode %d", ErrInvalidArgument, o.mode)
+	case o.mode.ttl() && o.ttl <= 0:
+		return fmt.Errorf("%w: TTL mode needs a positive TTL, got %v", ErrInvalidArgument, o.ttl)
+	case !o.mode.ttl() && o.ttl != 0:
+		return fmt.Errorf("%w: TTL given for mode %d", ErrInvalidArgument, o.mode)
+	case o.protectID != "":
+		if u, err := uuid.Parse(o.protectID); err != nil || u.String() != o.protectID {
+			return fmt.Errorf("%w: protected id %q is not a dashed lowercase UUID", ErrInvalidArgument, o.protectID)
+		}
+	}
+	return nil
+}
+
+// createOnce sends one create, making parents first if it fails for lack of
+// them.
+func (c *Client) createOnce(ctx context.Context, z *zk.Conn, path string, data []byte, o *createOptions) (string, error) {
+	for tries := 0; ; tries++ {
+		full := c.ns.fix(path)
+		acl := c.aclFor(path, o.acl)
+		var out string
+		var err error
+		switch {
+		case o.mode == Container:
+			out, err = z.CreateContainer(full, data, zk.FlagContainer, acl)
+		case o.mode.ttl():
+			out, err = z.CreateTTL(full, data, o.mode.flags(), acl, o.ttl)
+		default:
+			out, err = z.Create(full, data, o.mode.flags(), acl)
+		}
+		// A container parent can be removed by the server between mkdirs and
+		// the create; go round again rather than fail.
+		if errors.Is(err, zk.ErrNoNode) && o.parents && tries < 3 {
+			if perr := c.mkdirs(ctx, z, Parent(path), o.containers); perr != nil {
+				return "", perr
+			}
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return c.ns.unfix(out), nil
+	}
+}
+
+// mkdirs creates every missing node on the way to dir.
+func (c *Client) mkdirs(ctx context.Context, z *zk.Conn, dir string, containers bool) error {
+	if dir == "/" {
+		return nil
+	}
+	segs := strings.Split(dir[1:], "/")
+	p := ""
+	for _, s := range segs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p += "/" + s
+		var err error
+		if containers {
+			_, err = z.CreateContainer(c.ns.fix(p), nil, zk.FlagContainer, c.aclFor(p, nil))
+		} else {
+			_, err = z.Create(c.ns.fix(p), nil, zk.FlagPersistent, c.aclFor(p, nil))
+		}
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates the namespace node once, before the first write.
+func (c *Client) ensureNamespace(ctx context.Context) error {
+	if c.ns == "" {
+		return nil
+	}
+	c.nsMu.Lock()
+	defer c.nsMu.Unlock()
+	if c.nsReady {
+		return nil
+	}
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		return c.call(ctx, func() error {
+			z := c.conn.ZK()
+			segs := strings.Split(string(c.ns)[1:], "/")
+			p := ""
+			for _, s := range segs {
+				p += "/" + s
+				if _, err := z.Create(p, nil, zk.FlagPersistent, c.acl.DefaultACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return opErr("create namespace", string(c.ns), c.closedErr(err))
+	}
+	c.nsReady = true
+	return nil
+}
+
+// createProtected is Curator's protected create: on a lost reply, look for
+// our node by its unique prefix before trying again.
+func (c *Client) createProtected(ctx context.Context, path string, data []byte, o *createOptions) (string, error) {
+	id := o.protectID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	parent := Parent(path)
+	prefix := protectedName(id, "")
+	ppath := Join(parent, protectedName(id, Base(path)))
+	if err := ValidatePath(ppath, o.mode.sequential()); err != nil {
+		return "", opErr("create", path, err)
+	}
+
+	var out string
+	uncertain := false // a create may have been applied without our knowing
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		return c.call(ctx, func() error {
+			z := c.conn.ZK()
+			if uncertain {
+				found, err := c.findProtected(z, parent, prefix, o.mode.ephemeral())
+				if err != nil {
+					return err
+				}
+				if found != "" {
+					out = found
+					return nil
+				}
+			}
+			p, err := c.createOnce(ctx, z, ppath, data, o)
+			if err != nil {
+				if retry.Retryable(err) {
+					uncertain = true
+				}
+				return err
+			}
+			out = p
+			return nil
+		})
+	})
+	if err != nil {
+		// A create abandoned mid-flight (ctx ended during the call) may land
+		// after we return: that is uncertain too.
+		if uncertain || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, zk.ErrClosing) {
+			c.deleter.enqueue(deleteJob{parent: parent, prefix: prefix})
+		}
+		return "", opErr("create", path, c.closedErr(err))
+	}
+	return out, nil
+}
+
+// findProtected looks under parent for the child with our prefix. Ephemeral
+// ones owned by another session belong to a session of ours that has expired:
+// they are deleted, and only one owned by the current session counts.
+func (c *Client) findProtected(z *zk.Conn, parent, prefix string, ephemeral bool) (string, error) {
+	kids, _, err := z.Children(c.ns.fix(parent))
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	found := ""
+	for _, k := range kids {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		p := Join(parent, k)
+		if !ephemeral {
+			return p, nil
+		}
+		ok, st, err := z.Exists(c.ns.fix(p))
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case !ok:
+		case st.EphemeralOwner == z.SessionID():
+			found = p
+		default:
+			if err := z.Delete(c.ns.fix(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return "", err
+			}
+		}
+	}
+	return found, nil
+}

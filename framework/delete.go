@@ -1,0 +1,263 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// DeleteOption modifies one Delete.
+type DeleteOption func(*deleteOptions)
+
+type deleteOptions struct {
+	guaranteed bool
+	children   bool
+}
+
+// Guaranteed makes a delete that fails for connection reasons (or because
+// ctx ended) go on in the background until the node is gone, as Curator's
+// guaranteed(). The call still returns the error, joined with ErrDeferred.
+func Guaranteed() DeleteOption { return func(o *deleteOptions) { o.guaranteed = true } }
+
+// WithChildren deletes the node's children first, recursively, as Curator's
+// deletingChildrenIfNeeded.
+func WithChildren() DeleteOption { return func(o *deleteOptions) { o.children = true } }
+
+// Delete removes the node at path if its version is version (-1: any).
+func (c *Client) Delete(ctx context.Context, path string, version int32, opts ...DeleteOption) error {
+	var o deleteOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := c.check("delete", path, false); err != nil {
+		return err
+	}
+	if path == "/" {
+		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
+	}
+	err := c.do(ctx, "delete", path, func(z *zk.Conn) error {
+		return c.deleteOnce(z, path, version, o.children)
+	})
+	if err != nil && o.guaranteed && deleteUnfinished(err) {
+		c.deleter.enqueue(deleteJob{path: path, version: version})
+		return errors.Join(err, ErrDeferred)
+	}
+	return err
+}
+
+// DeleteLater deletes path in the background, guaranteed as Delete with
+// Guaranteed. If owner is not 0 the node is only deleted while it is an
+// ephemeral of session owner: once that session is gone, so is the node, and
+// a node of the same name made by someone else is left alone.
+func (c *Client) DeleteLater(path string, owner int64) error {
+	if err := c.check("delete", path, false); err != nil {
+		return err
+	}
+	c.deleter.enqueue(deleteJob{path: path, version: -1, owner: owner})
+	return nil
+}
+
+func deleteUnfinished(err error) bool {
+	return retry.Retryable(err) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
+}
+
+func (c *Client) deleteOnce(z *zk.Conn, path string, version int32, children bool) error {
+	for {
+		err := z.Delete(c.ns.fix(path), version)
+		if !errors.Is(err, zk.ErrNotEmpty) || !children {
+			return err
+		}
+		kids, _, err := z.Children(c.ns.fix(path))
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if err := c.deleteOnce(z, Join(path, k), -1, true); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+		}
+	}
+}
+
+// deleteJob is one background delete: an exact path, or every child of
+// parent whose name starts with prefix (the leftovers of a protected create).
+type deleteJob struct {
+	path    string
+	version int32
+	owner   int64
+	parent  string
+	prefix  string
+}
+
+func (j deleteJob) String() string {
+	if j.prefix != "" {
+		return Join(j.parent, j.prefix+"*")
+	}
+	return j.path
+}
+
+// deleter runs background deletes on one goroutine, alive only while there
+// is work.
+type deleter struct {
+	c        *Client
+	maxSleep time.Duration
+
+	mu        sync.Mutex
+	jobs      []deleteJob
+	inflight  []deleteJob
+	running   bool
+	idle      chan struct{} // closed while there is no work
+	abandoned bool
+}
+
+func newDeleter(c *Client, maxSleep time.Duration) *deleter {
+	idle := make(chan struct{})
+	close(idle)
+	return &deleter{c: c, maxSleep: maxSleep, idle: idle}
+}
+
+func (d *deleter) enqueue(j deleteJob) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.abandoned {
+		d.c.log.Warn("zookeeper delete abandoned: client closed", "path", j.String())
+		return
+	}
+	d.jobs = append(d.jobs, j)
+	if d.running {
+		return
+	}
+	d.running = true
+	d.idle = make(chan struct{})
+	if !d.c.spawn(d.loop) {
+		d.running = false
+		close(d.idle)
+	}
+}
+
+func (d *deleter) loop() {
+	sleep := 50 * time.Millisecond
+	for {
+		d.mu.Lock()
+		jobs := d.jobs
+		d.jobs, d.inflight = nil, jobs
+		d.mu.Unlock()
+
+		var failed []deleteJob
+		for _, j := range jobs {
+			if err := d.run(j); err != nil {
+				d.c.log.Debug("zookeeper background delete will retry", "path", j.String(), "err", err)
+				failed = append(failed, j)
+			}
+		}
+
+		d.mu.Lock()
+		d.jobs, d.inflight = append(failed, d.jobs...), nil
+		if len(d.jobs) == 0 || d.abandoned {
+			d.running = false
+			close(d.idle)
+			d.mu.Unlock()
+			return
+		}
+		d.mu.Unlock()
+		if len(failed) == 0 {
+			continue // new work arrived meanwhile
+		}
+		select {
+		case <-time.After(sleep):
+		case <-d.c.quit:
+		}
+		sleep = min(2*sleep, d.maxSleep)
+	}
+}
+
+// run makes one attempt at j and returns nil when j needs nothing more.
+func (d *deleter) run(j deleteJob) error {
+	z := d.c.conn.ZK()
+	ns := d.c.ns
+	if j.prefix != "" {
+		kids, _, err := z.Children(ns.fix(j.parent))
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if !strings.HasPrefix(k, j.prefix) {
+				continue
+			}
+			if err := z.Delete(ns.fix(Join(j.parent, k)), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+		}
+		return nil
+	}
+	version := j.version
+	if j.owner != 0 {
+		ok, st, err := z.Exists(ns.fix(j.path))
+		if err != nil {
+			return err
+		}
+		if !ok || st.EphemeralOwner != j.owner {
+			return nil
+		}
+		version = st.Version
+	}
+	err := z.Delete(ns.fix(j.path), version)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode):
+		return nil
+	case errors.Is(err, zk.ErrBadVersion) && j.owner != 0:
+		return err // changed under us: look again
+	case deleteUnfinished(err):
+		return err
+	default:
+		// BadVersion, NotEmpty, NoAuth: retrying cannot help.
+		d.c.log.Warn("zookeeper background delete gave up", "path", j.path, "err", err)
+		return nil
+	}
+}
+
+func (d *deleter) drain(ctx context.Context) error {
+	d.mu.Lock()
+	idle := d.idle
+	d.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *deleter) abandon() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.abandoned = true
+	for _, j := range d.jobs {
+		d.c.log.Warn("zookeeper delete abandoned: client closed", "path", j.String())
+	}
+	d.jobs = nil
+}
+
+func (d *deleter) pending() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, j := range append(append([]deleteJob(nil), d.inflight...), d.jobs...) {
+		out = append(out, j.String())
+	}
+	return out
+}

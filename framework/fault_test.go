@@ -1,0 +1,262 @@
+package framework_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// dialFault connects a client through its own proxy so faults hit it alone.
+func dialFault(t *testing.T, cl *zktest.Cluster, opts ...framework.Option) (*framework.Client, *zktest.Proxy) {
+	t.Helper()
+	p := cl.NewProxy()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
+	c, err := framework.Dial(ctx, p.Addrs(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c, p
+}
+
+func observer(t *testing.T, cl *zktest.Cluster) *framework.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, cl.DirectAddrs())
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func children(t *testing.T, c *framework.Client, path string) []string {
+	t.Helper()
+	kids, _, err := c.Children(t.Context(), path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	require.NoError(t, err)
+	return kids
+}
+
+// waitChildren waits until path has n children and returns them.
+func waitChildren(t *testing.T, c *framework.Client, path string, n int) []string {
+	t.Helper()
+	var kids []string
+	require.Eventually(t, func() bool {
+		kids = children(t, c, path)
+		return len(kids) == n
+	}, 20*time.Second, 10*time.Millisecond, "want %d children of %s, have %v", n, path, kids)
+	return kids
+}
+
+type createResult struct {
+	path string
+	err  error
+}
+
+func createAsync(ctx context.Context, c *framework.Client, path string, opts ...framework.CreateOption) <-chan createResult {
+	out := make(chan createResult, 1)
+	go func() {
+		p, err := c.Create(ctx, path, nil, opts...)
+		out <- createResult{p, err}
+	}()
+	return out
+}
+
+func TestProtectedCreateFindsTheNodeWhoseReplyWasLost(t *testing.T) {
+	for _, mode := range []framework.CreateMode{framework.Persistent, framework.EphemeralSequential} {
+		t.Run(map[framework.CreateMode]string{framework.Persistent: "persistent", framework.EphemeralSequential: "ephemeral-sequential"}[mode], func(t *testing.T) {
+			cl := zktest.Standalone(t)
+			c, p := dialFault(t, cl)
+			obs := observer(t, cl)
+			_, err := obs.Create(t.Context(), "/p", nil)
+			require.NoError(t, err)
+
+			p.DropReplies()
+			res := createAsync(t.Context(), c, "/p/node-", framework.WithMode(mode), framework.Protected())
+			kids := waitChildren(t, obs, "/p", 1) // the server applied it
+			p.Heal()
+
+			r := <-res
+			require.NoError(t, r.err)
+			assert.Equal(t, "/p/"+kids[0], r.path, "the caller gets the node the lost reply was about")
+			assert.True(t, framework.IsProtected(kids[0]))
+			assert.Len(t, children(t, obs, "/p"), 1, "exactly one node for this contender")
+		})
+	}
+}
+
+func TestProtectedCreateThatFailsLeavesNothingBehind(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	obs := observer(t, cl)
+	_, err := obs.Create(t.Context(), "/gone", nil)
+	require.NoError(t, err)
+
+	p.DropReplies()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	res := createAsync(ctx, c, "/gone/node", framework.Protected())
+	waitChildren(t, obs, "/gone", 1) // applied, reply lost
+	r := <-res
+	require.ErrorIs(t, r.err, context.DeadlineExceeded)
+	assert.NotEmpty(t, c.PendingDeletes(), "a cleanup is queued")
+
+	p.Heal()
+	waitChildren(t, obs, "/gone", 0)
+	require.NoError(t, c.Drain(t.Context()))
+	assert.Empty(t, c.PendingDeletes())
+}
+
+func TestProtectedCreateDeletesItsEphemeralLeftFromAnotherSession(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	obs := observer(t, cl)
+	id := framework.NewProtectedID()
+	// What a previous, expired session of ours would have left: same prefix,
+	// another owner.
+	stale, err := obs.Create(t.Context(), "/q/_c_"+id+"-lock-", nil,
+		framework.WithMode(framework.EphemeralSequential), framework.WithParents())
+	require.NoError(t, err)
+
+	p.DropReplies()
+	res := createAsync(t.Context(), c, "/q/lock-", framework.WithMode(framework.EphemeralSequential), framework.WithProtectedID(id))
+	waitChildren(t, obs, "/q", 2)
+	p.Heal()
+
+	r := <-res
+	require.NoError(t, r.err)
+	assert.NotEqual(t, stale, r.path)
+	kids := waitChildren(t, obs, "/q", 1)
+	assert.Equal(t, "/q/"+kids[0], r.path, "the stale node is deleted, ours kept")
+	_, st, err := obs.Exists(t.Context(), r.path)
+	require.NoError(t, err)
+	assert.Equal(t, c.Session().ID, st.EphemeralOwner)
+}
+
+func TestGuaranteedDeleteIssuedWhileCutOffCompletesAfterHeal(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	obs := observer(t, cl)
+	_, err := c.Create(t.Context(), "/doomed", nil)
+	require.NoError(t, err)
+
+	p.Blackhole()
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	err = c.Delete(ctx, "/doomed", -1, framework.Guaranteed())
+	require.ErrorIs(t, err, framework.ErrDeferred)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, []string{"/doomed"}, c.PendingDeletes())
+	ok, _, err := obs.Exists(t.Context(), "/doomed")
+	require.NoError(t, err)
+	require.True(t, ok, "nothing reached the server yet")
+
+	p.Heal()
+	require.NoError(t, c.Drain(t.Context()))
+	ok, _, err = obs.Exists(t.Context(), "/doomed")
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestCloseWaitsForPendingDeletes(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl, framework.WithDrainTimeout(30*time.Second))
+	obs := observer(t, cl)
+	_, err := c.Create(t.Context(), "/doomed", nil)
+	require.NoError(t, err)
+	p.Blackhole()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, c.Delete(ctx, "/doomed", -1, framework.Guaranteed()), framework.ErrDeferred)
+	p.Heal()
+
+	require.NoError(t, c.Close())
+	ok, _, err := obs.Exists(t.Context(), "/doomed")
+	require.NoError(t, err)
+	assert.False(t, ok, "Close returned only after the delete was done")
+}
+
+func TestCloseAbandonsPendingDeletesAfterDrainTimeoutAndSaysSo(t *testing.T) {
+	cl := zktest.Standalone(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	c, p := dialFault(t, cl, framework.WithDrainTimeout(0), framework.WithLogger(log))
+	obs := observer(t, cl)
+	_, err := c.Create(t.Context(), "/kept", nil)
+	require.NoError(t, err)
+	p.Blackhole()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, c.Delete(ctx, "/kept", -1, framework.Guaranteed()), framework.ErrDeferred)
+
+	require.NoError(t, c.Close())
+	assert.Contains(t, logs.String(), "abandoned")
+	assert.Contains(t, logs.String(), "/kept")
+	ok, _, err := obs.Exists(t.Context(), "/kept")
+	require.NoError(t, err)
+	assert.True(t, ok, "an abandoned delete of a persistent node does not happen")
+}
+
+func TestDeleteLaterLeavesANodeOfAnotherOwnerAlone(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, _ := dialFault(t, cl)
+	obs := observer(t, cl)
+	_, err := obs.Create(t.Context(), "/theirs", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	_, err = c.Create(t.Context(), "/mine", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+
+	require.NoError(t, c.DeleteLater("/theirs", c.Session().ID))
+	require.NoError(t, c.DeleteLater("/mine", c.Session().ID))
+	require.NoError(t, c.Drain(t.Context()))
+	ok, _, err := obs.Exists(t.Context(), "/theirs")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, _, err = obs.Exists(t.Context(), "/mine")
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestOperationsRetryThroughALinkCut(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	p.Cut()
+	_, err := c.Create(t.Context(), "/after-cut", []byte("v"))
+	require.NoError(t, err)
+	data, _, err := c.Get(t.Context(), "/after-cut")
+	require.NoError(t, err)
+	assert.Equal(t, "v", string(data))
+}
+
+// syncBuffer is a bytes.Buffer the logger and the test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Clone(s.b.String())
+}

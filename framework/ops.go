@@ -1,0 +1,214 @@
+package framework
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Get returns the data and Stat of the node at path.
+func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	if err := c.check("get", path, false); err != nil {
+		return nil, nil, err
+	}
+	var data []byte
+	var st *zk.Stat
+	err := c.do(ctx, "get", path, func(z *zk.Conn) (err error) {
+		data, st, err = z.Get(c.ns.fix(path))
+		return err
+	})
+	return data, st, err
+}
+
+// GetW is Get that also sets a data watch: the channel receives one event
+// when the node changes or is deleted, or an EventNotWatching if the session
+// ends or the client closes.
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if err := c.check("getw", path, false); err != nil {
+		return nil, nil, nil, err
+	}
+	var data []byte
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err := c.do(ctx, "getw", path, func(z *zk.Conn) (err error) {
+		data, st, ch, err = z.GetW(c.ns.fix(path))
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return data, st, c.watch(ch), nil
+}
+
+// Set writes data to the node at path if its version is version (-1: any).
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
+	if err := c.check("set", path, false); err != nil {
+		return nil, err
+	}
+	var st *zk.Stat
+	err := c.do(ctx, "set", path, func(z *zk.Conn) (err error) {
+		st, err = z.Set(c.ns.fix(path), data, version)
+		return err
+	})
+	return st, err
+}
+
+// Exists reports whether the node at path exists, with its Stat if so.
+func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
+	if err := c.check("exists", path, false); err != nil {
+		return false, nil, err
+	}
+	var ok bool
+	var st *zk.Stat
+	err := c.do(ctx, "exists", path, func(z *zk.Conn) (err error) {
+		ok, st, err = z.Exists(c.ns.fix(path))
+		return err
+	})
+	return ok, st, err
+}
+
+// ExistsW is Exists that also sets a watch, which fires when the node is
+// created, changed or deleted.
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	if err := c.check("existsw", path, false); err != nil {
+		return false, nil, nil, err
+	}
+	var ok bool
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err := c.do(ctx, "existsw", path, func(z *zk.Conn) (err error) {
+		ok, st, ch, err = z.ExistsW(c.ns.fix(path))
+		return err
+	})
+	if err != nil {
+		return false, nil, nil, err
+	}
+	return ok, st, c.watch(ch), nil
+}
+
+// Children returns the names of the children of path, in no particular
+// order.
+func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+	if err := c.check("children", path, false); err != nil {
+		return nil, nil, err
+	}
+	var kids []string
+	var st *zk.Stat
+	err := c.do(ctx, "children", path, func(z *zk.Conn) (err error) {
+		kids, st, err = z.Children(c.ns.fix(path))
+		return err
+	})
+	return kids, st, err
+}
+
+// ChildrenW is Children that also sets a watch, which fires when a child is
+// added or removed, or the node is deleted.
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	if err := c.check("childrenw", path, false); err != nil {
+		return nil, nil, nil, err
+	}
+	var kids []string
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err := c.do(ctx, "childrenw", path, func(z *zk.Conn) (err error) {
+		kids, st, ch, err = z.ChildrenW(c.ns.fix(path))
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return kids, st, c.watch(ch), nil
+}
+
+// Sync makes the server the client is connected to catch up with the leader
+// on path, so that a read after it sees every write committed before it.
+func (c *Client) Sync(ctx context.Context, path string) error {
+	if err := c.check("sync", path, false); err != nil {
+		return err
+	}
+	return c.do(ctx, "sync", path, func(z *zk.Conn) error {
+		_, err := z.Sync(c.ns.fix(path))
+		return err
+	})
+}
+
+// watch hands a go-zookeeper watch channel to the caller with the namespace
+// taken off the event's path, and ends it with EventNotWatching (Err
+// ErrClosed) if the client closes first, so that no goroutine outlives
+// Close even when the connection stays open.
+func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
+	out := make(chan zk.Event, 1)
+	closedEvent := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Err: ErrClosed}
+	if !c.spawn(func() {
+		defer close(out)
+		select {
+		case ev, ok := <-ch:
+			if ok {
+				ev.Path = c.ns.unfix(ev.Path)
+				out <- ev
+			}
+		case <-c.quit:
+			out <- closedEvent
+		}
+	}) {
+		out <- closedEvent
+		close(out)
+	}
+	return out
+}
+
+// Multi applies ops atomically: all or none. ops are *zk.CreateRequest,
+// *zk.DeleteRequest, *zk.SetDataRequest and *zk.CheckVersionRequest with
+// paths as the caller sees them; a create without an ACL gets the provider's.
+// Like every retried write, a Multi whose reply was lost may have been
+// applied: a retry then fails on the first conflicting op.
+func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if c.closed.Load() {
+		return nil, opErr("multi", "", ErrClosed)
+	}
+	fixed := make([]any, len(ops))
+	for i, op := range ops {
+		var path string
+		var sequential bool
+		switch r := op.(type) {
+		case *zk.CreateRequest:
+			cp := *r
+			path, sequential = r.Path, r.Flags&zk.FlagSequence != 0
+			cp.Path = c.ns.fix(r.Path)
+			cp.Acl = c.aclFor(r.Path, r.Acl)
+			fixed[i] = &cp
+		case *zk.DeleteRequest:
+			cp := *r
+			path, cp.Path = r.Path, c.ns.fix(r.Path)
+			fixed[i] = &cp
+		case *zk.SetDataRequest:
+			cp := *r
+			path, cp.Path = r.Path, c.ns.fix(r.Path)
+			fixed[i] = &cp
+		case *zk.CheckVersionRequest:
+			cp := *r
+			path, cp.Path = r.Path, c.ns.fix(r.Path)
+			fixed[i] = &cp
+		default:
+			return nil, opErr("multi", "", errors.Join(ErrInvalidArgument, errors.New("unsupported op type")))
+		}
+		if err := ValidatePath(path, sequential); err != nil {
+			return nil, opErr("multi", path, err)
+		}
+	}
+	if err := c.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	var res []zk.MultiResponse
+	err := c.do(ctx, "multi", "", func(z *zk.Conn) (err error) {
+		res, err = z.Multi(fixed...)
+		return err
+	})
+	for i := range res {
+		if res[i].String != "" {
+			res[i].String = c.ns.unfix(res[i].String)
+		}
+	}
+	return res, err
+}
