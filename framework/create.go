@@ -144,7 +144,7 @@ func (o *createOptions) validate() error {
 	switch {
 	case o.mode < Persistent || o.mode > PersistentSequentialWithTTL:
 		return fmt.Errorf("%w: create mode %d", ErrInvalidArgument, o.mode)
-	case o.mode.ttl() && o.ttl <= 0:
+	case o.mode.ttl() && o.ttl < time.Millisecond:
 		return fmt.Errorf("%w: TTL mode needs a positive TTL, got %v", ErrInvalidArgument, o.ttl)
 	case !o.mode.ttl() && o.ttl != 0:
 		return fmt.Errorf("%w: TTL given for mode %d", ErrInvalidArgument, o.mode)
@@ -160,7 +160,7 @@ func (o *createOptions) validate() error {
 // them.
 func (c *Client) createOnce(ctx context.Context, z *zk.Conn, path string, data []byte, o *createOptions) (string, error) {
 	for tries := 0; ; tries++ {
-		full := c.ns.fix(path)
+		full := c.ns.fixCreate(path, o.mode.sequential())
 		acl := c.aclFor(path, o.acl)
 		var out string
 		var err error
@@ -187,23 +187,30 @@ func (c *Client) createOnce(ctx context.Context, z *zk.Conn, path string, data [
 	}
 }
 
-// mkdirs creates every missing node on the way to dir.
+// mkdirs creates every missing node on the way to dir, the namespace's own
+// nodes included: someone may have deleted the namespace since it was made.
+// Namespace nodes are persistent with the default ACL; the caller's get the
+// provider's ACL and are containers if asked.
 func (c *Client) mkdirs(ctx context.Context, z *zk.Conn, dir string, containers bool) error {
-	if dir == "/" {
+	full := c.ns.fix(dir)
+	if full == "/" {
 		return nil
 	}
-	segs := strings.Split(dir[1:], "/")
 	p := ""
-	for _, s := range segs {
+	for _, s := range strings.Split(full[1:], "/") {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		p += "/" + s
 		var err error
-		if containers {
-			_, err = z.CreateContainer(c.ns.fix(p), nil, zk.FlagContainer, c.aclFor(p, nil))
-		} else {
-			_, err = z.Create(c.ns.fix(p), nil, zk.FlagPersistent, c.aclFor(p, nil))
+		inNamespace := len(p) > len(c.ns)
+		switch {
+		case !inNamespace:
+			_, err = z.Create(p, nil, zk.FlagPersistent, c.acl.DefaultACL())
+		case containers:
+			_, err = z.CreateContainer(p, nil, zk.FlagContainer, c.aclFor(c.ns.unfix(p), nil))
+		default:
+			_, err = z.Create(p, nil, zk.FlagPersistent, c.aclFor(c.ns.unfix(p), nil))
 		}
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err

@@ -246,7 +246,7 @@ func (d *deleter) abandon() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.abandoned = true
-	for _, j := range d.jobs {
+	for _, j := range append(append([]deleteJob(nil), d.inflight...), d.jobs...) {
 		d.c.log.Warn("zookeeper delete abandoned: client closed", "path", j.String())
 	}
 	d.jobs = nil

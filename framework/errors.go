@@ -75,7 +75,7 @@ func ValidatePath(path string, sequential bool) error {
 	for _, r := range path {
 		// The characters ZooKeeper's PathUtils refuses.
 		if r == 0 || r <= 0x1f || (r >= 0x7f && r <= 0x9f) ||
-			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) || r > 0xffff {
 			return bad(fmt.Sprintf("invalid character %U", r))
 		}
 	}

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -175,10 +176,13 @@ func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, err
 		case *zk.CreateRequest:
 			cp := *r
 			path, sequential = r.Path, r.Flags&zk.FlagSequence != 0
-			cp.Path = c.ns.fix(r.Path)
+			cp.Path = c.ns.fixCreate(r.Path, sequential)
 			cp.Acl = c.aclFor(r.Path, r.Acl)
 			fixed[i] = &cp
 		case *zk.DeleteRequest:
+			if r.Path == "/" {
+				return nil, opErr("multi", "/", fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
+			}
 			cp := *r
 			path, cp.Path = r.Path, c.ns.fix(r.Path)
 			fixed[i] = &cp

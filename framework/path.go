@@ -56,6 +56,15 @@ func (ns namespace) fix(path string) string {
 	return string(ns) + path
 }
 
+// fixCreate is fix for a create, where a sequential create at "/" names a
+// child of the root: under a namespace, a child of the namespace node.
+func (ns namespace) fixCreate(path string, sequential bool) string {
+	if sequential && path == "/" && ns != "" {
+		return string(ns) + "/"
+	}
+	return ns.fix(path)
+}
+
 func (ns namespace) unfix(path string) string {
 	if ns == "" {
 		return path
