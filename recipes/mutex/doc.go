@@ -1,6 +1,20 @@
-// Package mutex will hold the fair, reentrant, Curator-compatible
-// InterProcessMutex, with a fencing token and a loss signal on every hold,
-// plus SemaphoreMutex and MultiLock.
+// Package mutex is a fair, reentrant distributed mutex over ZooKeeper,
+// wire-compatible with Apache Curator's InterProcessMutex, so Go and Java
+// services can share a lock path.
 //
-// Not built yet: see the README's roadmap.
+// Every Hold carries a fencing token (Token: the czxid of its lock node,
+// strictly growing from each holder to the next) and a loss signal (Done,
+// Err, Context) that fires as soon as the hold can no longer be trusted:
+// under the standard error policy when the client's link drops, which is
+// before the server can expire the session and grant the lock to anyone
+// else.
+//
+// What it cannot promise: a holder that keeps working after Done has fired,
+// or that is paused (GC, SIGSTOP) past the session timeout without noticing,
+// can overlap with the next holder. Fencing tokens are the defence: hand the
+// token to the protected resource and have it refuse older ones.
+//
+// Waiting is cheap: each waiter watches only its predecessor, one release
+// wakes exactly one waiter, and a waiter whose predecessor was the queue's
+// head takes the lock without listing the queue again.
 package mutex

@@ -1,0 +1,299 @@
+// Package contend is the one engine under every lock-like recipe, as
+// Curator's LockInternals: contenders queue as ephemeral-sequential nodes in
+// one directory, and a small Driver decides from the sorted queue whether a
+// contender holds and, if not, which single node it waits on.
+//
+// The mutex (first holds), the read lock (no writer before me), the
+// semaphore (index < max leases) and the leader selector are Drivers over
+// this loop.
+//
+// Beyond Curator, the loop saves a round trip per handoff: when the node a
+// contender waits on was the only one in its way in the last sorted
+// snapshot, that node's deletion grants at once, without listing the queue
+// again. This is safe because a newer node always gets a higher sequence
+// number: nothing can appear ahead of us.
+package contend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// ErrWouldBlock is returned by a NoWait request that does not hold at once.
+var ErrWouldBlock = errors.New("contend: held by another contender")
+
+// ErrSessionLost is returned when the session our node belonged to is gone
+// while we waited; the node went with it (or is being deleted).
+var ErrSessionLost = errors.New("contend: session lost while queued")
+
+// Decision is a Driver's verdict on one sorted snapshot.
+type Decision struct {
+	// Holds: we hold now.
+	Holds bool
+	// Watch is the index of the node to wait on when we do not hold.
+	Watch int
+	// OnlyObstacle: that node is the only one keeping us from holding, so its
+	// deletion grants without a re-list.
+	OnlyObstacle bool
+}
+
+// Driver decides ownership, as Curator's LockInternalsDriver.
+type Driver interface {
+	Decide(sorted []string, ours int) Decision
+}
+
+// DriverFunc adapts a function to Driver.
+type DriverFunc func(sorted []string, ours int) Decision
+
+// Decide calls f.
+func (f DriverFunc) Decide(sorted []string, ours int) Decision { return f(sorted, ours) }
+
+// First is the mutex's driver (and a semaphore of one): the first node
+// holds; everyone else waits on the node just before it.
+func First(maxHolders int) Driver {
+	return DriverFunc(func(sorted []string, ours int) Decision {
+		if ours < maxHolders {
+			return Decision{Holds: true}
+		}
+		w := ours - maxHolders
+		return Decision{Watch: w, OnlyObstacle: w == 0}
+	})
+}
+
+// Request describes one contender.
+type Request struct {
+	Client *framework.Client
+	// Dir is the queue's directory; it is created (as containers) if needed.
+	Dir string
+	// Name is the node name before the sequence number, e.g. "lock-".
+	Name string
+	// Markers are the strings after whose last occurrence a name's sort key
+	// begins (Curator's fixForSorting); default: Name.
+	Markers []string
+	Data    []byte
+	Driver  Driver
+	// NoWait gives up at once, deleting our node, if we do not hold.
+	NoWait bool
+}
+
+// Entry is a granted place in the queue.
+type Entry struct {
+	// Path is our node, without the client's namespace.
+	Path string
+	// Czxid is the zxid that created our node: the fencing token.
+	Czxid int64
+	// Session is the session the grant is trusted under: it owns Path, and
+	// its channels say when that trust ends.
+	Session conn.Session
+}
+
+// SortKey is Curator's fixForSorting: the part of name after the last
+// occurrence of any marker, or the whole name if none occurs.
+func SortKey(name string, markers ...string) string {
+	best := -1
+	for _, m := range markers {
+		if i := strings.LastIndex(name, m); i >= 0 && i+len(m) > best {
+			best = i + len(m)
+		}
+	}
+	if best < 0 {
+		return name
+	}
+	return name[best:]
+}
+
+// Sort orders children as Curator does: by SortKey, as strings. Every child
+// counts, as in Curator, so that both see the same queue.
+func Sort(children []string, markers ...string) []string {
+	out := slices.Clone(children)
+	slices.SortStableFunc(out, func(a, b string) int {
+		return strings.Compare(SortKey(a, markers...), SortKey(b, markers...))
+	})
+	return out
+}
+
+// Enter queues a contender and waits until its driver says it holds, ctx
+// ends, or the client closes. If its session is lost while it waits, it
+// queues again with a new node (the old one went with the session). Whatever
+// fails after our node may exist deletes it, guaranteed.
+func Enter(ctx context.Context, r Request) (*Entry, error) {
+	if len(r.Markers) == 0 {
+		r.Markers = []string{r.Name}
+	}
+	for {
+		e, err := enterOnce(ctx, r)
+		if errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !r.Client.Closed() && !r.NoWait {
+			r.Client.Logger().Info("zookeeper session lost while queued; queueing again", "dir", r.Dir)
+			continue
+		}
+		return e, err
+	}
+}
+
+func enterOnce(ctx context.Context, r Request) (*Entry, error) {
+	c := r.Client
+	if _, err := c.Conn().WaitConnected(ctx); err != nil {
+		return nil, err
+	}
+	path, err := c.Create(ctx, framework.Join(r.Dir, r.Name), r.Data,
+		framework.WithMode(framework.EphemeralSequential),
+		framework.WithParentContainers(),
+		framework.Protected())
+	if err != nil {
+		return nil, err
+	}
+	w := &waiter{r: r, ctx: ctx, path: path, name: framework.Base(path)}
+	e, err := w.run()
+	if err != nil {
+		// Ours to clean up whatever happened: a cancelled wait, an error, a
+		// lost session (then the owner check makes this a no-op).
+		if derr := c.DeleteLater(path, w.owner); derr != nil && !errors.Is(derr, framework.ErrClosed) {
+			err = errors.Join(err, derr)
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+type waiter struct {
+	r     Request
+	ctx   context.Context
+	path  string
+	name  string
+	owner int64 // session that created our node (0 until known)
+	czxid int64
+}
+
+func (w *waiter) run() (*Entry, error) {
+	c := w.r.Client
+	// ZooKeeper answers one session's requests in order, so both requests go
+	// out together and cost one round trip between them.
+	kids, err := w.statAndList()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		sorted := Sort(kids, w.r.Markers...)
+		ours := slices.Index(sorted, w.name)
+		if ours < 0 {
+			return nil, fmt.Errorf("%w: node %s is gone", ErrSessionLost, w.path)
+		}
+		d := w.r.Driver.Decide(sorted, ours)
+		if d.Holds {
+			return w.grant()
+		}
+		if w.r.NoWait {
+			return nil, ErrWouldBlock
+		}
+		granted, err := w.wait(framework.Join(w.r.Dir, sorted[d.Watch]), d.OnlyObstacle)
+		if err != nil {
+			return nil, err
+		}
+		if granted {
+			return w.grant()
+		}
+		if kids, _, err = c.Children(w.ctx, w.r.Dir); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (w *waiter) statAndList() ([]string, error) {
+	c := w.r.Client
+	type statResult struct {
+		ok  bool
+		st  *zk.Stat
+		err error
+	}
+	statc := make(chan statResult, 1)
+	go func() {
+		ok, st, err := c.Exists(w.ctx, w.path)
+		statc <- statResult{ok, st, err}
+	}()
+	kids, _, lerr := c.Children(w.ctx, w.r.Dir)
+	sr := <-statc
+	switch {
+	case sr.err != nil:
+		return nil, sr.err
+	case lerr != nil:
+		return nil, lerr
+	case !sr.ok:
+		return nil, fmt.Errorf("%w: node %s is gone", ErrSessionLost, w.path)
+	}
+	w.owner, w.czxid = sr.st.EphemeralOwner, sr.st.Czxid
+	if w.owner != c.Session().ID {
+		// Made by a session that has since been replaced.
+		return nil, fmt.Errorf("%w: node %s belongs to an old session", ErrSessionLost, w.path)
+	}
+	return kids, nil
+}
+
+// wait sets a watch on path (a data watch, as Curator: none is left behind if
+// the node is already gone) and waits for it. granted is true when the node
+// is gone and it was our only obstacle.
+func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) {
+	c := w.r.Client
+	_, _, ch, err := c.GetW(w.ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return onlyObstacle, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	lost := c.Session().Lost
+	select {
+	case ev := <-ch:
+		switch {
+		case ev.Type == zk.EventNodeDeleted:
+			return onlyObstacle, nil
+		case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
+			return false, fmt.Errorf("%w: %v", ErrSessionLost, ev.Err)
+		case ev.Type == zk.EventNotWatching:
+			return false, fmt.Errorf("watch on %s ended: %w", path, errors.Join(ev.Err, framework.ErrClosed))
+		}
+		return false, nil // data changed (a revocation request): look again
+	case <-lost:
+		return false, fmt.Errorf("%w: while waiting on %s", ErrSessionLost, path)
+	case <-w.ctx.Done():
+		return false, w.ctx.Err()
+	}
+}
+
+// grant hands out the hold only under a session that owns our node and that
+// the error policy still trusts. A link that dropped just now is waited out,
+// and ownership checked again after the reconnect.
+func (w *waiter) grant() (*Entry, error) {
+	c := w.r.Client
+	for {
+		s := c.Session()
+		if s.ID != w.owner {
+			return nil, fmt.Errorf("%w: node %s belongs to session 0x%x, now on 0x%x", ErrSessionLost, w.path, w.owner, s.ID)
+		}
+		select {
+		case <-s.Lost:
+			return nil, fmt.Errorf("%w: at grant", ErrSessionLost)
+		case <-c.LossSignal(s):
+			if _, err := c.Conn().WaitConnected(w.ctx); err != nil {
+				return nil, err
+			}
+			ok, st, err := c.Exists(w.ctx, w.path)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || st.EphemeralOwner != c.Session().ID {
+				return nil, fmt.Errorf("%w: node %s gone after reconnect", ErrSessionLost, w.path)
+			}
+			continue
+		default:
+		}
+		return &Entry{Path: w.path, Czxid: w.czxid, Session: s}, nil
+	}
+}

@@ -1,0 +1,32 @@
+package goid
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCurrentIsStableWithinAGoroutineAndDistinctAcross(t *testing.T) {
+	me := Current()
+	assert.Equal(t, me, Current())
+	ids := make(chan int64, 10)
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); ids <- Current() }()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int64]bool{me: true}
+	for id := range ids {
+		assert.False(t, seen[id], "id %d reused among live goroutines", id)
+		seen[id] = true
+	}
+}
+
+func BenchmarkCurrent(b *testing.B) {
+	for b.Loop() {
+		Current()
+	}
+}

@@ -1,0 +1,80 @@
+package mutex_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+// The tests re-run their own binary as a lock holder so that kill -9 hits a
+// real process. runHelper is called from TestMain; it returns true if this
+// process is such a helper (it then never returns: it holds until killed).
+const helperEnv = "ZKRECIPES_MUTEX_HELPER"
+
+func runHelper() bool {
+	spec := os.Getenv(helperEnv) // "addrs|path|sessionTimeout"
+	if spec == "" {
+		return false
+	}
+	parts := strings.Split(spec, "|")
+	timeout, _ := time.ParseDuration(parts[2])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithConnOptions(conn.WithSessionTimeout(timeout)))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	m, err := mutex.New(c, parts[1])
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	h, err := m.Acquire(ctx)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Printf("held %d\n", h.Token())
+	select {} // until killed
+}
+
+// startHolder starts a helper process that takes the mutex at path and
+// returns once it holds it.
+func startHolder(t *testing.T, addrs []string, path string, sessionTimeout time.Duration) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s", helperEnv, strings.Join(addrs, ","), path, sessionTimeout))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 256)
+		n, _ := out.Read(buf)
+		line <- string(buf[:n])
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, "held ") {
+			t.Fatalf("helper: %q", l)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("helper did not take the lock")
+	}
+	return cmd
+}

@@ -1,0 +1,198 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+)
+
+var (
+	// ErrSuspended: the link to ZooKeeper dropped while held (standard error
+	// policy). The session may still be alive, but nothing proves the hold
+	// any more.
+	ErrSuspended = errors.New("mutex: connection suspended while held")
+	// ErrSessionLost: the session that held the lock is gone; so is the lock.
+	ErrSessionLost = errors.New("mutex: session lost while held")
+	// ErrReleased: the hold was released.
+	ErrReleased = errors.New("mutex: released")
+)
+
+// releaseTimeout bounds how long Release waits for the server before leaving
+// the delete to the background.
+const releaseTimeout = 5 * time.Second
+
+// Hold is one holding of a Mutex: its fencing token and the signal that it
+// can no longer be trusted.
+type Hold struct {
+	m       *Mutex
+	path    string
+	token   int64
+	session conn.Session
+
+	done    chan struct{}
+	revoked chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	mu  sync.Mutex
+	err error
+}
+
+func newHold(m *Mutex, e *contend.Entry) *Hold {
+	h := &Hold{
+		m:       m,
+		path:    e.Path,
+		token:   e.Czxid,
+		session: e.Session,
+		done:    make(chan struct{}),
+		revoked: make(chan struct{}),
+		stop:    make(chan struct{}),
+	}
+	h.wg.Add(1)
+	go h.watch(m.client.LossSignal(e.Session))
+	return h
+}
+
+// Token is the fencing token: the czxid of the hold's lock node. It grows
+// strictly from each holder to the next, even if the lock directory is
+// deleted and made again. Hand it to every resource the lock protects and
+// have them refuse tokens lower than the highest seen.
+func (h *Hold) Token() int64 { return h.token }
+
+// Path is the hold's lock node.
+func (h *Hold) Path() string { return h.path }
+
+// SessionID is the session that owns the lock node.
+func (h *Hold) SessionID() int64 { return h.session.ID }
+
+// Done is closed when the hold can no longer be trusted: on Suspended under
+// the client's standard error policy, on Lost under the session-only policy,
+// and on Release. Under the standard policy it closes before the server can
+// expire the session, and so before anyone else can be granted the lock.
+func (h *Hold) Done() <-chan struct{} { return h.done }
+
+// Err is nil while the hold is trusted, then says why it is not:
+// ErrSuspended, ErrSessionLost or ErrReleased.
+func (h *Hold) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// Context returns a context, derived from parent, that is cancelled when the
+// hold ends, with Err as its cause: run the protected work under it. Cancel
+// parent to free the context's goroutine early.
+func (h *Hold) Context(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		select {
+		case <-h.done:
+			cancel(h.Err())
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
+// Revoked is closed when another process asks the holder to release, with
+// Curator's revocation protocol (see Revoke). It is only ever closed for a
+// Mutex made WithRevocable; what to do is the holder's choice.
+func (h *Hold) Revoked() <-chan struct{} { return h.revoked }
+
+// watch turns the session's loss signal into the hold's own. It never does
+// network calls itself, so nothing can delay the signal. It ends at release
+// or loss, and stops the revocation watcher with it.
+func (h *Hold) watch(signal <-chan struct{}) {
+	defer h.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if h.m.cfg.revocable {
+		h.wg.Add(1)
+		go h.watchRevocation(ctx)
+	}
+	select {
+	case <-signal:
+		err := ErrSuspended
+		if isClosed(h.session.Lost) {
+			err = ErrSessionLost
+		}
+		h.finish(err)
+	case <-h.stop:
+		h.finish(ErrReleased)
+	}
+}
+
+// watchRevocation follows the node's data until it says __REVOKE__ (Curator's
+// protocol), then closes Revoked.
+func (h *Hold) watchRevocation(ctx context.Context) {
+	defer h.wg.Done()
+	for {
+		data, _, ch, err := h.m.client.GetW(ctx, h.path)
+		if err != nil {
+			return // gone, closing or released: the loss signal covers it
+		}
+		if string(data) == revokeMessage {
+			close(h.revoked)
+			return
+		}
+		select {
+		case ev := <-ch:
+			if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *Hold) finish(err error) {
+	h.mu.Lock()
+	if h.err == nil {
+		h.err = err
+	}
+	h.mu.Unlock()
+	close(h.done)
+}
+
+// release stops the watcher and deletes the node: in the foreground when the
+// hold is still trusted, else in the background (the node may belong to a
+// session being replaced).
+func (h *Hold) release() error {
+	close(h.stop)
+	h.wg.Wait()
+	c := h.m.client
+	if lost := h.Err(); lost != ErrReleased {
+		if err := c.DeleteLater(h.path, h.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
+			return errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
+		}
+		return fmt.Errorf("%w: %w", ErrHoldLost, lost)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	err := c.Delete(ctx, h.path, -1, framework.Guaranteed())
+	if err == nil || errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if errors.Is(err, framework.ErrClosed) {
+		return nil // the session, and its ephemeral node, end with the client
+	}
+	return fmt.Errorf("mutex: release %s: %w", h.path, err)
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

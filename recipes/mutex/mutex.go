@@ -1,0 +1,283 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/goid"
+)
+
+var (
+	// ErrNotOwner: Release from a goroutine that does not hold the mutex
+	// while another goroutine does.
+	ErrNotOwner = errors.New("mutex: released by a goroutine that does not hold it")
+	// ErrNotHeld: Release with nothing held (more releases than acquires).
+	ErrNotHeld = errors.New("mutex: not held")
+	// ErrWouldBlock: TryAcquire found the mutex held.
+	ErrWouldBlock = errors.New("mutex: held by another contender")
+	// ErrClosed: the Mutex (or its client) was closed.
+	ErrClosed = errors.New("mutex: closed")
+	// ErrNilClient: New without a client.
+	ErrNilClient = errors.New("mutex: nil client")
+	// ErrHoldLost: the hold stopped being trusted before Release; see
+	// Hold.Err for why. Anything done after that moment was unprotected.
+	ErrHoldLost = errors.New("mutex: hold was lost before release")
+)
+
+// lockName is Curator's node name for InterProcessMutex.
+const lockName = "lock-"
+
+// Mutex is a fair distributed mutex, wire-compatible with Curator's
+// InterProcessMutex: contenders queue as ephemeral-sequential nodes
+// path/_c_<uuid>-lock-<seq> and are granted strictly in sequence order.
+//
+// It is reentrant per goroutine, as Curator's is per thread: the goroutine
+// holding it may Acquire again (no network) and must Release as many times.
+// Different goroutines of one process using one Mutex contend like separate
+// processes. A Mutex is safe for concurrent use.
+type Mutex struct {
+	client *framework.Client
+	path   string
+	cfg    config
+
+	life   context.Context // cancelled by Close: ends waits in progress
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	holds  map[int64]*reentry // by goroutine
+	closed bool
+}
+
+type reentry struct {
+	hold  *Hold
+	count int
+}
+
+// New returns a mutex on the lock directory path.
+func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	if err := framework.ValidatePath(path, false); err != nil {
+		return nil, err
+	}
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	life, cancel := context.WithCancel(context.Background())
+	return &Mutex{client: client, path: path, cfg: cfg, life: life, cancel: cancel, holds: map[int64]*reentry{}}, nil
+}
+
+// Path returns the lock directory.
+func (m *Mutex) Path() string { return m.path }
+
+// Acquire blocks until the calling goroutine holds the mutex, ctx ends (its
+// deadline is the timeout), or the Mutex is closed. If the goroutine already
+// holds it, Acquire counts one more hold and returns the same Hold at once.
+func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) { return m.acquire(ctx, false) }
+
+// TryAcquire takes the mutex only if no one else holds or waits for it: it
+// queues, and if it is not first, leaves the queue and returns ErrWouldBlock.
+func (m *Mutex) TryAcquire(ctx context.Context) (*Hold, error) { return m.acquire(ctx, true) }
+
+func (m *Mutex) acquire(ctx context.Context, noWait bool) (*Hold, error) {
+	g := goid.Current()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if re := m.holds[g]; re != nil {
+		re.count++
+		m.mu.Unlock()
+		return re.hold, nil
+	}
+	m.mu.Unlock()
+	if m.client.Closed() {
+		return nil, ErrClosed
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.life, cancel)
+	defer stop()
+	e, err := contend.Enter(ctx, contend.Request{
+		Client: m.client,
+		Dir:    m.path,
+		Name:   lockName,
+		Data:   m.cfg.id,
+		Driver: contend.First(1),
+		NoWait: noWait,
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, contend.ErrWouldBlock):
+			err = ErrWouldBlock
+		case m.life.Err() != nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
+			err = errors.Join(ErrClosed, err)
+		}
+		return nil, err
+	}
+	h := newHold(m, e)
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		_ = h.release()
+		return nil, ErrClosed
+	}
+	m.holds[g] = &reentry{hold: h, count: 1}
+	m.mu.Unlock()
+	return h, nil
+}
+
+// Release gives up one hold of the calling goroutine; the last one deletes
+// the lock node (guaranteed: if the server cannot be reached now, the client
+// goes on in the background, and the error wraps framework.ErrDeferred).
+//
+// If the hold was lost before (see Hold.Err), Release still cleans up and
+// returns an error wrapping ErrHoldLost: the Mutex is usable again.
+func (m *Mutex) Release() error {
+	g := goid.Current()
+	m.mu.Lock()
+	re := m.holds[g]
+	if re == nil {
+		held := len(m.holds) > 0
+		m.mu.Unlock()
+		if held {
+			return ErrNotOwner
+		}
+		return ErrNotHeld
+	}
+	re.count--
+	if re.count > 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	delete(m.holds, g)
+	m.mu.Unlock()
+	return re.hold.release()
+}
+
+// Held reports whether the calling goroutine holds the mutex (and returns
+// the hold), as Curator's isOwnedByCurrentThread.
+func (m *Mutex) Held() (*Hold, bool) {
+	g := goid.Current()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if re := m.holds[g]; re != nil {
+		return re.hold, true
+	}
+	return nil, false
+}
+
+// HeldInProcess reports whether any goroutine holds the mutex through this
+// Mutex, as Curator's isAcquiredInThisProcess.
+func (m *Mutex) HeldInProcess() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.holds) > 0
+}
+
+// Participants returns the participant ids of the contenders in queue order:
+// the holder first.
+func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
+	return Participants(ctx, m.client, m.path)
+}
+
+// ParticipantNodes returns the lock nodes in queue order (full paths).
+func (m *Mutex) ParticipantNodes(ctx context.Context) ([]string, error) {
+	return ParticipantNodes(ctx, m.client, m.path)
+}
+
+// Close ends waits in progress with ErrClosed and releases every hold of the
+// Mutex (deleting the nodes). Further calls return ErrClosed. The client is
+// not closed.
+func (m *Mutex) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	holds := m.holds
+	m.holds = map[int64]*reentry{}
+	m.mu.Unlock()
+	m.cancel()
+	var errs []error
+	for _, re := range holds {
+		if err := re.hold.release(); err != nil && !errors.Is(err, ErrHoldLost) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ParticipantNodes lists the lock nodes under path in Curator's queue order.
+func ParticipantNodes(ctx context.Context, client *framework.Client, path string) ([]string, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	kids, _, err := client.Children(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sorted := contend.Sort(kids, lockName)
+	out := make([]string, len(sorted))
+	for i, k := range sorted {
+		out[i] = framework.Join(path, k)
+	}
+	return out, nil
+}
+
+// Participants returns the participant ids (node data) of the contenders
+// under path in queue order, holder first. It works on any Curator lock
+// directory (InterProcessMutex, LeaderSelector).
+func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
+	nodes, err := ParticipantNodes(ctx, client, path)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		data, _, err := client.Get(ctx, n)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // left while we looked
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, string(data))
+	}
+	return slices.Clip(ids), nil
+}
+
+// Revoke asks the holder of the lock node at nodePath to release, with
+// Curator's protocol: the node's data becomes "__REVOKE__". A holder made
+// with WithRevocable sees it on Hold.Revoked and decides what to do.
+func Revoke(ctx context.Context, client *framework.Client, nodePath string) error {
+	if client == nil {
+		return ErrNilClient
+	}
+	_, err := client.Set(ctx, nodePath, []byte(revokeMessage), -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // already released
+	}
+	if err != nil {
+		return fmt.Errorf("mutex: revoke %s: %w", nodePath, err)
+	}
+	return nil
+}
+
+// revokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE.
+const revokeMessage = "__REVOKE__"
