@@ -248,34 +248,52 @@ func (c *Client) PendingDeletes() []string { return c.deleter.pending() }
 
 // do runs op on the current go-zookeeper client under the retry policy.
 func (c *Client) do(ctx context.Context, name, path string, op func(z *zk.Conn) error) error {
-	if c.closed.Load() {
-		return opErr(name, path, ErrClosed)
-	}
-	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
-		return c.call(ctx, func() error { return op(c.conn.ZK()) })
-	})
-	return opErr(name, path, c.closedErr(err))
+	_, err := doValue(c, ctx, name, path, func(z *zk.Conn) (struct{}, error) { return struct{}{}, op(z) })
+	return err
 }
 
-// call runs f, a blocking go-zookeeper call, and returns early if ctx ends.
-// f then finishes in the background: go-zookeeper has no cancellation, but
-// every request ends with an answer, a connection error, or Close.
-func (c *Client) call(ctx context.Context, f func() error) error {
+// doValue is do for an operation with a result.
+func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z *zk.Conn) (T, error)) (T, error) {
+	var out T
+	if c.closed.Load() {
+		return out, opErr(name, path, ErrClosed)
+	}
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		v, err := callValue(c, ctx, func() (T, error) { return op(c.conn.ZK()) })
+		if err == nil {
+			out = v
+		}
+		return err
+	})
+	return out, opErr(name, path, c.closedErr(err))
+}
+
+// callValue runs f, a blocking go-zookeeper call, and returns early if ctx
+// ends. f then finishes in the background: go-zookeeper has no
+// cancellation, but every request ends with an answer, a connection error,
+// or Close. Results come back through a channel, so an abandoned call can
+// never write into its caller's variables.
+func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, error) {
+	var zero T
 	if ctx.Done() == nil {
 		return f()
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return zero, err
 	}
-	done := make(chan error, 1)
-	if !c.spawn(func() { done <- f() }) {
-		return ErrClosed
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	if !c.spawn(func() { v, err := f(); done <- result{v, err} }) {
+		return zero, ErrClosed
 	}
 	select {
-	case err := <-done:
-		return err
+	case r := <-done:
+		return r.v, r.err
 	case <-ctx.Done():
-		return ctx.Err()
+		return zero, ctx.Err()
 	}
 }
 

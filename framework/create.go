@@ -130,12 +130,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		return "", err
 	}
 	if !o.protected {
-		var out string
-		err := c.do(ctx, "create", path, func(z *zk.Conn) (err error) {
-			out, err = c.createOnce(ctx, z, path, data, &o)
-			return err
+		return doValue(c, ctx, "create", path, func(z *zk.Conn) (string, error) {
+			return c.createOnce(ctx, z, path, data, &o)
 		})
-		return out, err
 	}
 	return c.createProtected(ctx, path, data, &o)
 }
@@ -230,18 +227,19 @@ func (c *Client) ensureNamespace(ctx context.Context) error {
 		return nil
 	}
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
-		return c.call(ctx, func() error {
+		_, err := callValue(c, ctx, func() (struct{}, error) {
 			z := c.conn.ZK()
 			segs := strings.Split(string(c.ns)[1:], "/")
 			p := ""
 			for _, s := range segs {
 				p += "/" + s
 				if _, err := z.Create(p, nil, zk.FlagPersistent, c.acl.DefaultACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-					return err
+					return struct{}{}, err
 				}
 			}
-			return nil
+			return struct{}{}, nil
 		})
+		return err
 	})
 	if err != nil {
 		return opErr("create namespace", string(c.ns), c.closedErr(err))
@@ -267,28 +265,25 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 	var out string
 	uncertain := false // a create may have been applied without our knowing
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
-		return c.call(ctx, func() error {
+		look := uncertain // copied: an abandoned attempt must not read it later
+		p, err := callValue(c, ctx, func() (string, error) {
 			z := c.conn.ZK()
-			if uncertain {
+			if look {
 				found, err := c.findProtected(z, parent, prefix, o.mode.ephemeral())
-				if err != nil {
-					return err
-				}
-				if found != "" {
-					out = found
-					return nil
+				if err != nil || found != "" {
+					return found, err
 				}
 			}
-			p, err := c.createOnce(ctx, z, ppath, data, o)
-			if err != nil {
-				if retry.Retryable(err) {
-					uncertain = true
-				}
-				return err
-			}
-			out = p
-			return nil
+			return c.createOnce(ctx, z, ppath, data, o)
 		})
+		if err != nil {
+			if retry.Retryable(err) {
+				uncertain = true
+			}
+			return err
+		}
+		out = p
+		return nil
 	})
 	if err != nil {
 		// A create abandoned mid-flight (ctx ended during the call) may land

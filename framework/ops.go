@@ -13,13 +13,11 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 	if err := c.check("get", path, false); err != nil {
 		return nil, nil, err
 	}
-	var data []byte
-	var st *zk.Stat
-	err := c.do(ctx, "get", path, func(z *zk.Conn) (err error) {
-		data, st, err = z.Get(c.ns.fix(path))
-		return err
+	r, err := doValue(c, ctx, "get", path, func(z *zk.Conn) (nodeResult, error) {
+		data, st, err := z.Get(c.ns.fix(path))
+		return nodeResult{data: data, stat: st}, err
 	})
-	return data, st, err
+	return r.data, r.stat, err
 }
 
 // GetW is Get that also sets a data watch: the channel receives one event
@@ -29,17 +27,14 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 	if err := c.check("getw", path, false); err != nil {
 		return nil, nil, nil, err
 	}
-	var data []byte
-	var st *zk.Stat
-	var ch <-chan zk.Event
-	err := c.do(ctx, "getw", path, func(z *zk.Conn) (err error) {
-		data, st, ch, err = z.GetW(c.ns.fix(path))
-		return err
+	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
+		data, st, ch, err := z.GetW(c.ns.fix(path))
+		return nodeResult{data: data, stat: st, watch: ch}, err
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return data, st, c.watch(ch), nil
+	return r.data, r.stat, c.watch(r.watch), nil
 }
 
 // Set writes data to the node at path if its version is version (-1: any).
@@ -47,12 +42,9 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	if err := c.check("set", path, false); err != nil {
 		return nil, err
 	}
-	var st *zk.Stat
-	err := c.do(ctx, "set", path, func(z *zk.Conn) (err error) {
-		st, err = z.Set(c.ns.fix(path), data, version)
-		return err
+	return doValue(c, ctx, "set", path, func(z *zk.Conn) (*zk.Stat, error) {
+		return z.Set(c.ns.fix(path), data, version)
 	})
-	return st, err
 }
 
 // Exists reports whether the node at path exists, with its Stat if so.
@@ -60,13 +52,11 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 	if err := c.check("exists", path, false); err != nil {
 		return false, nil, err
 	}
-	var ok bool
-	var st *zk.Stat
-	err := c.do(ctx, "exists", path, func(z *zk.Conn) (err error) {
-		ok, st, err = z.Exists(c.ns.fix(path))
-		return err
+	r, err := doValue(c, ctx, "exists", path, func(z *zk.Conn) (nodeResult, error) {
+		ok, st, err := z.Exists(c.ns.fix(path))
+		return nodeResult{exists: ok, stat: st}, err
 	})
-	return ok, st, err
+	return r.exists, r.stat, err
 }
 
 // ExistsW is Exists that also sets a watch, which fires when the node is
@@ -75,17 +65,14 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-ch
 	if err := c.check("existsw", path, false); err != nil {
 		return false, nil, nil, err
 	}
-	var ok bool
-	var st *zk.Stat
-	var ch <-chan zk.Event
-	err := c.do(ctx, "existsw", path, func(z *zk.Conn) (err error) {
-		ok, st, ch, err = z.ExistsW(c.ns.fix(path))
-		return err
+	r, err := doValue(c, ctx, "existsw", path, func(z *zk.Conn) (nodeResult, error) {
+		ok, st, ch, err := z.ExistsW(c.ns.fix(path))
+		return nodeResult{exists: ok, stat: st, watch: ch}, err
 	})
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return ok, st, c.watch(ch), nil
+	return r.exists, r.stat, c.watch(r.watch), nil
 }
 
 // Children returns the names of the children of path, in no particular
@@ -94,13 +81,11 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 	if err := c.check("children", path, false); err != nil {
 		return nil, nil, err
 	}
-	var kids []string
-	var st *zk.Stat
-	err := c.do(ctx, "children", path, func(z *zk.Conn) (err error) {
-		kids, st, err = z.Children(c.ns.fix(path))
-		return err
+	r, err := doValue(c, ctx, "children", path, func(z *zk.Conn) (nodeResult, error) {
+		kids, st, err := z.Children(c.ns.fix(path))
+		return nodeResult{children: kids, stat: st}, err
 	})
-	return kids, st, err
+	return r.children, r.stat, err
 }
 
 // ChildrenW is Children that also sets a watch, which fires when a child is
@@ -109,17 +94,23 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 	if err := c.check("childrenw", path, false); err != nil {
 		return nil, nil, nil, err
 	}
-	var kids []string
-	var st *zk.Stat
-	var ch <-chan zk.Event
-	err := c.do(ctx, "childrenw", path, func(z *zk.Conn) (err error) {
-		kids, st, ch, err = z.ChildrenW(c.ns.fix(path))
-		return err
+	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
+		kids, st, ch, err := z.ChildrenW(c.ns.fix(path))
+		return nodeResult{children: kids, stat: st, watch: ch}, err
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return kids, st, c.watch(ch), nil
+	return r.children, r.stat, c.watch(r.watch), nil
+}
+
+// nodeResult carries a read's results out of the call that may be abandoned.
+type nodeResult struct {
+	data     []byte
+	stat     *zk.Stat
+	exists   bool
+	children []string
+	watch    <-chan zk.Event
 }
 
 // Sync makes the server the client is connected to catch up with the leader
@@ -204,10 +195,8 @@ func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, err
 	if err := c.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
-	var res []zk.MultiResponse
-	err := c.do(ctx, "multi", "", func(z *zk.Conn) (err error) {
-		res, err = z.Multi(fixed...)
-		return err
+	res, err := doValue(c, ctx, "multi", "", func(z *zk.Conn) ([]zk.MultiResponse, error) {
+		return z.Multi(fixed...)
 	})
 	for i := range res {
 		if res[i].String != "" {

@@ -45,7 +45,8 @@ type Decision struct {
 	OnlyObstacle bool
 }
 
-// Driver decides ownership, as Curator's LockInternalsDriver.
+// Driver decides ownership, as Curator's LockInternalsDriver. It is given
+// the queue up to and including our node (see Ahead).
 type Driver interface {
 	Decide(sorted []string, ours int) Decision
 }
@@ -114,10 +115,47 @@ func SortKey(name string, markers ...string) string {
 // counts, as in Curator, so that both see the same queue.
 func Sort(children []string, markers ...string) []string {
 	out := slices.Clone(children)
-	slices.SortStableFunc(out, func(a, b string) int {
-		return strings.Compare(SortKey(a, markers...), SortKey(b, markers...))
+	slices.SortFunc(out, func(a, b string) int {
+		if c := strings.Compare(SortKey(a, markers...), SortKey(b, markers...)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
 	})
 	return out
+}
+
+// Ahead returns, in queue order, the children that sort before ours, then
+// ours: all a Driver needs, since no recipe's decision depends on who queued
+// later. It scans once and sorts only the nodes ahead, so a deep queue costs
+// a linear pass per look rather than a full sort. ok is false if ours is not
+// among children.
+func Ahead(children []string, ours string, markers ...string) (ahead []string, ok bool) {
+	key := SortKey(ours, markers...)
+	type keyed struct{ name, key string }
+	var before []keyed
+	for _, c := range children {
+		if c == ours {
+			ok = true
+			continue
+		}
+		if k := SortKey(c, markers...); k < key || (k == key && c < ours) {
+			before = append(before, keyed{c, k})
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	slices.SortFunc(before, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	ahead = make([]string, 0, len(before)+1)
+	for _, k := range before {
+		ahead = append(ahead, k.name)
+	}
+	return append(ahead, ours), true
 }
 
 // Enter queues a contender and waits until its driver says it holds, ctx
@@ -181,12 +219,11 @@ func (w *waiter) run() (*Entry, error) {
 		return nil, err
 	}
 	for {
-		sorted := Sort(kids, w.r.Markers...)
-		ours := slices.Index(sorted, w.name)
-		if ours < 0 {
+		sorted, ok := Ahead(kids, w.name, w.r.Markers...)
+		if !ok {
 			return nil, fmt.Errorf("%w: node %s is gone", ErrSessionLost, w.path)
 		}
-		d := w.r.Driver.Decide(sorted, ours)
+		d := w.r.Driver.Decide(sorted, len(sorted)-1)
 		if d.Holds {
 			return w.grant()
 		}

@@ -1,0 +1,57 @@
+package contend
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestSortKeyIsTheTextAfterTheLastMarker(t *testing.T) {
+	assert.Equal(t, "0000000007", SortKey("_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000007", "lock-"))
+	assert.Equal(t, "0000000003", SortKey("_c_x-__READ__0000000003", "__READ__", "__WRIT__"))
+	assert.Equal(t, "0000000004", SortKey("_c_x-__WRIT__0000000004", "__READ__", "__WRIT__"))
+	assert.Equal(t, "stray", SortKey("stray", "lock-"), "no marker: the whole name, as Curator")
+}
+
+func TestAheadAgreesWithAFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n < 60; n++ {
+		var kids []string
+		for i := 0; i < n; i++ {
+			kids = append(kids, fmt.Sprintf("_c_%08x-lock-%010d", r.Uint32(), i))
+		}
+		r.Shuffle(len(kids), func(i, j int) { kids[i], kids[j] = kids[j], kids[i] })
+		full := Sort(kids, "lock-")
+		for i, ours := range full {
+			ahead, ok := Ahead(kids, ours, "lock-")
+			assert.True(t, ok)
+			assert.Equal(t, full[:i+1], ahead)
+		}
+	}
+	_, ok := Ahead([]string{"a-lock-1"}, "b-lock-2", "lock-")
+	assert.False(t, ok)
+}
+
+func TestFirstWaitsOnTheNodeMaxHoldersAhead(t *testing.T) {
+	q := []string{"lock-0", "lock-1", "lock-2", "lock-3"}
+	assert.Equal(t, Decision{Holds: true}, First(1).Decide(q[:1], 0))
+	assert.Equal(t, Decision{Watch: 0, OnlyObstacle: true}, First(1).Decide(q[:2], 1))
+	assert.Equal(t, Decision{Watch: 2}, First(1).Decide(q, 3))
+	assert.Equal(t, Decision{Holds: true}, First(2).Decide(q[:2], 1))
+	assert.Equal(t, Decision{Watch: 1}, First(2).Decide(q, 3))
+	assert.True(t, slices.IsSorted(q))
+}
+
+func BenchmarkAhead1000(b *testing.B) {
+	var kids []string
+	for i := 0; i < 1000; i++ {
+		kids = append(kids, fmt.Sprintf("_c_%08x-0000-0000-0000-000000000000-lock-%010d", i*7919, i))
+	}
+	ours := kids[3]
+	for b.Loop() {
+		Ahead(kids, ours, "lock-")
+	}
+}
