@@ -1,9 +1,11 @@
 package mutex
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
+	"time"
 )
 
 // Option configures a Mutex.
@@ -15,8 +17,7 @@ type config struct {
 }
 
 // WithParticipantID sets the data of this process's lock nodes, which
-// Participants reports (default: the first non-loopback IPv4 address, as
-// Curator, else the hostname).
+// Participants reports (default: DefaultParticipantID, as Curator).
 func WithParticipantID(id string) Option {
 	return func(c *config) error {
 		if id == "" {
@@ -46,18 +47,24 @@ func buildConfig(opts []Option) (config, error) {
 	return c, nil
 }
 
-// DefaultParticipantID is the first non-loopback IPv4 address of this host,
-// as Curator's default, or the hostname when there is none.
+// DefaultParticipantID is Curator's default participant id: the address this
+// host's name resolves to (Java's InetAddress.getLocalHost().getHostAddress(),
+// often 127.0.1.1 or 127.0.0.1 on Debian), else the hostname itself.
 func DefaultParticipantID() string {
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
-				return ipn.IP.String()
-			}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "unknown"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return host
+	}
+	for _, a := range addrs {
+		if a.IP.To4() != nil {
+			return a.IP.String()
 		}
 	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
-	}
-	return "unknown"
+	return addrs[0].IP.String()
 }

@@ -1,0 +1,531 @@
+// Package curator runs the real Apache Curator (Java) next to Go tests, so
+// that interop tests can prove our recipes and Curator's share a lock path
+// correctly: same node names, same queue order, mutual exclusion across the
+// two implementations.
+//
+// Curator runs inside an Agent, a small Java program (java/Agent.java) that
+// drives Curator's public API and speaks a line protocol on stdin/stdout:
+// one command per line, one answer line per command (answers of blocking
+// commands come when they complete, so several may be outstanding).
+//
+//	(on start)                              ready   (connected)
+//	mutex-acquire <name> <path>             acquired <name> <lockNodePath>
+//	mutex-release <name>                    released <name>
+//	mutex-loop <path> <n> <holdMs> <logFile> <id>
+//	                                        loop-done <id>
+//	participants <path>                     participants <id1>,<id2>,...
+//	quit                                    bye   (then it exits 0)
+//	(a failure)                             error <message>
+//
+// On EOF of stdin (the test process is gone) the Agent exits too. Error
+// messages of per-name and loop commands start with the command and the
+// name or id they concern.
+//
+// mutex-acquire/mutex-release on one name run on one Java thread of their own,
+// because Curator's locks belong to the acquiring thread. mutex-loop is an
+// independent contender that logs "enter <id> <node>" and "exit <id> <node>"
+// around each critical section, one O_APPEND write per line.
+//
+// Commands for another recipe (read-write lock, semaphore, leader latch...)
+// take one register line in the Agent's constructor and a handler; a recipe
+// object that must outlive one command, or stay on one thread, lives in the
+// Agent's per-name Actor.
+//
+// The Agent needs javac/java (17+) and Debian's Curator 5.4 jars; without
+// them the test fails with the install command, it is never skipped.
+package curator
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// InstallHint installs what the Agent needs on Debian.
+const InstallHint = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java default-jdk-headless"
+
+// javaDir is where Debian puts the jars.
+const javaDir = "/usr/share/java"
+
+// jars is the Agent's classpath. Their manifests' Class-Path entries bring
+// the rest (netty, commons, jackson...). slf4j-simple is the logging binding:
+// Curator's and ZooKeeper's warnings go to stderr, which is kept and shown
+// when a test fails (see logProps).
+var jars = []string{
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-simple.jar",
+}
+
+// logProps configure slf4j-simple: warnings and errors only (a healthy run
+// logs nothing), timestamped to line up with the server's log.
+var logProps = []string{
+	"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+	"-Dorg.slf4j.simpleLogger.showDateTime=true",
+	"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+}
+
+// ownerProperty marks every Agent JVM with the pid of the test process that
+// started it, so a survivor can be traced back (ps, /proc/*/cmdline).
+const ownerProperty = "-Dzkrecipes.curator.owner="
+
+// JVM is a compiled Agent, ready to start processes.
+type JVM struct {
+	java      string // java binary
+	classpath string // compiled classes, then the jars
+}
+
+var (
+	buildOnce sync.Once
+	built     *JVM
+	buildErr  error
+)
+
+// Agent returns what starts Agent processes, compiling java/*.java on the
+// first call of the test process (or reusing an earlier run's classes for
+// the same sources, compiler and jars; see compile). Missing tools or jars
+// fail t with the install command.
+func Agent(t testing.TB) *JVM {
+	t.Helper()
+	buildOnce.Do(func() { built, buildErr = build() })
+	if buildErr != nil {
+		t.Fatalf("curator: %v", buildErr)
+	}
+	return built
+}
+
+func build() (*JVM, error) {
+	javac, java, err := findJDK()
+	if err != nil {
+		return nil, err
+	}
+	var jarPaths []string
+	for _, j := range jars {
+		p := filepath.Join(javaDir, j)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("no %s (Curator 5.4 and its dependencies come from Debian)\n  install with: %s", p, InstallHint)
+		}
+		jarPaths = append(jarPaths, p)
+	}
+	jarCP := strings.Join(jarPaths, string(os.PathListSeparator))
+	srcDir, err := sourceDir()
+	if err != nil {
+		return nil, err
+	}
+	sources, err := filepath.Glob(filepath.Join(srcDir, "*.java"))
+	if err != nil || len(sources) == 0 {
+		return nil, fmt.Errorf("no Java sources in %s", srcDir)
+	}
+	key, err := cacheKey(javac, sources, jarPaths)
+	if err != nil {
+		return nil, err
+	}
+	classes, err := compile(javac, jarCP, sources, key)
+	if err != nil {
+		return nil, err
+	}
+	return &JVM{java: java, classpath: classes + string(os.PathListSeparator) + jarCP}, nil
+}
+
+// findJDK finds javac and the java next to it: JAVA_HOME first, as the JDK
+// tools themselves do, then PATH.
+func findJDK() (javac, java string, err error) {
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		javac, java = filepath.Join(home, "bin", "javac"), filepath.Join(home, "bin", "java")
+		if isFile(javac) && isFile(java) {
+			return javac, java, nil
+		}
+	}
+	if javac, err = exec.LookPath("javac"); err != nil {
+		return "", "", fmt.Errorf("no javac on PATH (the Agent is compiled from source)\n  install with: %s", InstallHint)
+	}
+	if java, err = exec.LookPath("java"); err != nil {
+		return "", "", fmt.Errorf("no java on PATH\n  install with: %s", InstallHint)
+	}
+	return javac, java, nil
+}
+
+// sourceDir is this package's java/ directory, found from this file's own
+// path so that tests of any package (each runs in its own directory) find it.
+func sourceDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the curator package's source (runtime.Caller failed)")
+	}
+	dir := filepath.Join(filepath.Dir(file), "java")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("no Java sources at %s (built with -trimpath? the Agent is compiled from this package's java/ directory)", dir)
+	}
+	return dir, nil
+}
+
+// cacheKey hashes everything the compiled classes depend on: the sources, the
+// compiler, and the jars compiled against (by size and time, which change
+// when a package upgrade replaces them).
+func cacheKey(javac string, sources, jarPaths []string) (string, error) {
+	h := sha256.New()
+	real, err := filepath.EvalSymlinks(javac)
+	if err != nil {
+		real = javac
+	}
+	fmt.Fprintf(h, "javac %s\n", real)
+	for _, s := range sources {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "src %s %d\n", filepath.Base(s), len(b))
+		h.Write(b)
+	}
+	for _, j := range jarPaths {
+		st, err := os.Stat(j) // follows Debian's version symlinks
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "jar %s %d %d\n", j, st.Size(), st.ModTime().UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// compile returns a directory holding the compiled Agent for key, compiling
+// it unless an earlier run already did.
+//
+// Where: os.TempDir()/zkrecipes-curator-<uid>/agent-<key>. A t.TempDir would
+// vanish when the first test using it ends, and a directory removed at
+// process exit would need a hook `go test` does not offer; a cache keyed by a
+// hash of the inputs instead survives, is reused by every later run (javac
+// costs ~1s), and never serves stale classes, because any change of input is
+// a new key. Concurrent test processes (go test runs packages in parallel)
+// each compile into a private directory and rename it into place: the rename
+// is atomic, so a cache directory, once visible, is complete; the loser of a
+// race discards its copy. The per-user parent is 0700 and checked to be ours,
+// so another user of a shared /tmp cannot plant classes for us to run.
+func compile(javac, jarCP string, sources []string, key string) (string, error) {
+	root := filepath.Join(os.TempDir(), "zkrecipes-curator-"+strconv.Itoa(os.Getuid()))
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", err
+	}
+	if err := checkPrivate(root); err != nil {
+		return "", err
+	}
+	final := filepath.Join(root, "agent-"+key)
+	if isFile(filepath.Join(final, "zkrecipes", "Agent.class")) {
+		return final, nil
+	}
+	tmp, err := os.MkdirTemp(root, "build-")
+	if err != nil {
+		return "", err
+	}
+	args := append([]string{"-encoding", "UTF-8", "-Xlint:all,-path", "-d", tmp, "-cp", jarCP}, sources...)
+	out, err := exec.Command(javac, args...).CombinedOutput()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("javac %s: %v\n%s", strings.Join(sources, " "), err, out)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.RemoveAll(tmp)
+		if isFile(filepath.Join(final, "zkrecipes", "Agent.class")) {
+			return final, nil // another test process got there first
+		}
+		return "", err
+	}
+	return final, nil
+}
+
+// checkPrivate refuses a cache directory that someone else owns or could
+// write to.
+func checkPrivate(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || !ok || int(sys.Uid) != os.Getuid() || st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("refusing agent cache %s: not a directory of ours with mode 0700 (remove it)", dir)
+	}
+	return nil
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// Process is one running Agent JVM with its own Curator client (and so its
+// own ZooKeeper session). Its methods are safe for concurrent use.
+type Process struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+
+	stderr lockedBuffer
+
+	mu      sync.Mutex
+	lines   []string      // every line read from stdout
+	next    int           // first line Expect has not consumed
+	eof     error         // set when stdout ended (io.EOF or a read error)
+	changed chan struct{} // closed and replaced whenever lines or eof change
+	notes   []string      // failed writes, shown with the transcript
+
+	exited  bool  // the process has been reaped
+	exitErr error // what Wait said
+
+	done     chan struct{} // closed once stdout ended and the process is reaped
+	killOnce sync.Once
+}
+
+// Start launches an Agent connected to connectString with the given session
+// timeout and waits for it to say "ready" (connected). The process is
+// killed and waited for when t ends; if t failed, its stderr and everything
+// it answered are logged.
+func (j *JVM) Start(t testing.TB, connectString string, sessionTimeout time.Duration) *Process {
+	t.Helper()
+	args := []string{
+		// A small, quick-starting JVM: tests start several next to the
+		// ZooKeeper server, and the Agent's work is tiny.
+		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		ownerProperty + strconv.Itoa(os.Getpid()),
+	}
+	args = append(args, logProps...)
+	args = append(args, "-cp", j.classpath, "zkrecipes.Agent",
+		connectString, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	cmd := exec.Command(j.java, args...)
+	p := &Process{cmd: cmd, changed: make(chan struct{}), done: make(chan struct{})}
+	cmd.Stderr = &p.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatalf("curator: stdin pipe: %v", err)
+	}
+	p.stdin = stdin
+	// Our own pipe rather than StdoutPipe: exec.Cmd.Wait closes a StdoutPipe
+	// under a reader still using it, while with our own the reader simply
+	// sees EOF once the process is gone and can call Wait itself.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatalf("curator: stdout pipe: %v", err)
+	}
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		t.Fatalf("curator: start agent: %v", err)
+	}
+	w.Close() // the child has its copy; EOF comes when it exits
+	go p.run(r)
+	t.Cleanup(func() {
+		p.Kill()
+		<-p.done // the process is reaped and no goroutine of ours is left
+		if t.Failed() {
+			t.Logf("curator: agent pid %d (%s), %s\n%s\n--- stderr ---\n%s",
+				p.Pid(), connectString, p.exitState(), p.transcript(), p.stderr.tail(100))
+		}
+	})
+	p.Expect(t, "ready", 2*time.Minute) // the Agent itself gives up after 60s
+	return p
+}
+
+// run collects stdout lines until EOF, then reaps the process. It never
+// blocks on a consumer, so it always ends once the process has exited.
+func (p *Process) run(r *os.File) {
+	defer close(p.done)
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		p.mu.Lock()
+		if line != "" {
+			p.lines = append(p.lines, strings.TrimRight(line, "\r\n"))
+		}
+		if err != nil {
+			p.eof = err
+		}
+		p.broadcast()
+		p.mu.Unlock()
+		if err != nil {
+			break
+		}
+	}
+	r.Close()
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.exitErr, p.exited = err, true
+	p.broadcast()
+	p.mu.Unlock()
+}
+
+// broadcast wakes every waiter; p.mu must be held.
+func (p *Process) broadcast() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Pid is the JVM's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Send writes one command line. It does not fail the test itself (it may be
+// called from any goroutine, and writing to a killed Agent is expected in
+// fault tests): a write error is recorded and shows in the failure of the
+// next Expect, which then also sees EOF.
+func (p *Process) Send(cmd string) {
+	if strings.ContainsAny(cmd, "\r\n") {
+		panic(fmt.Sprintf("curator: Send(%q): a command is one line", cmd))
+	}
+	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
+		p.mu.Lock()
+		p.notes = append(p.notes, fmt.Sprintf("send %q: %v", cmd, err))
+		p.mu.Unlock()
+	}
+}
+
+// Call sends cmd and returns the first answer starting with prefix (Send,
+// then Expect).
+func (p *Process) Call(t testing.TB, cmd, prefix string, timeout time.Duration) string {
+	t.Helper()
+	p.Send(cmd)
+	return p.Expect(t, prefix, timeout)
+}
+
+// Expect reads lines until one starts with prefix and returns it; the lines
+// before it are consumed too (they stay in the transcript). It fails the test
+// on timeout, on EOF, and on an "error" line (unless prefix asks for one),
+// showing everything the Agent answered so far. Call it from the test's
+// goroutine.
+func (p *Process) Expect(t testing.TB, prefix string, timeout time.Duration) string {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		for p.next < len(p.lines) {
+			line := p.lines[p.next]
+			p.next++
+			if strings.HasPrefix(line, prefix) {
+				p.mu.Unlock()
+				return line
+			}
+			if strings.HasPrefix(line, "error") && !strings.HasPrefix(prefix, "error") {
+				p.mu.Unlock()
+				t.Fatalf("curator: agent %d answered %q while %q was expected\n%s", p.Pid(), line, prefix, p.transcript())
+			}
+		}
+		eof, changed := p.eof, p.changed
+		p.mu.Unlock()
+		if eof != nil {
+			select { // let it be reaped, for the exit status and all of stderr
+			case <-p.done:
+			case <-time.After(5 * time.Second):
+			}
+			t.Fatalf("curator: agent %d: stdout ended (%v; %s) while %q was expected (its stderr follows at cleanup)\n%s",
+				p.Pid(), eof, p.exitState(), prefix, p.transcript())
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("curator: agent %d: no line starting with %q within %v\n%s", p.Pid(), prefix, timeout, p.transcript())
+		}
+	}
+}
+
+// ExpectNone fails the test if a line starting with prefix (or an error line)
+// arrives within d. It consumes nothing, so a later Expect still sees every
+// line. Proving that something does not happen takes a bounded wait, so d is
+// a trade-off between test time and the chance to catch a late event.
+func (p *Process) ExpectNone(t testing.TB, prefix string, d time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	seen := -1
+	for {
+		p.mu.Lock()
+		start := max(seen, p.next)
+		for i := start; i < len(p.lines); i++ {
+			if line := p.lines[i]; strings.HasPrefix(line, prefix) || strings.HasPrefix(line, "error") {
+				p.mu.Unlock()
+				t.Fatalf("curator: agent %d answered %q, expected no %q for %v\n%s", p.Pid(), line, prefix, d, p.transcript())
+			}
+		}
+		seen = len(p.lines)
+		changed := p.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// Kill sends SIGKILL: the JVM dies without closing its session, as a crashed
+// process would, so its ephemeral nodes stay until the session expires.
+// Cleanup still waits for it. Killing twice is harmless.
+func (p *Process) Kill() {
+	p.killOnce.Do(func() { _ = p.cmd.Process.Signal(syscall.SIGKILL) })
+}
+
+// exitState describes how the process ended, if it has.
+func (p *Process) exitState() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !p.exited:
+		return "still running"
+	case p.exitErr == nil:
+		return "exited 0"
+	}
+	return p.exitErr.Error()
+}
+
+// transcript is what the Agent answered, with a marker at the read position.
+func (p *Process) transcript() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("--- agent answers (> = not yet consumed) ---\n")
+	for i, l := range p.lines {
+		mark := "  "
+		if i >= p.next {
+			mark = "> "
+		}
+		b.WriteString(mark + l + "\n")
+	}
+	for _, n := range p.notes {
+		b.WriteString("!! " + n + "\n")
+	}
+	return b.String()
+}
+
+// lockedBuffer is the process's stderr: written by exec's copier, read by
+// failure reports.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// tail returns the last n lines.
+func (b *lockedBuffer) tail(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(b.buf.String(), "\n"), "\n")
+	if len(lines) > n {
+		lines = slices.Clone(lines[len(lines)-n:])
+	}
+	return strings.Join(lines, "\n")
+}
