@@ -29,6 +29,7 @@ type Conn struct {
 	zkEvents <-chan zk.Event
 
 	lastHandshake atomic.Pointer[handshake] // written by the dialer's sniffer
+	tracer        tracer
 
 	inboxMu     sync.Mutex
 	inbox       []rawEvent
@@ -191,6 +192,7 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		Conn:        nc,
 		askReadOnly: c.cfg.readOnly,
 		onHandshake: func(h handshake) { c.lastHandshake.Store(&h) },
+		tracer:      &c.tracer,
 	}, nil
 }
 

@@ -3,8 +3,8 @@ package conn
 import (
 	"encoding/binary"
 	"net"
+	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // handshake is what the server said in its answer to the connect request,
@@ -16,32 +16,66 @@ type handshake struct {
 	readOnly  bool
 }
 
-// sniffConn watches the first frame each way of one connection: it reads the
-// connect response, and when read-only sessions are allowed it adds the
-// readOnly flag that go-zookeeper does not send to the connect request. After
-// the handshake it is a plain pass-through.
+// ZooKeeper opcodes of the requests that can be traced.
+const (
+	opCreate          = 1
+	opDelete          = 2
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+)
+
+func isCreate(op int32) bool {
+	return op == opCreate || op == opCreate2 || op == opCreateContainer || op == opCreateTTL
+}
+
+// sniffConn watches the frames of one connection, for what go-zookeeper
+// does not tell: the connect response (negotiated timeout, read-only flag)
+// and, for traced creates, when the request went out and the zxid its reply
+// carries (which is the new node's czxid). When read-only sessions are
+// allowed it also adds the readOnly flag go-zookeeper does not send.
+//
+// go-zookeeper writes exactly one whole frame per Write, from one goroutine
+// at a time, and reads from one goroutine, so each side needs no lock of its
+// own; the map between them does.
 type sniffConn struct {
 	net.Conn
 	askReadOnly bool
 	onHandshake func(handshake)
+	tracer      *tracer
 
-	wmu     sync.Mutex
-	wrote   bool
-	done    atomic.Bool
-	readBuf []byte
+	wrote bool // the connect request has gone out
+
+	mu      sync.Mutex
+	pending map[int32]*CreateTrace // xid of a traced create → its trace
+	session int64
+
+	// read side: the frame being parsed
+	handshaken bool
+	head       []byte // the first bytes of the current frame
+	remaining  int    // bytes of the current frame not yet seen; 0 between frames
+	frameLen   int
 }
 
+// headLimit is how much of each reply is kept: the length, the header (xid,
+// zxid, err) and a created path.
+const headLimit = 4 + 16 + 4 + 1024
+
 func (c *sniffConn) Write(b []byte) (int, error) {
-	c.wmu.Lock()
-	first := !c.wrote
-	c.wrote = true
-	c.wmu.Unlock()
-	if !first || !c.askReadOnly || len(b) < 4 {
+	if !c.wrote {
+		c.wrote = true
+		if c.askReadOnly && len(b) >= 4 {
+			return c.writeConnectReadOnly(b)
+		}
 		return c.Conn.Write(b)
 	}
-	// go-zookeeper writes the whole length-prefixed connect request at once.
-	// The protocol lets a client append a readOnly byte; servers without it
-	// in the request refuse clients while in read-only mode.
+	c.noteRequest(b)
+	return c.Conn.Write(b)
+}
+
+// writeConnectReadOnly appends the readOnly byte the protocol allows after
+// the connect request; servers refuse clients without it in read-only mode.
+func (c *sniffConn) writeConnectReadOnly(b []byte) (int, error) {
 	n := binary.BigEndian.Uint32(b[:4])
 	if int(n)+4 != len(b) {
 		return c.Conn.Write(b)
@@ -56,19 +90,110 @@ func (c *sniffConn) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// noteRequest registers a traced create before its bytes leave, so its
+// reply cannot be read before we know to look for it.
+func (c *sniffConn) noteRequest(b []byte) {
+	if c.tracer == nil || len(b) < 16 || !c.tracer.active() {
+		return
+	}
+	op := int32(binary.BigEndian.Uint32(b[8:12]))
+	if !isCreate(op) && op != opDelete {
+		return
+	}
+	plen := int(int32(binary.BigEndian.Uint32(b[12:16])))
+	if plen < 0 || 16+plen > len(b) {
+		return
+	}
+	t := c.tracer.match(op, string(b[16:16+plen]))
+	if t == nil {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(b[4:8]))
+	c.mu.Lock()
+	if c.pending == nil {
+		c.pending = map[int32]*CreateTrace{}
+	}
+	c.pending[xid] = t
+	c.mu.Unlock()
+	t.markSent()
+}
+
 func (c *sniffConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 && !c.done.Load() {
-		// Read is only called from go-zookeeper's one reading goroutine at a
-		// time, so readBuf needs no lock.
-		c.readBuf = append(c.readBuf, b[:n]...)
-		if h, ok := parseConnectResponse(c.readBuf); ok {
-			c.done.Store(true)
-			c.readBuf = nil
-			c.onHandshake(h)
-		}
+	if n > 0 {
+		c.consume(b[:n])
 	}
 	return n, err
+}
+
+// consume feeds read bytes through the frame parser.
+func (c *sniffConn) consume(p []byte) {
+	for len(p) > 0 {
+		if c.remaining == 0 && len(c.head) < 4 {
+			// Reading a frame's length.
+			k := min(4-len(c.head), len(p))
+			c.head = append(c.head, p[:k]...)
+			p = p[k:]
+			if len(c.head) == 4 {
+				c.frameLen = int(binary.BigEndian.Uint32(c.head))
+				c.remaining = c.frameLen
+				if c.remaining == 0 {
+					c.frame()
+				}
+			}
+			continue
+		}
+		k := min(c.remaining, len(p))
+		if keep := min(k, headLimit-len(c.head)); keep > 0 {
+			c.head = append(c.head, p[:keep]...)
+		}
+		c.remaining -= k
+		p = p[k:]
+		if c.remaining == 0 {
+			c.frame()
+		}
+	}
+}
+
+// frame handles one complete frame (of which head holds the start).
+func (c *sniffConn) frame() {
+	head := c.head
+	c.head = c.head[:0]
+	if !c.handshaken {
+		c.handshaken = true
+		if h, ok := parseConnectResponse(head); ok {
+			c.mu.Lock()
+			c.session = h.sessionID
+			c.mu.Unlock()
+			c.onHandshake(h)
+		}
+		return
+	}
+	if len(head) < 20 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(head[4:8]))
+	if xid < 0 {
+		return // watch event, ping, auth
+	}
+	c.mu.Lock()
+	t := c.pending[xid]
+	delete(c.pending, xid)
+	session := c.session
+	c.mu.Unlock()
+	if t == nil || t.delete {
+		return
+	}
+	zxid := int64(binary.BigEndian.Uint64(head[8:16]))
+	code := int32(binary.BigEndian.Uint32(head[16:20]))
+	if code != 0 || len(head) < 24 {
+		return
+	}
+	plen := int(int32(binary.BigEndian.Uint32(head[20:24])))
+	if plen < 0 || 24+plen > len(head) {
+		return
+	}
+	t.complete(string(head[24:24+plen]), zxid, session)
 }
 
 // parseConnectResponse decodes a length-prefixed connect response:
@@ -92,4 +217,107 @@ func parseConnectResponse(b []byte) (handshake, bool) {
 		h.readOnly = body[rest] != 0
 	}
 	return h, true
+}
+
+// tracer holds the creates callers asked to follow, by path prefix.
+type tracer struct {
+	mu     sync.Mutex
+	traces map[*CreateTrace]struct{}
+	count  int
+}
+
+func (tr *tracer) active() bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.count > 0
+}
+
+func (tr *tracer) match(op int32, path string) *CreateTrace {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for t := range tr.traces {
+		if t.delete {
+			if op == opDelete && path == t.prefix {
+				return t
+			}
+		} else if isCreate(op) && strings.HasPrefix(path, t.prefix) {
+			return t
+		}
+	}
+	return nil
+}
+
+func (tr *tracer) add(t *CreateTrace) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.traces == nil {
+		tr.traces = map[*CreateTrace]struct{}{}
+	}
+	tr.traces[t] = struct{}{}
+	tr.count = len(tr.traces)
+}
+
+func (tr *tracer) remove(t *CreateTrace) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	delete(tr.traces, t)
+	tr.count = len(tr.traces)
+}
+
+// CreateTrace follows one create (or delete) through the wire: see
+// Conn.TraceCreate and Conn.TraceDelete.
+type CreateTrace struct {
+	prefix string // a path prefix for creates, the exact path for a delete
+	delete bool
+	tr     *tracer
+
+	sentOnce sync.Once
+	sent     chan struct{}
+
+	mu      sync.Mutex
+	done    bool
+	path    string
+	zxid    int64
+	session int64
+}
+
+// TraceCreate follows the next create requests whose path starts with prefix
+// (a full server path: namespace included). Sent closes once such a request
+// has been written to the server: a request sent on the same session after
+// that is answered after it. Result reports the zxid of a successful reply.
+// Close the trace when done with it.
+func (c *Conn) TraceCreate(prefix string) *CreateTrace {
+	t := &CreateTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{})}
+	c.tracer.add(t)
+	return t
+}
+
+// TraceDelete follows the next delete request of exactly path (a full server
+// path). Only Sent is meaningful.
+func (c *Conn) TraceDelete(path string) *CreateTrace {
+	t := &CreateTrace{prefix: path, delete: true, tr: &c.tracer, sent: make(chan struct{})}
+	c.tracer.add(t)
+	return t
+}
+
+// Sent is closed once a matching request has been written.
+func (t *CreateTrace) Sent() <-chan struct{} { return t.sent }
+
+// Result returns the created path, the zxid of the create (the node's czxid)
+// and the session it was made on, once a successful reply has been read.
+func (t *CreateTrace) Result() (path string, zxid, session int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.path, t.zxid, t.session, t.done
+}
+
+// Close stops following.
+func (t *CreateTrace) Close() { t.tr.remove(t) }
+
+func (t *CreateTrace) markSent() { t.sentOnce.Do(func() { close(t.sent) }) }
+
+func (t *CreateTrace) complete(path string, zxid, session int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.path, t.zxid, t.session, t.done = path, zxid, session, true
 }

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"encoding/binary"
+	"io"
 	"net"
 	"testing"
 
@@ -70,4 +71,80 @@ func TestSniffConnAddsReadOnlyFlagToConnectRequestOnly(t *testing.T) {
 	_, err = s.Write(req)
 	require.NoError(t, err)
 	assert.Equal(t, req, <-got, "later writes pass through untouched")
+}
+
+func frameOf(body []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+func createRequest(xid int32, path string) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint32(b, opCreate)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
+	b = append(b, path...)
+	return frameOf(append(b, 0, 0, 0, 0)) // + empty data
+}
+
+func reply(xid int32, zxid int64, code int32, body []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint64(b, uint64(zxid))
+	b = binary.BigEndian.AppendUint32(b, uint32(code))
+	return frameOf(append(b, body...))
+}
+
+func stringBody(s string) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(s))), s...)
+}
+
+// TestTracedCreateIsFollowedThroughSplitReads feeds the reply stream one
+// byte at a time: the parser must not depend on how reads split frames.
+func TestTracedCreateIsFollowedThroughSplitReads(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	var tr tracer
+	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
+	trace := &CreateTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
+	tr.add(trace)
+
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	_, err := s.Write(createRequest(7, "/q/lock-"))
+	require.NoError(t, err)
+	select {
+	case <-trace.Sent():
+		t.Fatal("an untraced create marked the trace sent")
+	default:
+	}
+	_, err = s.Write(createRequest(8, "/q/_c_abc-lock-"))
+	require.NoError(t, err)
+	<-trace.Sent()
+
+	stream := append(connectResponse(4000, 0x99, make([]byte, 16), nil), reply(-1, 5, 0, stringBody("/watched"))...)
+	stream = append(stream, reply(7, 10, 0, stringBody("/q/lock-0000000000"))...)
+	stream = append(stream, reply(8, 11, 0, stringBody("/q/_c_abc-lock-0000000001"))...)
+	for i := range stream {
+		s.consume(stream[i : i+1])
+	}
+	path, zxid, session, ok := trace.Result()
+	require.True(t, ok)
+	assert.Equal(t, "/q/_c_abc-lock-0000000001", path)
+	assert.Equal(t, int64(11), zxid)
+	assert.Equal(t, int64(0x99), session)
+}
+
+func TestFailedTracedCreateHasNoResult(t *testing.T) {
+	var tr tracer
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
+	trace := &CreateTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
+	tr.add(trace)
+	_, err := s.Write(createRequest(3, "/q/_c_abc-x"))
+	require.NoError(t, err)
+	s.consume(connectResponse(4000, 1, nil, nil))
+	s.consume(reply(3, 12, -110, nil)) // node exists
+	_, _, _, ok := trace.Result()
+	assert.False(t, ok)
 }

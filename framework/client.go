@@ -107,8 +107,10 @@ type Client struct {
 	deleter *deleter
 
 	closed  atomic.Bool
-	quit    chan struct{} // closed by Close: stops background work
-	spawnMu sync.Mutex    // orders spawn's wg.Add before Close's wg.Wait
+	quit    chan struct{}   // closed by Close: stops background work
+	life    context.Context // cancelled by Close: ends background calls
+	stop    context.CancelFunc
+	spawnMu sync.Mutex // orders spawn's wg.Add before Close's wg.Wait
 	stopped bool
 	wg      sync.WaitGroup
 }
@@ -188,6 +190,7 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		drain:     o.drain,
 		quit:      make(chan struct{}),
 	}
+	cl.life, cl.stop = context.WithCancel(context.Background())
 	cl.deleter = newDeleter(cl, o.deleteRetry)
 	return cl
 }
@@ -231,6 +234,7 @@ func (c *Client) Close() error {
 	c.stopped = true
 	c.spawnMu.Unlock()
 	close(c.quit)
+	c.stop()
 	c.deleter.abandon()
 	if c.ownsConn {
 		c.conn.Close() // ends in-flight calls with zk.ErrClosing

@@ -54,6 +54,46 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	return err
 }
 
+// DeleteAsync deletes path (guaranteed, as Delete with Guaranteed) and
+// returns as soon as the request is on its way to the server, not when it is
+// answered: ZooKeeper applies one session's requests in order, so the delete
+// takes effect before anything this client sends afterwards. If the answer
+// is a connection problem the delete goes on in the background; Drain and
+// Close wait for it like for any background delete. It returns an error only
+// for bad input, a closed client, or a ctx that ends before the request
+// could be sent (the delete then goes on in the background all the same).
+func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) error {
+	if err := c.check("delete", path, false); err != nil {
+		return err
+	}
+	if path == "/" {
+		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
+	}
+	trace := c.conn.TraceDelete(c.ns.fix(path))
+	defer trace.Close()
+	done := make(chan struct{})
+	c.deleter.begin()
+	if !c.spawn(func() {
+		defer c.deleter.end()
+		defer close(done)
+		err := c.do(c.life, "delete", path, func(z *zk.Conn) error { return z.Delete(c.ns.fix(path), version) })
+		if err != nil && deleteUnfinished(err) {
+			c.deleter.enqueue(deleteJob{path: path, version: version})
+		}
+	}) {
+		c.deleter.end()
+		return opErr("delete", path, ErrClosed)
+	}
+	select {
+	case <-trace.Sent():
+		return nil
+	case <-done:
+		return nil // answered (or handed to the background) before we saw it sent
+	case <-ctx.Done():
+		return opErr("delete", path, errors.Join(ctx.Err(), ErrDeferred))
+	}
+}
+
 // DeleteLater deletes path in the background, guaranteed as Delete with
 // Guaranteed. If owner is not 0 the node is only deleted while it is an
 // ephemeral of session owner: once that session is gone, so is the node, and
@@ -116,6 +156,7 @@ type deleter struct {
 	mu        sync.Mutex
 	jobs      []deleteJob
 	inflight  []deleteJob
+	async     int // DeleteAsync calls not yet answered
 	running   bool
 	idle      chan struct{} // closed while there is no work
 	abandoned bool
@@ -125,6 +166,33 @@ func newDeleter(c *Client, maxSleep time.Duration) *deleter {
 	idle := make(chan struct{})
 	close(idle)
 	return &deleter{c: c, maxSleep: maxSleep, idle: idle}
+}
+
+// begin and end bracket a DeleteAsync, so that drain waits for it too.
+func (d *deleter) begin() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.async == 0 && !d.running {
+		d.idle = make(chan struct{})
+	}
+	d.async++
+}
+
+func (d *deleter) end() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.async--
+	d.closeIdleLocked()
+}
+
+func (d *deleter) closeIdleLocked() {
+	if d.async == 0 && !d.running {
+		select {
+		case <-d.idle:
+		default:
+			close(d.idle)
+		}
+	}
 }
 
 func (d *deleter) enqueue(j deleteJob) {
@@ -138,11 +206,13 @@ func (d *deleter) enqueue(j deleteJob) {
 	if d.running {
 		return
 	}
+	if d.async == 0 {
+		d.idle = make(chan struct{})
+	}
 	d.running = true
-	d.idle = make(chan struct{})
 	if !d.c.spawn(d.loop) {
 		d.running = false
-		close(d.idle)
+		d.closeIdleLocked()
 	}
 }
 
@@ -166,7 +236,7 @@ func (d *deleter) loop() {
 		d.jobs, d.inflight = append(failed, d.jobs...), nil
 		if len(d.jobs) == 0 || d.abandoned {
 			d.running = false
-			close(d.idle)
+			d.closeIdleLocked()
 			d.mu.Unlock()
 			return
 		}

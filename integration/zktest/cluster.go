@@ -34,6 +34,7 @@ type config struct {
 	extraConfig    []string
 	sysProps       map[string]string
 	tls            *tlsConfig // nil: no TLS port
+	fullJIT        bool
 }
 
 func defaultConfig() config {
@@ -70,6 +71,11 @@ func WithContainerCheck(d time.Duration) Option { return func(c *config) { c.con
 func WithDurable() Option {
 	return func(c *config) { c.durable = true; c.tickTime = 2 * time.Second; c.minSession = 4 * time.Second }
 }
+
+// WithFullJIT runs the server JVMs with the full JIT and a larger heap, as in
+// production, for benchmarks. By default they stop at the quick C1 compiler,
+// which starts faster but runs the server slower.
+func WithFullJIT() Option { return func(c *config) { c.fullJIT = true } }
 
 // WithConfig appends raw lines to zoo.cfg (for example "secureClientPort=...").
 func WithConfig(lines ...string) Option {

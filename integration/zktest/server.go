@@ -107,17 +107,20 @@ func (s *Server) Restart() {
 
 func (s *Server) javaArgs(in *install) []string {
 	cfg := s.cluster.cfg
-	args := []string{
-		// Small, fast-starting JVMs: tests start many of them on two cores.
-		"-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
+	// Small, fast-starting JVMs: tests start many of them on two cores.
+	jvm := []string{"-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"}
+	if cfg.fullJIT {
+		jvm = []string{"-Xms256m", "-Xmx1g"}
+	}
+	args := append(jvm,
 		"-Djava.awt.headless=true",
-		ownerProperty + strconv.Itoa(os.Getpid()),
+		ownerProperty+strconv.Itoa(os.Getpid()),
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.extendedTypesEnabled=true", // TTL nodes
-		"-Dznode.container.checkIntervalMs=" + strconv.Itoa(int(cfg.containerCheck/time.Millisecond)),
+		"-Dznode.container.checkIntervalMs="+strconv.Itoa(int(cfg.containerCheck/time.Millisecond)),
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-	}
+	)
 	for k, v := range cfg.sysProps {
 		args = append(args, "-D"+k+"="+v)
 	}

@@ -181,19 +181,16 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	if _, err := c.Conn().WaitConnected(ctx); err != nil {
 		return nil, err
 	}
-	path, err := c.Create(ctx, framework.Join(r.Dir, r.Name), r.Data,
-		framework.WithMode(framework.EphemeralSequential),
-		framework.WithParentContainers(),
-		framework.Protected())
+	q, err := c.Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
 	if err != nil {
 		return nil, err
 	}
-	w := &waiter{r: r, ctx: ctx, path: path, name: framework.Base(path)}
-	e, err := w.run()
+	w := &waiter{r: r, ctx: ctx, path: q.Path, name: framework.Base(q.Path), owner: q.Owner, czxid: q.Czxid}
+	e, err := w.run(q.Children)
 	if err != nil {
 		// Ours to clean up whatever happened: a cancelled wait, an error, a
 		// lost session (then the owner check makes this a no-op).
-		if derr := c.DeleteLater(path, w.owner); derr != nil && !errors.Is(derr, framework.ErrClosed) {
+		if derr := c.DeleteLater(q.Path, w.owner); derr != nil && !errors.Is(derr, framework.ErrClosed) {
 			err = errors.Join(err, derr)
 		}
 		return nil, err
@@ -210,13 +207,11 @@ type waiter struct {
 	czxid int64
 }
 
-func (w *waiter) run() (*Entry, error) {
+func (w *waiter) run(kids []string) (*Entry, error) {
 	c := w.r.Client
-	// ZooKeeper answers one session's requests in order, so both requests go
-	// out together and cost one round trip between them.
-	kids, err := w.statAndList()
-	if err != nil {
-		return nil, err
+	if w.owner != c.Session().ID {
+		// Made by a session that has since been replaced.
+		return nil, fmt.Errorf("%w: node %s belongs to an old session", ErrSessionLost, w.path)
 	}
 	for {
 		sorted, ok := Ahead(kids, w.name, w.r.Markers...)
@@ -241,36 +236,6 @@ func (w *waiter) run() (*Entry, error) {
 			return nil, err
 		}
 	}
-}
-
-func (w *waiter) statAndList() ([]string, error) {
-	c := w.r.Client
-	type statResult struct {
-		ok  bool
-		st  *zk.Stat
-		err error
-	}
-	statc := make(chan statResult, 1)
-	go func() {
-		ok, st, err := c.Exists(w.ctx, w.path)
-		statc <- statResult{ok, st, err}
-	}()
-	kids, _, lerr := c.Children(w.ctx, w.r.Dir)
-	sr := <-statc
-	switch {
-	case sr.err != nil:
-		return nil, sr.err
-	case lerr != nil:
-		return nil, lerr
-	case !sr.ok:
-		return nil, fmt.Errorf("%w: node %s is gone", ErrSessionLost, w.path)
-	}
-	w.owner, w.czxid = sr.st.EphemeralOwner, sr.st.Czxid
-	if w.owner != c.Session().ID {
-		// Made by a session that has since been replaced.
-		return nil, fmt.Errorf("%w: node %s belongs to an old session", ErrSessionLost, w.path)
-	}
-	return kids, nil
 }
 
 // wait sets a watch on path (a data watch, as Curator: none is left behind if

@@ -139,8 +139,10 @@ func (m *Mutex) acquire(ctx context.Context, noWait bool) (*Hold, error) {
 }
 
 // Release gives up one hold of the calling goroutine; the last one deletes
-// the lock node (guaranteed: if the server cannot be reached now, the client
-// goes on in the background, and the error wraps framework.ErrDeferred).
+// the lock node. Release returns once the delete is on its way to the
+// server, which applies it before anything this client sends afterwards; if
+// the server cannot be reached, the client goes on deleting in the
+// background (guaranteed; Client.Drain waits for it).
 //
 // If the hold was lost before (see Hold.Err), Release still cleans up and
 // returns an error wrapping ErrHoldLost: the Mutex is usable again.

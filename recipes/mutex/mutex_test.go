@@ -230,12 +230,14 @@ func TestFencingTokenGrowsAcrossHoldersAndDirectoryRecreation(t *testing.T) {
 	var last int64
 	for round := 0; round < 3; round++ {
 		for i := 0; i < 3; i++ {
-			m := newMutex(t, newClient(t, cl.Addrs()), "/locks/fence")
+			holder := newClient(t, cl.Addrs())
+			m := newMutex(t, holder, "/locks/fence")
 			h, err := m.Acquire(ctxT(t, 10*time.Second))
 			require.NoError(t, err)
 			assert.Greater(t, h.Token(), last)
 			last = h.Token()
 			require.NoError(t, m.Release())
+			require.NoError(t, holder.Drain(ctxT(t, 10*time.Second))) // the delete has landed
 		}
 		// The directory is a container; delete it outright so the next
 		// holder's node restarts the sequence at 0000000000.
