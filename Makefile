@@ -6,7 +6,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION ?= 2026.2.2
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: deps test demo vet fmt-check staticcheck
+.PHONY: deps test demo bench vet fmt-check staticcheck
 
 ## deps: ZooKeeper 3.8 and Curator 5.4 jars from Debian, and staticcheck.
 deps:
@@ -30,3 +30,7 @@ test: deps fmt-check vet staticcheck
 ## demo: start a local ZooKeeper and run a short example against it.
 demo: deps
 	$(GO) test -count=1 -v -run '^TestDemo$$' ./integration/demo/
+
+## bench: the speed targets, each against go-zookeeper's zk.Lock on one server.
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./recipes/mutex/
