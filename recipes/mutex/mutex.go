@@ -5,31 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/goid"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
 var (
 	// ErrNotOwner: Release from a goroutine that does not hold the mutex
 	// while another goroutine does.
-	ErrNotOwner = errors.New("mutex: released by a goroutine that does not hold it")
+	ErrNotOwner = reentrant.ErrNotOwner
 	// ErrNotHeld: Release with nothing held (more releases than acquires).
-	ErrNotHeld = errors.New("mutex: not held")
+	ErrNotHeld = reentrant.ErrNotHeld
 	// ErrWouldBlock: TryAcquire found the mutex held.
-	ErrWouldBlock = errors.New("mutex: held by another contender")
+	ErrWouldBlock = reentrant.ErrWouldBlock
 	// ErrClosed: the Mutex (or its client) was closed.
-	ErrClosed = errors.New("mutex: closed")
+	ErrClosed = reentrant.ErrClosed
 	// ErrNilClient: New without a client.
 	ErrNilClient = errors.New("mutex: nil client")
 	// ErrHoldLost: the hold stopped being trusted before Release; see
 	// Hold.Err for why. Anything done after that moment was unprotected.
-	ErrHoldLost = errors.New("mutex: hold was lost before release")
+	ErrHoldLost = hold.ErrHoldLost
+	// ErrSuspended: the link to ZooKeeper dropped while held (standard error
+	// policy). The session may still be alive, but nothing proves the hold
+	// any more.
+	ErrSuspended = hold.ErrSuspended
+	// ErrSessionLost: the session that held the lock is gone; so is the lock.
+	ErrSessionLost = hold.ErrSessionLost
+	// ErrReleased: the hold was released.
+	ErrReleased = hold.ErrReleased
 )
+
+// Hold is one holding of a lock: its fencing token (Token), the signal that
+// it can no longer be trusted (Done, Err, Context) and revocation requests
+// (Revoked). Read and write locks hand out the same type.
+type Hold = hold.Hold
 
 // lockName is Curator's node name for InterProcessMutex.
 const lockName = "lock-"
@@ -45,19 +58,7 @@ const lockName = "lock-"
 type Mutex struct {
 	client *framework.Client
 	path   string
-	cfg    config
-
-	life   context.Context // cancelled by Close: ends waits in progress
-	cancel context.CancelFunc
-
-	mu     sync.Mutex
-	holds  map[int64]*reentry // by goroutine
-	closed bool
-}
-
-type reentry struct {
-	hold  *Hold
-	count int
+	lock   *reentrant.Lock
 }
 
 // New returns a mutex on the lock directory path.
@@ -72,8 +73,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
-	life, cancel := context.WithCancel(context.Background())
-	return &Mutex{client: client, path: path, cfg: cfg, life: life, cancel: cancel, holds: map[int64]*reentry{}}, nil
+	l := reentrant.New(client, contend.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: contend.First(1)}, cfg.revocable)
+	return &Mutex{client: client, path: path, lock: l}, nil
 }
 
 // Path returns the lock directory.
@@ -82,61 +83,11 @@ func (m *Mutex) Path() string { return m.path }
 // Acquire blocks until the calling goroutine holds the mutex, ctx ends (its
 // deadline is the timeout), or the Mutex is closed. If the goroutine already
 // holds it, Acquire counts one more hold and returns the same Hold at once.
-func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) { return m.acquire(ctx, false) }
+func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) { return m.lock.Acquire(ctx, false) }
 
 // TryAcquire takes the mutex only if no one else holds or waits for it: it
 // queues, and if it is not first, leaves the queue and returns ErrWouldBlock.
-func (m *Mutex) TryAcquire(ctx context.Context) (*Hold, error) { return m.acquire(ctx, true) }
-
-func (m *Mutex) acquire(ctx context.Context, noWait bool) (*Hold, error) {
-	g := goid.Current()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if re := m.holds[g]; re != nil {
-		re.count++
-		m.mu.Unlock()
-		return re.hold, nil
-	}
-	m.mu.Unlock()
-	if m.client.Closed() {
-		return nil, ErrClosed
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(m.life, cancel)
-	defer stop()
-	e, err := contend.Enter(ctx, contend.Request{
-		Client: m.client,
-		Dir:    m.path,
-		Name:   lockName,
-		Data:   m.cfg.id,
-		Driver: contend.First(1),
-		NoWait: noWait,
-	})
-	if err != nil {
-		switch {
-		case errors.Is(err, contend.ErrWouldBlock):
-			err = ErrWouldBlock
-		case m.life.Err() != nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
-			err = errors.Join(ErrClosed, err)
-		}
-		return nil, err
-	}
-	h := newHold(m, e)
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		_ = h.release()
-		return nil, ErrClosed
-	}
-	m.holds[g] = &reentry{hold: h, count: 1}
-	m.mu.Unlock()
-	return h, nil
-}
+func (m *Mutex) TryAcquire(ctx context.Context) (*Hold, error) { return m.lock.Acquire(ctx, true) }
 
 // Release gives up one hold of the calling goroutine; the last one deletes
 // the lock node. Release returns once the delete is on its way to the
@@ -146,47 +97,15 @@ func (m *Mutex) acquire(ctx context.Context, noWait bool) (*Hold, error) {
 //
 // If the hold was lost before (see Hold.Err), Release still cleans up and
 // returns an error wrapping ErrHoldLost: the Mutex is usable again.
-func (m *Mutex) Release() error {
-	g := goid.Current()
-	m.mu.Lock()
-	re := m.holds[g]
-	if re == nil {
-		held := len(m.holds) > 0
-		m.mu.Unlock()
-		if held {
-			return ErrNotOwner
-		}
-		return ErrNotHeld
-	}
-	re.count--
-	if re.count > 0 {
-		m.mu.Unlock()
-		return nil
-	}
-	delete(m.holds, g)
-	m.mu.Unlock()
-	return re.hold.release()
-}
+func (m *Mutex) Release() error { return m.lock.Release() }
 
 // Held reports whether the calling goroutine holds the mutex (and returns
 // the hold), as Curator's isOwnedByCurrentThread.
-func (m *Mutex) Held() (*Hold, bool) {
-	g := goid.Current()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if re := m.holds[g]; re != nil {
-		return re.hold, true
-	}
-	return nil, false
-}
+func (m *Mutex) Held() (*Hold, bool) { return m.lock.Held() }
 
 // HeldInProcess reports whether any goroutine holds the mutex through this
 // Mutex, as Curator's isAcquiredInThisProcess.
-func (m *Mutex) HeldInProcess() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.holds) > 0
-}
+func (m *Mutex) HeldInProcess() bool { return m.lock.HeldInProcess() }
 
 // Participants returns the participant ids of the contenders in queue order:
 // the holder first.
@@ -202,25 +121,7 @@ func (m *Mutex) ParticipantNodes(ctx context.Context) ([]string, error) {
 // Close ends waits in progress with ErrClosed and releases every hold of the
 // Mutex (deleting the nodes). Further calls return ErrClosed. The client is
 // not closed.
-func (m *Mutex) Close() error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil
-	}
-	m.closed = true
-	holds := m.holds
-	m.holds = map[int64]*reentry{}
-	m.mu.Unlock()
-	m.cancel()
-	var errs []error
-	for _, re := range holds {
-		if err := re.hold.release(); err != nil && !errors.Is(err, ErrHoldLost) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
+func (m *Mutex) Close() error { return m.lock.Close() }
 
 // ParticipantNodes lists the lock nodes under path in Curator's queue order.
 func ParticipantNodes(ctx context.Context, client *framework.Client, path string) ([]string, error) {
@@ -271,7 +172,7 @@ func Revoke(ctx context.Context, client *framework.Client, nodePath string) erro
 	if client == nil {
 		return ErrNilClient
 	}
-	_, err := client.Set(ctx, nodePath, []byte(revokeMessage), -1)
+	_, err := client.Set(ctx, nodePath, []byte(hold.RevokeMessage), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // already released
 	}
@@ -280,6 +181,3 @@ func Revoke(ctx context.Context, client *framework.Client, nodePath string) erro
 	}
 	return nil
 }
-
-// revokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE.
-const revokeMessage = "__REVOKE__"

@@ -1,4 +1,8 @@
-package mutex
+// Package hold is one granted hold of a lock-like recipe (a mutex, a read or
+// write lock, a semaphore lease): its node, fencing token and the signal
+// that it can no longer be trusted. The recipes hand it out as their own
+// Hold type.
+package hold
 
 import (
 	"context"
@@ -18,24 +22,32 @@ var (
 	// ErrSuspended: the link to ZooKeeper dropped while held (standard error
 	// policy). The session may still be alive, but nothing proves the hold
 	// any more.
-	ErrSuspended = errors.New("mutex: connection suspended while held")
+	ErrSuspended = errors.New("connection suspended while held")
 	// ErrSessionLost: the session that held the lock is gone; so is the lock.
-	ErrSessionLost = errors.New("mutex: session lost while held")
+	ErrSessionLost = errors.New("session lost while held")
 	// ErrReleased: the hold was released.
-	ErrReleased = errors.New("mutex: released")
+	ErrReleased = errors.New("released")
+	// ErrHoldLost: the hold stopped being trusted before Release; see
+	// Hold.Err for why. Anything done after that moment was unprotected.
+	ErrHoldLost = errors.New("hold was lost before release")
 )
+
+// RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
+// process writes to a holder's node to ask it to release.
+const RevokeMessage = "__REVOKE__"
 
 // releaseTimeout bounds how long Release waits for the delete to be sent
 // before leaving it to the background.
 const releaseTimeout = 5 * time.Second
 
-// Hold is one holding of a Mutex: its fencing token and the signal that it
+// Hold is one holding of a lock: its fencing token and the signal that it
 // can no longer be trusted.
 type Hold struct {
-	m       *Mutex
-	path    string
-	token   int64
-	session conn.Session
+	client    *framework.Client
+	revocable bool
+	path      string
+	token     int64
+	session   conn.Session
 
 	done    chan struct{}
 	revoked chan struct{}
@@ -46,18 +58,21 @@ type Hold struct {
 	err error
 }
 
-func newHold(m *Mutex, e *contend.Entry) *Hold {
+// New starts a hold for a granted entry. With revocable, it follows the node
+// for Curator's revocation requests.
+func New(client *framework.Client, e *contend.Entry, revocable bool) *Hold {
 	h := &Hold{
-		m:       m,
-		path:    e.Path,
-		token:   e.Czxid,
-		session: e.Session,
-		done:    make(chan struct{}),
-		revoked: make(chan struct{}),
-		stop:    make(chan struct{}),
+		client:    client,
+		revocable: revocable,
+		path:      e.Path,
+		token:     e.Czxid,
+		session:   e.Session,
+		done:      make(chan struct{}),
+		revoked:   make(chan struct{}),
+		stop:      make(chan struct{}),
 	}
 	h.wg.Add(1)
-	go h.watch(m.client.LossSignal(e.Session))
+	go h.watch(client.LossSignal(e.Session))
 	return h
 }
 
@@ -103,8 +118,8 @@ func (h *Hold) Context(parent context.Context) context.Context {
 }
 
 // Revoked is closed when another process asks the holder to release, with
-// Curator's revocation protocol (see Revoke). It is only ever closed for a
-// Mutex made WithRevocable; what to do is the holder's choice.
+// Curator's revocation protocol (the node's data becomes "__REVOKE__"). It is
+// only ever closed for a revocable lock; what to do is the holder's choice.
 func (h *Hold) Revoked() <-chan struct{} { return h.revoked }
 
 // watch turns the session's loss signal into the hold's own. It never does
@@ -114,7 +129,7 @@ func (h *Hold) watch(signal <-chan struct{}) {
 	defer h.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if h.m.cfg.revocable {
+	if h.revocable {
 		h.wg.Add(1)
 		go h.watchRevocation(ctx)
 	}
@@ -135,11 +150,11 @@ func (h *Hold) watch(signal <-chan struct{}) {
 func (h *Hold) watchRevocation(ctx context.Context) {
 	defer h.wg.Done()
 	for {
-		data, _, ch, err := h.m.client.GetW(ctx, h.path)
+		data, _, ch, err := h.client.GetW(ctx, h.path)
 		if err != nil {
 			return // gone, closing or released: the loss signal covers it
 		}
-		if string(data) == revokeMessage {
+		if string(data) == RevokeMessage {
 			close(h.revoked)
 			return
 		}
@@ -163,13 +178,14 @@ func (h *Hold) finish(err error) {
 	close(h.done)
 }
 
-// release stops the watcher and deletes the node: in the foreground when the
-// hold is still trusted, else in the background (the node may belong to a
-// session being replaced).
-func (h *Hold) release() error {
+// Release stops the hold's goroutines and deletes its node: at once (sent,
+// not answered) when the hold is still trusted, else in the background (the
+// node may belong to a session being replaced), returning ErrHoldLost. It is
+// for the recipe, which makes sure it is called once.
+func (h *Hold) Release() error {
 	close(h.stop)
 	h.wg.Wait()
-	c := h.m.client
+	c := h.client
 	if lost := h.Err(); lost != ErrReleased {
 		if err := c.DeleteLater(h.path, h.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
 			return errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
@@ -185,7 +201,7 @@ func (h *Hold) release() error {
 	if err == nil || errors.Is(err, framework.ErrClosed) {
 		return nil // a closed client's session takes its ephemeral node with it
 	}
-	return fmt.Errorf("mutex: release %s: %w", h.path, err)
+	return fmt.Errorf("release %s: %w", h.path, err)
 }
 
 func isClosed(ch <-chan struct{}) bool {
