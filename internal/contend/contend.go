@@ -11,7 +11,8 @@
 // contender waits on was the only one in its way in the last sorted
 // snapshot, that node's deletion grants at once, without listing the queue
 // again. This is safe because a newer node always gets a higher sequence
-// number: nothing can appear ahead of us.
+// number: nothing can appear ahead of us. A recipe where something can (the
+// read-write lock's downgrade) says so by never setting OnlyObstacle.
 package contend
 
 import (

@@ -1,0 +1,240 @@
+// Package rwlock is a fair distributed read-write lock over ZooKeeper,
+// wire-compatible with Apache Curator's InterProcessReadWriteLock: readers
+// and writers queue in one directory as path/_c_<uuid>-__READ__<seq> and
+// path/_c_<uuid>-__WRIT__<seq>, in one global order.
+//
+// Readers share; a writer holds only when it is first of all. A reader waits
+// only on writers queued before it (never on one that came after it), and
+// watches the nearest of them. Both sides are reentrant per goroutine and
+// hand out the same Hold as the mutex: fencing token, loss signal, no
+// orphans.
+//
+// Downgrade: a goroutine holding the write lock may take the read lock at
+// once, then release the write lock; the read node takes the write node's
+// place in the queue (Curator >= 5.5's protocol), so no queued writer slips
+// in between. Upgrade (read to write) is refused with ErrUpgrade rather than
+// deadlocking.
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/reentrant"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+// Curator's node names for the two sides.
+const (
+	readName  = "__READ__"
+	writeName = "__WRIT__"
+)
+
+var (
+	// ErrUpgrade: the goroutine holds the read lock and asked for the write
+	// lock. That would wait for itself; it is refused at once.
+	ErrUpgrade = errors.New("rwlock: cannot upgrade a read hold to a write hold")
+	// ErrNilClient: New without a client.
+	ErrNilClient = errors.New("rwlock: nil client")
+	// ErrNotOwner, ErrNotHeld, ErrWouldBlock, ErrClosed, ErrHoldLost,
+	// ErrSuspended, ErrSessionLost and ErrReleased are the mutex's.
+	ErrNotOwner    = mutex.ErrNotOwner
+	ErrNotHeld     = mutex.ErrNotHeld
+	ErrWouldBlock  = mutex.ErrWouldBlock
+	ErrClosed      = mutex.ErrClosed
+	ErrHoldLost    = mutex.ErrHoldLost
+	ErrSuspended   = mutex.ErrSuspended
+	ErrSessionLost = mutex.ErrSessionLost
+	ErrReleased    = mutex.ErrReleased
+)
+
+// Hold is the mutex's Hold: token, loss signal, revocation.
+type Hold = mutex.Hold
+
+// RWLock is a read-write lock on one directory. It is safe for concurrent
+// use.
+type RWLock struct {
+	client *framework.Client
+	path   string
+	id     []byte
+	read   *ReadLock
+	write  *WriteLock
+}
+
+// ReadLock is the shared side. It satisfies mutex.Lock.
+type ReadLock struct {
+	rw   *RWLock
+	lock *reentrant.Lock
+}
+
+// WriteLock is the exclusive side. It satisfies mutex.Lock.
+type WriteLock struct {
+	rw   *RWLock
+	lock *reentrant.Lock
+}
+
+// Option configures an RWLock.
+type Option func(*RWLock) error
+
+// WithParticipantID sets the data of this process's nodes (default
+// mutex.DefaultParticipantID, as Curator).
+func WithParticipantID(id string) Option {
+	return func(l *RWLock) error {
+		if id == "" {
+			return errors.New("rwlock: empty participant id")
+		}
+		l.id = []byte(id)
+		return nil
+	}
+}
+
+// New returns the read-write lock on directory path.
+func New(client *framework.Client, path string, opts ...Option) (*RWLock, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	if err := framework.ValidatePath(path, false); err != nil {
+		return nil, err
+	}
+	l := &RWLock{client: client, path: path, id: []byte(mutex.DefaultParticipantID())}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(l); err != nil {
+			return nil, err
+		}
+	}
+	markers := []string{readName, writeName}
+	l.read = &ReadLock{rw: l, lock: reentrant.New(client, contend.Request{
+		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
+	}, false)}
+	l.write = &WriteLock{rw: l, lock: reentrant.New(client, contend.Request{
+		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
+	}, false)}
+	return l, nil
+}
+
+// readDecision is Curator's read-lock predicate: a reader holds when no
+// writer is queued before it, and otherwise waits on the nearest writer
+// before it. Only nodes before ours are given (contend.Ahead), so a writer
+// that came later can never hold a reader up.
+func readDecision(sorted []string, ours int) contend.Decision {
+	nearest, writers := -1, 0
+	for i := 0; i < ours; i++ {
+		if strings.Contains(sorted[i], writeName) {
+			nearest = i
+			writers++
+		}
+	}
+	if writers == 0 {
+		return contend.Decision{Holds: true}
+	}
+	return contend.Decision{Watch: nearest, OnlyObstacle: writers == 1}
+}
+
+// writeDecision: a writer holds when it is first of all. Unlike the mutex it
+// never takes the lock on its predecessor's deletion without looking again:
+// a downgrade puts a read node in the place of the write node it came from,
+// so here, and only here, a node can appear ahead of a waiter.
+func writeDecision(sorted []string, ours int) contend.Decision {
+	d := contend.First(1).Decide(sorted, ours)
+	d.OnlyObstacle = false
+	return d
+}
+
+// Path returns the lock directory.
+func (l *RWLock) Path() string { return l.path }
+
+// ReadLock returns the shared side.
+func (l *RWLock) ReadLock() *ReadLock { return l.read }
+
+// WriteLock returns the exclusive side.
+func (l *RWLock) WriteLock() *WriteLock { return l.write }
+
+// Close ends waits in progress and releases every hold of both sides.
+func (l *RWLock) Close() error {
+	return errors.Join(l.read.lock.Close(), l.write.lock.Close())
+}
+
+// Acquire takes the read lock for the calling goroutine, blocking while a
+// writer queued before it holds or waits, until ctx ends. A goroutine that
+// holds the write lock gets it at once (downgrade).
+func (r *ReadLock) Acquire(ctx context.Context) (*Hold, error) { return r.acquire(ctx, false) }
+
+// TryAcquire takes the read lock only if no writer is queued before it.
+func (r *ReadLock) TryAcquire(ctx context.Context) (*Hold, error) { return r.acquire(ctx, true) }
+
+func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*Hold, error) {
+	if _, held := r.lock.Held(); !held {
+		if wh, ok := r.rw.write.lock.Held(); ok {
+			return r.downgrade(ctx, wh)
+		}
+	}
+	return r.lock.Acquire(ctx, noWait)
+}
+
+// downgrade takes the read lock while holding the write lock: a plain
+// ephemeral read node named after the write node's sequence number, so it
+// sorts into the write node's place and no writer queued behind can get
+// ahead of it when the write lock is released.
+func (r *ReadLock) downgrade(ctx context.Context, wh *Hold) (*Hold, error) {
+	if err := wh.Err(); err != nil {
+		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", ErrHoldLost, err)
+	}
+	c := r.rw.client
+	name := framework.Base(wh.Path())
+	seq := contend.SortKey(name, writeName)
+	s := c.Session()
+	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
+		framework.WithMode(framework.Ephemeral), framework.WithProtectedID(framework.NewProtectedID()))
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
+	}
+	ok, st, err := c.Exists(ctx, path)
+	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
+		err = fmt.Errorf("%w: session changed during downgrade", ErrSessionLost)
+	}
+	if err != nil {
+		_ = c.DeleteLater(path, s.ID)
+		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
+	}
+	h := hold.New(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false)
+	return r.lock.Adopt(h)
+}
+
+// Release gives up one read hold of the calling goroutine (see
+// mutex.Mutex.Release).
+func (r *ReadLock) Release() error { return r.lock.Release() }
+
+// Held reports whether the calling goroutine holds the read lock.
+func (r *ReadLock) Held() (*Hold, bool) { return r.lock.Held() }
+
+// Acquire takes the write lock for the calling goroutine: it blocks until
+// it is first in the queue, or ctx ends. A goroutine holding only the read
+// lock gets ErrUpgrade at once.
+func (w *WriteLock) Acquire(ctx context.Context) (*Hold, error) { return w.acquire(ctx, false) }
+
+// TryAcquire takes the write lock only if no one else holds or waits.
+func (w *WriteLock) TryAcquire(ctx context.Context) (*Hold, error) { return w.acquire(ctx, true) }
+
+func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*Hold, error) {
+	if _, holdsWrite := w.lock.Held(); !holdsWrite {
+		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {
+			return nil, ErrUpgrade
+		}
+	}
+	return w.lock.Acquire(ctx, noWait)
+}
+
+// Release gives up one write hold of the calling goroutine (see
+// mutex.Mutex.Release).
+func (w *WriteLock) Release() error { return w.lock.Release() }
+
+// Held reports whether the calling goroutine holds the write lock.
+func (w *WriteLock) Held() (*Hold, bool) { return w.lock.Held() }
