@@ -1,0 +1,417 @@
+package leader_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+)
+
+const helperEnv = "ZKRECIPES_LEADER_HELPER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(helperEnv); spec != "" {
+		runHelper(spec)
+		return
+	}
+	os.Exit(zktest.Main(m))
+}
+
+// runHelper is a latch participant in a child process, so kill -9 is real.
+func runHelper(spec string) {
+	parts := strings.Split(spec, "|") // addrs|path|id|sessionTimeout
+	timeout, _ := time.ParseDuration(parts[3])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithConnOptions(conn.WithSessionTimeout(timeout)))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	l, err := leader.NewLatch(c, parts[1], parts[2])
+	if err == nil {
+		err = l.Start()
+	}
+	if err == nil {
+		_, err = l.Await(ctx)
+	}
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("leading")
+	select {}
+}
+
+func newClient(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
+	c, err := framework.Dial(ctx, addrs, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newLatch(t testing.TB, c *framework.Client, path, id string) *leader.Latch {
+	t.Helper()
+	l, err := leader.NewLatch(c, path, id)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close(false) })
+	return l
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func waitParticipants(t testing.TB, c *framework.Client, path string, n int) []string {
+	t.Helper()
+	var ids []string
+	require.Eventually(t, func() bool {
+		var err error
+		ids, err = leader.Participants(context.Background(), c, path)
+		return err == nil && len(ids) == n
+	}, 30*time.Second, 10*time.Millisecond, "want %d participants", n)
+	return ids
+}
+
+var latchNode = regexp.MustCompile(`^_c_[0-9a-f-]{36}-latch-\d{10}$`)
+
+func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/a", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/a", "b")
+	subA, subB := a.Subscribe(), b.Subscribe()
+	defer subB.Close()
+
+	require.NoError(t, a.Start())
+	ta, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	assert.Equal(t, []string{"a", "b"}, waitParticipants(t, obs, "/elect/a", 2))
+	id, err := leader.Leader(ctxT(t, 10*time.Second), obs, "/elect/a")
+	require.NoError(t, err)
+	assert.Equal(t, "a", id)
+	kids, _, err := obs.Children(ctxT(t, 10*time.Second), "/elect/a")
+	require.NoError(t, err)
+	for _, k := range kids {
+		assert.Regexp(t, latchNode, k)
+	}
+	assert.True(t, a.HasLeadership())
+	assert.False(t, b.HasLeadership())
+	assert.Equal(t, leader.Change{Leader: true, Token: ta.Token()}, stripTime(<-subA.Changes()))
+
+	require.NoError(t, a.Close(true))
+	tb, err := b.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.Greater(t, tb.Token(), ta.Token())
+	assert.ErrorIs(t, ta.Err(), leader.ErrClosed)
+	end := <-subA.Changes()
+	assert.False(t, end.Leader)
+	assert.ErrorIs(t, end.Reason, leader.ErrClosed)
+	_, open := <-subA.Changes()
+	assert.False(t, open, "the subscription ends with the latch")
+	assert.True(t, (<-subB.Changes()).Leader)
+}
+
+func stripTime(c leader.Change) leader.Change { c.Time = time.Time{}; return c }
+
+func TestSilentCloseEndsSubscriptionsWithoutAChange(t *testing.T) {
+	cl := zktest.Standalone(t)
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/silent", "a")
+	sub := a.Subscribe()
+	require.NoError(t, a.Start())
+	assert.True(t, (<-sub.Changes()).Leader)
+	require.NoError(t, a.Close(false))
+	_, open := <-sub.Changes()
+	assert.False(t, open)
+}
+
+// The leader's link goes dead: it must learn before anyone else is elected,
+// and nobody is elected while its session lives.
+func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	leaderClient := newClient(t, p.Addrs())
+	a := newLatch(t, leaderClient, "/elect/cut", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/cut", "b")
+	require.NoError(t, a.Start())
+	ta, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	waitParticipants(t, newClient(t, cl.Addrs()), "/elect/cut", 2)
+	sid := leaderClient.Session().ID
+
+	p.Blackhole()
+	<-ta.Done()
+	learned := time.Now()
+	assert.ErrorIs(t, ta.Err(), leader.ErrSuspended)
+	assert.False(t, a.HasLeadership())
+	tb, err := b.Await(ctxT(t, 30*time.Second))
+	require.NoError(t, err)
+	elected := time.Now()
+	assert.False(t, cl.SessionAlive(sid), "elected while the old leader's session lived")
+	assert.True(t, learned.Before(elected))
+	assert.Greater(t, tb.Token(), ta.Token())
+	p.Heal()
+}
+
+func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	a := newLatch(t, newClient(t, p.Addrs()), "/elect/brief", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/brief", "b")
+	require.NoError(t, a.Start())
+	t1, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+
+	p.Cut()
+	<-t1.Done()
+	assert.ErrorIs(t, t1.Err(), leader.ErrSuspended)
+	t2, err := a.Await(ctxT(t, 20*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, t1.Node(), t2.Node(), "re-checked on reconnect: same node, still first")
+	assert.False(t, b.HasLeadership())
+}
+
+func TestKilledLeaderProcessIsReplacedWithinSessionTimeout(t *testing.T) {
+	cl := zktest.Standalone(t)
+	const sessionTimeout = 2 * time.Second
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|/elect/kill|child|%s", helperEnv, strings.Join(cl.Addrs(), ","), sessionTimeout))
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	require.Equal(t, "leading\n", string(buf[:n]))
+
+	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/kill", "b")
+	require.NoError(t, b.Start())
+	waitParticipants(t, newClient(t, cl.Addrs()), "/elect/kill", 2)
+	killed := time.Now()
+	require.NoError(t, cmd.Process.Kill())
+	_, err = b.Await(ctxT(t, 30*time.Second))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, time.Since(killed), sessionTimeout+time.Second)
+}
+
+// watchLeaders follows each latch's terms and counts overlaps of trusted
+// terms (from Await's return to Done).
+func watchLeaders(t *testing.T, latches []*leader.Latch, stop <-chan struct{}) (overlaps, terms *atomic.Int64, wait func()) {
+	overlaps, terms = new(atomic.Int64), new(atomic.Int64)
+	var inside atomic.Int32
+	var wg sync.WaitGroup
+	for _, l := range latches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() { <-stop; cancel() }()
+			for {
+				term, err := l.Await(ctx)
+				if err != nil {
+					return
+				}
+				if inside.Add(1) > 1 {
+					overlaps.Add(1)
+				}
+				terms.Add(1)
+				select {
+				case <-term.Done():
+				case <-stop:
+				}
+				inside.Add(-1)
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	return overlaps, terms, wg.Wait
+}
+
+func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
+	cl := zktest.Ensemble(t, 3)
+	var latches []*leader.Latch
+	for i := 0; i < 3; i++ {
+		l := newLatch(t, newClient(t, cl.Addrs()), "/elect/ensemble", fmt.Sprint(i))
+		require.NoError(t, l.Start())
+		latches = append(latches, l)
+	}
+	stop := make(chan struct{})
+	overlaps, terms, wait := watchLeaders(t, latches, stop)
+	require.Eventually(t, func() bool { return terms.Load() >= 1 }, 30*time.Second, 10*time.Millisecond)
+	cl.Leader(10 * time.Second).Kill()
+	// Close the current leader so that leadership also moves while the
+	// ensemble recovers.
+	for _, l := range latches {
+		if l.HasLeadership() {
+			require.NoError(t, l.Close(true))
+			break
+		}
+	}
+	require.Eventually(t, func() bool { return terms.Load() >= 2 }, 60*time.Second, 10*time.Millisecond)
+	close(stop)
+	wait()
+	assert.Zero(t, overlaps.Load())
+}
+
+func TestSelectorRunsOneLeaderAtATimeAndRequeues(t *testing.T) {
+	cl := zktest.Standalone(t)
+	var inside atomic.Int32
+	var overlaps atomic.Int64
+	runs := map[string]*atomic.Int64{}
+	var selectors []*leader.Selector
+	for _, id := range []string{"a", "b", "c"} {
+		runs[id] = new(atomic.Int64)
+		s, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/sel", func(ctx context.Context, token int64) error {
+			if inside.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			runs[id].Add(1)
+			time.Sleep(5 * time.Millisecond) // a short job
+			inside.Add(-1)
+			return nil
+		}, leader.WithAutoRequeue(), leader.WithID(id))
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		selectors = append(selectors, s)
+	}
+	for _, s := range selectors {
+		require.NoError(t, s.Start())
+	}
+	require.Eventually(t, func() bool {
+		return runs["a"].Load() >= 3 && runs["b"].Load() >= 3 && runs["c"].Load() >= 3
+	}, 60*time.Second, 10*time.Millisecond)
+	for _, s := range selectors {
+		require.NoError(t, s.Close())
+	}
+	assert.Zero(t, overlaps.Load())
+}
+
+func TestSelectorPanicReleasesLeadershipAndIsReported(t *testing.T) {
+	cl := zktest.Standalone(t)
+	reported := make(chan error, 1)
+	bad, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/panic", func(context.Context, int64) error {
+		panic("boom")
+	}, leader.WithErrorHandler(func(err error) { reported <- err }))
+	require.NoError(t, err)
+	t.Cleanup(func() { bad.Close() })
+	ran := make(chan struct{})
+	good, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/panic", func(ctx context.Context, _ int64) error {
+		close(ran)
+		<-ctx.Done()
+		return nil
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { good.Close() })
+
+	require.NoError(t, bad.Start())
+	assert.ErrorIs(t, <-reported, leader.ErrPanic)
+	require.NoError(t, good.Start())
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the lock was left held after the panic")
+	}
+}
+
+func TestSelectorCancelsTheJobWhenLeadershipIsInDoubt(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	cause := make(chan error, 1)
+	started := make(chan struct{})
+	s, err := leader.NewSelector(newClient(t, p.Addrs()), "/elect/doubt", func(ctx context.Context, _ int64) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, s.Start())
+	<-started
+	p.Blackhole()
+	assert.ErrorIs(t, <-cause, leader.ErrSuspended)
+	p.Heal()
+}
+
+func TestBadInput(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	_, err := leader.NewLatch(nil, "/e", "x")
+	assert.ErrorIs(t, err, leader.ErrNilClient)
+	_, err = leader.NewLatch(c, "e", "x")
+	assert.ErrorIs(t, err, framework.ErrInvalidPath)
+	_, err = leader.NewSelector(c, "/e", nil)
+	assert.ErrorIs(t, err, leader.ErrNilFunc)
+	l := newLatch(t, c, "/e/closed", "x")
+	require.NoError(t, l.Close(false))
+	assert.ErrorIs(t, l.Start(), leader.ErrClosed)
+	_, err = l.Await(ctxT(t, time.Second))
+	assert.ErrorIs(t, err, leader.ErrClosed)
+	l2 := newLatch(t, c, "/e/twice", "x")
+	require.NoError(t, l2.Start())
+	assert.ErrorIs(t, l2.Start(), leader.ErrStarted)
+	kids, _, err := c.Children(ctxT(t, time.Second), "/e/closed")
+	if !errors.Is(err, zk.ErrNoNode) {
+		assert.Empty(t, kids)
+	}
+}
+
+// A scheduler that runs its job only while it leads: the job's context is
+// cancelled the moment leadership is in doubt, and the fencing token goes
+// with every write the job makes.
+func ExampleSelector() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	done := make(chan struct{})
+	s, err := leader.NewSelector(client, "/schedulers/billing", func(ctx context.Context, token int64) error {
+		defer close(done)
+		fmt.Println("leading; running the nightly job with token > 0:", token > 0)
+		return nil // returning gives leadership up
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	if err := s.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-done
+	// Output: leading; running the nightly job with token > 0: true
+}
