@@ -352,13 +352,7 @@ func (c *Conn) loseLocked(at time.Time, simulated bool) {
 	if e.isLost {
 		return
 	}
-	e.isLost = true
-	select {
-	case <-e.suspended:
-	default:
-		close(e.suspended)
-	}
-	close(e.lost)
+	e.end()
 	c.transitionLocked(Event{State: StateLost, SessionID: e.id, Simulated: simulated, Time: at})
 }
 
@@ -372,6 +366,17 @@ func (c *Conn) transitionLocked(ev Event) {
 	}
 }
 
+// end closes the epoch's channels: nothing of it is trusted any more.
+func (e *epoch) end() {
+	e.isLost = true
+	select {
+	case <-e.suspended:
+	default:
+		close(e.suspended)
+	}
+	close(e.lost)
+}
+
 func newEpoch(id int64, timeout time.Duration) *epoch {
 	return &epoch{id: id, timeout: timeout, suspended: make(chan struct{}), lost: make(chan struct{})}
 }
@@ -379,9 +384,7 @@ func newEpoch(id int64, timeout time.Duration) *epoch {
 // closedEpoch stands for "no session yet": everything about it is untrusted.
 func closedEpoch() *epoch {
 	e := newEpoch(0, 0)
-	close(e.suspended)
-	close(e.lost)
-	e.isLost = true
+	e.end()
 	return e
 }
 
@@ -456,15 +459,8 @@ func (c *Conn) Close() error {
 		c.state = StateClosed
 		close(c.changed)
 		c.changed = make(chan struct{})
-		e := c.epoch
-		if !e.isLost {
-			e.isLost = true
-			select {
-			case <-e.suspended:
-			default:
-				close(e.suspended)
-			}
-			close(e.lost)
+		if e := c.epoch; !e.isLost {
+			e.end()
 		}
 		subs := c.subs
 		c.subs = map[*Subscription]struct{}{}

@@ -15,13 +15,13 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/mailbox"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -106,77 +106,23 @@ func defaultID() string { return mutex.DefaultParticipantID() }
 // closes; a subscriber that stops reading before that must Close the
 // subscription, which ends its goroutine at once.
 type Subscription struct {
-	out        chan Change
-	mu         sync.Mutex
-	queue      []Change
-	signal     chan struct{}
-	quit       chan struct{}
-	finishing  chan struct{}
-	done       chan struct{}
-	once       sync.Once
-	finishOnce sync.Once
-	remove     func(*Subscription)
+	mb     *mailbox.Mailbox[Change]
+	remove func(*Subscription)
 }
 
 func newSubscription(remove func(*Subscription)) *Subscription {
-	s := &Subscription{out: make(chan Change), signal: make(chan struct{}, 1),
-		quit: make(chan struct{}), finishing: make(chan struct{}), done: make(chan struct{}), remove: remove}
-	go s.forward()
-	return s
+	return &Subscription{mb: mailbox.New[Change](), remove: remove}
 }
 
 // Changes returns the channel of changes.
-func (s *Subscription) Changes() <-chan Change { return s.out }
-
-// finish lets the subscription end once its queue is delivered.
-func (s *Subscription) finish() { s.finishOnce.Do(func() { close(s.finishing) }) }
+func (s *Subscription) Changes() <-chan Change { return s.mb.Out() }
 
 // Close ends the subscription and waits for its goroutine.
 func (s *Subscription) Close() {
 	s.remove(s)
-	s.stop()
+	s.mb.Stop()
 }
 
-func (s *Subscription) stop() {
-	s.once.Do(func() { close(s.quit) })
-	<-s.done
-}
-
-func (s *Subscription) push(c Change) {
-	s.mu.Lock()
-	s.queue = append(s.queue, c)
-	s.mu.Unlock()
-	select {
-	case s.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (s *Subscription) forward() {
-	defer close(s.done)
-	defer close(s.out)
-	for {
-		s.mu.Lock()
-		var c Change
-		ok := len(s.queue) > 0
-		if ok {
-			c, s.queue = s.queue[0], s.queue[1:]
-		}
-		s.mu.Unlock()
-		if !ok {
-			select {
-			case <-s.signal:
-				continue
-			case <-s.finishing:
-				return
-			case <-s.quit:
-				return
-			}
-		}
-		select {
-		case s.out <- c:
-		case <-s.quit:
-			return
-		}
-	}
-}
+func (s *Subscription) stop()         { s.mb.Stop() }
+func (s *Subscription) finish()       { s.mb.Finish() }
+func (s *Subscription) push(c Change) { s.mb.Push(c) }
