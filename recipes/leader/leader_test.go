@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
 
@@ -59,16 +59,10 @@ func runHelper(spec string) {
 	select {}
 }
 
-func newClient(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
-	c, err := framework.Dial(ctx, addrs, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+var (
+	newClient = testkit.Client
+	ctxT      = testkit.Ctx
+)
 
 func newLatch(t testing.TB, c *framework.Client, path, id string) *leader.Latch {
 	t.Helper()
@@ -76,12 +70,6 @@ func newLatch(t testing.TB, c *framework.Client, path, id string) *leader.Latch 
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close(false) })
 	return l
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func waitParticipants(t testing.TB, c *framework.Client, path string, n int) []string {
@@ -199,22 +187,14 @@ func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 func TestKilledLeaderProcessIsReplacedWithinSessionTimeout(t *testing.T) {
 	cl := zktest.Standalone(t)
 	const sessionTimeout = 2 * time.Second
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|/elect/kill|child|%s", helperEnv, strings.Join(cl.Addrs(), ","), sessionTimeout))
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	buf := make([]byte, 64)
-	n, _ := out.Read(buf)
-	require.Equal(t, "leading\n", string(buf[:n]))
+	cmd := testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(cl.Addrs(), ","), "/elect/kill", "child", sessionTimeout), "leading")
 
 	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/kill", "b")
 	require.NoError(t, b.Start())
 	waitParticipants(t, newClient(t, cl.Addrs()), "/elect/kill", 2)
 	killed := time.Now()
 	require.NoError(t, cmd.Process.Kill())
-	_, err = b.Await(ctxT(t, 30*time.Second))
+	_, err := b.Await(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, time.Since(killed), sessionTimeout+time.Second)
 }

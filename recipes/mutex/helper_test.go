@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -51,30 +52,5 @@ func runHelper() bool {
 // returns once it holds it.
 func startHolder(t *testing.T, addrs []string, path string, sessionTimeout time.Duration) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s", helperEnv, strings.Join(addrs, ","), path, sessionTimeout))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		buf := make([]byte, 256)
-		n, _ := out.Read(buf)
-		line <- string(buf[:n])
-	}()
-	select {
-	case l := <-line:
-		if !strings.HasPrefix(l, "held ") {
-			t.Fatalf("helper: %q", l)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("helper did not take the lock")
-	}
-	return cmd
+	return testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(addrs, ","), path, sessionTimeout), "held ")
 }

@@ -2,7 +2,6 @@ package mutex_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -12,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -29,16 +27,12 @@ func TestMain(m *testing.M) {
 	os.Exit(zktest.Main(m))
 }
 
-func newClient(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
-	c, err := framework.Dial(ctx, addrs, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+var (
+	newClient = testkit.Client
+	ctxT      = testkit.Ctx
+	nodes     = testkit.Children
+	waitNodes = testkit.WaitChildren
+)
 
 func newMutex(t testing.TB, c *framework.Client, path string, opts ...mutex.Option) *mutex.Mutex {
 	t.Helper()
@@ -46,31 +40,6 @@ func newMutex(t testing.TB, c *framework.Client, path string, opts ...mutex.Opti
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// nodes lists the lock directory as the server sees it.
-func nodes(t testing.TB, c *framework.Client, path string) []string {
-	t.Helper()
-	kids, _, err := c.Children(context.Background(), path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	require.NoError(t, err)
-	return kids
-}
-
-func waitNodes(t testing.TB, c *framework.Client, path string, n int) []string {
-	t.Helper()
-	var kids []string
-	require.Eventually(t, func() bool { kids = nodes(t, c, path); return len(kids) == n },
-		30*time.Second, 10*time.Millisecond, "want %d nodes under %s", n, path)
-	return kids
 }
 
 var curatorNode = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$`)

@@ -2,7 +2,6 @@ package rwlock_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -11,29 +10,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
 )
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
 
-func newClient(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
-	c, err := framework.Dial(ctx, addrs, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+var (
+	newClient = testkit.Client
+	ctxT      = testkit.Ctx
+	nodes     = testkit.Children
+	waitNodes = testkit.WaitChildren
+)
 
 func newRW(t testing.TB, c *framework.Client, path string) *rwlock.RWLock {
 	t.Helper()
@@ -41,28 +35,6 @@ func newRW(t testing.TB, c *framework.Client, path string) *rwlock.RWLock {
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func nodes(t testing.TB, c *framework.Client, path string) []string {
-	t.Helper()
-	kids, _, err := c.Children(context.Background(), path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	require.NoError(t, err)
-	return kids
-}
-
-func waitNodes(t testing.TB, c *framework.Client, path string, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(nodes(t, c, path)) == n },
-		30*time.Second, 10*time.Millisecond, "want %d nodes under %s", n, path)
 }
 
 // async acquires on a goroutine of its own, which keeps the hold (holds

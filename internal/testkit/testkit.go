@@ -1,0 +1,102 @@
+// Package testkit holds the few helpers every recipe's tests repeat: a
+// client on a test server, a context bounded by the test, a look at a
+// directory, and a child process that a test can kill -9.
+package testkit
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// SessionTimeout is the session timeout of Client's sessions: short, so
+// expiry tests are quick, and well above the servers' 1s minimum.
+const SessionTimeout = 4 * time.Second
+
+// Client dials addrs and closes the client when t ends.
+func Client(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(SessionTimeout))}, opts...)
+	c, err := framework.Dial(ctx, addrs, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Ctx is a context that ends after d or with t.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Children lists path as the server sees it (nil when it does not exist).
+func Children(t testing.TB, c *framework.Client, path string) []string {
+	t.Helper()
+	kids, _, err := c.Children(context.Background(), path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	require.NoError(t, err)
+	return kids
+}
+
+// WaitChildren waits until path has n children and returns them.
+func WaitChildren(t testing.TB, c *framework.Client, path string, n int) []string {
+	t.Helper()
+	var kids []string
+	require.Eventually(t, func() bool { kids = Children(t, c, path); return len(kids) == n },
+		30*time.Second, 10*time.Millisecond, "want %d children under %s", n, path)
+	return kids
+}
+
+// Child re-runs the test binary as a helper process (env=spec in its
+// environment; the test's TestMain recognises it), waits for a stdout line
+// starting with ready, and kills it when t ends. kill -9 of it is real.
+func Child(t testing.TB, env, spec, ready string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env+"="+spec)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- l
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, ready) {
+			t.Fatalf("helper process said %q, want %q", l, ready)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("helper process not ready")
+	}
+	return cmd
+}
+
+// ChildSpec joins a helper's parameters for Child.
+func ChildSpec(parts ...any) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, "|")
+}
