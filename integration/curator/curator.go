@@ -14,6 +14,18 @@
 //	mutex-loop <path> <n> <holdMs> <logFile> <id>
 //	                                        loop-done <id>
 //	participants <path>                     participants <id1>,<id2>,...
+//	sem-acquire <name> <path> <max> <qty>   sem-acquired <name> <leasePath>...
+//	sem-release <name>                      sem-released <name>
+//	sem-loop <path> <max> <n> <holdMs> <logFile> <id>
+//	                                        loop-done <id>
+//	smutex-acquire <name> <path>            smutex-acquired <name>
+//	smutex-release <name>                   smutex-released <name>
+//	count-set <path> <count>                count-set <path> <count>
+//	count-get <path>                        count <path> <count>
+//	rw-acquire <name> <path> read|write     rw-acquired <name> <mode> <nodePath>
+//	rw-release <name> read|write            rw-released <name> <mode>
+//	rw-loop <path> read|write <n> <holdMs> <logFile> <id>
+//	                                        loop-done <id>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -21,15 +33,28 @@
 // messages of per-name and loop commands start with the command and the
 // name or id they concern.
 //
-// mutex-acquire/mutex-release on one name run on one Java thread of their own,
-// because Curator's locks belong to the acquiring thread. mutex-loop is an
-// independent contender that logs "enter <id> <node>" and "exit <id> <node>"
-// around each critical section, one O_APPEND write per line.
+// Commands on one name run on one Java thread of their own, in the order
+// they arrive, because Curator's locks belong to the acquiring thread; a
+// blocking acquire delays the name's later commands until it returns. One
+// name stands for one recipe object on one path: the mutex
+// (InterProcessMutex), the semaphore (InterProcessSemaphoreV2 with max
+// leases; sem-release returns every lease the name holds), the semaphore
+// mutex (InterProcessSemaphoreMutex) or the read-write lock
+// (InterProcessReadWriteLock; rw-acquired names the node the name's thread
+// holds that side through, from Curator's own getLockPath).
 //
-// Commands for another recipe (read-write lock, semaphore, leader latch...)
-// take one register line in the Agent's constructor and a handler; a recipe
-// object that must outlive one command, or stay on one thread, lives in the
-// Agent's per-name Actor.
+// The loops are independent contenders, each on a thread and recipe object
+// of its own: mutex-loop logs "enter <id> <node>" and "exit <id> <node>"
+// around each critical section, sem-loop the same with the lease's node
+// name, rw-loop "enter <id> <mode> <node>" and "exit <id> <mode> <node>";
+// one O_APPEND write per line, so several processes can share one log.
+//
+// count-set and count-get use Curator's SharedCount (the count a
+// semaphore's maximum can come from), made with the given seed if missing.
+//
+// Commands for another recipe (leader latch...) take one register line in
+// the Agent's constructor and a handler; a recipe object that must outlive
+// one command, or stay on one thread, lives in the Agent's per-name Actor.
 //
 // The Agent needs javac/java (17+) and Debian's Curator 5.4 jars; without
 // them the test fails with the install command, it is never skipped.

@@ -17,4 +17,10 @@
 // Waiting is cheap: each waiter watches only its predecessor, one release
 // wakes exactly one waiter, and a waiter whose predecessor was the queue's
 // head takes the lock without listing the queue again.
+//
+// SemaphoreMutex is the other kind of lock, Curator's
+// InterProcessSemaphoreMutex: not reentrant and not tied to a goroutine (take
+// it in one, give it back in another), built on package semaphore as a
+// semaphore of one lease, and wire-compatible with Curator's on the same
+// path.
 package mutex

@@ -1,11 +1,9 @@
 package mutex
 
 import (
-	"context"
 	"errors"
-	"net"
-	"os"
-	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/participant"
 )
 
 // Option configures a Mutex.
@@ -50,21 +48,4 @@ func buildConfig(opts []Option) (config, error) {
 // DefaultParticipantID is Curator's default participant id: the address this
 // host's name resolves to (Java's InetAddress.getLocalHost().getHostAddress(),
 // often 127.0.1.1 or 127.0.0.1 on Debian), else the hostname itself.
-func DefaultParticipantID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		return "unknown"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil || len(addrs) == 0 {
-		return host
-	}
-	for _, a := range addrs {
-		if a.IP.To4() != nil {
-			return a.IP.String()
-		}
-	}
-	return addrs[0].IP.String()
-}
+func DefaultParticipantID() string { return participant.Default() }

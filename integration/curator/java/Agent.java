@@ -26,9 +26,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
@@ -130,6 +139,22 @@ public final class Agent {
         register("mutex-release", 1, "<name>", this::mutexRelease);
         register("mutex-loop", 5, "<path> <iterations> <holdMs> <logFile> <id>", this::mutexLoop);
         register("participants", 1, "<path>", this::participants);
+        register("sem-acquire", 4, "<name> <path> <max> <qty>", this::semAcquire);
+        register("sem-release", 1, "<name>", this::semRelease);
+        register("sem-loop", 6, "<path> <max> <iterations> <holdMs> <logFile> <id>", this::semLoop);
+        register("smutex-acquire", 2, "<name> <path>", this::smutexAcquire);
+        register("smutex-release", 1, "<name>", this::smutexRelease);
+        register("count-set", 2, "<path> <count>", this::countSet);
+        register("count-get", 1, "<path>", this::countGet);
+        register("rw-acquire", 3, "<name> <path> read|write", this::rwAcquire);
+        register("rw-release", 2, "<name> read|write", this::rwRelease);
+        register("rw-loop", 6, "<path> read|write <iterations> <holdMs> <logFile> <id>", this::rwLoop);
+        register("latch-start", 3, "<name> <path> <id>", this::latchStart);
+        register("latch-close", 1, "<name>", this::latchClose);
+        register("latch-bench", 2, "<path> <rounds>", this::latchBench);
+        register("selector-start", 3, "<name> <path> <id>", this::selectorStart);
+        register("selector-release", 1, "<name>", this::selectorRelease);
+        register("selector-close", 1, "<name>", this::selectorClose);
         register("quit", 0, "", args -> quit());
     }
 
@@ -240,30 +265,20 @@ public final class Agent {
         String path = a[0], logFile = a[3], id = a[4];
         int iterations = Integer.parseInt(a[1]);
         long holdMs = Long.parseLong(a[2]);
-        Thread t = new Thread(() -> {
-            // Append mode (O_APPEND) and one write() per line: lines from
-            // several processes appending to one file never interleave, and
-            // the file's order is the order the writes happened.
-            try (FileOutputStream log = new FileOutputStream(logFile, true)) {
-                InterProcessMutex m = new InterProcessMutex(client, path);
-                for (int i = 0; i < iterations; i++) {
-                    m.acquire();
-                    try {
-                        String node = ZKPaths.getNodeFromPath(holderNode(m));
-                        log.write(("enter " + id + " " + node + "\n").getBytes(StandardCharsets.UTF_8));
-                        Thread.sleep(holdMs);
-                        log.write(("exit " + id + " " + node + "\n").getBytes(StandardCharsets.UTF_8));
-                    } finally {
-                        m.release();
-                    }
+        loop("mutex-loop", id, logFile, log -> {
+            InterProcessMutex m = new InterProcessMutex(client, path);
+            for (int i = 0; i < iterations; i++) {
+                m.acquire();
+                try {
+                    String node = ZKPaths.getNodeFromPath(holderNode(m));
+                    logLine(log, "enter " + id + " " + node);
+                    Thread.sleep(holdMs);
+                    logLine(log, "exit " + id + " " + node);
+                } finally {
+                    m.release();
                 }
-                answer("loop-done " + id);
-            } catch (Throwable e) {
-                answerError("mutex-loop " + id, e);
             }
-        }, "loop-" + id);
-        t.setDaemon(true);
-        t.start();
+        });
     }
 
     /** participants <path>: the data of the lock nodes in Curator's queue order, comma-separated. */
@@ -277,6 +292,420 @@ public final class Agent {
             }
         }
         answer(ids.isEmpty() ? "participants" : "participants " + String.join(",", ids));
+    }
+
+
+    // ---- InterProcessSemaphoreV2 ----
+
+    /** A named semaphore and the leases taken through it, not yet returned. */
+    private static final class Semaphore {
+        final InterProcessSemaphoreV2 semaphore;
+        final int max;
+        final List<Lease> leases = new ArrayList<>();
+
+        Semaphore(CuratorFramework client, String path, int max) {
+            this.semaphore = new InterProcessSemaphoreV2(client, path, max);
+            this.max = max;
+        }
+    }
+
+    /**
+     * Curator keeps a semaphore's leases under path/leases (its private
+     * LEASE_PARENT); a Lease only knows its node's name.
+     */
+    private static String leasePath(String path, Lease lease) {
+        return ZKPaths.makePath(ZKPaths.makePath(path, "leases"), lease.getNodeName());
+    }
+
+    /**
+     * sem-acquire <name> <path> <max> <qty>: acquire(qty) on name's thread,
+     * then "sem-acquired <name> <leasePath>...". The leases stay with name
+     * until sem-release.
+     */
+    private void semAcquire(String[] a) {
+        String name = a[0], path = a[1];
+        int max = Integer.parseInt(a[2]), qty = Integer.parseInt(a[3]);
+        Actor act = actor(name);
+        act.submit("sem-acquire " + name, () -> {
+            Semaphore sem = act.recipe(Semaphore.class, path, () -> new Semaphore(client, path, max));
+            if (sem.max != max) {
+                throw new IllegalStateException(name + " is a semaphore of " + sem.max + " leases, not " + max);
+            }
+            Collection<Lease> got = sem.semaphore.acquire(qty);
+            StringBuilder line = new StringBuilder("sem-acquired " + name);
+            for (Lease l : got) {
+                sem.leases.add(l);
+                line.append(' ').append(leasePath(path, l));
+            }
+            answer(line.toString());
+        });
+    }
+
+    /** sem-release <name>: returns every lease name holds, then "sem-released <name>". */
+    private void semRelease(String[] a) {
+        String name = a[0];
+        Actor act = actor(name);
+        act.submit("sem-release " + name, () -> {
+            Semaphore sem = act.existing(Semaphore.class);
+            if (sem.leases.isEmpty()) {
+                throw new IllegalStateException(name + " holds no lease");
+            }
+            sem.semaphore.returnAll(sem.leases);
+            sem.leases.clear();
+            answer("sem-released " + name);
+        });
+    }
+
+    /**
+     * sem-loop <path> <max> <iterations> <holdMs> <logFile> <id>: a contender
+     * of its own (own thread, own InterProcessSemaphoreV2) that takes one
+     * lease per iteration and logs "enter <id> <leaseName>" and
+     * "exit <id> <leaseName>" around holding it, then answers "loop-done <id>".
+     */
+    private void semLoop(String[] a) {
+        String path = a[0], logFile = a[4], id = a[5];
+        int max = Integer.parseInt(a[1]), iterations = Integer.parseInt(a[2]);
+        long holdMs = Long.parseLong(a[3]);
+        loop("sem-loop", id, logFile, log -> {
+            InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, path, max);
+            for (int i = 0; i < iterations; i++) {
+                Lease lease = sem.acquire();
+                try {
+                    String node = lease.getNodeName();
+                    logLine(log, "enter " + id + " " + node);
+                    Thread.sleep(holdMs);
+                    logLine(log, "exit " + id + " " + node);
+                } finally {
+                    sem.returnLease(lease);
+                }
+            }
+        });
+    }
+
+    // ---- InterProcessSemaphoreMutex ----
+
+    /** smutex-acquire <name> <path>: acquire() on name's thread, then "smutex-acquired <name>". */
+    private void smutexAcquire(String[] a) {
+        String name = a[0], path = a[1];
+        Actor act = actor(name);
+        act.submit("smutex-acquire " + name, () -> {
+            InterProcessSemaphoreMutex m = act.recipe(InterProcessSemaphoreMutex.class, path,
+                    () -> new InterProcessSemaphoreMutex(client, path));
+            m.acquire();
+            answer("smutex-acquired " + name);
+        });
+    }
+
+    /** smutex-release <name>: release(), then "smutex-released <name>". */
+    private void smutexRelease(String[] a) {
+        String name = a[0];
+        Actor act = actor(name);
+        act.submit("smutex-release " + name, () -> {
+            act.existing(InterProcessSemaphoreMutex.class).release();
+            answer("smutex-released " + name);
+        });
+    }
+
+    // ---- SharedCount ----
+
+    /** count-set <path> <count>: SharedCount.setCount (made with that seed if missing), then "count-set <path> <count>". */
+    private void countSet(String[] a) throws Exception {
+        int n = Integer.parseInt(a[1]);
+        try (SharedCount count = new SharedCount(client, a[0], n)) {
+            count.start();
+            count.setCount(n);
+        }
+        answer("count-set " + a[0] + " " + n);
+    }
+
+    /** count-get <path>: the count as Curator's SharedCount reads it, "count <path> <count>". */
+    private void countGet(String[] a) throws Exception {
+        try (SharedCount count = new SharedCount(client, a[0], 0)) {
+            count.start();
+            answer("count " + a[0] + " " + count.getCount());
+        }
+    }
+
+    // ---- InterProcessReadWriteLock ----
+
+    /**
+     * The write side of a read-write lock, telling which node the calling
+     * thread holds it through. getLockPath is Curator's own accessor for
+     * that, protected in 5.4 (public in later versions): subclassing the
+     * public WriteLock is how an application reaches it, without touching
+     * Curator's internals.
+     */
+    private static final class WriteSide extends InterProcessReadWriteLock.WriteLock {
+        WriteSide(CuratorFramework client, String path) {
+            super(client, path, null);
+        }
+
+        String node() {
+            return getLockPath();
+        }
+    }
+
+    /** The read side, likewise. */
+    private static final class ReadSide extends InterProcessReadWriteLock.ReadLock {
+        ReadSide(CuratorFramework client, String path, WriteSide writeLock) {
+            super(client, path, null, writeLock);
+        }
+
+        String node() {
+            return getLockPath();
+        }
+    }
+
+    /**
+     * A read-write lock built from the two sides above, exactly as
+     * InterProcessReadWriteLock(client, path) builds its own (its protected
+     * constructor takes the two sides).
+     */
+    private static final class ReadWrite extends InterProcessReadWriteLock {
+        final WriteSide write;
+        final ReadSide read;
+
+        private ReadWrite(WriteSide write, ReadSide read) {
+            super(write, read);
+            this.write = write;
+            this.read = read;
+        }
+
+        static ReadWrite create(CuratorFramework client, String path) {
+            WriteSide w = new WriteSide(client, path);
+            return new ReadWrite(w, new ReadSide(client, path, w));
+        }
+
+        InterProcessMutex side(String mode) {
+            switch (mode) {
+                case "read":
+                    return readLock();
+                case "write":
+                    return writeLock();
+                default:
+                    throw new IllegalArgumentException("mode must be read or write, not " + mode);
+            }
+        }
+
+        /** The node the calling thread holds mode through (null if it does not). */
+        String node(String mode) {
+            return mode.equals("read") ? read.node() : write.node();
+        }
+    }
+
+    /**
+     * rw-acquire <name> <path> read|write: acquire() of that side on name's
+     * thread, then "rw-acquired <name> <mode> <nodePath>". Curator's locks
+     * are reentrant per thread, as with mutex-acquire.
+     */
+    private void rwAcquire(String[] a) {
+        String name = a[0], path = a[1], mode = a[2];
+        Actor act = actor(name);
+        act.submit("rw-acquire " + name, () -> {
+            ReadWrite rw = act.recipe(ReadWrite.class, path, () -> ReadWrite.create(client, path));
+            rw.side(mode).acquire();
+            answer("rw-acquired " + name + " " + mode + " " + rw.node(mode));
+        });
+    }
+
+    /** rw-release <name> read|write: release() of that side on name's thread, then "rw-released <name> <mode>". */
+    private void rwRelease(String[] a) {
+        String name = a[0], mode = a[1];
+        Actor act = actor(name);
+        act.submit("rw-release " + name, () -> {
+            act.existing(ReadWrite.class).side(mode).release();
+            answer("rw-released " + name + " " + mode);
+        });
+    }
+
+    /**
+     * rw-loop <path> read|write <iterations> <holdMs> <logFile> <id>: a
+     * contender of its own that takes one side per iteration and logs
+     * "enter <id> <mode> <nodeName>" and "exit <id> <mode> <nodeName>" around
+     * holding it, then answers "loop-done <id>".
+     */
+    private void rwLoop(String[] a) {
+        String path = a[0], mode = a[1], logFile = a[4], id = a[5];
+        int iterations = Integer.parseInt(a[2]);
+        long holdMs = Long.parseLong(a[3]);
+        loop("rw-loop", id, logFile, log -> {
+            ReadWrite rw = ReadWrite.create(client, path);
+            InterProcessMutex side = rw.side(mode);
+            for (int i = 0; i < iterations; i++) {
+                side.acquire();
+                try {
+                    String node = ZKPaths.getNodeFromPath(rw.node(mode));
+                    logLine(log, "enter " + id + " " + mode + " " + node);
+                    Thread.sleep(holdMs);
+                    logLine(log, "exit " + id + " " + mode + " " + node);
+                } finally {
+                    side.release();
+                }
+            }
+        });
+    }
+
+    // ---- loops ----
+
+    /** The body of a loop command, given the open log. */
+    interface LoopBody {
+        void run(FileOutputStream log) throws Exception;
+    }
+
+    /**
+     * Runs body on a thread of its own with logFile open for appending, then
+     * answers "loop-done <id>" (or "error <what> <id>: ...").
+     */
+    private void loop(String what, String id, String logFile, LoopBody body) {
+        Thread t = new Thread(() -> {
+            try (FileOutputStream log = new FileOutputStream(logFile, true)) {
+                body.run(log);
+                answer("loop-done " + id);
+            } catch (Throwable e) {
+                answerError(what + " " + id, e);
+            }
+        }, "loop-" + id);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * One line to a loop's log: append mode (O_APPEND) and one write() per
+     * line, so lines from several processes appending to one file never
+     * interleave, and the file's order is the order the writes happened.
+     */
+    // --- leader election: LeaderLatch and LeaderSelector -----------------
+
+    private final Map<String, LeaderLatch> latches = new ConcurrentHashMap<>();
+    private final Map<String, LeaderSelector> selectors = new ConcurrentHashMap<>();
+    private final Map<String, java.util.concurrent.Semaphore> selectorRelease = new ConcurrentHashMap<>();
+
+    /**
+     * latch-start <name> <path> <id>: a LeaderLatch with participant id;
+     * answers "latch-started <name>", then "latch-leader <name>" and
+     * "latch-notleader <name>" as its listener is told.
+     */
+    private void latchStart(String[] a) throws Exception {
+        String name = a[0], path = a[1], id = a[2];
+        LeaderLatch latch = new LeaderLatch(client, path, id);
+        latch.addListener(new LeaderLatchListener() {
+            @Override
+            public void isLeader() {
+                answer("latch-leader " + name);
+            }
+
+            @Override
+            public void notLeader() {
+                answer("latch-notleader " + name);
+            }
+        });
+        latches.put(name, latch);
+        latch.start();
+        answer("latch-started " + name);
+    }
+
+    /** latch-close <name>: close (silently, Curator's default), then "latch-closed <name>". */
+    private void latchClose(String[] a) throws Exception {
+        LeaderLatch latch = latches.remove(a[0]);
+        if (latch == null) {
+            throw new IllegalStateException("no latch named " + a[0]);
+        }
+        latch.close();
+        answer("latch-closed " + a[0]);
+    }
+
+    /**
+     * latch-bench <path> <rounds>: graceful handoffs between two LeaderLatch
+     * on two sessions, as the Go benchmark does: a second latch queues, the
+     * leader closes, and the time until the second leads is one sample.
+     * After 50 warm-up rounds, answers "latch-bench p50_us=<n> p99_us=<n>".
+     */
+    private void latchBench(String[] a) {
+        String path = a[0];
+        int rounds = Integer.parseInt(a[1]);
+        Thread t = new Thread(() -> {
+            try (CuratorFramework other = CuratorFrameworkFactory.newClient(
+                    client.getZookeeperClient().getCurrentConnectionString(), 10_000, 15_000,
+                    new ExponentialBackoffRetry(100, 10))) {
+                other.start();
+                if (!other.blockUntilConnected(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("second client not connected");
+                }
+                CuratorFramework[] clients = {other, client};
+                LeaderLatch current = new LeaderLatch(client, path);
+                current.start();
+                current.await();
+                long[] samples = new long[rounds];
+                for (int i = -50; i < rounds; i++) {
+                    LeaderLatch next = new LeaderLatch(clients[(i + 50) % 2], path);
+                    next.start();
+                    while (current.getParticipants().size() < 2) {
+                        Thread.onSpinWait(); // until the next one has queued
+                    }
+                    long t0 = System.nanoTime();
+                    current.close();
+                    next.await();
+                    long d = System.nanoTime() - t0;
+                    if (i >= 0) {
+                        samples[i] = d;
+                    }
+                    current = next;
+                }
+                current.close();
+                Arrays.sort(samples);
+                answer("latch-bench p50_us=" + samples[rounds / 2] / 1000 + " p99_us=" + samples[rounds * 99 / 100] / 1000);
+            } catch (Throwable e) {
+                answerError("latch-bench", e);
+            }
+        }, "latch-bench");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * selector-start <name> <path> <id>: a LeaderSelector that, when it
+     * leads, answers "selector-leading <name>" and keeps leadership until
+     * selector-release, then answers "selector-released <name>".
+     */
+    private void selectorStart(String[] a) {
+        String name = a[0], path = a[1], id = a[2];
+        java.util.concurrent.Semaphore release = new java.util.concurrent.Semaphore(0);
+        LeaderSelector sel = new LeaderSelector(client, path, new LeaderSelectorListenerAdapter() {
+            @Override
+            public void takeLeadership(CuratorFramework c) throws Exception {
+                answer("selector-leading " + name);
+                release.acquire();
+                answer("selector-released " + name);
+            }
+        });
+        sel.setId(id);
+        selectors.put(name, sel);
+        selectorRelease.put(name, release);
+        sel.start();
+        answer("selector-started " + name);
+    }
+
+    /** selector-release <name>: ends the current term (the answer comes from takeLeadership). */
+    private void selectorRelease(String[] a) {
+        java.util.concurrent.Semaphore release = selectorRelease.get(a[0]);
+        if (release == null) {
+            throw new IllegalStateException("no selector named " + a[0]);
+        }
+        release.release();
+    }
+
+    /** selector-close <name>: close, then "selector-closed <name>". */
+    private void selectorClose(String[] a) {
+        LeaderSelector sel = selectors.remove(a[0]);
+        if (sel == null) {
+            throw new IllegalStateException("no selector named " + a[0]);
+        }
+        sel.close();
+        answer("selector-closed " + a[0]);
+    }
+
+    private static void logLine(FileOutputStream log, String line) throws IOException {
+        log.write((line + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     /**

@@ -1,0 +1,127 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+)
+
+// ErrNotRevocable: WithRevocable given to NewSemaphoreMutex. Curator's
+// revocation protocol is the mutex's; a semaphore lease cannot be revoked.
+var ErrNotRevocable = errors.New("mutex: a SemaphoreMutex is not revocable")
+
+// SemaphoreMutex is a distributed mutex that is not reentrant and not tied to
+// a goroutine, wire-compatible with Curator's InterProcessSemaphoreMutex: a
+// semaphore of one lease (path/locks, path/leases; see package semaphore).
+//
+// Use it where a lock is taken in one goroutine and given back in another (a
+// request handler that locks, a callback that unlocks). The price of not
+// being reentrant: Acquire while this process already holds it waits for
+// itself (until ctx ends), and TryAcquire returns ErrWouldBlock.
+//
+// Acquire returns the hold as a *semaphore.Lease, with the fencing token
+// (Token) and loss signal (Done, Err, Context). Give it back with Release or
+// with the lease's own Close, from any goroutine; they are the same.
+type SemaphoreMutex struct {
+	sem *semaphore.Semaphore
+}
+
+// NewSemaphoreMutex returns a non-reentrant mutex on path. WithParticipantID
+// sets the data of its lease nodes; WithRevocable is refused
+// (ErrNotRevocable).
+func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*SemaphoreMutex, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.revocable {
+		return nil, ErrNotRevocable
+	}
+	sem, err := semaphore.New(client, path, 1, semaphore.WithParticipantID(string(cfg.id)))
+	if err != nil {
+		return nil, err
+	}
+	return &SemaphoreMutex{sem: sem}, nil
+}
+
+// Path returns the mutex's path.
+func (m *SemaphoreMutex) Path() string { return m.sem.Path() }
+
+// Acquire blocks until this process holds the mutex, ctx ends (its deadline
+// is the timeout), or the SemaphoreMutex is closed. It is not reentrant: if
+// the mutex is already held, by this process too, Acquire waits.
+func (m *SemaphoreMutex) Acquire(ctx context.Context) (*semaphore.Lease, error) {
+	leases, err := m.sem.Acquire(ctx, 1)
+	if err != nil {
+		return nil, m.mapErr(err)
+	}
+	return leases[0], nil
+}
+
+// TryAcquire takes the mutex only if it is free at once, else it returns
+// ErrWouldBlock (also when this process holds it) and leaves nothing
+// behind.
+func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*semaphore.Lease, error) {
+	leases, err := m.sem.TryAcquire(ctx, 1)
+	if err != nil {
+		return nil, m.mapErr(err)
+	}
+	return leases[0], nil
+}
+
+// Release gives the mutex back, from any goroutine: it closes the lease
+// Acquire returned (see semaphore.Lease.Close). It returns ErrNotHeld if no
+// lease taken through this SemaphoreMutex is open, and an error wrapping
+// ErrHoldLost if the hold was lost before (the node is cleaned up all the
+// same).
+func (m *SemaphoreMutex) Release() error {
+	held := m.sem.Held()
+	if len(held) == 0 {
+		return ErrNotHeld
+	}
+	var errs []error
+	released := false
+	for _, l := range held { // one, unless a lost lease was never given back
+		err := l.Close()
+		if errors.Is(err, semaphore.ErrReleased) {
+			continue // closed by another goroutine meanwhile
+		}
+		released = true
+		errs = append(errs, err)
+	}
+	if !released {
+		return ErrNotHeld
+	}
+	return errors.Join(errs...)
+}
+
+// HeldInProcess reports whether this SemaphoreMutex holds the mutex (a
+// lease it took is not closed yet), as Curator's isAcquiredInThisProcess.
+func (m *SemaphoreMutex) HeldInProcess() bool { return len(m.sem.Held()) > 0 }
+
+// Participants returns the participant ids of the lease nodes: the holder's,
+// and that of an acquirer waiting for it, if any.
+func (m *SemaphoreMutex) Participants(ctx context.Context) ([]string, error) {
+	return m.sem.Participants(ctx)
+}
+
+// Close ends waits in progress with ErrClosed and releases the mutex if this
+// SemaphoreMutex holds it. The client is not closed.
+func (m *SemaphoreMutex) Close() error { return m.sem.Close() }
+
+// mapErr gives the semaphore's errors the mutex package's sentinels too.
+func (m *SemaphoreMutex) mapErr(err error) error {
+	switch {
+	case errors.Is(err, semaphore.ErrWouldBlock):
+		return fmt.Errorf("%w: %w", ErrWouldBlock, err)
+	case errors.Is(err, semaphore.ErrClosed):
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package semaphore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// ErrBadCount: a SharedCount node whose data is not a 4-byte integer.
+var ErrBadCount = errors.New("semaphore: shared count is not a 4-byte big-endian integer")
+
+// currentMax returns the maximum, whether it is known, and a channel closed
+// when it changes.
+func (s *Semaphore) currentMax() (max int, known bool, changed <-chan struct{}) {
+	s.maxMu.Lock()
+	defer s.maxMu.Unlock()
+	return s.max, s.known, s.maxChanged
+}
+
+func (s *Semaphore) setMax(max int) {
+	s.maxMu.Lock()
+	defer s.maxMu.Unlock()
+	if s.known && s.max == max {
+		return
+	}
+	s.max, s.known = max, true
+	close(s.maxChanged)
+	s.maxChanged = make(chan struct{})
+}
+
+// follow reads the shared count and reads it again on every change, until
+// Close (or the client's). While the node is missing or unreadable the last
+// value read stays in force; before the first one, acquirers wait.
+func (s *Semaphore) follow() {
+	defer s.wg.Done()
+	c := s.client
+	pause := 50 * time.Millisecond
+	for s.life.Err() == nil {
+		data, _, watch, err := c.GetW(s.life, s.countPath)
+		if errors.Is(err, zk.ErrNoNode) {
+			var exists bool
+			exists, _, watch, err = c.ExistsW(s.life, s.countPath)
+			if err == nil && exists {
+				continue // made meanwhile: read it
+			}
+		} else if err == nil {
+			if v, derr := decodeCount(data); derr != nil {
+				c.Logger().Warn("zookeeper semaphore: ignoring shared count", "path", s.countPath, "err", derr)
+			} else {
+				s.setMax(v)
+			}
+		}
+		if err != nil {
+			if s.life.Err() != nil || errors.Is(err, framework.ErrClosed) {
+				return
+			}
+			c.Logger().Debug("zookeeper semaphore: reading shared count failed; will retry", "path", s.countPath, "err", err)
+			select {
+			case <-time.After(pause):
+			case <-s.life.Done():
+				return
+			}
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 50 * time.Millisecond
+		select {
+		case <-watch: // changed, made, deleted, or the watch ended: read again
+		case <-s.life.Done():
+			return
+		}
+	}
+}
+
+// decodeCount reads Curator's SharedCount format: a big-endian int32 (Java's
+// ByteBuffer.getInt, which reads the first four bytes).
+func decodeCount(data []byte) (int, error) {
+	if len(data) < 4 {
+		return 0, fmt.Errorf("%w: %d bytes", ErrBadCount, len(data))
+	}
+	return int(int32(binary.BigEndian.Uint32(data))), nil
+}
+
+// SetCount writes n to the Curator SharedCount node at countPath, making it
+// (and its parents, as containers) if needed, as Curator's
+// SharedCount.setCount does once the count is started. Every semaphore made
+// with NewShared on countPath follows the change.
+func SetCount(ctx context.Context, client *framework.Client, countPath string, n int) error {
+	if client == nil {
+		return ErrNilClient
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return fmt.Errorf("%w: %d does not fit in 4 bytes", ErrBadCount, n)
+	}
+	data := binary.BigEndian.AppendUint32(nil, uint32(int32(n)))
+	for {
+		_, err := client.Set(ctx, countPath, data, -1)
+		if !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		_, err = client.Create(ctx, countPath, data, framework.WithParentContainers())
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+		// Made by someone else meanwhile: set it.
+	}
+}

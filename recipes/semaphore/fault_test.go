@@ -1,0 +1,222 @@
+package semaphore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+)
+
+// tracker checks the semaphore's promise from inside the process: a lease
+// counts as trusted from its grant until its Done fires, and trusted leases
+// never number more than the maximum. A holder's Done fires when its link
+// drops, before the server can expire its session and grant its lease to
+// another, so every grant finds the Done of a lease it replaces closed.
+type tracker struct {
+	max int
+
+	mu         sync.Mutex
+	live       map[*semaphore.Lease]struct{}
+	total      int
+	peak       int
+	violations []string
+}
+
+func newTracker(max int) *tracker {
+	return &tracker{max: max, live: map[*semaphore.Lease]struct{}{}}
+}
+
+func (tr *tracker) granted(ls []*semaphore.Lease) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for l := range tr.live {
+		select {
+		case <-l.Done():
+			delete(tr.live, l)
+		default:
+		}
+	}
+	for _, l := range ls {
+		if l.Err() == nil { // a lease lost at once was never trusted
+			tr.live[l] = struct{}{}
+		}
+	}
+	tr.total += len(ls)
+	tr.peak = max(tr.peak, len(tr.live))
+	if len(tr.live) > tr.max {
+		var paths []string
+		for l := range tr.live {
+			paths = append(paths, fmt.Sprintf("%s (session 0x%x)", l.Path(), l.SessionID()))
+		}
+		tr.violations = append(tr.violations, fmt.Sprintf("%d trusted leases at %s: %v", len(tr.live), time.Now().Format("15:04:05.000"), paths))
+	}
+}
+
+func (tr *tracker) grants() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.total
+}
+
+func (tr *tracker) check(t testing.TB) {
+	t.Helper()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	assert.Empty(t, tr.violations, "more trusted leases than the maximum of %d", tr.max)
+	t.Logf("%d grants, at most %d trusted leases at once (max %d)", tr.total, tr.peak, tr.max)
+}
+
+// loop takes and returns one lease at a time until stop, reporting grants to
+// tr. Failed acquires (timeouts during faults) are simply tried again.
+func loop(s *semaphore.Semaphore, tr *tracker, stop <-chan struct{}, timeout time.Duration) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ls, err := s.Acquire(ctx, 1)
+		cancel()
+		if errors.Is(err, semaphore.ErrClosed) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		tr.granted(ls)
+		time.Sleep(2 * time.Millisecond) // the protected work
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}
+}
+
+// A holder's link goes dead. Its lease's loss signal fires before anyone can
+// take the lease, nobody does while its session lives, and the waiter gets it
+// once the server has expired that session.
+func TestBlackholedHolderLearnsBeforeAnotherExceedsMax(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	a := newSem(t, newClient(t, p.Addrs()), "/sem/blackhole", 2)
+	b := newSem(t, newClient(t, cl.Addrs()), "/sem/blackhole", 2)
+	c := newSem(t, newClient(t, cl.Addrs()), "/sem/blackhole", 2)
+	tr := newTracker(2)
+
+	la, err := a.Acquire(ctxT(t, 10*time.Second), 1)
+	require.NoError(t, err)
+	tr.granted(la)
+	lb, err := b.Acquire(ctxT(t, 10*time.Second), 1)
+	require.NoError(t, err)
+	tr.granted(lb)
+	got := acquireAsync(ctxT(t, 60*time.Second), c, 1)
+	waitNodes(t, obs, "/sem/blackhole/leases", 3)
+
+	var lostAt time.Time
+	lostc := make(chan struct{})
+	go func() { <-la[0].Done(); lostAt = time.Now(); close(lostc) }()
+	p.Blackhole()
+
+	g := receive(t, got, 60*time.Second)
+	require.NoError(t, g.err)
+	tr.granted(g.leases)
+	assert.False(t, cl.SessionAlive(la[0].SessionID()), "granted while the holder's session was alive")
+	<-lostc
+	assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)
+	assert.ErrorIs(t, la[0].Err(), semaphore.ErrSuspended)
+	assert.Nil(t, lb[0].Err(), "the other holder is untouched")
+	tr.check(t)
+
+	p.Heal()
+	assert.ErrorIs(t, la[0].Close(), semaphore.ErrLeaseLost)
+	closeAll(t, append(lb, g.leases...))
+	waitNodes(t, obs, "/sem/blackhole/leases", 0)
+}
+
+func TestKilledHolderProcessFreesItsLeaseWithinSessionTimeout(t *testing.T) {
+	cl := zktest.Standalone(t)
+	const sessionTimeout = 2 * time.Second
+	holder := startHolder(t, cl.Addrs(), "/sem/kill", 1, sessionTimeout)
+	waiter := newSem(t, newClient(t, cl.Addrs()), "/sem/kill", 1)
+	obs := newClient(t, cl.Addrs())
+	got := acquireAsync(ctxT(t, 60*time.Second), waiter, 1)
+	waitNodes(t, obs, "/sem/kill/leases", 2)
+
+	killed := time.Now()
+	require.NoError(t, holder.Process.Kill())
+	g := receive(t, got, 30*time.Second)
+	require.NoError(t, g.err)
+	assert.LessOrEqual(t, g.at.Sub(killed), sessionTimeout+time.Second)
+	closeAll(t, g.leases)
+	waitNodes(t, obs, "/sem/kill/leases", 0)
+}
+
+// Many sessions take turns while links are cut and whole sessions expire:
+// trusted leases never outnumber the maximum, and work goes on.
+func TestManySessionsWithCutsAndExpiriesNeverExceedMax(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const max, contenders = 2, 5
+	tr := newTracker(max)
+	var clients []*framework.Client
+	var proxies []*zktest.Proxy
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range contenders {
+		p := cl.NewProxy()
+		c := newClient(t, p.Addrs())
+		clients, proxies = append(clients, c), append(proxies, p)
+		s := newSem(t, c, "/sem/chaos", max)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(s, tr, stop, 3*time.Second)
+		}()
+	}
+	halt := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer halt()
+
+	require.Eventually(t, func() bool { return tr.grants() >= 10 }, 60*time.Second, 10*time.Millisecond)
+	for round := range 2 {
+		for range 3 {
+			proxies[rand.IntN(contenders)].Cut()
+			time.Sleep(100 * time.Millisecond) // chaos pacing, not synchronisation
+		}
+		victim := (round*2 + 1) % contenders
+		sess, err := clients[victim].Conn().WaitConnected(ctxT(t, 30*time.Second))
+		require.NoError(t, err)
+		expire(t, cl, proxies[victim], sess.ID)
+	}
+	before := tr.grants()
+	require.Eventually(t, func() bool { return tr.grants() >= before+20 }, 60*time.Second, 10*time.Millisecond,
+		"no progress after the faults")
+	halt()
+	tr.check(t)
+
+	for _, c := range clients {
+		require.NoError(t, c.Drain(ctxT(t, 30*time.Second)))
+	}
+	waitNodes(t, obs, "/sem/chaos/leases", 0)
+	waitNodes(t, obs, "/sem/chaos/locks", 0)
+}
+
+// expire is zktest.ExpireSession, after making sure the server's session
+// dump, which it reads, shows the session: the dump can miss a session while
+// a ping or a reconnect touches it.
+func expire(t *testing.T, cl *zktest.Cluster, p *zktest.Proxy, sessionID int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return cl.SessionAlive(sessionID) }, 10*time.Second, 20*time.Millisecond,
+		"session 0x%x unknown to the server", sessionID)
+	zktest.ExpireSession(t, p, sessionID)
+}

@@ -1,0 +1,82 @@
+package semaphore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+)
+
+// The tests re-run their own binary as a lease holder so that kill -9 hits a
+// real process. runHelper is called from TestMain; it returns true if this
+// process is such a helper (it then never returns: it holds until killed).
+const helperEnv = "ZKRECIPES_SEMAPHORE_HELPER"
+
+func runHelper() bool {
+	spec := os.Getenv(helperEnv) // "addrs|path|max|sessionTimeout"
+	if spec == "" {
+		return false
+	}
+	parts := strings.Split(spec, "|")
+	max, _ := strconv.Atoi(parts[2])
+	timeout, _ := time.ParseDuration(parts[3])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithConnOptions(conn.WithSessionTimeout(timeout)))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	s, err := semaphore.New(c, parts[1], max)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	leases, err := s.Acquire(ctx, 1)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Printf("held %d\n", leases[0].Token())
+	select {} // until killed
+}
+
+// startHolder starts a helper process that takes one lease of the semaphore
+// at path and returns once it holds it.
+func startHolder(t *testing.T, addrs []string, path string, max int, sessionTimeout time.Duration) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%s", helperEnv, strings.Join(addrs, ","), path, max, sessionTimeout))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 256)
+		n, _ := out.Read(buf)
+		line <- string(buf[:n])
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, "held ") {
+			t.Fatalf("helper: %q", l)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("helper did not take a lease")
+	}
+	return cmd
+}

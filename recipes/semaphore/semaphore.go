@@ -1,0 +1,514 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
+)
+
+var (
+	// ErrNilClient: New or NewShared without a client.
+	ErrNilClient = errors.New("semaphore: nil client")
+	// ErrInvalidMax: New with a maximum below 1.
+	ErrInvalidMax = errors.New("semaphore: max leases must be at least 1")
+	// ErrInvalidCount: Acquire or TryAcquire of fewer than 1 lease.
+	ErrInvalidCount = errors.New("semaphore: must acquire at least 1 lease")
+	// ErrTooMany: Acquire or TryAcquire of more leases than a fixed maximum;
+	// it could never succeed.
+	ErrTooMany = errors.New("semaphore: more leases asked than the maximum")
+	// ErrWouldBlock: TryAcquire found too few leases free.
+	ErrWouldBlock = errors.New("semaphore: not enough leases free")
+	// ErrClosed: the Semaphore (or its client) was closed.
+	ErrClosed = errors.New("semaphore: closed")
+	// ErrReleased: the lease was closed. Lease.Err reports it after Close,
+	// and a second Lease.Close returns it.
+	ErrReleased = hold.ErrReleased
+	// ErrLeaseLost: the lease stopped being trusted before it was closed; see
+	// Lease.Err for why. Anything done after that moment was unprotected.
+	// (It is mutex.ErrHoldLost too.)
+	ErrLeaseLost = hold.ErrHoldLost
+	// ErrSuspended: the link to ZooKeeper dropped while the lease was held
+	// (standard error policy). The session may still be alive, but nothing
+	// proves the lease any more.
+	ErrSuspended = hold.ErrSuspended
+	// ErrSessionLost: the session that held the lease is gone; so is the
+	// lease.
+	ErrSessionLost = hold.ErrSessionLost
+)
+
+// Curator's names (InterProcessSemaphoreV2, InterProcessMutex).
+const (
+	locksDir  = "locks"
+	leasesDir = "leases"
+	lockName  = "lock-"
+	leaseName = "lease-"
+)
+
+// errRestart: the nodes of an attempt are gone or belong to a session that
+// is (being) replaced; the acquire starts over. Never returned to callers.
+var errRestart = errors.New("semaphore: lease nodes lost")
+
+// sendTimeout bounds how long a delete waits to be sent before it is left to
+// the background.
+const sendTimeout = time.Second
+
+// Semaphore is a distributed counting semaphore, wire-compatible with
+// Curator's InterProcessSemaphoreV2 (see the package doc for the protocol).
+// It is safe for concurrent use; its Leases are independent handles.
+type Semaphore struct {
+	client    *framework.Client
+	path      string
+	locks     string // path/locks: the internal mutex
+	leases    string // path/leases: one node per lease
+	countPath string // the SharedCount node, "" for a fixed maximum
+	fixed     int    // the fixed maximum, 0 with a shared count
+	id        []byte
+
+	life   context.Context // cancelled by Close: ends waits in progress
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the count follower
+
+	maxMu      sync.Mutex
+	max        int
+	known      bool          // max has been read (always, for a fixed maximum)
+	maxChanged chan struct{} // closed and replaced when max changes
+
+	mu     sync.Mutex
+	held   map[*Lease]struct{}
+	closed bool
+}
+
+// New returns a semaphore on path whose maximum is maxLeases. As in Curator,
+// nothing checks that every process uses the same maximum: make sure they
+// do, or use NewShared.
+func New(client *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	if maxLeases < 1 {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidMax, maxLeases)
+	}
+	s, err := newSemaphore(client, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.fixed, s.max, s.known = maxLeases, maxLeases, true
+	return s, nil
+}
+
+// NewShared returns a semaphore on path whose maximum is the value of the
+// Curator SharedCount node at countPath (a 4-byte big-endian integer; see
+// SetCount). The semaphore follows the node with a watch until Close:
+// raising the count lets waiting acquirers in, lowering it makes new
+// acquirers wait. Until the node exists and holds a count, acquirers wait.
+func NewShared(client *framework.Client, path, countPath string, opts ...Option) (*Semaphore, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	if err := framework.ValidatePath(countPath, false); err != nil {
+		return nil, err
+	}
+	s, err := newSemaphore(client, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.countPath = countPath
+	s.wg.Add(1)
+	go s.follow()
+	return s, nil
+}
+
+func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaphore, error) {
+	if err := framework.ValidatePath(path, false); err != nil {
+		return nil, err
+	}
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Semaphore{
+		client:     client,
+		path:       path,
+		locks:      framework.Join(path, locksDir),
+		leases:     framework.Join(path, leasesDir),
+		id:         cfg.id,
+		maxChanged: make(chan struct{}),
+		held:       map[*Lease]struct{}{},
+	}
+	s.life, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Path returns the semaphore's path.
+func (s *Semaphore) Path() string { return s.path }
+
+// MaxLeases returns the maximum number of leases: the fixed one at once, the
+// shared count as last read, waiting until it has been read once.
+func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
+	for {
+		max, known, changed := s.currentMax()
+		if known {
+			return max, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-s.life.Done():
+			return 0, ErrClosed
+		}
+	}
+}
+
+// Acquire blocks until it holds n leases, ctx ends (its deadline is the
+// timeout), or the Semaphore is closed. It returns all n leases or none:
+// whatever it took before failing is returned. Close each lease when done
+// (any goroutine may).
+func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
+	return s.acquire(ctx, n, false)
+}
+
+// TryAcquire takes n leases only if they are free at once, else it returns
+// ErrWouldBlock and leaves nothing behind. It does not queue behind a waiting
+// Acquire, so it fails while anyone waits for room; it may also fail when
+// several processes try for the last free leases at the same moment. ctx
+// bounds the round trips.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, error) {
+	return s.acquire(ctx, n, true)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, error) {
+	if err := s.check(n); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	for {
+		g, err := s.attempt(ctx, n, try)
+		if err == nil {
+			return s.adopt(g)
+		}
+		switch {
+		case s.life.Err() != nil || s.client.Closed() || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
+			return nil, errors.Join(ErrClosed, err)
+		case errors.Is(err, errRestart) && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, errRestart):
+			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "why", err)
+			continue
+		}
+		return nil, err
+	}
+}
+
+// check refuses bad input and a closed semaphore before anything is sent.
+func (s *Semaphore) check(n int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("%w: %d", ErrInvalidCount, n)
+	case s.fixed > 0 && n > s.fixed:
+		return fmt.Errorf("%w: %d of %d", ErrTooMany, n, s.fixed)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.client.Closed() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// attempt is one try at n leases under one session: Curator's algorithm,
+// with the internal mutex held across all n (none with try).
+func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err error) {
+	c := s.client
+	sess, err := c.Conn().WaitConnected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !try {
+		lock, lerr := contend.Enter(ctx, contend.Request{
+			Client: c, Dir: s.locks, Name: lockName, Data: s.id, Driver: contend.First(1),
+		})
+		if lerr != nil {
+			return nil, lerr
+		}
+		// Runs last: the lease nodes of a failed attempt are deleted first,
+		// so the next holder of the mutex does not count them.
+		defer s.unlock(lock)
+		sess = lock.Session
+	}
+	var nodes []*framework.Queued
+	defer func() {
+		if err != nil {
+			for _, q := range nodes {
+				s.remove(q.Path, q.Owner)
+			}
+		}
+	}()
+	for len(nodes) < n {
+		q, err := c.Enqueue(ctx, framework.Join(s.leases, leaseName), s.id)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, q)
+		if q.Owner != sess.ID {
+			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", errRestart, q.Path, q.Owner, sess.ID)
+		}
+		if err := s.waitRoom(ctx, sess, q, try); err != nil {
+			return nil, err
+		}
+	}
+	trusted, err := s.verify(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return &grant{nodes: nodes, session: trusted}, nil
+}
+
+// grant is what a successful attempt hands to adopt: the lease nodes, and
+// the session that owns them and that the leases' loss signals follow.
+type grant struct {
+	nodes   []*framework.Queued
+	session conn.Session
+}
+
+// waitRoom waits until the leases directory has at most max children, ours
+// included (Curator counts every child), watching the directory.
+func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framework.Queued, try bool) error {
+	c := s.client
+	name := framework.Base(q.Path)
+	kids := q.Children // listed right behind our create
+	var watch <-chan zk.Event
+	list := func() (err error) {
+		kids, _, watch, err = c.ChildrenW(ctx, s.leases)
+		if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s is gone", errRestart, s.leases)
+		}
+		return err
+	}
+	for {
+		if !slices.Contains(kids, name) {
+			return fmt.Errorf("%w: lease node %s is gone", errRestart, q.Path)
+		}
+		max, known, changed := s.currentMax()
+		if known && len(kids) <= max {
+			return nil
+		}
+		if try {
+			return ErrWouldBlock
+		}
+		if watch == nil {
+			if err := list(); err != nil {
+				return err
+			}
+			continue
+		}
+		select {
+		case ev := <-watch:
+			if ev.Type == zk.EventNotWatching {
+				if errors.Is(ev.Err, zk.ErrSessionExpired) {
+					return fmt.Errorf("%w: %v", errRestart, ev.Err)
+				}
+				return fmt.Errorf("watch on %s ended: %w", s.leases, errors.Join(ev.Err, framework.ErrClosed))
+			}
+			if err := list(); err != nil { // the children changed: look again
+				return err
+			}
+		case <-changed:
+			// The maximum changed: decide again on the same list (the watch
+			// has not fired, so it is current).
+		case <-sess.Lost:
+			return fmt.Errorf("%w: session lost while waiting for room", errRestart)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// verify is the grant, as the contenders engine's: the leases are handed out
+// only under a session that owns every node and that the error policy still
+// trusts. A link that dropped meanwhile is waited out, and ownership checked
+// again after the reconnect.
+func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn.Session, error) {
+	c := s.client
+	for {
+		sess := c.Session()
+		for _, q := range nodes {
+			if q.Owner != sess.ID {
+				return sess, fmt.Errorf("%w: node %s belongs to session 0x%x, now on 0x%x", errRestart, q.Path, q.Owner, sess.ID)
+			}
+		}
+		select {
+		case <-sess.Lost:
+			return sess, fmt.Errorf("%w: session lost at grant", errRestart)
+		case <-c.LossSignal(sess):
+			if _, err := c.Conn().WaitConnected(ctx); err != nil {
+				return sess, err
+			}
+			for _, q := range nodes {
+				ok, st, err := c.Exists(ctx, q.Path)
+				if err != nil {
+					return sess, err
+				}
+				if !ok || st.EphemeralOwner != c.Session().ID {
+					return sess, fmt.Errorf("%w: node %s gone after reconnect", errRestart, q.Path)
+				}
+			}
+			continue
+		default:
+		}
+		return sess, nil
+	}
+}
+
+// adopt turns granted nodes into Leases, unless the Semaphore was closed
+// meanwhile.
+func (s *Semaphore) adopt(g *grant) ([]*Lease, error) {
+	leases := make([]*Lease, len(g.nodes))
+	for i, q := range g.nodes {
+		e := &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}
+		leases[i] = &Lease{sem: s, hold: hold.New(s.client, e, false)}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		for _, l := range leases {
+			l.close()
+		}
+		return nil, ErrClosed
+	}
+	for _, l := range leases {
+		s.held[l] = struct{}{}
+	}
+	s.mu.Unlock()
+	return leases, nil
+}
+
+// unlock releases the internal mutex, after the deletes of the lease nodes
+// of a failed attempt.
+func (s *Semaphore) unlock(lock *contend.Entry) { s.remove(lock.Path, lock.Session.ID) }
+
+// remove deletes a node of ours, guaranteed. While its session is the
+// current one and the link is up, the delete is only sent (ZooKeeper applies
+// it before anything this client sends next: a retry cannot count the node,
+// and the next holder of the internal mutex is woken by the delete itself).
+// Otherwise it goes to the background, and only while the node is an
+// ephemeral of owner: once that session is gone, so is the node.
+func (s *Semaphore) remove(path string, owner int64) {
+	c := s.client
+	if sess := c.Session(); sess.ID == owner && !isClosed(sess.Suspended) {
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+		defer cancel()
+		_ = c.DeleteAsync(ctx, path, -1) // if not sent in time, it goes on in the background
+		return
+	}
+	if err := c.DeleteLater(path, owner); err != nil && !errors.Is(err, framework.ErrClosed) {
+		c.Logger().Warn("zookeeper semaphore: cannot delete node", "path", path, "err", err)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Semaphore) forget(l *Lease) {
+	s.mu.Lock()
+	delete(s.held, l)
+	s.mu.Unlock()
+}
+
+// Held returns the leases taken through this Semaphore and not closed yet,
+// in no particular order (as Curator's InterProcessSemaphoreMutex's
+// isAcquiredInThisProcess, for any number of leases).
+func (s *Semaphore) Held() []*Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Lease, 0, len(s.held))
+	for l := range s.held {
+		out = append(out, l)
+	}
+	return out
+}
+
+// ParticipantNodes returns the lease nodes in sequence order (full paths).
+// As Curator's getParticipantNodes, they include the node of an acquirer
+// that is waiting for room (at most one: it holds the internal mutex).
+func (s *Semaphore) ParticipantNodes(ctx context.Context) ([]string, error) {
+	kids, _, err := s.client.Children(ctx, s.leases)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sorted := contend.Sort(kids, leaseName)
+	out := make([]string, len(sorted))
+	for i, k := range sorted {
+		out[i] = framework.Join(s.leases, k)
+	}
+	return out, nil
+}
+
+// Participants returns the participant ids (node data) of the lease nodes
+// in sequence order (see ParticipantNodes). Curator's leases carry its
+// default node data, the host's address.
+func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
+	nodes, err := s.ParticipantNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		data, _, err := s.client.Get(ctx, n)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // returned while we looked
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, string(data))
+	}
+	return slices.Clip(ids), nil
+}
+
+// Close ends waits in progress with ErrClosed, closes every lease still
+// held (deleting its node) and stops following the shared count. Further
+// acquires return ErrClosed; closing a lease afterwards returns ErrReleased.
+// No goroutine of the Semaphore survives Close. The client is not closed.
+func (s *Semaphore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	held := s.held
+	s.held = map[*Lease]struct{}{}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	var errs []error
+	for l := range held {
+		if err := l.close(); err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrReleased) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
