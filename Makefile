@@ -6,7 +6,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION ?= 2026.2.2
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: deps test demo bench vet fmt-check staticcheck
+.PHONY: deps build test demo bench vet fmt-check staticcheck
 
 ## deps: ZooKeeper 3.8 and Curator 5.4 jars from Debian, and staticcheck.
 deps:
@@ -27,9 +27,13 @@ staticcheck:
 test: deps fmt-check vet staticcheck
 	$(GO) test $(GOTEST_FLAGS) ./...
 
-## demo: start a local ZooKeeper and run a short example against it.
-demo: deps
-	$(GO) test -count=1 -v -run '^TestDemo$$' ./integration/demo/
+## build: the zkr CLI, as ./zkr.
+build:
+	$(GO) build -o zkr ./cmd/zkr
+
+## demo: zkr dev starts a throwaway ZooKeeper; zkr lock and zkr elect on it.
+demo: deps build
+	@ZKR=./zkr scripts/demo.sh
 
 ## bench: the speed targets, each against go-zookeeper's zk.Lock on one server.
 bench: deps

@@ -1,14 +1,223 @@
-// Command zkr will be the distributed flock: run a command while holding a
-// ZooKeeper lock, semaphore lease or leadership, with the fencing token in
-// its environment. Not built yet: see the README's roadmap.
+// Command zkr is the distributed flock: it runs a command while holding a
+// ZooKeeper lock, read or write lock, semaphore lease or leadership, with the
+// fencing token in the command's environment, and stops the command the
+// moment what it holds can no longer be trusted. It also shows who leads a
+// lock path, starts a throwaway server for development, and measures the
+// recipes against a server.
+//
+// Run zkr --help, or zkr SUBCOMMAND --help, for the manual.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"syscall"
 )
 
+// Exit statuses of zkr itself. A COMMAND's own status passes through
+// unchanged, so these sit where commands rarely exit: next to timeout(1)'s
+// 124-127, which they mean the same as.
+const (
+	exitNoLeader = 1   // zkr leader: nobody leads
+	exitUsage    = 2   // bad flag, path or argument; nothing was contacted
+	exitLost     = 122 // the hold was lost while COMMAND ran; COMMAND was stopped
+	exitTimeout  = 124 // --timeout passed before the hold was granted
+	exitFailed   = 125 // zkr failed: no connection, ZooKeeper error
+	exitNoExec   = 126 // COMMAND exists but cannot be run
+	exitNotFound = 127 // COMMAND not found
+)
+
+// signalCode is the status for a zkr that gave up on signal s, as a shell
+// reports a command killed by it.
+func signalCode(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return exitFailed
+}
+
+const exitStatusHeld = "EXIT STATUS\n" + exitStatusHeldBody
+
+const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a signal S killed it).
+    2      Usage error: bad option, path or argument. Nothing was contacted.
+    122    The hold was lost while COMMAND ran (link to ZooKeeper down for
+           2/3 of the session timeout, or session expired); COMMAND was sent
+           SIGTERM, then SIGKILL after --grace.
+    124    --timeout passed before the hold was granted. COMMAND did not run.
+    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
+           COMMAND did not run.
+    126    COMMAND cannot be executed.
+    127    COMMAND not found.
+    129, 130, 143
+           SIGHUP, SIGINT or SIGTERM reached zkr while it waited; it gave up
+           and left nothing behind. COMMAND did not run. (Once COMMAND runs,
+           those signals are forwarded to it, and its status is zkr's.)
+`
+
+const mainHelp = `NAME
+    zkr - run a command under a ZooKeeper lock, lease or leadership
+
+SYNOPSIS
+    zkr [GLOBAL OPTIONS] SUBCOMMAND [OPTIONS] ARGS...
+
+    zkr lock   [OPTIONS] PATH -- COMMAND [ARGS...]
+    zkr rlock  [OPTIONS] PATH -- COMMAND [ARGS...]
+    zkr wlock  [OPTIONS] PATH -- COMMAND [ARGS...]
+    zkr sem    --max N [OPTIONS] PATH -- COMMAND [ARGS...]
+    zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
+    zkr leader [OPTIONS] PATH
+    zkr dev    [--port P]
+    zkr bench  --mode MODE [OPTIONS]
+    zkr help   [SUBCOMMAND]
+
+DESCRIPTION
+    zkr is flock(1) for a cluster. It takes a lock in ZooKeeper, runs COMMAND,
+    and releases the lock when COMMAND ends; zkr exits with COMMAND's status.
+    Locks are Apache Curator's recipes, node for node, so zkr queues fairly
+    (FIFO) with Java and Go services that use the same paths.
+
+    COMMAND gets a fencing token in its environment (ZKR_FENCING_TOKEN): a
+    number that grows from each holder to the next. Pass it to whatever
+    COMMAND writes to, and have that refuse tokens lower than the highest it
+    has seen; that is what makes a lock safe against a paused holder.
+
+    If the lock can no longer be trusted while COMMAND runs (the link to
+    ZooKeeper has been down for 2/3 of the session timeout, before the server
+    can give the lock to anyone else), zkr stops COMMAND: SIGTERM to its
+    process group, SIGKILL after --grace. COMMAND runs in its own process
+    group, so signals reach its children too. If zkr itself is killed,
+    the kernel kills COMMAND with it.
+
+    lock      exclusive lock (Curator's InterProcessMutex)
+    rlock     shared side of a read-write lock (InterProcessReadWriteLock)
+    wlock     exclusive side of the same read-write lock
+    sem       one lease of a counting semaphore (InterProcessSemaphoreV2)
+    elect     leader election (LeaderSelector): COMMAND runs while leading
+    leader    print who leads a lock, latch or selector path, and the queue
+    dev       start a throwaway local ZooKeeper for trying zkr out
+    bench     measure lock latency and throughput against a server
+    help      show the manual of a subcommand (as SUBCOMMAND --help)
+
+OPTIONS
+` + globalOptionsHelp + `
+EXIT STATUS
+    1      zkr leader: nobody leads PATH.
+` + exitStatusHeldBody + `
+ENVIRONMENT
+    ZK_CONNECT    default for --connect.
+    COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
+    elect) and ZKR_PARTICIPANT_ID; see each subcommand.
+
+EXAMPLES
+    zkr dev --port 2181 &                      # a server at 127.0.0.1:2181
+    zkr lock /jobs/billing -- ./billing-run    # one at a time, cluster-wide
+    zkr lock --timeout 30s /jobs/billing -- ./billing-run || echo $?
+    zkr sem --max 3 /pools/db -- ./migrate     # at most three at once
+    zkr elect --requeue /services/scheduler -- ./scheduler
+    zkr leader /services/scheduler
+`
+
+// app is one run of zkr: where it writes.
+type app struct {
+	stdout, stderr io.Writer
+}
+
+// subcommand is one of zkr's verbs.
+type subcommand struct {
+	help string
+	run  func(a *app, g *globals, args []string) int
+}
+
+func subcommands() map[string]subcommand {
+	return map[string]subcommand{
+		"lock":   {lockHelp, runLock},
+		"rlock":  {rlockHelp, runRLock},
+		"wlock":  {wlockHelp, runWLock},
+		"sem":    {semHelp, runSem},
+		"elect":  {electHelp, runElect},
+		"leader": {leaderHelp, runLeader},
+		"dev":    {devHelp, runDev},
+		"bench":  {benchHelp, runBench},
+	}
+}
+
 func main() {
-	fmt.Fprintln(os.Stderr, "zkr: not built yet; see the roadmap in README.md")
-	os.Exit(2)
+	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(a.main(os.Args[1:]))
+}
+
+// main parses the global options, then hands the rest to the subcommand.
+func (a *app) main(args []string) int {
+	g := defaultGlobals()
+	fs := newFlagSet("zkr")
+	g.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(a.stdout, mainHelp)
+			return 0
+		}
+		return a.usage("zkr", "%v", err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return a.usage("zkr", "missing subcommand")
+	}
+	name, rest := rest[0], rest[1:]
+	cmds := subcommands()
+	if name == "help" {
+		return a.help(cmds, rest)
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		return a.usage("zkr", "unknown subcommand %q", name)
+	}
+	return cmd.run(a, g, rest)
+}
+
+func (a *app) help(cmds map[string]subcommand, args []string) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(a.stdout, mainHelp)
+	case len(args) > 1:
+		return a.usage("zkr help", "one subcommand at a time")
+	default:
+		cmd, ok := cmds[args[0]]
+		if !ok {
+			return a.usage("zkr help", "unknown subcommand %q", args[0])
+		}
+		fmt.Fprint(a.stdout, cmd.help)
+	}
+	return 0
+}
+
+// usage reports a usage error on one line, as scripts and people both want,
+// and returns its status.
+func (a *app) usage(who, format string, args ...any) int {
+	fmt.Fprintf(a.stderr, "%s: %s (see '%s --help')\n", who, fmt.Sprintf(format, args...), who)
+	return exitUsage
+}
+
+// logger writes zkr's own messages to stderr, prefixed with the
+// subcommand; info messages only with --verbose.
+type logger struct {
+	w       io.Writer
+	prefix  string
+	verbose bool
+}
+
+func (a *app) logger(name string, g *globals) *logger {
+	return &logger{w: a.stderr, prefix: "zkr " + name + ": ", verbose: g.verbose}
+}
+
+func (l *logger) printf(format string, args ...any) {
+	fmt.Fprintf(l.w, l.prefix+format+"\n", args...)
+}
+
+func (l *logger) infof(format string, args ...any) {
+	if l.verbose {
+		l.printf(format, args...)
+	}
 }

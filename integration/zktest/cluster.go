@@ -35,6 +35,7 @@ type config struct {
 	sysProps       map[string]string
 	tls            *tlsConfig // nil: no TLS port
 	fullJIT        bool
+	clientPort     int // 0: a free port
 }
 
 func defaultConfig() config {
@@ -77,6 +78,12 @@ func WithDurable() Option {
 // which starts faster but runs the server slower.
 func WithFullJIT() Option { return func(c *config) { c.fullJIT = true } }
 
+// WithClientPort makes a standalone server listen for clients on port
+// instead of a free port, for a server people connect to by hand (StartDev).
+// It needs a local install, and clients reach it at DirectAddrs; ensembles
+// refuse it.
+func WithClientPort(port int) Option { return func(c *config) { c.clientPort = port } }
+
 // WithConfig appends raw lines to zoo.cfg (for example "secureClientPort=...").
 func WithConfig(lines ...string) Option {
 	return func(c *config) { c.extraConfig = append(c.extraConfig, lines...) }
@@ -118,8 +125,14 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 		if n > 1 {
 			t.Skipf("zktest: a %d-node ensemble needs servers the harness starts; ZK_CONNECT names an external server", n)
 		}
+		if cfg.clientPort != 0 {
+			t.Skipf("zktest: WithClientPort needs a server the harness starts; ZK_CONNECT names an external server")
+		}
 		c.external = strings.Split(os.Getenv("ZK_CONNECT"), ",")
 	case backendDocker:
+		if cfg.clientPort != 0 {
+			t.Fatalf("zktest: WithClientPort needs a local install; install one with: %s", InstallHint)
+		}
 		if n > 1 {
 			t.Skipf("zktest: ensembles are not supported on the Docker backend; install ZooKeeper locally: %s", InstallHint)
 		}
@@ -144,6 +157,12 @@ func (c *Cluster) startLocal(n int) {
 	ports, err := freePorts(per * n)
 	if err != nil {
 		t.Fatalf("zktest: free ports: %v", err)
+	}
+	if c.cfg.clientPort != 0 {
+		if n != 1 {
+			t.Fatalf("zktest: WithClientPort is for a standalone server, not a %d-node ensemble", n)
+		}
+		ports[0] = c.cfg.clientPort
 	}
 	base := t.TempDir()
 	for i := 0; i < n; i++ {

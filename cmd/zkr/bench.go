@@ -1,0 +1,463 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+const benchHelp = `NAME
+    zkr bench - measure lock latency and throughput against a server
+
+SYNOPSIS
+    zkr bench --mode uncontended [--n N] [OPTIONS]
+    zkr bench --mode contended [--clients C] [--duration D] [OPTIONS]
+    zkr bench --mode latch [--rounds R] [OPTIONS]
+    zkr bench --mode queue [--waiters W] [OPTIONS]
+
+DESCRIPTION
+    Runs one measurement on a fresh path, /zkr-bench/MODE-RANDOM, removed
+    afterwards, and prints one result line on stdout; progress goes to
+    stderr. The line is a contract other tools read: space-separated
+    key=value fields, always in this order, integers only.
+
+    uncontended   one session: 50 warm-up rounds, then N acquire+release of
+                  one mutex, each timed.
+        peer=zkrecipes mode=uncontended n=N p50_us=.. p99_us=.. ops_per_s=..
+
+    contended     C sessions, one goroutine each, looping acquire/release on
+                  one mutex path for D. overlaps counts critical sections
+                  entered while another was inside (must be 0).
+        peer=zkrecipes mode=contended clients=C acquisitions=.. per_s=..
+        min_client=.. max_client=.. overlaps=..
+
+    latch         two LeaderLatch participants (two sessions) on one path;
+                  each round the leader closes and the time until the other
+                  leads is measured; a fresh latch takes the closed one's
+                  place in the queue before the next round.
+        peer=zkrecipes mode=latch rounds=R p50_us=.. p99_us=..
+
+    queue         W waiters (goroutines over up to 10 sessions) queue behind
+                  a holder, which then releases; the time until all have had
+                  the lock, divided by W.
+        peer=zkrecipes mode=queue waiters=W per_handoff_us=..
+
+OPTIONS
+    --mode MODE    uncontended, contended, latch or queue (required).
+    --n N          uncontended: timed rounds (default 1000).
+    --clients C    contended: sessions (default 8).
+    --duration D   contended: how long (default 5s).
+    --rounds R     latch: handovers (default 20).
+    --waiters W    queue: waiters (default 100).
+
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+EXIT STATUS
+    0      measured; the line is on stdout.
+    2      Usage error. Nothing was contacted.
+    125    the measurement failed (no connection, ZooKeeper error), or
+           contended mode saw overlaps (its line is printed all the same).
+    130, 143
+           interrupted; the path was removed, nothing printed.
+
+ENVIRONMENT
+    ZK_CONNECT    default for --connect.
+
+EXAMPLES
+    zkr bench --connect 127.0.0.1:2181 --mode uncontended --n 1000
+    zkr bench --mode contended --clients 8 --duration 5s
+`
+
+type benchOptions struct {
+	mode     string
+	n        int
+	clients  int
+	duration time.Duration
+	rounds   int
+	waiters  int
+}
+
+func runBench(a *app, g *globals, args []string) int {
+	o := benchOptions{n: 1000, clients: 8, duration: 5 * time.Second, rounds: 20, waiters: 100}
+	fs := newFlagSet("bench")
+	g.register(fs)
+	fs.StringVar(&o.mode, "mode", "", "")
+	fs.IntVar(&o.n, "n", o.n, "")
+	fs.IntVar(&o.clients, "clients", o.clients, "")
+	fs.DurationVar(&o.duration, "duration", o.duration, "")
+	fs.IntVar(&o.rounds, "rounds", o.rounds, "")
+	fs.IntVar(&o.waiters, "waiters", o.waiters, "")
+	code, ok := a.parseArgs("bench", benchHelp, func() error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if len(fs.Args()) > 0 {
+			return fmt.Errorf("unexpected argument %q", fs.Args()[0])
+		}
+		return o.check()
+	})
+	if !ok {
+		return code
+	}
+	opts, err := g.prepare()
+	if err != nil {
+		return a.usage("zkr bench", "%v", err)
+	}
+	log := a.logger("bench", g)
+	sig := watchSignals(nil)
+	defer sig.stop()
+	b := &bench{g: g, opts: opts, log: log, ctx: sig.ctx,
+		path: "/zkr-bench/" + o.mode + "-" + strconv.FormatUint(rand.Uint64(), 36)}
+	line, err := b.run(o)
+	b.close()
+	if line != "" {
+		fmt.Fprintln(a.stdout, line)
+	}
+	if err != nil {
+		if s, _ := sig.received(); s != nil {
+			return signalCode(s)
+		}
+		log.printf("%v", err)
+		return exitFailed
+	}
+	return 0
+}
+
+func (o *benchOptions) check() error {
+	switch o.mode {
+	case "uncontended", "contended", "latch", "queue":
+	case "":
+		return errors.New("missing --mode (uncontended, contended, latch or queue)")
+	default:
+		return fmt.Errorf("--mode %q: want uncontended, contended, latch or queue", o.mode)
+	}
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"--n", o.n}, {"--clients", o.clients}, {"--rounds", o.rounds}, {"--waiters", o.waiters}} {
+		if v.n < 1 {
+			return fmt.Errorf("%s %d: must be at least 1", v.name, v.n)
+		}
+	}
+	if o.duration <= 0 {
+		return fmt.Errorf("--duration %v: must be positive", o.duration)
+	}
+	return nil
+}
+
+// bench is one measurement: its sessions, its path, and what to undo.
+type bench struct {
+	g        *globals
+	opts     []framework.Option
+	log      *logger
+	ctx      context.Context
+	path     string
+	cleanups []func()
+}
+
+func (b *bench) run(o benchOptions) (string, error) {
+	switch o.mode {
+	case "uncontended":
+		return b.uncontended(o.n)
+	case "contended":
+		return b.contended(o.clients, o.duration)
+	case "latch":
+		return b.latch(o.rounds)
+	default:
+		return b.queue(o.waiters)
+	}
+}
+
+// dial opens one more session; the first one also removes the path at the
+// end, after everything made on it is closed.
+func (b *bench) dial() (*framework.Client, error) {
+	c, err := b.g.dial(b.ctx, b.opts)
+	if err != nil {
+		return nil, err
+	}
+	b.later(func() { closeClient(c) })
+	if len(b.cleanups) == 1 {
+		b.later(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := c.Delete(ctx, b.path, -1, framework.WithChildren()); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				b.log.printf("remove %s: %v", b.path, err)
+			}
+		})
+	}
+	return c, nil
+}
+
+func (b *bench) later(f func()) { b.cleanups = append(b.cleanups, f) }
+
+// close undoes everything, last made first.
+func (b *bench) close() {
+	for i := len(b.cleanups) - 1; i >= 0; i-- {
+		b.cleanups[i]()
+	}
+	b.cleanups = nil
+}
+
+func (b *bench) dialN(n int) ([]*framework.Client, error) {
+	cs := make([]*framework.Client, n)
+	for i := range cs {
+		c, err := b.dial()
+		if err != nil {
+			return nil, err
+		}
+		cs[i] = c
+	}
+	return cs, nil
+}
+
+func (b *bench) mutex(c *framework.Client, id string) (*mutex.Mutex, error) {
+	m, err := mutex.New(c, b.path, mutex.WithParticipantID(id))
+	if err != nil {
+		return nil, err
+	}
+	b.later(func() { m.Close() })
+	return m, nil
+}
+
+func (b *bench) uncontended(n int) (string, error) {
+	c, err := b.dial()
+	if err != nil {
+		return "", err
+	}
+	m, err := b.mutex(c, "bench")
+	if err != nil {
+		return "", err
+	}
+	round := func() error {
+		if _, err := m.Acquire(b.ctx); err != nil {
+			return err
+		}
+		return m.Release()
+	}
+	b.log.printf("uncontended: 50 warm-up rounds on %s", b.path)
+	for range 50 {
+		if err := round(); err != nil {
+			return "", err
+		}
+	}
+	b.log.printf("uncontended: %d timed rounds", n)
+	lat := make([]time.Duration, n)
+	start := time.Now()
+	for i := range lat {
+		t0 := time.Now()
+		if err := round(); err != nil {
+			return "", err
+		}
+		lat[i] = time.Since(t0)
+	}
+	total := time.Since(start)
+	return fmt.Sprintf("peer=zkrecipes mode=uncontended n=%d p50_us=%d p99_us=%d ops_per_s=%d",
+		n, percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(n)/total.Seconds())), nil
+}
+
+func (b *bench) contended(clients int, d time.Duration) (string, error) {
+	cs, err := b.dialN(clients)
+	if err != nil {
+		return "", err
+	}
+	ms := make([]*mutex.Mutex, clients)
+	for i, c := range cs {
+		if ms[i], err = b.mutex(c, "bench-"+strconv.Itoa(i)); err != nil {
+			return "", err
+		}
+	}
+	b.log.printf("contended: %d sessions on %s for %v", clients, b.path, d)
+	var inside, overlaps atomic.Int64
+	counts := make([]int64, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for i, m := range ms {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				if _, err := m.Acquire(b.ctx); err != nil {
+					errs[i] = err
+					return
+				}
+				if inside.Add(1) > 1 {
+					overlaps.Add(1)
+				}
+				counts[i]++
+				inside.Add(-1)
+				if err := m.Release(); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	total := int64(0)
+	for _, n := range counts {
+		total += n
+	}
+	line := fmt.Sprintf("peer=zkrecipes mode=contended clients=%d acquisitions=%d per_s=%d min_client=%d max_client=%d overlaps=%d",
+		clients, total, int64(float64(total)/elapsed.Seconds()), slices.Min(counts), slices.Max(counts), overlaps.Load())
+	if overlaps.Load() > 0 {
+		return line, fmt.Errorf("mutual exclusion broken: %d overlaps", overlaps.Load())
+	}
+	return line, nil
+}
+
+func (b *bench) latch(rounds int) (string, error) {
+	cs, err := b.dialN(2)
+	if err != nil {
+		return "", err
+	}
+	var latches [2]*leader.Latch
+	start := func(i int) error {
+		l, err := leader.NewLatch(cs[i], b.path, "bench-"+strconv.Itoa(i))
+		if err != nil {
+			return err
+		}
+		latches[i] = l
+		return l.Start()
+	}
+	defer func() {
+		for _, l := range latches {
+			if l != nil {
+				l.Close(false)
+			}
+		}
+	}()
+	if err := start(0); err != nil {
+		return "", err
+	}
+	if _, err := latches[0].Await(b.ctx); err != nil {
+		return "", err
+	}
+	if err := start(1); err != nil {
+		return "", err
+	}
+	b.log.printf("latch: %d handovers on %s", rounds, b.path)
+	lat := make([]time.Duration, rounds)
+	lead := 0
+	for r := range lat {
+		if err := b.awaitQueue(cs[0], "latch-", 2); err != nil {
+			return "", err
+		}
+		next := 1 - lead
+		t0 := time.Now()
+		if err := latches[lead].Close(false); err != nil {
+			return "", err
+		}
+		if _, err := latches[next].Await(b.ctx); err != nil {
+			return "", err
+		}
+		lat[r] = time.Since(t0)
+		if err := start(lead); err != nil {
+			return "", err
+		}
+		lead = next
+	}
+	return fmt.Sprintf("peer=zkrecipes mode=latch rounds=%d p50_us=%d p99_us=%d",
+		rounds, percentile(lat, 0.50), percentile(lat, 0.99)), nil
+}
+
+// awaitQueue waits until b.path has n nodes named with marker.
+func (b *bench) awaitQueue(c *framework.Client, marker string, n int) error {
+	for {
+		kids, _, ch, err := c.ChildrenW(b.ctx, b.path)
+		if err != nil {
+			return err
+		}
+		if count(kids, marker) >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-b.ctx.Done():
+			return context.Cause(b.ctx)
+		}
+	}
+}
+
+func count(names []string, marker string) int {
+	n := 0
+	for _, k := range names {
+		if strings.Contains(k, marker) {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *bench) queue(waiters int) (string, error) {
+	sessions := min(waiters, 10)
+	cs, err := b.dialN(sessions + 1)
+	if err != nil {
+		return "", err
+	}
+	holder, err := b.mutex(cs[0], "bench-holder")
+	if err != nil {
+		return "", err
+	}
+	if _, err := holder.Acquire(b.ctx); err != nil {
+		return "", err
+	}
+	ms := make([]*mutex.Mutex, sessions)
+	for i := range ms {
+		if ms[i], err = b.mutex(cs[i+1], "bench-"+strconv.Itoa(i)); err != nil {
+			return "", err
+		}
+	}
+	b.log.printf("queue: %d waiters over %d sessions on %s", waiters, sessions, b.path)
+	errs := make([]error, waiters)
+	var wg sync.WaitGroup
+	for i := range waiters {
+		m := ms[i%sessions]
+		wg.Go(func() {
+			if _, err := m.Acquire(b.ctx); err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = m.Release()
+		})
+	}
+	err = b.awaitQueue(cs[0], "lock-", waiters+1)
+	if err == nil {
+		// Let the last waiters set their watches: not part of the handoffs.
+		time.Sleep(200 * time.Millisecond)
+	}
+	start := time.Now()
+	if rerr := holder.Release(); err == nil {
+		err = rerr
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(append(errs, err)...); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("peer=zkrecipes mode=queue waiters=%d per_handoff_us=%d",
+		waiters, elapsed.Microseconds()/int64(waiters)), nil
+}
+
+// percentile returns the p-th percentile of d in whole microseconds.
+func percentile(d []time.Duration, p float64) int64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p)].Microseconds()
+}

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+)
+
+const electHelp = `NAME
+    zkr elect - run a command only while leading an election
+
+SYNOPSIS
+    zkr elect [--requeue] [--grace D] [OPTIONS] PATH [--] COMMAND [ARGS...]
+
+DESCRIPTION
+    Campaigns for leadership of PATH with Curator's LeaderSelector recipe
+    (participants queue FIFO; the first one leads) and runs COMMAND once it
+    leads. When COMMAND exits, leadership passes to the next participant.
+
+    If leadership can no longer be trusted while COMMAND runs (the link to
+    ZooKeeper has been down for 2/3 of --session-timeout), COMMAND's process
+    group gets SIGTERM, then SIGKILL after --grace: it never runs while
+    another participant may lead. If zkr is killed, the kernel kills COMMAND
+    and the next participant leads once the session has expired (at most
+    --session-timeout later).
+
+    Without --requeue, zkr campaigns once: it exits with COMMAND's status,
+    or 122 if leadership was lost while COMMAND ran.
+
+    With --requeue, zkr joins the queue again each time COMMAND ends (on its
+    own or because leadership was lost) and runs until a signal stops it.
+    SIGINT, SIGTERM or SIGHUP while COMMAND runs are forwarded to it, and zkr
+    exits with COMMAND's status once it has exited; while waiting to lead,
+    zkr leaves the queue and exits 128+signal.
+
+OPTIONS
+    --requeue
+           campaign again after each term, until stopped by a signal.
+    --grace D
+           when leadership is lost, how long COMMAND has between SIGTERM and
+           SIGKILL (default 5s).
+    --id ID (global)
+           the participant id zkr leader shows (default HOSTNAME:PID).
+
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+EXIT STATUS
+    N      COMMAND's own exit status (128+S if a signal S killed it): without
+           --requeue, of its one term; with --requeue, of the term a signal
+           interrupted.
+    2      Usage error. Nothing was contacted.
+    122    Without --requeue: leadership was lost while COMMAND ran; COMMAND
+           was stopped.
+    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
+    126, 127
+           COMMAND cannot be executed, or is not found.
+    129, 130, 143
+           SIGHUP, SIGINT or SIGTERM while waiting to lead (COMMAND was not
+           running); zkr left the queue.
+
+ENVIRONMENT
+    ZK_CONNECT           default for --connect.
+    COMMAND gets, besides zkr's own environment:
+    ZKR_FENCING_TOKEN    the term's fencing token (czxid of the leader's
+                         node), higher for every later term.
+    ZKR_LOCK_PATH        PATH, as given.
+    ZKR_PARTICIPANT_ID   --id.
+
+EXAMPLES
+    zkr elect --requeue --id "$(hostname)" /services/scheduler -- ./scheduler
+    zkr elect /jobs/once -- ./migrate.sh    # one host runs it, others wait
+    zkr leader /services/scheduler
+`
+
+const leaderHelp = `NAME
+    zkr leader - show who leads a lock, latch or election path
+
+SYNOPSIS
+    zkr leader [OPTIONS] PATH
+
+DESCRIPTION
+    Prints the participant id of the current leader (or lock holder) of
+    PATH on the first line, then the ids of the participants waiting behind
+    it, in queue order, one per line: the whole queue, leader first, one
+    participant a line. Works on the paths of zkr lock and zkr elect,
+    and of Curator's InterProcessMutex, LeaderSelector and LeaderLatch (and
+    this module's mutex, leader.Selector and leader.Latch).
+
+    Participant ids are the data of each node: zkr's --id, or Curator's
+    default (the host's address).
+
+OPTIONS
+    Only the global options.
+
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+EXIT STATUS
+    0      somebody leads; printed.
+    1      nobody leads: PATH is empty or does not exist. Nothing printed.
+    2      Usage error. Nothing was contacted.
+    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
+    130, 143
+           interrupted.
+
+ENVIRONMENT
+    ZK_CONNECT    default for --connect.
+
+EXAMPLES
+    $ zkr leader /services/scheduler
+    host-a:4711
+    host-b:913
+    host-c:20211
+    $ zkr leader /services/scheduler | head -1     # just the leader
+`
+
+func runElect(a *app, g *globals, args []string) int {
+	var requeue bool
+	var grace time.Duration
+	fs := newFlagSet("elect")
+	g.register(fs)
+	fs.BoolVar(&requeue, "requeue", false, "")
+	fs.DurationVar(&grace, "grace", 5*time.Second, "")
+	var path string
+	var argv []string
+	code, ok := a.parseArgs("elect", electHelp, func() (err error) {
+		if path, argv, err = parseCommandLine(fs, args); err != nil {
+			return err
+		}
+		if grace < 0 {
+			return fmt.Errorf("--grace %v: must not be negative", grace)
+		}
+		return nil
+	})
+	if !ok {
+		return code
+	}
+	opts, err := g.prepare()
+	if err != nil {
+		return a.usage("zkr elect", "%v", err)
+	}
+	log := a.logger("elect", g)
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		log.printf("%v", err)
+		return commandError(err)
+	}
+
+	ch := &child{argv: argv, grace: grace, log: log}
+	sig := watchSignals(ch)
+	defer sig.stop()
+	client, err := g.dial(sig.ctx, opts)
+	if err != nil {
+		if s, _ := sig.received(); s != nil {
+			return signalCode(s)
+		}
+		log.printf("%v", err)
+		return exitFailed
+	}
+	defer closeClient(client)
+
+	// The selector runs each term on its own goroutine; results carries how
+	// it ended to this one, which decides what zkr does next. Unbuffered: the
+	// next term cannot start before this goroutine has taken the last one's
+	// result, so the result after a forwarded signal is the interrupted
+	// COMMAND's. quit frees a term that ends after zkr stopped listening.
+	type result struct {
+		out outcome
+		err error
+	}
+	results := make(chan result)
+	quit := make(chan struct{})
+	id := g.participantID()
+	term := func(ctx context.Context, token int64) error {
+		log.infof("leading %s as %s (fencing token %d)", path, id, token)
+		out, err := ch.run([]string{
+			"ZKR_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
+			"ZKR_LOCK_PATH=" + path,
+			"ZKR_PARTICIPANT_ID=" + id,
+		}, ctx.Done(), func() error { return context.Cause(ctx) })
+		select {
+		case results <- result{out, err}:
+		case <-quit:
+		}
+		return nil
+	}
+	selOpts := []leader.SelectorOption{
+		leader.WithID(id),
+		leader.WithErrorHandler(func(err error) { log.printf("%v", err) }),
+	}
+	if requeue {
+		selOpts = append(selOpts, leader.WithAutoRequeue())
+	}
+	sel, err := leader.NewSelector(client, path, term, selOpts...)
+	if err != nil {
+		log.printf("%v", err)
+		return exitFailed
+	}
+	if err := sel.Start(); err != nil {
+		log.printf("%v", err)
+		return exitFailed
+	}
+	log.infof("campaigning for %s as %s", path, id)
+	stop := func(code int) int {
+		close(quit)
+		if err := sel.Close(); err != nil {
+			log.printf("leave %s: %v", path, err)
+		}
+		return code
+	}
+	// finish is zkr's status after a term.
+	finish := func(r result) int {
+		switch {
+		case errors.Is(r.err, errStopping):
+			s, _ := sig.received()
+			return signalCode(s)
+		case r.err != nil:
+			log.printf("%v", r.err)
+			return r.out.code
+		case r.out.lost != nil && !requeue:
+			return exitLost
+		}
+		return r.out.code
+	}
+	for {
+		select {
+		case r := <-results:
+			s, forwarded := sig.received()
+			switch {
+			case !requeue || r.err != nil || forwarded:
+				return stop(finish(r))
+			case s != nil: // COMMAND had ended when the signal came
+				return stop(signalCode(s))
+			}
+			if r.out.lost != nil {
+				log.infof("leadership lost; campaigning again")
+			} else {
+				log.infof("COMMAND exited %d; campaigning again", r.out.code)
+			}
+		case <-sig.ctx.Done():
+			s, forwarded := sig.received()
+			if forwarded {
+				// COMMAND has the signal: its status is zkr's, once it ends.
+				return stop(finish(<-results))
+			}
+			log.infof("%v while waiting to lead: left the queue", s)
+			return stop(signalCode(s))
+		}
+	}
+}
+
+func runLeader(a *app, g *globals, args []string) int {
+	fs := newFlagSet("leader")
+	g.register(fs)
+	var path string
+	code, ok := a.parseArgs("leader", leaderHelp, func() error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return errors.New("missing PATH")
+		}
+		path = rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return err
+		}
+		if len(fs.Args()) > 0 {
+			return fmt.Errorf("unexpected argument %q after PATH", fs.Args()[0])
+		}
+		return checkPath(path)
+	})
+	if !ok {
+		return code
+	}
+	opts, err := g.prepare()
+	if err != nil {
+		return a.usage("zkr leader", "%v", err)
+	}
+	log := a.logger("leader", g)
+	sig := watchSignals(nil)
+	defer sig.stop()
+	client, err := g.dial(sig.ctx, opts)
+	if err != nil {
+		if s, _ := sig.received(); s != nil {
+			return signalCode(s)
+		}
+		log.printf("%v", err)
+		return exitFailed
+	}
+	defer closeClient(client)
+	ids, err := leader.Participants(sig.ctx, client, path)
+	if err != nil {
+		if s, _ := sig.received(); s != nil {
+			return signalCode(s)
+		}
+		log.printf("%v", err)
+		return exitFailed
+	}
+	if len(ids) == 0 {
+		log.printf("nobody leads %s", path)
+		return exitNoLeader
+	}
+	for _, id := range ids {
+		fmt.Fprintln(a.stdout, id)
+	}
+	return 0
+}

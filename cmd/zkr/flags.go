@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+const globalOptionsHelp = `    Global options go before the subcommand or after it (before PATH).
+
+    --connect HOST:PORT[,HOST:PORT...]
+           ZooKeeper servers (default: $ZK_CONNECT, else 127.0.0.1:2181).
+    --session-timeout D
+           session timeout asked of the server (default 10s). A holder cut
+           off from ZooKeeper stops COMMAND after 2/3 of it; a dead zkr's
+           lock passes on after all of it.
+    --connect-timeout D
+           how long to try to reach ZooKeeper at start (default 15s).
+    --namespace NS
+           prefix every path with /NS, as Curator's namespace.
+    --auth USER:PASSWORD
+           digest credentials, sent on every connection.
+    --tls-ca FILE, --tls-cert FILE, --tls-key FILE
+           connect with TLS (to the servers' secureClientPort), trusting the
+           PEM CA certificates in --tls-ca (default: the system's) and
+           presenting --tls-cert/--tls-key if the servers want a client
+           certificate. Any of them turns TLS on.
+    --id ID
+           participant id, the data of zkr's nodes, which zkr leader and
+           Curator's getParticipants show (default: HOSTNAME:PID).
+    -v, --verbose
+           say on stderr when zkr waits, holds and releases.
+    -h, --help
+           show the manual.
+`
+
+// globals are the options every subcommand takes.
+type globals struct {
+	connect        string
+	sessionTimeout time.Duration
+	connectTimeout time.Duration
+	namespace      string
+	auth           string
+	tlsCA          string
+	tlsCert        string
+	tlsKey         string
+	id             string
+	verbose        bool
+}
+
+func defaultGlobals() *globals {
+	connect := os.Getenv("ZK_CONNECT")
+	if connect == "" {
+		connect = "127.0.0.1:2181"
+	}
+	return &globals{
+		connect:        connect,
+		sessionTimeout: conn.DefaultSessionTimeout,
+		connectTimeout: 15 * time.Second,
+	}
+}
+
+// register adds the global options to fs, with their current values as
+// defaults: registering them again on a subcommand's flag set keeps what was
+// given before the subcommand.
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.connect, "connect", g.connect, "")
+	fs.DurationVar(&g.sessionTimeout, "session-timeout", g.sessionTimeout, "")
+	fs.DurationVar(&g.connectTimeout, "connect-timeout", g.connectTimeout, "")
+	fs.StringVar(&g.namespace, "namespace", g.namespace, "")
+	fs.StringVar(&g.auth, "auth", g.auth, "")
+	fs.StringVar(&g.tlsCA, "tls-ca", g.tlsCA, "")
+	fs.StringVar(&g.tlsCert, "tls-cert", g.tlsCert, "")
+	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
+	fs.StringVar(&g.id, "id", g.id, "")
+	fs.BoolVar(&g.verbose, "verbose", g.verbose, "")
+	fs.BoolVar(&g.verbose, "v", g.verbose, "")
+}
+
+// newFlagSet returns a flag set that reports errors instead of printing
+// them with a usage dump: zkr prints one line and exits 2.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// check finds what is wrong with the global options before anything is
+// contacted.
+func (g *globals) check() error {
+	if g.connect == "" {
+		return errors.New("--connect: no servers")
+	}
+	for _, s := range strings.Split(g.connect, ",") {
+		if err := checkServer(s); err != nil {
+			return fmt.Errorf("--connect: %w", err)
+		}
+	}
+	if g.sessionTimeout <= 0 {
+		return fmt.Errorf("--session-timeout %v: must be positive", g.sessionTimeout)
+	}
+	if g.connectTimeout <= 0 {
+		return fmt.Errorf("--connect-timeout %v: must be positive", g.connectTimeout)
+	}
+	if g.namespace != "" {
+		ns := "/" + strings.TrimPrefix(g.namespace, "/")
+		if ns == "/" || framework.ValidatePath(ns, false) != nil {
+			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
+		}
+	}
+	if g.auth != "" {
+		if user, _, ok := strings.Cut(g.auth, ":"); !ok || user == "" {
+			return errors.New("--auth: want USER:PASSWORD")
+		}
+	}
+	if (g.tlsCert == "") != (g.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	return nil
+}
+
+func checkServer(s string) error {
+	host, port := s, ""
+	if strings.Contains(s, ":") {
+		var err error
+		if host, port, err = net.SplitHostPort(s); err != nil {
+			return fmt.Errorf("%q: %v", s, err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: bad port", s)
+		}
+	}
+	if host == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	return nil
+}
+
+// tlsConfig loads the TLS files, or returns nil without TLS options.
+func (g *globals) tlsConfig() (*tls.Config, error) {
+	if g.tlsCA == "" && g.tlsCert == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if g.tlsCA != "" {
+		pem, err := os.ReadFile(g.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", g.tlsCA)
+		}
+	}
+	if g.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(g.tlsCert, g.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// prepare checks the global options and loads what they name, so that a
+// mistake is a usage error before anything is contacted.
+func (g *globals) prepare() ([]framework.Option, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	tlsCfg, err := g.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	connOpts := []conn.Option{conn.WithSessionTimeout(g.sessionTimeout)}
+	if g.auth != "" {
+		user, password, _ := strings.Cut(g.auth, ":")
+		connOpts = append(connOpts, conn.WithDigestAuth(user, password))
+	}
+	if tlsCfg != nil {
+		connOpts = append(connOpts, conn.WithTLS(tlsCfg))
+	}
+	return []framework.Option{
+		framework.WithConnOptions(connOpts...),
+		framework.WithNamespace(g.namespace),
+		// Closing the session deletes zkr's ephemeral nodes anyway: a
+		// release that cannot reach the server must not hold zkr up.
+		framework.WithDrainTimeout(time.Second),
+	}, nil
+}
+
+// dial connects with opts from prepare, giving up after --connect-timeout
+// or when ctx ends.
+func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
+	defer cancel()
+	c, err := framework.Dial(ctx, strings.Split(g.connect, ","), opts...)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no session with %s after %v", g.connect, g.connectTimeout)
+		}
+		return nil, fmt.Errorf("connect to %s: %w", g.connect, err)
+	}
+	return c, nil
+}
+
+// closeClient closes c, waiting at most a few seconds: zkr is about to exit,
+// which closes the socket anyway, and after a lost link go-zookeeper can hold
+// Close for up to ten times 2/3 of the session timeout (its handshake's read
+// deadline on a reconnect). The server removes zkr's ephemeral nodes when the
+// session closes or expires either way.
+func closeClient(c *framework.Client) {
+	wait := 3 * time.Second
+	switch c.Conn().State() {
+	case conn.StateConnected, conn.StateReconnected, conn.StateReadOnly:
+	default:
+		wait = 0 // nothing can reach the server now
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Close()
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
+}
+
+// participantID is --id, or HOSTNAME:PID: unlike Curator's default (the
+// host's address), it tells apart several zkr on one machine.
+func (g *globals) participantID() string {
+	if g.id != "" {
+		return g.id
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// checkPath refuses what is not a usable lock path. The root is refused too:
+// a lock's nodes would clutter it.
+func checkPath(path string) error {
+	if err := framework.ValidatePath(path, false); err != nil {
+		return fmt.Errorf("PATH %q: not a valid ZooKeeper path (absolute, no trailing or double slash, no . or ..)", path)
+	}
+	if path == "/" {
+		return errors.New("PATH /: pick a path below the root")
+	}
+	return nil
+}
+
+// parseCommandLine parses OPTIONS PATH [OPTIONS] [--] COMMAND [ARGS...]
+// into fs and returns PATH and COMMAND's argv.
+func parseCommandLine(fs *flag.FlagSet, args []string) (path string, argv []string, err error) {
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", nil, errors.New("missing PATH")
+	}
+	path = rest[0]
+	if err := fs.Parse(rest[1:]); err != nil {
+		return "", nil, err
+	}
+	argv = fs.Args()
+	if len(argv) == 0 {
+		return "", nil, errors.New("missing COMMAND (after PATH and --)")
+	}
+	return path, argv, checkPath(path)
+}
+
+// commandError tells apart a COMMAND that is not there (127) from one that
+// cannot be run (126), as shells do.
+func commandError(err error) int {
+	var ee *exec.Error
+	if errors.As(err, &ee) && (errors.Is(ee.Err, exec.ErrNotFound) || errors.Is(ee.Err, os.ErrNotExist)) {
+		return exitNotFound
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return exitNotFound
+	}
+	return exitNoExec
+}
+
+// parseArgs parses a subcommand's options (global ones included) and turns
+// --help into the manual and a bad option into a usage error. ok is false
+// when zkr should exit with code.
+func (a *app) parseArgs(name, help string, parse func() error) (code int, ok bool) {
+	if err := parse(); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(a.stdout, help)
+			return 0, false
+		}
+		return a.usage("zkr "+name, "%v", err), false
+	}
+	return 0, true
+}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+)
+
+// lock, rlock, wlock and sem: take something, run COMMAND, give it back.
+
+const heldOptionsHelp = `    --timeout D
+           give up after waiting D for the hold (exit 124). Default: wait
+           as long as it takes. Connecting is bounded by --connect-timeout.
+    --grace D
+           when the hold is lost, how long COMMAND has between SIGTERM and
+           SIGKILL (default 5s).
+`
+
+const heldEnvHelp = `ENVIRONMENT
+    ZK_CONNECT           default for --connect.
+    COMMAND gets, besides zkr's own environment:
+    ZKR_FENCING_TOKEN    the fencing token: the czxid of the hold's node, a
+                         decimal number that grows from each holder to the
+                         next, even if PATH is deleted and made again.
+    ZKR_LOCK_PATH        PATH, as given.
+    ZKR_LOCK_NODE        the hold's own node under PATH.
+    ZKR_PARTICIPANT_ID   --id.
+`
+
+const lockHelp = `NAME
+    zkr lock - run a command while holding a ZooKeeper mutex
+
+SYNOPSIS
+    zkr lock [OPTIONS] PATH [--] COMMAND [ARGS...]
+
+DESCRIPTION
+    Waits for the mutex at PATH, runs COMMAND, and releases the mutex when
+    COMMAND ends; zkr exits with COMMAND's status. Waiters are served in
+    the order they came (FIFO), together with Curator InterProcessMutex and
+    Go recipes/mutex users of the same PATH.
+
+    While COMMAND runs, zkr watches the hold. If it can no longer be trusted
+    (the link to ZooKeeper has been down for 2/3 of --session-timeout, so
+    the server may soon give the lock to the next waiter), COMMAND's process
+    group gets SIGTERM, then SIGKILL after --grace, and zkr exits 122.
+
+    SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits
+    128+signal. While COMMAND runs: the signal goes to COMMAND's process
+    group, and zkr releases the lock once COMMAND has exited.
+
+OPTIONS
+` + heldOptionsHelp + `
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+` + exitStatusHeld + `
+` + heldEnvHelp + `
+EXAMPLES
+    zkr lock /jobs/nightly -- ./nightly.sh
+    zkr lock --timeout 10s /jobs/nightly -- ./nightly.sh; echo "status $?"
+    zkr --connect zk1:2181,zk2:2181 lock /deploy -- \
+        sh -c 'deploy --fencing-token "$ZKR_FENCING_TOKEN"'
+`
+
+const rlockHelp = `NAME
+    zkr rlock - run a command while holding the read side of a read-write lock
+
+SYNOPSIS
+    zkr rlock [OPTIONS] PATH [--] COMMAND [ARGS...]
+
+DESCRIPTION
+    As zkr lock, on the shared side of the read-write lock at PATH (Curator's
+    InterProcessReadWriteLock): any number of rlock holders run at once; an
+    rlock waits only for wlock holders and waiters that came before it.
+
+OPTIONS
+` + heldOptionsHelp + `
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+` + exitStatusHeld + `
+` + heldEnvHelp + `
+EXAMPLES
+    zkr rlock /config/schema -- ./report.sh
+`
+
+const wlockHelp = `NAME
+    zkr wlock - run a command while holding the write side of a read-write lock
+
+SYNOPSIS
+    zkr wlock [OPTIONS] PATH [--] COMMAND [ARGS...]
+
+DESCRIPTION
+    As zkr lock, on the exclusive side of the read-write lock at PATH: the
+    holder runs alone, with no rlock or other wlock holder; it waits for
+    everyone who came before it.
+
+OPTIONS
+` + heldOptionsHelp + `
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+` + exitStatusHeld + `
+` + heldEnvHelp + `
+EXAMPLES
+    zkr wlock /config/schema -- ./migrate.sh
+`
+
+const semHelp = `NAME
+    zkr sem - run a command while holding a lease of a counting semaphore
+
+SYNOPSIS
+    zkr sem --max N [OPTIONS] PATH [--] COMMAND [ARGS...]
+
+DESCRIPTION
+    As zkr lock, with one lease of the semaphore at PATH that has N leases
+    (Curator's InterProcessSemaphoreV2 layout: PATH/locks, PATH/leases): at
+    most N holders run at once. Every user of PATH must give the same N.
+
+OPTIONS
+    --max N
+           the number of leases (required, at least 1).
+` + heldOptionsHelp + `
+GLOBAL OPTIONS
+` + globalOptionsHelp + `
+` + exitStatusHeld + `
+` + heldEnvHelp + `
+EXAMPLES
+    zkr sem --max 2 /pools/gpu -- ./train.sh
+`
+
+// heldOptions are the options of the hold subcommands.
+type heldOptions struct {
+	timeout time.Duration
+	grace   time.Duration
+}
+
+func (o *heldOptions) register(fs *flag.FlagSet) {
+	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	fs.DurationVar(&o.grace, "grace", 5*time.Second, "")
+}
+
+func (o *heldOptions) check() error {
+	if o.timeout < 0 {
+		return fmt.Errorf("--timeout %v: must not be negative", o.timeout)
+	}
+	if o.grace < 0 {
+		return fmt.Errorf("--grace %v: must not be negative", o.grace)
+	}
+	return nil
+}
+
+// grant is what the hold subcommands have in common once granted.
+type grant struct {
+	token   int64
+	node    string
+	done    <-chan struct{}
+	err     func() error
+	release func() error
+}
+
+// taker acquires one grant; done frees what it made, after release.
+type taker func(ctx context.Context, c *framework.Client, path, id string) (g *grant, done func() error, err error)
+
+func runLock(a *app, g *globals, args []string) int {
+	return a.held("lock", lockHelp, g, args, nil, func(ctx context.Context, c *framework.Client, path, id string) (*grant, func() error, error) {
+		m, err := mutex.New(c, path, mutex.WithParticipantID(id))
+		if err != nil {
+			return nil, nil, err
+		}
+		h, err := m.Acquire(ctx)
+		if err != nil {
+			return nil, nil, errors.Join(err, m.Close())
+		}
+		return &grant{h.Token(), h.Path(), h.Done(), h.Err, m.Release}, m.Close, nil
+	})
+}
+
+func runRLock(a *app, g *globals, args []string) int {
+	return a.held("rlock", rlockHelp, g, args, nil, rwTaker(false))
+}
+
+func runWLock(a *app, g *globals, args []string) int {
+	return a.held("wlock", wlockHelp, g, args, nil, rwTaker(true))
+}
+
+func rwTaker(write bool) taker {
+	return func(ctx context.Context, c *framework.Client, path, id string) (*grant, func() error, error) {
+		l, err := rwlock.New(c, path, rwlock.WithParticipantID(id))
+		if err != nil {
+			return nil, nil, err
+		}
+		var side mutex.Lock = l.ReadLock()
+		if write {
+			side = l.WriteLock()
+		}
+		h, err := side.Acquire(ctx)
+		if err != nil {
+			return nil, nil, errors.Join(err, l.Close())
+		}
+		return &grant{h.Token(), h.Path(), h.Done(), h.Err, side.Release}, l.Close, nil
+	}
+}
+
+func runSem(a *app, g *globals, args []string) int {
+	var leases int
+	return a.held("sem", semHelp, g, args, func(fs *flag.FlagSet) {
+		fs.IntVar(&leases, "max", 0, "")
+	}, func(ctx context.Context, c *framework.Client, path, id string) (*grant, func() error, error) {
+		s, err := semaphore.New(c, path, leases, semaphore.WithParticipantID(id))
+		if err != nil {
+			return nil, nil, err
+		}
+		leases, err := s.Acquire(ctx, 1)
+		if err != nil {
+			return nil, nil, errors.Join(err, s.Close())
+		}
+		l := leases[0]
+		return &grant{l.Token(), l.Path(), l.Done(), l.Err, l.Close}, s.Close, nil
+	}, func() error {
+		if leases < 1 {
+			return fmt.Errorf("--max %d: need at least 1 lease (give --max N)", leases)
+		}
+		return nil
+	})
+}
+
+// held is the common life of lock, rlock, wlock and sem: parse, connect,
+// take, run COMMAND under the hold, give back. extra adds subcommand flags;
+// checks validate them.
+func (a *app) held(name, help string, g *globals, args []string, extra func(*flag.FlagSet), take taker, checks ...func() error) int {
+	var o heldOptions
+	fs := newFlagSet(name)
+	g.register(fs)
+	o.register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	var path string
+	var argv []string
+	code, ok := a.parseArgs(name, help, func() (err error) {
+		if path, argv, err = parseCommandLine(fs, args); err != nil {
+			return err
+		}
+		for _, c := range append([]func() error{o.check}, checks...) {
+			if err := c(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !ok {
+		return code
+	}
+	opts, err := g.prepare()
+	if err != nil {
+		return a.usage("zkr "+name, "%v", err)
+	}
+	log := a.logger(name, g)
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		log.printf("%v", err)
+		return commandError(err)
+	}
+
+	ch := &child{argv: argv, grace: o.grace, log: log}
+	sig := watchSignals(ch)
+	defer sig.stop()
+	client, err := g.dial(sig.ctx, opts)
+	if err != nil {
+		if s, _ := sig.received(); s != nil {
+			return signalCode(s)
+		}
+		log.printf("%v", err)
+		return exitFailed
+	}
+	defer closeClient(client)
+
+	ctx, cancel := sig.ctx, context.CancelFunc(func() {})
+	if o.timeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimedOut)
+	}
+	defer cancel()
+	id := g.participantID()
+	log.infof("waiting for %s as %s", path, id)
+	gr, done, err := take(ctx, client, path, id)
+	if err != nil {
+		if s, _ := sig.received(); s != nil {
+			log.infof("%v while waiting: left the queue", s)
+			return signalCode(s)
+		}
+		if errors.Is(context.Cause(ctx), errTimedOut) {
+			log.printf("timed out after %v waiting for %s", o.timeout, path)
+			return exitTimeout
+		}
+		log.printf("%v", err)
+		return exitFailed
+	}
+	defer done()
+	log.infof("holding %s (fencing token %d)", path, gr.token)
+
+	out, err := ch.run([]string{
+		"ZKR_FENCING_TOKEN=" + strconv.FormatInt(gr.token, 10),
+		"ZKR_LOCK_PATH=" + path,
+		"ZKR_LOCK_NODE=" + gr.node,
+		"ZKR_PARTICIPANT_ID=" + id,
+	}, gr.done, gr.err)
+	rerr := gr.release()
+	switch {
+	case errors.Is(err, errStopping):
+		s, _ := sig.received()
+		log.infof("%v before COMMAND started: released %s", s, path)
+		return signalCode(s)
+	case err != nil:
+		log.printf("%v", err)
+		return out.code
+	case out.lost != nil:
+		return exitLost
+	}
+	switch {
+	case errors.Is(rerr, mutex.ErrHoldLost):
+		log.printf("warning: the hold was lost as COMMAND ended: %v", gr.err())
+	case rerr != nil:
+		log.printf("release: %v", rerr)
+	}
+	log.infof("released %s; COMMAND exited %d", path, out.code)
+	return out.code
+}
+
+// errTimedOut is the cause of a --timeout.
+var errTimedOut = errors.New("timed out")

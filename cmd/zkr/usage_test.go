@@ -1,0 +1,100 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// A mistake on the command line is one line on stderr and status 2, found
+// before anything is sent: the server must be untouched.
+func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	for name, a := range map[string][]string{
+		"unknown flag":           {"lock", "--bogus", "/p", "--", "true"},
+		"relative path":          {"lock", "p", "--", "true"},
+		"trailing slash":         {"wlock", "/p/", "--", "true"},
+		"double slash":           {"rlock", "/a//b", "--", "true"},
+		"root":                   {"lock", "/", "--", "true"},
+		"missing path":           {"lock"},
+		"missing command":        {"lock", "/p"},
+		"bad duration":           {"lock", "--timeout", "soon", "/p", "--", "true"},
+		"negative grace":         {"lock", "--grace", "-1s", "/p", "--", "true"},
+		"sem without max":        {"sem", "/p", "--", "true"},
+		"elect bad path":         {"elect", "/p/../q", "--", "true"},
+		"leader extra argument":  {"leader", "/p", "extra"},
+		"bench bad mode":         {"bench", "--mode", "fast"},
+		"zero session timeout":   {"--session-timeout", "0s", "lock", "/p", "--", "true"},
+		"auth without password":  {"--auth", "nobody", "lock", "/p", "--", "true"},
+		"missing TLS CA":         {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
+		"TLS cert without key":   {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
+		"bad connect string":     {"--connect", "localhost:http", "lock", "/p", "--", "true"},
+		"bad namespace":          {"--namespace", "a//b", "lock", "/p", "--", "true"},
+		"unknown subcommand":     {"frobnicate"},
+		"no subcommand":          {},
+		"dev with an argument":   {"dev", "now"},
+		"global flag after path": {"lock", "/p", "--session-timeout", "x", "--", "true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := zkr(t, args(connect, a)...)
+			assert.Equal(t, exitUsage, r.code, r.stderr)
+			assert.Empty(t, r.stdout)
+			assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "want one line, got:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "--help")
+		})
+	}
+	assert.ElementsMatch(t, []string{"zookeeper"}, children(t, c, "/"), "a usage error touched the server")
+}
+
+func TestHelpReadsLikeAManPage(t *testing.T) {
+	sections := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "EXAMPLES"}
+	for _, a := range [][]string{
+		{"--help"}, {"help"}, {"-h"},
+		{"lock", "--help"}, {"rlock", "--help"}, {"wlock", "--help"}, {"sem", "--help"},
+		{"elect", "--help"}, {"leader", "--help"}, {"dev", "--help"}, {"bench", "--help"},
+		{"help", "lock"},
+	} {
+		t.Run(strings.Join(a, " "), func(t *testing.T) {
+			r := zkr(t, a...)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Empty(t, r.stderr)
+			last := -1
+			for _, s := range sections {
+				i := strings.Index(r.stdout, "\n"+s+"\n")
+				if s == "NAME" {
+					i = strings.Index(r.stdout, s+"\n")
+				}
+				assert.Greater(t, i, last, "section %s missing or out of order", s)
+				last = i
+			}
+		})
+	}
+}
+
+// Global options work before and after the subcommand; --namespace,
+// --auth and the TLS options reach the server.
+func TestGlobalOptionsReachTheServer(t *testing.T) {
+	tl := zktest.NewTLS(t)
+	cl := zktest.Standalone(t, zktest.WithMutualTLS(tl))
+	c := client(t, cl)
+	tlsArgs := []string{"--connect", cl.SecureConnectString(), "--tls-ca", tl.CAFile, "--tls-cert", tl.ClientPEM, "--tls-key", tl.ClientPEM}
+
+	done := filepath.Join(t.TempDir(), "done")
+	p := start(t, args(tlsArgs, cmd("--namespace", "app", "lock", "--auth", "user:secret", "/ns/job"),
+		sh(`echo $ZKR_LOCK_PATH; `+waitFile(done)))...)
+	p.expectLine(t, "/ns/job") // PATH as given, without the namespace
+	assert.Len(t, children(t, c, "/app/ns/job"), 1, "the lock was not taken under the namespace")
+	require.NoError(t, touch(done))
+	r := p.wait(t, 30*time.Second)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	r = zkr(t, "--connect", cl.SecureConnectString(), "--tls-ca", tl.CAFile, "--connect-timeout", "2s", "lock", "/x", "--", "true")
+	assert.Equal(t, exitFailed, r.code, "a mutual-TLS server must refuse a client without a certificate: %s", r.stderr)
+}
