@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // The tests run the real zkr binary, built once by TestMain, against real
@@ -189,23 +189,10 @@ func client(t *testing.T, cl *zktest.Cluster) *framework.Client {
 	return c
 }
 
-// children lists path's children, none if it does not exist.
-func children(t *testing.T, c *framework.Client, path string) []string {
-	t.Helper()
-	kids, _, err := c.Children(context.Background(), path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	require.NoError(t, err)
-	return kids
-}
-
-// waitChildren waits until path has n children.
-func waitChildren(t *testing.T, c *framework.Client, path string, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(children(t, c, path)) == n },
-		30*time.Second, 20*time.Millisecond, "%s never had %d children", path, n)
-}
+var (
+	children     = testkit.Children
+	waitChildren = testkit.WaitChildren
+)
 
 // args joins argument lists.
 func args(parts ...[]string) []string {

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
@@ -35,16 +35,12 @@ func TestMain(m *testing.M) {
 // grant would come within a few round trips, far inside it.
 const absenceWindow = time.Second
 
-func newClient(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
-	c, err := framework.Dial(ctx, addrs, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+var (
+	newClient = testkit.Client
+	ctxT      = testkit.Ctx
+	nodes     = testkit.Children
+	waitNodes = testkit.WaitChildren
+)
 
 func newSem(t testing.TB, c *framework.Client, path string, max int, opts ...semaphore.Option) *semaphore.Semaphore {
 	t.Helper()
@@ -60,31 +56,6 @@ func newShared(t testing.TB, c *framework.Client, path, countPath string) *semap
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// nodes lists a directory as the server sees it.
-func nodes(t testing.TB, c *framework.Client, path string) []string {
-	t.Helper()
-	kids, _, err := c.Children(context.Background(), path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	require.NoError(t, err)
-	return kids
-}
-
-func waitNodes(t testing.TB, c *framework.Client, path string, n int) []string {
-	t.Helper()
-	var kids []string
-	require.Eventually(t, func() bool { kids = nodes(t, c, path); return len(kids) == n },
-		30*time.Second, 10*time.Millisecond, "want %d nodes under %s", n, path)
-	return kids
 }
 
 // acquired is what an Acquire on another goroutine came back with.
