@@ -20,7 +20,7 @@ func ExpireSession(t testing.TB, p *Proxy, sessionID int64) {
 	c := p.cluster
 	c.requireControl("ExpireSession")
 	id := fmt.Sprintf("0x%x", sessionID)
-	if !c.sessionKnown(id) {
+	if !c.sessionSeen(id, 5*time.Second) {
 		t.Fatalf("zktest: ExpireSession: no server knows session %s", id)
 	}
 	p.Blackhole()
@@ -28,7 +28,7 @@ func ExpireSession(t testing.TB, p *Proxy, sessionID int64) {
 	// The server expires a session within its negotiated timeout plus one
 	// tick; the negotiated timeout is at most the configured maximum.
 	deadline := time.Now().Add(c.cfg.maxSession + 10*time.Second)
-	for c.sessionKnown(id) {
+	for !c.sessionGone(id) {
 		if time.Now().After(deadline) {
 			t.Fatalf("zktest: session %s still alive after blackholing its links", id)
 		}
@@ -40,7 +40,39 @@ func ExpireSession(t testing.TB, p *Proxy, sessionID int64) {
 func (c *Cluster) SessionAlive(sessionID int64) bool {
 	c.t.Helper()
 	c.requireControl("SessionAlive")
-	return c.sessionKnown(fmt.Sprintf("0x%x", sessionID))
+	return !c.sessionGone(fmt.Sprintf("0x%x", sessionID))
+}
+
+// The server's "dump" walks its session tracker's expiry buckets while pings
+// move sessions between them, so a live session can be missing from one
+// dump. Presence is therefore waited for, and absence needs several dumps
+// in a row.
+const absentDumps = 4
+
+// sessionSeen waits up to timeout for some server to list the session.
+func (c *Cluster) sessionSeen(hexID string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for !c.sessionKnown(hexID) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+	return true
+}
+
+// sessionGone reports whether no server lists the session in several
+// consecutive dumps.
+func (c *Cluster) sessionGone(hexID string) bool {
+	for i := 0; i < absentDumps; i++ {
+		if c.sessionKnown(hexID) {
+			return false
+		}
+		if i < absentDumps-1 {
+			time.Sleep(20 * time.Millisecond) // spacing between looks
+		}
+	}
+	return true
 }
 
 // sessionKnown looks for the session in the session trackers that "dump"
