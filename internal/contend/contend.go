@@ -270,33 +270,47 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	}
 }
 
-// grant hands out the hold only under a session that owns our node and that
-// the error policy still trusts. A link that dropped just now is waited out,
-// and ownership checked again after the reconnect.
+// grant hands out the hold only under a session that Trust vouches for.
 func (w *waiter) grant() (*Entry, error) {
-	c := w.r.Client
+	s, err := Trust(w.ctx, w.r.Client, w.owner, w.path)
+	if err != nil {
+		return nil, err
+	}
+	return &Entry{Path: w.path, Czxid: w.czxid, Session: s}, nil
+}
+
+// Trust returns the session under which nodes made by session owner can be
+// handed out as held: the current session, if it is owner and the client's
+// error policy still trusts it. A link that dropped just now is waited out,
+// and every node checked again after the reconnect (it must exist and still
+// be owner's). Every recipe grants through this, so that no hold is ever
+// born under a session in doubt. The error wraps ErrSessionLost when the
+// nodes cannot be trusted any more.
+func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...string) (conn.Session, error) {
 	for {
 		s := c.Session()
-		if s.ID != w.owner {
-			return nil, fmt.Errorf("%w: node %s belongs to session 0x%x, now on 0x%x", ErrSessionLost, w.path, w.owner, s.ID)
+		if s.ID != owner {
+			return s, fmt.Errorf("%w: %v belong to session 0x%x, now on 0x%x", ErrSessionLost, paths, owner, s.ID)
 		}
 		select {
 		case <-s.Lost:
-			return nil, fmt.Errorf("%w: at grant", ErrSessionLost)
+			return s, fmt.Errorf("%w: at grant", ErrSessionLost)
 		case <-c.LossSignal(s):
-			if _, err := c.Conn().WaitConnected(w.ctx); err != nil {
-				return nil, err
+			if _, err := c.Conn().WaitConnected(ctx); err != nil {
+				return s, err
 			}
-			ok, st, err := c.Exists(w.ctx, w.path)
-			if err != nil {
-				return nil, err
-			}
-			if !ok || st.EphemeralOwner != c.Session().ID {
-				return nil, fmt.Errorf("%w: node %s gone after reconnect", ErrSessionLost, w.path)
+			for _, p := range paths {
+				ok, st, err := c.Exists(ctx, p)
+				if err != nil {
+					return s, err
+				}
+				if !ok || st.EphemeralOwner != c.Session().ID {
+					return s, fmt.Errorf("%w: node %s gone after reconnect", ErrSessionLost, p)
+				}
 			}
 			continue
 		default:
 		}
-		return &Entry{Path: w.path, Czxid: w.czxid, Session: s}, nil
+		return s, nil
 	}
 }

@@ -165,7 +165,7 @@ func (l *Latch) run() {
 	defer l.wg.Done()
 	c := l.client
 	var node string
-	var owner int64
+	var owner, czxid int64
 	defer func() {
 		if node != "" {
 			l.closeErr = l.deleteNode(node, owner)
@@ -175,7 +175,7 @@ func (l *Latch) run() {
 		var e *contend.Entry
 		var err error
 		if node != "" {
-			e, err = l.recheck(node, owner)
+			e, err = l.recheck(node, owner, czxid)
 		}
 		if e == nil && err == nil {
 			if node != "" {
@@ -196,7 +196,7 @@ func (l *Latch) run() {
 			}
 			continue
 		}
-		node, owner = e.Path, e.Session.ID
+		node, owner, czxid = e.Path, e.Session.ID, e.Czxid
 		l.setTerm(newTerm(e))
 		select {
 		case <-c.LossSignal(e.Session):
@@ -218,17 +218,16 @@ func (l *Latch) run() {
 // recheck decides after a loss whether our node still leads: it must exist,
 // belong to the current session and be first. It waits for a connection
 // first. A nil entry and nil error mean "queue anew".
-func (l *Latch) recheck(node string, owner int64) (*contend.Entry, error) {
+func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error) {
 	c := l.client
-	s, err := c.Conn().WaitConnected(l.life)
-	if err != nil {
+	if _, err := c.Conn().WaitConnected(l.life); err != nil {
 		return nil, err
 	}
-	if s.ID != owner {
-		return nil, nil // a new session: the old node is gone or going
+	s, err := contend.Trust(l.life, c, owner, node)
+	if errors.Is(err, contend.ErrSessionLost) {
+		return nil, nil // the node is gone or not ours: queue anew
 	}
-	ok, st, err := c.Exists(l.life, node)
-	if err != nil || !ok || st.EphemeralOwner != s.ID {
+	if err != nil {
 		return nil, err
 	}
 	kids, _, err := c.Children(l.life, l.path)
@@ -239,10 +238,7 @@ func (l *Latch) recheck(node string, owner int64) (*contend.Entry, error) {
 	if !ok || len(ahead) != 1 {
 		return nil, nil
 	}
-	if isClosed(c.LossSignal(s)) {
-		return nil, nil
-	}
-	return &contend.Entry{Path: node, Czxid: st.Czxid, Session: s}, nil
+	return &contend.Entry{Path: node, Czxid: czxid, Session: s}, nil
 }
 
 func (l *Latch) deleteNode(node string, owner int64) error {

@@ -337,40 +337,19 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 	}
 }
 
-// verify is the grant, as the contenders engine's: the leases are handed out
-// only under a session that owns every node and that the error policy still
-// trusts. A link that dropped meanwhile is waited out, and ownership checked
-// again after the reconnect.
+// verify is the grant, the contenders engine's own (contend.Trust): the
+// leases are handed out only under a session that owns every node and that
+// the error policy still trusts.
 func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn.Session, error) {
-	c := s.client
-	for {
-		sess := c.Session()
-		for _, q := range nodes {
-			if q.Owner != sess.ID {
-				return sess, fmt.Errorf("%w: node %s belongs to session 0x%x, now on 0x%x", errRestart, q.Path, q.Owner, sess.ID)
-			}
-		}
-		select {
-		case <-sess.Lost:
-			return sess, fmt.Errorf("%w: session lost at grant", errRestart)
-		case <-c.LossSignal(sess):
-			if _, err := c.Conn().WaitConnected(ctx); err != nil {
-				return sess, err
-			}
-			for _, q := range nodes {
-				ok, st, err := c.Exists(ctx, q.Path)
-				if err != nil {
-					return sess, err
-				}
-				if !ok || st.EphemeralOwner != c.Session().ID {
-					return sess, fmt.Errorf("%w: node %s gone after reconnect", errRestart, q.Path)
-				}
-			}
-			continue
-		default:
-		}
-		return sess, nil
+	paths := make([]string, len(nodes))
+	for i, q := range nodes {
+		paths[i] = q.Path
 	}
+	sess, err := contend.Trust(ctx, s.client, nodes[0].Owner, paths...)
+	if errors.Is(err, contend.ErrSessionLost) {
+		err = fmt.Errorf("%w: %w", errRestart, err)
+	}
+	return sess, err
 }
 
 // adopt turns granted nodes into Leases, unless the Semaphore was closed
