@@ -228,3 +228,36 @@ func TestEnsembleLeaderLossKeepsExclusionAndProgress(t *testing.T) {
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// The server restarts under a holder and a waiter. The holder is told at
+// once; sessions survive a restart (ZooKeeper restores them from its log),
+// so the holder's node still stands afterwards and nobody may be granted
+// until it releases; then the queue moves on and no node is left.
+func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	holder := newMutex(t, newClient(t, cl.Addrs()), "/locks/restart")
+	waiter := newMutex(t, newClient(t, cl.Addrs()), "/locks/restart")
+	h, err := holder.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	got := acquireAsync(waiter, 90*time.Second)
+	waitNodes(t, obs, "/locks/restart", 2)
+
+	cl.Server(1).Restart()
+	<-h.Done()
+	assert.ErrorIs(t, h.Err(), mutex.ErrSuspended)
+	kids := waitNodes(t, obs, "/locks/restart", 2) // both sessions came back
+	assert.Contains(t, kids, framework.Base(h.Path()), "the holder's node survived the restart")
+	select {
+	case g := <-got:
+		t.Fatalf("granted (err %v) while the holder's node stands", g.err)
+	default:
+	}
+
+	assert.ErrorIs(t, holder.Release(), mutex.ErrHoldLost)
+	g := <-got
+	require.NoError(t, g.err)
+	assert.Greater(t, g.hold.Token(), h.Token())
+	require.NoError(t, g.release())
+	waitNodes(t, obs, "/locks/restart", 0)
+}
