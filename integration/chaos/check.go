@@ -1,0 +1,372 @@
+package chaos
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Recipe names what the contenders of a run loop on.
+type Recipe string
+
+// The recipes the suite covers.
+const (
+	Mutex     Recipe = "mutex"
+	RWLock    Recipe = "rwlock"
+	Semaphore Recipe = "semaphore"
+	Latch     Recipe = "latch"
+	Selector  Recipe = "selector"
+)
+
+// exclusive reports whether a hold of mode excludes every other hold.
+func (r Recipe) exclusive(mode string) bool {
+	switch r {
+	case Semaphore:
+		return false
+	case RWLock:
+		return mode == "w"
+	default:
+		return true
+	}
+}
+
+// fenced reports whether holds of mode write to the fenced resource.
+func (r Recipe) fenced(mode string) bool { return r != Semaphore && mode != "r" }
+
+// Hold is one granted hold rebuilt from a history.
+type Hold struct {
+	Client string
+	Op     int
+	Mode   string
+	Token  int64
+	// Call and OK: when the contender asked and when it was granted.
+	Call, OK int64
+	// End is when the hold stopped being trusted: the first of its loss
+	// signal, its release call and the kill of its process. For a holder
+	// frozen (SIGSTOP) until its session expired, End is the freeze: it
+	// could not act while frozen, and what it did on waking is the
+	// fenced resource's business (Zombie).
+	End int64
+	// EndedBy is "loss", "release", "kill", "freeze" or "open" (never ended:
+	// a bug).
+	EndedBy string
+	// Returned is when the ending finished (release returned); End when it
+	// is a single moment.
+	Returned int64
+	// Zombie is the stretch from thaw to the loss signal of a frozen
+	// holder whose session expired meanwhile: it still believed it held.
+	Zombie [2]int64
+}
+
+// Violation is one broken guarantee.
+type Violation struct {
+	Kind   string
+	Detail string
+}
+
+// Report is what the checker found in one run's history.
+type Report struct {
+	Holds []Hold
+	Asks  int
+	// NotGranted counts the asks that ended without a hold: "timeout",
+	// "cancelled" (quiesce) or "error".
+	NotGranted  map[string]int
+	Grants      int
+	Losses      map[string]int // loss reasons
+	Faults      map[string]int // faults injected, by kind
+	Writes      int
+	Accepted    int
+	Stale       int // writes whose token was below a later grant's
+	StaleFenced int // ... refused by the fenced resource
+	// StaleFrozen counts the stale writes made by frozen-and-thawed
+	// holders, the SIGSTOP case; an unfenced register takes all of them.
+	StaleFrozen   int
+	FrozenOverlap int // holds of others granted while a frozen holder still believed
+	MaxGap        time.Duration
+	Linearizable  porcupine.CheckResult
+	Violations    []Violation
+	info          porcupine.LinearizationInfo
+	model         porcupine.Model
+}
+
+func (r *Report) violate(kind, format string, args ...any) {
+	r.Violations = append(r.Violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+}
+
+// ViolationsByKind counts the violations by kind.
+func (r *Report) ViolationsByKind() map[string]int {
+	m := map[string]int{}
+	for _, v := range r.Violations {
+		m[v.Kind]++
+	}
+	return m
+}
+
+// stallLimit is the longest stretch without a grant that still counts as
+// progress: a server restart or leader election plus a session timeout fit
+// well inside it; a node orphaned by a live session does not.
+const stallLimit = 30 * time.Second
+
+// Check rebuilds the holds of a history and checks them: no two trusted
+// holds that exclude each other overlap in time (and never more than
+// capacity at once), the history is linearizable against the recipe's lock
+// model (porcupine), fencing tokens grow from each exclusive holder to the
+// next, the fenced resource took no stale write and refused no fresh one,
+// and the lock never stalled.
+func Check(recipe Recipe, capacity int, history []Event) *Report {
+	events := append([]Event(nil), history...)
+	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
+	r := &Report{Losses: map[string]int{}, Faults: map[string]int{}, NotGranted: map[string]int{}}
+	r.Holds = rebuild(events, r)
+	r.Grants = len(r.Holds)
+	r.checkOverlap(recipe, capacity)
+	r.checkTokens(recipe)
+	r.checkWrites(recipe, events)
+	r.checkProgress(events)
+	r.checkLinearizable(recipe, capacity)
+	return r
+}
+
+type pause struct {
+	from, to int64
+	expired  bool
+}
+
+// rebuild pairs each contender's events into holds.
+func rebuild(events []Event, r *Report) []Hold {
+	calls := map[string]int64{} // client/op -> acquire call
+	open := map[string]*Hold{}  // client -> its current hold
+	pauses := map[string][]pause{}
+	var holds []*Hold
+	key := func(e Event) string { return fmt.Sprintf("%s/%d", e.Client, e.Op) }
+	end := func(h *Hold, t int64, by string) {
+		if h.EndedBy == "" {
+			h.End, h.Returned, h.EndedBy = t, t, by
+		}
+	}
+	for _, e := range events {
+		h := open[e.Client]
+		if h != nil && e.Kind != KindStop && e.Kind != KindCont && e.Kind != KindWrite && e.Op != 0 && e.Op != h.Op {
+			h = nil
+		}
+		switch e.Kind {
+		case KindAcquireCall:
+			calls[key(e)] = e.T
+			r.Asks++
+		case KindAcquireFail:
+			switch {
+			case strings.Contains(e.Detail, "deadline"):
+				r.NotGranted["timeout"]++
+			case strings.Contains(e.Detail, "cancel"), strings.Contains(e.Detail, "closed"):
+				r.NotGranted["cancelled"]++
+			default:
+				r.NotGranted["error"]++
+			}
+		case KindAcquireOK:
+			h = &Hold{Client: e.Client, Op: e.Op, Mode: e.Mode, Token: e.Token, Call: calls[key(e)], OK: e.T}
+			if h.Call == 0 {
+				h.Call = e.T
+			}
+			holds = append(holds, h)
+			open[e.Client] = h
+		case KindLoss:
+			if h != nil {
+				r.Losses[e.Detail]++
+				end(h, e.T, "loss")
+			}
+		case KindReleaseCall:
+			if h != nil {
+				end(h, e.T, "release")
+			}
+		case KindReleaseOK:
+			if h != nil {
+				if h.EndedBy == "release" {
+					h.Returned = e.T
+				}
+				delete(open, e.Client)
+			}
+		case KindKill:
+			if h != nil {
+				end(h, e.T, "kill")
+				if h.Returned < e.T && h.EndedBy == "release" {
+					h.Returned = e.T
+				}
+				delete(open, e.Client)
+			}
+		case KindStop:
+			pauses[e.Client] = append(pauses[e.Client], pause{from: e.T})
+		case KindCont:
+			if ps := pauses[e.Client]; len(ps) > 0 {
+				ps[len(ps)-1].to = e.T
+				ps[len(ps)-1].expired = e.Detail == "expired"
+			}
+		case KindFault:
+			r.Faults[strings.Fields(e.Detail)[0]]++
+		}
+	}
+	last := int64(math.MaxInt64)
+	if len(events) > 0 {
+		last = events[len(events)-1].T
+	}
+	out := make([]Hold, 0, len(holds))
+	for _, h := range holds {
+		if h.EndedBy == "" {
+			h.End, h.Returned, h.EndedBy = last, last, "open"
+		}
+		for _, p := range pauses[h.Client] {
+			if p.expired && p.from >= h.OK && p.from < h.End {
+				h.Zombie = [2]int64{p.to, h.End}
+				h.End, h.Returned, h.EndedBy = p.from, p.from, "freeze"
+				break
+			}
+		}
+		out = append(out, *h)
+	}
+	return out
+}
+
+// checkOverlap sweeps the trusted stretches [OK, End) in time order.
+func (r *Report) checkOverlap(recipe Recipe, capacity int) {
+	type edge struct {
+		t     int64
+		start bool
+		i     int
+	}
+	var edges []edge
+	for i, h := range r.Holds {
+		if h.EndedBy == "open" {
+			r.violate("unterminated-hold", "%s op %d was granted and never released, lost or killed", h.Client, h.Op)
+		}
+		edges = append(edges, edge{h.OK, true, i}, edge{h.End, false, i})
+	}
+	// Ends first at equal times: the intervals are half-open.
+	sort.Slice(edges, func(a, b int) bool {
+		if edges[a].t != edges[b].t {
+			return edges[a].t < edges[b].t
+		}
+		return !edges[a].start && edges[b].start
+	})
+	active := map[int]bool{}
+	for _, e := range edges {
+		if !e.start {
+			delete(active, e.i)
+			continue
+		}
+		h := r.Holds[e.i]
+		for j := range active {
+			o := r.Holds[j]
+			if recipe.exclusive(h.Mode) || recipe.exclusive(o.Mode) {
+				r.violate("overlap", "%s op %d (%s, token %d) granted at %s while %s op %d (%s, token %d) held since %s",
+					h.Client, h.Op, h.Mode, h.Token, stamp(h.OK), o.Client, o.Op, o.Mode, o.Token, stamp(o.OK))
+			}
+		}
+		active[e.i] = true
+		if recipe == Semaphore && len(active) > capacity {
+			r.violate("over-capacity", "%d trusted leases at %s, max %d", len(active), stamp(h.OK), capacity)
+		}
+	}
+	for i, z := range r.Holds {
+		if z.Zombie[0] == 0 {
+			continue
+		}
+		for j, h := range r.Holds {
+			if i != j && h.OK < z.Zombie[1] && h.End > z.End && (recipe.exclusive(h.Mode) || recipe.exclusive(z.Mode)) {
+				r.FrozenOverlap++
+			}
+		}
+	}
+}
+
+// checkTokens: each exclusive hold's token is above every earlier one's.
+func (r *Report) checkTokens(recipe Recipe) {
+	var last *Hold
+	for i := range r.Holds {
+		h := &r.Holds[i]
+		if !recipe.exclusive(h.Mode) {
+			continue
+		}
+		if last != nil && h.Token <= last.Token {
+			r.violate("token-order", "%s op %d got token %d after %s op %d had %d",
+				h.Client, h.Op, h.Token, last.Client, last.Op, last.Token)
+		}
+		last = h
+	}
+}
+
+// checkWrites: a write is stale when a hold with a higher token had been
+// granted before it arrived. The fenced resource must refuse every stale
+// write and take every fresh one.
+func (r *Report) checkWrites(recipe Recipe, events []Event) {
+	var grants []Hold // exclusive holds in grant order (Holds is)
+	for _, h := range r.Holds {
+		if recipe.fenced(h.Mode) {
+			grants = append(grants, h)
+		}
+	}
+	zombie := map[string][][2]int64{}
+	for _, h := range r.Holds {
+		if h.Zombie[0] != 0 {
+			zombie[h.Client] = append(zombie[h.Client], h.Zombie)
+		}
+	}
+	g, highest := 0, int64(0)
+	for _, w := range events {
+		if w.Kind != KindWrite {
+			continue
+		}
+		for g < len(grants) && grants[g].OK < w.T {
+			highest = max(highest, grants[g].Token)
+			g++
+		}
+		r.Writes++
+		if w.Accepted {
+			r.Accepted++
+		}
+		if w.Token >= highest {
+			if !w.Accepted {
+				r.violate("fresh-write-refused", "%s's write with token %d at %s was refused though no higher token had been granted",
+					w.Client, w.Token, stamp(w.T))
+			}
+			continue
+		}
+		r.Stale++
+		for _, z := range zombie[w.Client] {
+			if w.T >= z[0] {
+				r.StaleFrozen++
+				break
+			}
+		}
+		if w.Accepted {
+			r.violate("stale-write-accepted", "%s's write with token %d at %s was taken after token %d was granted",
+				w.Client, w.Token, stamp(w.T), highest)
+		} else {
+			r.StaleFenced++
+		}
+	}
+}
+
+// checkProgress: the longest stretch between grants (and from the first
+// ask to the first grant).
+func (r *Report) checkProgress(events []Event) {
+	var prev int64
+	for _, e := range events {
+		if e.Kind == KindAcquireCall && prev == 0 {
+			prev = e.T
+		}
+		if e.Kind == KindAcquireOK {
+			if prev != 0 {
+				r.MaxGap = max(r.MaxGap, time.Duration(e.T-prev))
+			}
+			prev = e.T
+		}
+	}
+	if r.MaxGap > stallLimit {
+		r.violate("stall", "no grant for %s", r.MaxGap.Round(time.Millisecond))
+	}
+}
+
+func stamp(t int64) string { return time.Unix(0, t).Format("15:04:05.000000") }

@@ -1,0 +1,167 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/assert"
+)
+
+// hist builds a history with times in milliseconds from an arbitrary origin.
+type hist []Event
+
+func (h *hist) at(ms int64, client string, kind Kind, op int, opts ...func(*Event)) *hist {
+	e := Event{T: 1e12 + ms*int64(time.Millisecond), Client: client, Kind: kind, Op: op}
+	for _, o := range opts {
+		o(&e)
+	}
+	*h = append(*h, e)
+	return h
+}
+
+func token(t int64) func(*Event)     { return func(e *Event) { e.Token = t } }
+func mode(m string) func(*Event)     { return func(e *Event) { e.Mode = m } }
+func detail(d string) func(*Event)   { return func(e *Event) { e.Detail = d } }
+func accepted(a bool) func(*Event)   { return func(e *Event) { e.Accepted = a } }
+func kinds(r *Report) map[string]int { return r.ViolationsByKind() }
+
+// holdOf appends one full acquire-hold-release round.
+func (h *hist) holdOf(client string, op int, call, ok, rel, relOK int64, opts ...func(*Event)) *hist {
+	h.at(call, client, KindAcquireCall, op, opts...)
+	h.at(ok, client, KindAcquireOK, op, opts...)
+	h.at(rel, client, KindReleaseCall, op)
+	return h.at(relOK, client, KindReleaseOK, op)
+}
+
+func TestCheckCleanHandoffs(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 52, token(100))
+	h.holdOf("c2", 1, 5, 55, 90, 91, token(200))
+	h.at(20, "c1", KindWrite, 0, token(100), accepted(true))
+	h.at(60, "c2", KindWrite, 0, token(200), accepted(true))
+	r := Check(Mutex, 1, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, porcupine.Ok, r.Linearizable)
+	assert.Equal(t, 2, r.Grants)
+	assert.Equal(t, 2, r.Accepted)
+}
+
+func TestCheckOverlapIsCaught(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 52, token(100))
+	h.holdOf("c2", 1, 5, 40, 90, 91, token(200))
+	r := Check(Mutex, 1, h)
+	assert.Equal(t, 1, kinds(r)["overlap"])
+	assert.Equal(t, 1, kinds(r)["not-linearizable"])
+	assert.Equal(t, porcupine.Illegal, r.Linearizable)
+}
+
+func TestCheckLossEndsTrust(t *testing.T) {
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+	h.at(30, "c1", KindLoss, 1, detail("connection suspended while held"))
+	h.holdOf("c2", 1, 5, 40, 90, 91, token(200))
+	h.at(45, "c1", KindReleaseCall, 1).at(46, "c1", KindReleaseOK, 1)
+	r := Check(Mutex, 1, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, "loss", r.Holds[0].EndedBy)
+}
+
+func TestCheckKillEndsTrust(t *testing.T) {
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+	h.at(20, "c1", KindKill, 0)
+	h.at(25, "c2", KindAcquireCall, 1) // killed waiter: never granted, not a hold
+	h.at(26, "c2", KindKill, 0)
+	h.holdOf("c3", 1, 5, 2000, 2100, 2101, token(300))
+	r := Check(Mutex, 1, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, 2, r.Grants)
+}
+
+// A holder frozen past its session timeout still believes it holds when it
+// wakes: that overlap is fencing's job, not a violation, but every write it
+// makes then must be refused.
+func TestCheckFrozenHolder(t *testing.T) {
+	build := func(cont string, staleAccepted bool) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+		h.at(20, "c1", KindStop, 0)
+		h.holdOf("c2", 1, 5, 2500, 2600, 2601, token(200))
+		h.at(2510, "c2", KindWrite, 0, token(200), accepted(true))
+		h.at(5000, "c1", KindCont, 0, detail(cont))
+		h.at(5001, "c1", KindWrite, 0, token(100), accepted(staleAccepted))
+		h.at(5002, "c1", KindLoss, 1, detail("connection suspended while held"))
+		h.at(5003, "c1", KindReleaseCall, 1).at(5004, "c1", KindReleaseOK, 1)
+		return Check(Mutex, 1, h)
+	}
+	r := build("expired", false)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, "freeze", r.Holds[0].EndedBy)
+	assert.Equal(t, 1, r.FrozenOverlap)
+	assert.Equal(t, 1, r.Stale)
+	assert.Equal(t, 1, r.StaleFenced)
+	assert.Equal(t, 1, r.StaleFrozen)
+
+	assert.Equal(t, 1, kinds(build("expired", true))["stale-write-accepted"])
+	// A session that outlived the pause excuses nothing.
+	assert.Equal(t, 1, kinds(build("alive", false))["overlap"])
+}
+
+func TestCheckReadWrite(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 51, mode("r"), token(100))
+	h.holdOf("c2", 1, 0, 20, 60, 61, mode("r"), token(110))
+	r := Check(RWLock, 0, h)
+	assert.Empty(t, r.Violations, "readers share")
+
+	h.holdOf("c3", 1, 0, 30, 70, 71, mode("w"), token(120))
+	r = Check(RWLock, 0, h)
+	assert.Equal(t, 2, kinds(r)["overlap"], "a writer excludes both readers")
+	assert.Equal(t, porcupine.Illegal, r.Linearizable)
+}
+
+func TestCheckSemaphoreCapacity(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 51, token(100))
+	h.holdOf("c2", 1, 0, 20, 60, 61, token(110))
+	r := Check(Semaphore, 2, h)
+	assert.Empty(t, r.Violations)
+
+	h.holdOf("c3", 1, 0, 30, 70, 71, token(120))
+	r = Check(Semaphore, 2, h)
+	assert.Equal(t, 1, kinds(r)["over-capacity"])
+	assert.Equal(t, porcupine.Illegal, r.Linearizable)
+}
+
+func TestCheckTokensAndWrites(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 51, token(200))
+	h.holdOf("c2", 1, 0, 60, 90, 91, token(100)) // a lower token for a later holder
+	h.at(70, "c2", KindWrite, 0, token(100), accepted(false))
+	r := Check(Mutex, 1, h)
+	assert.Equal(t, 1, kinds(r)["token-order"])
+	// The write is stale by the tokens granted, and the register refused it;
+	// the token regression is what is wrong.
+	assert.Equal(t, 1, r.StaleFenced)
+
+	var g hist
+	g.holdOf("c1", 1, 0, 10, 50, 51, token(100))
+	g.at(20, "c1", KindWrite, 0, token(100), accepted(false))
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, g))["fresh-write-refused"])
+}
+
+func TestCheckUnterminatedAndStall(t *testing.T) {
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+	h.at(0, "c2", KindAcquireCall, 1).at(40_000, "c2", KindAcquireFail, 1, detail("context deadline exceeded"))
+	r := Check(Mutex, 1, h)
+	assert.Equal(t, 1, kinds(r)["unterminated-hold"])
+	assert.Equal(t, 1, r.NotGranted["timeout"])
+
+	var g hist
+	g.holdOf("c1", 1, 0, 10, 50, 51, token(100))
+	g.holdOf("c2", 1, 0, 40_000, 40_050, 40_051, token(200))
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, g))["stall"])
+}

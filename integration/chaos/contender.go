@@ -1,0 +1,416 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+)
+
+// contenderEnv carries a contender's Spec (JSON) into the re-executed test
+// binary.
+const contenderEnv = "ZKR_CHAOS_CONTENDER"
+
+// Spec tells one contender process what to do.
+type Spec struct {
+	Recipe         Recipe        `json:"recipe"`
+	Servers        []string      `json:"servers"`
+	Path           string        `json:"path"`
+	ID             string        `json:"id"`
+	SessionTimeout time.Duration `json:"sessionTimeout"`
+	// Fence is the fenced resource's URL; empty for recipes without a
+	// single writer (the semaphore).
+	Fence     string `json:"fence,omitempty"`
+	MaxLeases int    `json:"maxLeases,omitempty"`
+	Seed      uint64 `json:"seed"`
+}
+
+// IsContender reports whether this process was started as a contender. A
+// TestMain calls it first and, if true, RunContender instead of the tests.
+func IsContender() bool { return os.Getenv(contenderEnv) != "" }
+
+// RunContender is a contender process's main: it loops on its recipe until
+// told on stdin to quiesce ("quiesce": finish, release, report idle) and
+// then to exit ("exit": close everything, check for leaked goroutines). It
+// reports every step on stdout as one JSON Event per line, written straight
+// to the pipe so that a kill -9 loses nothing already reported.
+func RunContender() int {
+	var spec Spec
+	if err := json.Unmarshal([]byte(os.Getenv(contenderEnv)), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos contender: bad spec:", err)
+		return 2
+	}
+	c := &contender{spec: spec, rng: rand.New(rand.NewPCG(spec.Seed, uint64(os.Getpid())))}
+	if err := c.run(os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos contender:", err)
+		return 1
+	}
+	return 0
+}
+
+type contender struct {
+	spec   Spec
+	rng    *rand.Rand
+	client *framework.Client
+	http   *http.Client
+	mu     sync.Mutex // serialises stdout lines
+	op     int
+}
+
+func (c *contender) emit(e Event) {
+	if e.T == 0 {
+		e.T = now()
+	}
+	e.Client = c.spec.ID
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// One write per line on an unbuffered pipe: a line is either all in the
+	// orchestrator's pipe or not written at all when the process is killed.
+	_, _ = os.Stdout.Write(e.marshal())
+}
+
+func (c *contender) run(stdin io.Reader) error {
+	commands := make(chan string, 2)
+	go func() {
+		defer close(commands)
+		sc := bufio.NewScanner(stdin)
+		for sc.Scan() {
+			commands <- sc.Text()
+			if sc.Text() == "exit" {
+				return
+			}
+		}
+	}()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dialCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	client, err := framework.Dial(dialCtx, c.spec.Servers, framework.WithLogger(logger),
+		framework.WithConnOptions(conn.WithSessionTimeout(c.spec.SessionTimeout), conn.WithLogger(logger)))
+	cancel()
+	if err != nil {
+		return err
+	}
+	c.client = client
+	c.http = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}
+	c.emit(Event{Kind: KindStart, Pid: os.Getpid(), Session: client.Session().ID})
+
+	loop, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.loop(loop) }()
+
+	var loopErr error
+	finished := false
+	finish := func() {
+		stop()
+		if !finished {
+			loopErr, finished = <-done, true
+		}
+	}
+	for cmd := range commands {
+		switch cmd {
+		case "quiesce":
+			finish()
+			c.emit(Event{Kind: KindIdle})
+		case "exit":
+			finish()
+			if err := client.Close(); err != nil {
+				c.emit(Event{Kind: KindLeak, Detail: "client close: " + err.Error()})
+			}
+			c.http.CloseIdleConnections()
+			// The stdin reader has returned after "exit"; anything still
+			// running now belongs to the library.
+			if err := goleak.Find(); err != nil {
+				c.emit(Event{Kind: KindLeak, Detail: err.Error()})
+			}
+			c.emit(Event{Kind: KindExit})
+			return loopErr
+		}
+	}
+	stop()
+	return errors.New("stdin closed before exit")
+}
+
+// loop runs the recipe until ctx ends. Acquire timeouts are random and short
+// on purpose: a timed-out waiter must leave no node behind.
+func (c *contender) loop(ctx context.Context) error {
+	switch c.spec.Recipe {
+	case Mutex:
+		m, err := mutex.New(c.client, c.spec.Path, mutex.WithParticipantID(c.spec.ID))
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		c.lockLoop(ctx, "", m.Acquire, func(h *mutex.Hold) error { return m.Release() })
+	case RWLock:
+		l, err := rwlock.New(c.client, c.spec.Path, rwlock.WithParticipantID(c.spec.ID))
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		for ctx.Err() == nil {
+			if c.rng.IntN(3) == 0 {
+				w := l.WriteLock()
+				c.lockOnce(ctx, "w", w.Acquire, func(*mutex.Hold) error { return w.Release() })
+			} else {
+				r := l.ReadLock()
+				c.lockOnce(ctx, "r", r.Acquire, func(*mutex.Hold) error { return r.Release() })
+			}
+		}
+	case Semaphore:
+		s, err := semaphore.New(c.client, c.spec.Path, c.spec.MaxLeases, semaphore.WithParticipantID(c.spec.ID))
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		c.leaseLoop(ctx, s)
+	case Latch:
+		c.latchLoop(ctx)
+	case Selector:
+		return c.selectorLoop(ctx)
+	default:
+		return fmt.Errorf("unknown recipe %q", c.spec.Recipe)
+	}
+	return nil
+}
+
+func (c *contender) lockLoop(ctx context.Context, mode string, acquire func(context.Context) (*mutex.Hold, error), release func(*mutex.Hold) error) {
+	for ctx.Err() == nil {
+		c.lockOnce(ctx, mode, acquire, release)
+	}
+}
+
+// lockOnce is one acquire, hold, release round of a lock whose holds are
+// *mutex.Hold.
+func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(context.Context) (*mutex.Hold, error), release func(*mutex.Hold) error) {
+	c.op++
+	op := c.op
+	c.emit(Event{Kind: KindAcquireCall, Op: op, Mode: mode})
+	actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
+	h, err := acquire(actx)
+	cancel()
+	if err != nil {
+		c.failed(ctx, op, mode, err)
+		return
+	}
+	c.hold(op, mode, h.Token(), h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) })
+}
+
+func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
+	for ctx.Err() == nil {
+		c.op++
+		op := c.op
+		c.emit(Event{Kind: KindAcquireCall, Op: op})
+		actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
+		leases, err := s.Acquire(actx, 1)
+		cancel()
+		if err != nil {
+			c.failed(ctx, op, "", err)
+			continue
+		}
+		l := leases[0]
+		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Close)
+	}
+}
+
+// latchLoop joins the election with a fresh latch each round, leads for a
+// while, and steps down by closing it.
+func (c *contender) latchLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		l, err := leader.NewLatch(c.client, c.spec.Path, c.spec.ID)
+		if err != nil {
+			c.emit(Event{Kind: KindAcquireFail, Detail: err.Error()})
+			return
+		}
+		c.op++
+		op := c.op
+		c.emit(Event{Kind: KindAcquireCall, Op: op})
+		if err := l.Start(); err != nil {
+			c.failed(ctx, op, "", err)
+			_ = l.Close(false)
+			continue
+		}
+		// The latch stays queued across Await timeouts; a timeout only lets
+		// the loop notice ctx.
+		var term *leader.Term
+		for term == nil && ctx.Err() == nil {
+			actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
+			term, err = l.Await(actx)
+			cancel()
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				break
+			}
+		}
+		if term == nil {
+			if err == nil {
+				err = ctx.Err()
+			}
+			c.failed(ctx, op, "", err)
+			_ = l.Close(false)
+			continue
+		}
+		c.hold(op, "", term.Token(), term.Done(), func() string { return errString(term.Err()) }, func() error { return l.Close(false) })
+	}
+}
+
+// selectorLoop runs an auto-requeueing selector whose Func is one hold.
+func (c *contender) selectorLoop(ctx context.Context) error {
+	// Func runs on the selector's goroutine, one call at a time; current is
+	// the op the selector is competing for.
+	var mu sync.Mutex
+	var current int
+	ask := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		c.op++
+		current = c.op
+		c.emit(Event{Kind: KindAcquireCall, Op: current})
+	}
+	asked := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return current
+	}
+	s, err := leader.NewSelector(c.client, c.spec.Path, func(jctx context.Context, token int64) error {
+		c.hold(asked(), "", token, jctx.Done(), func() string { return errString(context.Cause(jctx)) }, func() error { return nil })
+		// Returning gives leadership up, and auto-requeue asks again at once.
+		ask()
+		return nil
+	}, leader.WithAutoRequeue(), leader.WithID(c.spec.ID), leader.WithErrorHandler(func(error) {}))
+	if err != nil {
+		return err
+	}
+	ask()
+	if err := s.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	err = s.Close()
+	// The op asked for last never got a term.
+	c.emit(Event{Kind: KindAcquireFail, Op: asked(), Detail: "closed"})
+	return err
+}
+
+// failed reports an acquire that ended without a hold, and pauses briefly
+// after a real error so a broken link is not hammered.
+func (c *contender) failed(ctx context.Context, op int, mode string, err error) {
+	c.emit(Event{Kind: KindAcquireFail, Op: op, Mode: mode, Detail: err.Error()})
+	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		sleep(ctx, 50*time.Millisecond)
+	}
+}
+
+// hold reports a granted hold, works under it, and releases it. The loss
+// signal is watched on its own goroutine so its time is when it fired, not
+// when the work noticed.
+func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan struct{}, why func() string, release func() error) {
+	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Session: c.client.Session().ID})
+	releasing := make(chan struct{})
+	watched := make(chan struct{})
+	work, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer close(watched)
+		select {
+		case <-lossSignal:
+			cancel()
+			select {
+			case <-releasing: // the release itself ended the hold
+			default:
+				c.emit(Event{Kind: KindLoss, Op: op, Detail: why()})
+			}
+		case <-releasing:
+		}
+	}()
+	c.work(work, op, token, c.spec.Fence != "" && mode != "r")
+	cancel()
+	c.emit(Event{Kind: KindReleaseCall, Op: op})
+	close(releasing)
+	err := release()
+	<-watched
+	c.emit(Event{Kind: KindReleaseOK, Op: op, Detail: errString(err)})
+}
+
+// work is what a holder does: a few steps, each after some thinking, that
+// write to the fenced resource when write is set (readers and semaphore
+// leases only think). It checks that the hold is still trusted before each
+// step, as careful code does; a pause (SIGSTOP, a long GC) between that
+// check and the write is exactly what fencing is for.
+func (c *contender) work(ctx context.Context, op int, token int64, write bool) {
+	steps := 1 + c.rng.IntN(4)
+	for i := 0; i < steps; i++ {
+		if !c.think(ctx) {
+			return
+		}
+		c.emit(Event{Kind: KindTrusted, Op: op, Token: token})
+		if !write {
+			continue
+		}
+		// Building the request takes a moment, as real work does; a pause
+		// that strikes here wakes up to send a write nobody re-checked.
+		time.Sleep(30 * time.Millisecond)
+		if !c.write(token) {
+			return // the resource says someone newer holds it
+		}
+	}
+}
+
+// think waits 20-150ms, or until ctx ends (false).
+func (c *contender) think(ctx context.Context) bool {
+	d := 20*time.Millisecond + time.Duration(c.rng.IntN(130))*time.Millisecond
+	if !sleep(ctx, d) {
+		return false
+	}
+	return ctx.Err() == nil
+}
+
+// write sends one write to the fenced resource; false when it was refused.
+func (c *contender) write(token int64) bool {
+	u := c.spec.Fence + "?" + url.Values{"client": {c.spec.ID}, "token": {strconv.FormatInt(token, 10)}}.Encode()
+	resp, err := c.http.Post(u, "text/plain", nil)
+	if err != nil {
+		return true // the resource's own problem; the hold stands
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func (c *contender) acquireTimeout() time.Duration {
+	return 500*time.Millisecond + time.Duration(c.rng.IntN(4000))*time.Millisecond
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

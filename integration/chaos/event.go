@@ -1,0 +1,92 @@
+package chaos
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind names one entry of a run's history.
+type Kind string
+
+// What contenders report about themselves. Each is stamped by the contender
+// with the machine's wall clock the moment it happens, not when the
+// orchestrator reads it: every process of a run shares that clock, so entries
+// from different processes order correctly however late their lines arrive.
+const (
+	// KindStart: the contender has a session (Session) and begins its loop.
+	KindStart Kind = "start"
+	// KindAcquireCall: the contender asks for the lock (Mode for a
+	// read-write lock).
+	KindAcquireCall Kind = "acquire-call"
+	// KindAcquireOK: the recipe granted it (Token is the fencing token). The
+	// hold is trusted from here.
+	KindAcquireOK Kind = "acquire-ok"
+	// KindAcquireFail: the ask ended without a hold (timeout, error).
+	KindAcquireFail Kind = "acquire-fail"
+	// KindTrusted: a holder checked that its hold is still trusted and is
+	// about to write with Token. The nemesis freezes a holder right after
+	// this, where a GC pause hurts most.
+	KindTrusted Kind = "trusted"
+	// KindLoss: the hold's loss signal fired (Detail says why); the hold is
+	// no longer trusted.
+	KindLoss Kind = "loss"
+	// KindReleaseCall: the contender stops trusting the hold and releases.
+	KindReleaseCall Kind = "release-call"
+	// KindReleaseOK: the release returned (Detail carries its error).
+	KindReleaseOK Kind = "release-ok"
+	// KindIdle: after a quiesce command, the contender holds nothing and
+	// waits for nothing, with its session still open.
+	KindIdle Kind = "idle"
+	// KindLeak: at exit, goroutines of the library were left running.
+	KindLeak Kind = "leak"
+	// KindExit: the contender closed everything and is about to exit.
+	KindExit Kind = "exit"
+)
+
+// What the orchestrator records.
+const (
+	// KindFault: the nemesis injected a fault (Detail: its kind and target);
+	// KindHeal ends it.
+	KindFault Kind = "fault"
+	KindHeal  Kind = "heal"
+	// KindKill: the contender's process was killed with SIGKILL.
+	KindKill Kind = "kill"
+	// KindStop and KindCont: the process was frozen with SIGSTOP and thawed
+	// with SIGCONT.
+	KindStop Kind = "stop"
+	KindCont Kind = "cont"
+	// KindWrite: the fenced resource took a write (Accepted says whether).
+	KindWrite Kind = "write"
+)
+
+// Event is one line of a run's history.
+type Event struct {
+	// T is the wall-clock time in Unix nanoseconds.
+	T int64 `json:"t"`
+	// Client is the contender ("c3"); empty for faults on servers.
+	Client string `json:"client,omitempty"`
+	Kind   Kind   `json:"kind"`
+	// Op numbers a contender's acquire attempts, so that a hold's events
+	// pair up.
+	Op int `json:"op,omitempty"`
+	// Mode is "r" or "w" for the read-write lock, empty otherwise.
+	Mode     string `json:"mode,omitempty"`
+	Token    int64  `json:"token,omitempty"`
+	Session  int64  `json:"session,omitempty"`
+	Pid      int    `json:"pid,omitempty"`
+	Accepted bool   `json:"accepted,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+// Time returns T as a time.Time.
+func (e Event) Time() time.Time { return time.Unix(0, e.T) }
+
+func (e Event) marshal() []byte {
+	b, err := json.Marshal(e)
+	if err != nil {
+		panic(err) // only plain fields: cannot happen
+	}
+	return append(b, '\n')
+}
+
+func now() int64 { return time.Now().UnixNano() }

@@ -1,0 +1,200 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Fault is one kind of trouble the nemesis makes.
+type Fault string
+
+// The faults. "Holder" faults aim at a contender that holds at that moment.
+const (
+	// KillHolder and KillWaiter: kill -9 of the process; a fresh contender
+	// takes its place.
+	KillHolder Fault = "kill-holder"
+	KillWaiter Fault = "kill-waiter"
+	// PauseHolder: SIGSTOP for 2.5 session timeouts, then SIGCONT: the GC
+	// pause in which the session expires and someone else is granted.
+	PauseHolder Fault = "pause-holder"
+	// CutHolder: the holder's TCP links are reset.
+	CutHolder Fault = "cut-holder"
+	// BlackholeShort drops the holder's traffic for half a session timeout
+	// (the session survives); BlackholeLong for two (it expires).
+	BlackholeShort Fault = "blackhole-short"
+	BlackholeLong  Fault = "blackhole-long"
+	// RestartServer restarts one server gracefully.
+	RestartServer Fault = "restart-server"
+	// KillLeader kills the ensemble's leader with SIGKILL and starts it
+	// again a session timeout later.
+	KillLeader Fault = "kill-leader"
+	// SlowLink delays a contender's traffic by 50-300ms for three seconds.
+	SlowLink Fault = "slow-link"
+)
+
+// AllFaults is every fault kind.
+var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, BlackholeShort, BlackholeLong, RestartServer, KillLeader, SlowLink}
+
+// nemesis injects faults one at a time, with a quiet gap between them, until
+// the run's duration is over and every kind has had its turn. It runs on
+// the test's goroutine: the harness may fail the test.
+func (r *run) nemesis() {
+	kinds := append([]Fault(nil), r.cfg.Faults...)
+	r.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	deadline := r.started.Add(r.cfg.Duration)
+	for i := 0; i < len(kinds) || time.Now().Before(deadline); i++ {
+		time.Sleep(500*time.Millisecond + time.Duration(r.rng.IntN(1000))*time.Millisecond) // quiet time between faults
+		f := r.cfg.Faults[r.rng.IntN(len(r.cfg.Faults))]
+		if i < len(kinds) {
+			f = kinds[i]
+		}
+		r.inject(f)
+	}
+}
+
+func (r *run) inject(f Fault) {
+	r.t.Helper()
+	st := r.cfg.SessionTimeout
+	fault := func(target string) {
+		r.record(Event{Kind: KindFault, Client: target, Detail: string(f) + " " + target})
+	}
+	heal := func(target string) { r.record(Event{Kind: KindHeal, Client: target, Detail: string(f) + " " + target}) }
+	switch f {
+	case KillHolder, KillWaiter:
+		p := r.waiter()
+		if f == KillHolder {
+			p, _ = r.holder()
+		}
+		fault(p.id)
+		r.kill(p)
+	case PauseHolder:
+		p, _ := r.holder()
+		// Freeze it between its trust check and its write if it gets there
+		// soon (the case fencing exists for), else wherever it is.
+		select {
+		case <-p.trusted:
+		default:
+		}
+		select {
+		case <-p.trusted:
+		case <-time.After(time.Second):
+		}
+		r.mu.Lock()
+		session := p.session
+		r.mu.Unlock()
+		fault(p.id)
+		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+		r.record(Event{Kind: KindStop, Client: p.id})
+		time.Sleep(st * 5 / 2)
+		// Whether the session outlived the pause, from the servers: the
+		// checker ends a hold at the freeze only if it did not.
+		detail := "alive"
+		if session != 0 && !r.env.Cluster.SessionAlive(session) {
+			detail = "expired"
+		}
+		r.record(Event{Kind: KindCont, Client: p.id, Detail: detail})
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		heal(p.id)
+	case CutHolder:
+		p, _ := r.holder()
+		fault(p.id)
+		r.proxies[p.slot].Cut()
+	case BlackholeShort, BlackholeLong:
+		p, _ := r.holder()
+		fault(p.id)
+		r.proxies[p.slot].Blackhole()
+		if f == BlackholeShort {
+			time.Sleep(st / 2)
+		} else {
+			time.Sleep(2 * st)
+		}
+		r.proxies[p.slot].Heal()
+		heal(p.id)
+	case RestartServer:
+		servers := r.env.Cluster.Servers()
+		s := servers[r.rng.IntN(len(servers))]
+		fault(fmt.Sprintf("server%d", s.ID))
+		s.Restart()
+		heal(fmt.Sprintf("server%d", s.ID))
+	case KillLeader:
+		s := r.env.Cluster.Leader(30 * time.Second)
+		fault(fmt.Sprintf("server%d", s.ID))
+		s.Kill()
+		time.Sleep(st)
+		s.Start()
+		heal(fmt.Sprintf("server%d", s.ID))
+	case SlowLink:
+		p := r.any()
+		d := 50*time.Millisecond + time.Duration(r.rng.IntN(250))*time.Millisecond
+		fault(p.id)
+		r.proxies[p.slot].Delay(d)
+		time.Sleep(3 * time.Second)
+		r.proxies[p.slot].Heal()
+		heal(p.id)
+	default:
+		r.t.Fatalf("chaos: unknown fault %q", f)
+	}
+}
+
+// summarize is the run's report for people.
+func summarize(cfg Config, rep *Report, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
+		cfg.Recipe, cfg.Seed, cfg.Contenders, cfg.SessionTimeout, took.Round(time.Second))
+	ends := map[string]int{}
+	for _, h := range rep.Holds {
+		ends[h.EndedBy]++
+	}
+	fmt.Fprintf(&b, "  asks %d: granted %d, %s\n", rep.Asks, rep.Grants, counts(rep.NotGranted))
+	fmt.Fprintf(&b, "  grants %d, ended by %s; longest wait for a grant %s\n", rep.Grants, counts(ends), rep.MaxGap.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  loss signals: %s\n", counts(rep.Losses))
+	fmt.Fprintf(&b, "  faults: %s\n", counts(rep.Faults))
+	if cfg.Recipe != Semaphore {
+		fmt.Fprintf(&b, "  fenced writes %d, taken %d; stale %d (refused %d, from thawed SIGSTOP holders %d); an unfenced register would have taken all %d stale\n",
+			rep.Writes, rep.Accepted, rep.Stale, rep.StaleFenced, rep.StaleFrozen, rep.Stale)
+		fmt.Fprintf(&b, "  grants to others while a thawed holder still believed it held: %d\n", rep.FrozenOverlap)
+	}
+	fmt.Fprintf(&b, "  linearizable (porcupine, %s model): %s\n", cfg.Recipe, rep.Linearizable)
+	if len(rep.Violations) == 0 {
+		b.WriteString("  violations: none\n")
+	} else {
+		fmt.Fprintf(&b, "  violations: %s\n", counts(rep.ViolationsByKind()))
+		for i, v := range rep.Violations {
+			if i == 20 {
+				fmt.Fprintf(&b, "    ... %d more in violations.txt\n", len(rep.Violations)-20)
+				break
+			}
+			fmt.Fprintf(&b, "    %s: %s\n", v.Kind, v.Detail)
+		}
+	}
+	return b.String()
+}
+
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		name := k
+		if name == "" {
+			name = "-"
+		}
+		parts[i] = fmt.Sprintf("%s=%d", name, m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func porcupineVisualize(rep *Report, path string) error {
+	return porcupine.VisualizePath(rep.model, rep.info, path)
+}

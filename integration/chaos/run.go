@@ -1,0 +1,505 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// Config is one run: one recipe, its contenders, the nemesis.
+type Config struct {
+	Recipe     Recipe
+	Contenders int
+	// Duration is how long the nemesis keeps going; it always finishes a
+	// first pass over every fault kind, in an order the seed shuffles.
+	Duration       time.Duration
+	SessionTimeout time.Duration
+	Seed           uint64
+	MaxLeases      int // semaphore only
+	// Faults are the fault kinds to inject (default: AllFaults).
+	Faults []Fault
+	// OutDir receives history.jsonl, summary.txt, linearizability.html and
+	// the contenders' logs.
+	OutDir string
+}
+
+// Env is what runs share: the ensemble and the fenced resource.
+type Env struct {
+	Cluster *zktest.Cluster
+	Fence   *Fence
+	// Exe is the binary to start contenders from: a test binary whose
+	// TestMain runs RunContender when IsContender.
+	Exe string
+}
+
+// Result is a finished run.
+type Result struct {
+	Config  Config
+	Report  *Report
+	Summary string
+}
+
+type proc struct {
+	id      string
+	slot    int
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	exited  chan struct{}
+	idle    chan struct{}
+	trusted chan struct{} // a token after each KindTrusted, for the nemesis
+	log     *os.File
+	killed  bool
+	session int64 // last session it reported (guarded by run.mu)
+}
+
+type run struct {
+	t       testing.TB
+	env     Env
+	cfg     Config
+	rng     *rand.Rand
+	proxies []*zktest.Proxy
+	wg      sync.WaitGroup // contenders' readers and waiters
+	started time.Time
+
+	mu      sync.Mutex
+	history []Event
+	procs   []*proc          // every process ever started
+	live    []*proc          // by slot
+	holding map[string]int64 // client -> session of its trusted hold
+	next    int
+	extra   []Violation
+}
+
+// Run runs one chaos run and checks it. It fails t only for harness
+// trouble; the caller decides what to do with the report's violations.
+func Run(t testing.TB, env Env, cfg Config) *Result {
+	t.Helper()
+	if cfg.Contenders <= 0 {
+		cfg.Contenders = 5
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 2 * time.Second
+	}
+	if cfg.MaxLeases <= 0 {
+		cfg.MaxLeases = 2
+	}
+	if len(cfg.Faults) == 0 {
+		cfg.Faults = AllFaults
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = t.TempDir()
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.OutDir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env.Fence.Reset()
+	r := &run{t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), holding: map[string]int64{}, started: time.Now()}
+	t.Cleanup(r.killAll)
+	for i := 0; i < cfg.Contenders; i++ {
+		r.proxies = append(r.proxies, env.Cluster.NewProxy())
+		r.live = append(r.live, r.spawn(i))
+	}
+	r.nemesis()
+	r.quiesce()
+	r.wg.Wait()
+
+	r.mu.Lock()
+	history := append(r.history, env.Fence.Writes()...)
+	r.mu.Unlock()
+	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
+	rep := Check(cfg.Recipe, cfg.MaxLeases, history)
+	rep.Violations = append(rep.Violations, r.extra...)
+	res := &Result{Config: cfg, Report: rep, Summary: summarize(cfg, rep, time.Since(r.started))}
+	r.save(history, res)
+	return res
+}
+
+func (r *run) record(e Event) {
+	if e.T == 0 {
+		e.T = now()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.history = append(r.history, e)
+}
+
+func (r *run) violate(kind, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.extra = append(r.extra, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+}
+
+// spawn starts a contender in slot behind the slot's own proxy.
+func (r *run) spawn(slot int) *proc {
+	r.t.Helper()
+	r.mu.Lock()
+	r.next++
+	id := fmt.Sprintf("c%d", r.next)
+	r.mu.Unlock()
+	spec := Spec{
+		Recipe: r.cfg.Recipe, Servers: r.proxies[slot].Addrs(), Path: "/chaos/" + string(r.cfg.Recipe),
+		ID: id, SessionTimeout: r.cfg.SessionTimeout, MaxLeases: r.cfg.MaxLeases, Seed: r.rng.Uint64(),
+	}
+	if r.cfg.Recipe != Semaphore {
+		spec.Fence = r.env.Fence.URL()
+	}
+	js, err := json.Marshal(spec)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(r.cfg.OutDir, "logs", id+".log"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := exec.Command(r.env.Exe)
+	cmd.Env = append(os.Environ(), contenderEnv+"="+string(js))
+	cmd.Stderr = logf
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	p := &proc{id: id, slot: slot, cmd: cmd, stdin: stdin, exited: make(chan struct{}), idle: make(chan struct{}), trusted: make(chan struct{}, 1), log: logf}
+	r.mu.Lock()
+	r.procs = append(r.procs, p)
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.read(p, stdout)
+		// Wait only after stdout is drained, as os/exec requires.
+		_ = cmd.Wait()
+		_ = logf.Close()
+		close(p.exited)
+	}()
+	return p
+}
+
+// read takes a contender's events as they come and keeps the live view the
+// nemesis aims with.
+func (r *run) read(p *proc, out io.Reader) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	idle := false
+	for sc.Scan() {
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			r.violate("harness", "%s wrote a line that is not an event: %q", p.id, sc.Text())
+			continue
+		}
+		r.mu.Lock()
+		r.history = append(r.history, e)
+		switch e.Kind {
+		case KindStart:
+			p.session = e.Session
+		case KindAcquireOK:
+			r.holding[p.id] = e.Session
+			p.session = e.Session
+		case KindLoss, KindReleaseCall:
+			delete(r.holding, p.id)
+		}
+		r.mu.Unlock()
+		switch e.Kind {
+		case KindIdle:
+			if !idle {
+				idle = true
+				close(p.idle)
+			}
+		case KindTrusted:
+			select {
+			case p.trusted <- struct{}{}:
+			default:
+			}
+		case KindLeak:
+			r.violate("goroutine-leak", "%s: %s", p.id, e.Detail)
+		}
+	}
+	r.mu.Lock()
+	delete(r.holding, p.id)
+	r.mu.Unlock()
+}
+
+// holder returns a live contender that holds now (waiting up to 3s for one),
+// or any live one.
+func (r *run) holder() (*proc, int64) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		r.mu.Lock()
+		var ps []*proc
+		for _, p := range r.live {
+			if _, ok := r.holding[p.id]; ok {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) > 0 {
+			p := ps[r.rng.IntN(len(ps))]
+			s := r.holding[p.id]
+			r.mu.Unlock()
+			return p, s
+		}
+		r.mu.Unlock()
+		if time.Now().After(deadline) {
+			return r.any(), 0
+		}
+		time.Sleep(20 * time.Millisecond) // polling the live view
+	}
+}
+
+// waiter returns a live contender that does not hold, or any live one.
+func (r *run) waiter() *proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ps []*proc
+	for _, p := range r.live {
+		if _, ok := r.holding[p.id]; !ok {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		ps = r.live
+	}
+	return ps[r.rng.IntN(len(ps))]
+}
+
+func (r *run) any() *proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[r.rng.IntN(len(r.live))]
+}
+
+// kill kills p with SIGKILL and starts a fresh contender in its slot.
+func (r *run) kill(p *proc) {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	r.record(Event{Kind: KindKill, Client: p.id})
+	<-p.exited
+	r.mu.Lock()
+	p.killed = true
+	r.mu.Unlock()
+	r.proxies[p.slot].Heal()
+	np := r.spawn(p.slot)
+	r.mu.Lock()
+	r.live[p.slot] = np
+	r.mu.Unlock()
+}
+
+// quiesce heals everything, lets every contender finish and report idle
+// with its session still open, then checks that nothing is left under the
+// recipe's path: no node of a live session, none of a dead one once its
+// session expired. Then the contenders exit, checking themselves for leaked
+// goroutines.
+func (r *run) quiesce() {
+	r.t.Helper()
+	for _, p := range r.proxies {
+		p.Heal()
+	}
+	for _, s := range r.env.Cluster.Servers() {
+		if !s.Running() {
+			s.Start()
+		}
+	}
+	r.env.Cluster.WaitServing(time.Minute)
+	r.mu.Lock()
+	live := slices.Clone(r.live)
+	r.mu.Unlock()
+	for _, p := range live {
+		_, _ = io.WriteString(p.stdin, "quiesce\n")
+	}
+	for _, p := range live {
+		select {
+		case <-p.idle:
+		case <-p.exited:
+			r.violate("harness", "%s exited before it was told to", p.id)
+		case <-time.After(time.Minute):
+			r.violate("stuck", "%s did not go idle within a minute of quiesce", p.id)
+		}
+	}
+	r.waitDeadSessions()
+	r.checkLeftovers("with every session still open")
+	for _, p := range live {
+		_, _ = io.WriteString(p.stdin, "exit\n")
+	}
+	for _, p := range live {
+		select {
+		case <-p.exited:
+			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+				r.violate("contender-exit", "%s exited with %d (see logs/%s.log)", p.id, code, p.id)
+			}
+		case <-time.After(30 * time.Second):
+			r.violate("stuck", "%s did not exit within 30s", p.id)
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	r.checkEmpty()
+}
+
+// waitDeadSessions waits until the sessions of killed contenders are gone
+// from every server, so their ephemeral nodes are too.
+func (r *run) waitDeadSessions() {
+	r.mu.Lock()
+	var sessions []int64
+	for _, p := range r.procs {
+		if p.killed && p.session != 0 {
+			sessions = append(sessions, p.session)
+		}
+	}
+	r.mu.Unlock()
+	deadline := time.Now().Add(3*r.cfg.SessionTimeout + 20*time.Second)
+	for _, s := range sessions {
+		for r.env.Cluster.SessionAlive(s) {
+			if time.Now().After(deadline) {
+				r.violate("stuck", "session 0x%x of a killed contender still alive", s)
+				break
+			}
+			time.Sleep(100 * time.Millisecond) // polling the servers' session lists
+		}
+	}
+}
+
+// checkLeftovers lists every node under the recipe's path that belongs to a
+// contender: an ephemeral node or one with Curator's protected prefix.
+// Deletes are sent before a release returns but may still be in flight, so
+// it looks again for a few seconds before calling one an orphan.
+func (r *run) checkLeftovers(when string) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, r.env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
+	if err != nil {
+		r.t.Fatalf("chaos: checker client: %v", err)
+	}
+	defer c.Close()
+	root := "/chaos/" + string(r.cfg.Recipe)
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		left = leftovers(ctx, c, root)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // waiting for deletes in flight
+	}
+	for _, n := range left {
+		r.violate("orphan", "%s %s", n, when)
+	}
+}
+
+// checkEmpty: once every session is closed, nothing at all may be left
+// under the recipe's path, the containers included (the servers delete
+// empty containers every second).
+func (r *run) checkEmpty() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, r.env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
+	if err != nil {
+		r.t.Fatalf("chaos: checker client: %v", err)
+	}
+	defer c.Close()
+	root := "/chaos/" + string(r.cfg.Recipe)
+	var left []string
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		left = descendants(ctx, c, root)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // waiting for the container reaper
+	}
+	for _, n := range left {
+		r.violate("orphan", "%s left after every contender closed its session", n)
+	}
+}
+
+func descendants(ctx context.Context, c *framework.Client, path string) []string {
+	children, _, err := c.Children(ctx, path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ch := range children {
+		p := framework.Join(path, ch)
+		out = append(out, p)
+		out = append(out, descendants(ctx, c, p)...)
+	}
+	return out
+}
+
+func leftovers(ctx context.Context, c *framework.Client, path string) []string {
+	children, _, err := c.Children(ctx, path)
+	if err != nil {
+		return nil // the container is gone: nothing is left
+	}
+	var out []string
+	for _, ch := range children {
+		p := framework.Join(path, ch)
+		_, st, err := c.Exists(ctx, p)
+		if err == nil && st != nil && (st.EphemeralOwner != 0 || framework.IsProtected(ch)) {
+			out = append(out, fmt.Sprintf("%s (owner 0x%x)", p, st.EphemeralOwner))
+		}
+		out = append(out, leftovers(ctx, c, p)...)
+	}
+	return out
+}
+
+// killAll is the test's cleanup for a run that ended early.
+func (r *run) killAll() {
+	r.mu.Lock()
+	procs := slices.Clone(r.procs)
+	r.mu.Unlock()
+	for _, p := range procs {
+		select {
+		case <-p.exited:
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			_ = p.cmd.Process.Kill()
+		}
+	}
+	r.wg.Wait()
+	for _, p := range r.proxies {
+		p.Close()
+	}
+}
+
+func (r *run) save(history []Event, res *Result) {
+	r.t.Helper()
+	var b strings.Builder
+	for _, e := range history {
+		b.Write(e.marshal())
+	}
+	var v strings.Builder
+	for _, x := range res.Report.Violations {
+		fmt.Fprintf(&v, "%s: %s\n", x.Kind, x.Detail)
+	}
+	files := map[string]string{"history.jsonl": b.String(), "summary.txt": res.Summary, "violations.txt": v.String()}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(r.cfg.OutDir, name), []byte(data), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	res.Report.annotate(history)
+	if err := porcupineVisualize(res.Report, filepath.Join(r.cfg.OutDir, "linearizability.html")); err != nil {
+		r.t.Logf("chaos: visualisation: %v", err)
+	}
+}
