@@ -290,7 +290,13 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		return current
 	}
 	s, err := leader.NewSelector(c.client, c.spec.Path, func(jctx context.Context, token int64) error {
-		c.hold(asked(), "", token, jctx.Done(), func() string { return errString(context.Cause(jctx)) }, func() error { return nil })
+		why := func() string {
+			if ctx.Err() != nil {
+				return "selector closed" // quiesce, not a fault
+			}
+			return errString(context.Cause(jctx))
+		}
+		c.hold(asked(), "", token, jctx.Done(), why, func() error { return nil })
 		// Returning gives leadership up, and auto-requeue asks again at once.
 		ask()
 		return nil
