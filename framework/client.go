@@ -278,6 +278,12 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 // or Close. Results come back through a channel, so an abandoned call can
 // never write into its caller's variables.
 func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, error) {
+	return callTracked(c, ctx, nil, f)
+}
+
+// callTracked is callValue that counts f in inflight until f returns, so a
+// caller that gave up on it can still learn when it is over.
+func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup, f func() (T, error)) (T, error) {
 	var zero T
 	if ctx.Done() == nil {
 		return f()
@@ -290,7 +296,19 @@ func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, e
 		err error
 	}
 	done := make(chan result, 1)
-	if !c.spawn(func() { v, err := f(); done <- result{v, err} }) {
+	if inflight != nil {
+		inflight.Add(1)
+	}
+	if !c.spawn(func() {
+		if inflight != nil {
+			defer inflight.Done()
+		}
+		v, err := f()
+		done <- result{v, err}
+	}) {
+		if inflight != nil {
+			inflight.Done()
+		}
 		return zero, ErrClosed
 	}
 	select {
@@ -314,6 +332,15 @@ func (c *Client) spawn(f func()) bool {
 		f()
 	}()
 	return true
+}
+
+// whenDone returns a channel closed once wg's count is zero.
+func (c *Client) whenDone(wg *sync.WaitGroup) <-chan struct{} {
+	ch := make(chan struct{})
+	if !c.spawn(func() { wg.Wait(); close(ch) }) {
+		close(ch) // closing: the calls end with the connection
+	}
+	return ch
 }
 
 func (c *Client) closedErr(err error) error {

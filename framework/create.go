@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -250,6 +251,10 @@ func (c *Client) ensureNamespace(ctx context.Context) error {
 
 // createProtected is Curator's protected create: on a lost reply, look for
 // our node by its unique prefix before trying again.
+// testHookBeforeCreate, when set by a test, runs in each protected create
+// attempt just before its create is sent.
+var testHookBeforeCreate func(ctx context.Context)
+
 func (c *Client) createProtected(ctx context.Context, path string, data []byte, o *createOptions) (string, error) {
 	id := o.protectID
 	if id == "" {
@@ -263,16 +268,25 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 	}
 
 	var out string
-	uncertain := false // a create may have been applied without our knowing
+	uncertain := false          // a create may have been applied without our knowing
+	var inflight sync.WaitGroup // attempts still inside go-zookeeper, abandoned ones too
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
 		look := uncertain // copied: an abandoned attempt must not read it later
-		p, err := callValue(c, ctx, func() (string, error) {
+		p, err := callTracked(c, ctx, &inflight, func() (string, error) {
 			z := c.conn.ZK()
 			if look {
 				found, err := c.findProtected(z, parent, prefix, o.mode.ephemeral())
 				if err != nil || found != "" {
 					return found, err
 				}
+			}
+			if testHookBeforeCreate != nil {
+				testHookBeforeCreate(ctx)
+			}
+			// An attempt whose caller gave up (during the look above, say)
+			// must not create now: the cleanup may already have looked.
+			if err := ctx.Err(); err != nil {
+				return "", err
 			}
 			return c.createOnce(ctx, z, ppath, data, o)
 		})
@@ -289,7 +303,12 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 		// A create abandoned mid-flight (ctx ended during the call) may land
 		// after we return: that is uncertain too.
 		if uncertain || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, zk.ErrClosing) {
-			c.deleter.enqueue(deleteJob{parent: parent, prefix: prefix})
+			// The cleanup looks only once every attempt is out of
+			// go-zookeeper: an abandoned create still queued there would
+			// otherwise land after the look and stay, an orphan of a live
+			// session that blocks every waiter behind it (found by the
+			// chaos suite: a create retried across a server restart).
+			c.deleter.enqueue(deleteJob{parent: parent, prefix: prefix, after: c.whenDone(&inflight)})
 		}
 		return "", opErr("create", path, c.closedErr(err))
 	}

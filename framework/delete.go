@@ -130,6 +130,9 @@ func (c *Client) deleteOnce(z *zk.Conn, path string, version int32, children boo
 	}
 }
 
+// errNotYet: a background delete waits for something before it can run.
+var errNotYet = errors.New("not yet")
+
 // deleteJob is one background delete: an exact path, or every child of
 // parent whose name starts with prefix (the leftovers of a protected create).
 type deleteJob struct {
@@ -138,6 +141,8 @@ type deleteJob struct {
 	owner   int64
 	parent  string
 	prefix  string
+	// after, if set, holds the job back until it is closed.
+	after <-chan struct{}
 }
 
 func (j deleteJob) String() string {
@@ -256,7 +261,19 @@ func (d *deleter) loop() {
 func (d *deleter) run(j deleteJob) error {
 	z := d.c.conn.ZK()
 	ns := d.c.ns
+	if j.after != nil {
+		select {
+		case <-j.after:
+		default:
+			return errNotYet
+		}
+	}
 	if j.prefix != "" {
+		// Sync first, so the list below sees every write the ensemble has
+		// taken, a create sent over an earlier link included.
+		if _, err := z.Sync(ns.fix(j.parent)); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
 		kids, _, err := z.Children(ns.fix(j.parent))
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil
