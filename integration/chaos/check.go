@@ -60,6 +60,9 @@ type Hold struct {
 	// Zombie is the stretch from thaw to the loss signal of a frozen
 	// holder whose session expired meanwhile: it still believed it held.
 	Zombie [2]int64
+	// Unstamped: the freeze struck between the grant and its report, so
+	// the hold's trusted stretch is empty and its token is out of order.
+	Unstamped bool
 }
 
 // Violation is one broken guarantee.
@@ -84,13 +87,18 @@ type Report struct {
 	StaleFenced int // ... refused by the fenced resource
 	// StaleFrozen counts the stale writes made by frozen-and-thawed
 	// holders, the SIGSTOP case; an unfenced register takes all of them.
-	StaleFrozen   int
-	FrozenOverlap int // holds of others granted while a frozen holder still believed
-	MaxGap        time.Duration
-	Linearizable  porcupine.CheckResult
-	Violations    []Violation
-	info          porcupine.LinearizationInfo
-	model         porcupine.Model
+	StaleFrozen int
+	// LateTaken counts stale writes the register took because the newer
+	// holder had not written yet: fencing cannot refuse what it has not
+	// been told is old.
+	LateTaken      int
+	FrozenOverlap  int // holds of others granted while a frozen holder still believed
+	FaultsOnHolder int // faults that hit a contender while it held
+	MaxGap         time.Duration
+	Linearizable   porcupine.CheckResult
+	Violations     []Violation
+	info           porcupine.LinearizationInfo
+	model          porcupine.Model
 }
 
 func (r *Report) violate(kind, format string, args ...any) {
@@ -113,17 +121,21 @@ const stallLimit = 30 * time.Second
 
 // Check rebuilds the holds of a history and checks them: no two trusted
 // holds that exclude each other overlap in time (and never more than
-// capacity at once), the history is linearizable against the recipe's lock
+// capacity at once), a holder whose link fails learns it within the session
+// timeout, nobody is granted what a killed or frozen holder had before its
+// session can have expired, the history is linearizable against the recipe's lock
 // model (porcupine), fencing tokens grow from each exclusive holder to the
 // next, the fenced resource took no stale write and refused no fresh one,
 // and the lock never stalled.
-func Check(recipe Recipe, capacity int, history []Event) *Report {
+func Check(recipe Recipe, capacity int, sessionTimeout time.Duration, history []Event) *Report {
 	events := append([]Event(nil), history...)
 	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
 	r := &Report{Losses: map[string]int{}, Faults: map[string]int{}, NotGranted: map[string]int{}}
 	r.Holds = rebuild(events, r)
 	r.Grants = len(r.Holds)
 	r.checkOverlap(recipe, capacity)
+	r.checkLossSignals(events, sessionTimeout)
+	r.checkEarlyGrants(recipe, sessionTimeout)
 	r.checkTokens(recipe)
 	r.checkWrites(recipe, events)
 	r.checkProgress(events)
@@ -206,6 +218,9 @@ func rebuild(events []Event, r *Report) []Hold {
 			}
 		case KindFault:
 			r.Faults[strings.Fields(e.Detail)[0]]++
+			if strings.HasSuffix(e.Detail, "(holding)") {
+				r.FaultsOnHolder++
+			}
 		}
 	}
 	last := int64(math.MaxInt64)
@@ -218,9 +233,17 @@ func rebuild(events []Event, r *Report) []Hold {
 			h.End, h.Returned, h.EndedBy = last, last, "open"
 		}
 		for _, p := range pauses[h.Client] {
-			if p.expired && p.from >= h.OK && p.from < h.End {
+			if !p.expired {
+				continue
+			}
+			if p.from >= h.OK && p.from < h.End {
 				h.Zombie = [2]int64{p.to, h.End}
 				h.End, h.Returned, h.EndedBy = p.from, p.from, "freeze"
+				break
+			}
+			if p.from >= h.Call && p.from < h.OK && p.to <= h.OK {
+				h.Zombie = [2]int64{p.to, h.End}
+				h.OK, h.End, h.Returned, h.EndedBy, h.Unstamped = p.from, p.from, p.from, "freeze", true
 				break
 			}
 		}
@@ -241,7 +264,9 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 		if h.EndedBy == "open" {
 			r.violate("unterminated-hold", "%s op %d was granted and never released, lost or killed", h.Client, h.Op)
 		}
-		edges = append(edges, edge{h.OK, true, i}, edge{h.End, false, i})
+		if h.OK < h.End { // an empty stretch (Unstamped) conflicts with nothing
+			edges = append(edges, edge{h.OK, true, i}, edge{h.End, false, i})
+		}
 	}
 	// Ends first at equal times: the intervals are half-open.
 	sort.Slice(edges, func(a, b int) bool {
@@ -281,12 +306,66 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 	}
 }
 
+// checkLossSignals: a holder whose link is cut, or blackholed past the
+// session timeout, must stop trusting its hold (loss signal, or its own
+// release) within the session timeout of the fault: after that the server
+// may hand the lock to another. A frozen holder must learn within a session
+// timeout of thawing.
+func (r *Report) checkLossSignals(events []Event, timeout time.Duration) {
+	for _, e := range events {
+		if e.Kind != KindFault {
+			continue
+		}
+		kind := strings.Fields(e.Detail)[0]
+		if kind != string(CutHolder) && kind != string(BlackholeLong) {
+			continue
+		}
+		for _, h := range r.Holds {
+			if h.Client != e.Client || h.OK > e.T || h.End <= e.T || h.EndedBy == "kill" {
+				continue
+			}
+			if h.End > e.T+int64(timeout) {
+				r.violate("late-loss-signal", "%s op %d (token %d) still trusted %s after %s",
+					h.Client, h.Op, h.Token, time.Duration(h.End-e.T).Round(time.Millisecond), e.Detail)
+			}
+		}
+	}
+	for _, h := range r.Holds {
+		if h.Zombie[0] != 0 && h.Zombie[1]-h.Zombie[0] > int64(timeout) {
+			r.violate("late-loss-signal", "%s op %d (token %d) still trusted %s after thawing with its session expired",
+				h.Client, h.Op, h.Token, time.Duration(h.Zombie[1]-h.Zombie[0]).Round(time.Millisecond))
+		}
+	}
+}
+
+// checkEarlyGrants: a holder killed or frozen keeps its node until its
+// session expires, at least half a session timeout later (the server
+// expires a session a full timeout after it last heard from the client,
+// which pings every third of it). A conflicting grant sooner means the
+// lock let go of a node it should not have.
+func (r *Report) checkEarlyGrants(recipe Recipe, timeout time.Duration) {
+	for _, d := range r.Holds {
+		if d.EndedBy != "kill" && d.EndedBy != "freeze" {
+			continue
+		}
+		for _, h := range r.Holds {
+			if h.Client == d.Client || h.OK <= d.End || h.OK >= d.End+int64(timeout/2) {
+				continue
+			}
+			if recipe.exclusive(h.Mode) || recipe.exclusive(d.Mode) {
+				r.violate("grant-before-expiry", "%s op %d granted %s after %s op %d was %s (%s)",
+					h.Client, h.Op, time.Duration(h.OK-d.End).Round(time.Millisecond), d.Client, d.Op, d.EndedBy+"ed", "its session cannot have expired yet")
+			}
+		}
+	}
+}
+
 // checkTokens: each exclusive hold's token is above every earlier one's.
 func (r *Report) checkTokens(recipe Recipe) {
 	var last *Hold
 	for i := range r.Holds {
 		h := &r.Holds[i]
-		if !recipe.exclusive(h.Mode) {
+		if !recipe.exclusive(h.Mode) || h.Unstamped {
 			continue
 		}
 		if last != nil && h.Token <= last.Token {
@@ -298,8 +377,10 @@ func (r *Report) checkTokens(recipe Recipe) {
 }
 
 // checkWrites: a write is stale when a hold with a higher token had been
-// granted before it arrived. The fenced resource must refuse every stale
-// write and take every fresh one.
+// granted before it arrived. The register must never take a token below one
+// it took, and must take every fresh write; a stale write it takes because
+// the newer holder had not written yet is counted (LateTaken), as fencing
+// cannot do better.
 func (r *Report) checkWrites(recipe Recipe, events []Event) {
 	var grants []Hold // exclusive holds in grant order (Holds is)
 	for _, h := range r.Holds {
@@ -313,7 +394,7 @@ func (r *Report) checkWrites(recipe Recipe, events []Event) {
 			zombie[h.Client] = append(zombie[h.Client], h.Zombie)
 		}
 	}
-	g, highest := 0, int64(0)
+	g, highest, lastTaken := 0, int64(0), int64(0)
 	for _, w := range events {
 		if w.Kind != KindWrite {
 			continue
@@ -324,6 +405,11 @@ func (r *Report) checkWrites(recipe Recipe, events []Event) {
 		}
 		r.Writes++
 		if w.Accepted {
+			if w.Token < lastTaken {
+				r.violate("stale-write-accepted", "%s's write with token %d at %s was taken after token %d had been",
+					w.Client, w.Token, stamp(w.T), lastTaken)
+			}
+			lastTaken = w.Token
 			r.Accepted++
 		}
 		if w.Token >= highest {
@@ -341,27 +427,29 @@ func (r *Report) checkWrites(recipe Recipe, events []Event) {
 			}
 		}
 		if w.Accepted {
-			r.violate("stale-write-accepted", "%s's write with token %d at %s was taken after token %d was granted",
-				w.Client, w.Token, stamp(w.T), highest)
+			r.LateTaken++
 		} else {
 			r.StaleFenced++
 		}
 	}
 }
 
-// checkProgress: the longest stretch between grants (and from the first
-// ask to the first grant).
+// checkProgress: the longest stretch between grants, from the first ask to
+// the first grant, and from the last grant to the quiesce.
 func (r *Report) checkProgress(events []Event) {
 	var prev int64
 	for _, e := range events {
 		if e.Kind == KindAcquireCall && prev == 0 {
 			prev = e.T
 		}
-		if e.Kind == KindAcquireOK {
+		if e.Kind == KindAcquireOK || e.Kind == KindQuiesce {
 			if prev != 0 {
 				r.MaxGap = max(r.MaxGap, time.Duration(e.T-prev))
 			}
 			prev = e.T
+		}
+		if e.Kind == KindQuiesce {
+			break
 		}
 	}
 	if r.MaxGap > stallLimit {

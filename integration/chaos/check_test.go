@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+// st is the session timeout of the made-up histories.
+const st = 2 * time.Second
+
 // hist builds a history with times in milliseconds from an arbitrary origin.
 type hist []Event
 
@@ -40,7 +43,7 @@ func TestCheckCleanHandoffs(t *testing.T) {
 	h.holdOf("c2", 1, 5, 55, 90, 91, token(200))
 	h.at(20, "c1", KindWrite, 0, token(100), accepted(true))
 	h.at(60, "c2", KindWrite, 0, token(200), accepted(true))
-	r := Check(Mutex, 1, h)
+	r := Check(Mutex, 1, st, h)
 	assert.Empty(t, r.Violations)
 	assert.Equal(t, porcupine.Ok, r.Linearizable)
 	assert.Equal(t, 2, r.Grants)
@@ -51,7 +54,7 @@ func TestCheckOverlapIsCaught(t *testing.T) {
 	var h hist
 	h.holdOf("c1", 1, 0, 10, 50, 52, token(100))
 	h.holdOf("c2", 1, 5, 40, 90, 91, token(200))
-	r := Check(Mutex, 1, h)
+	r := Check(Mutex, 1, st, h)
 	assert.Equal(t, 1, kinds(r)["overlap"])
 	assert.Equal(t, 1, kinds(r)["not-linearizable"])
 	assert.Equal(t, porcupine.Illegal, r.Linearizable)
@@ -63,7 +66,7 @@ func TestCheckLossEndsTrust(t *testing.T) {
 	h.at(30, "c1", KindLoss, 1, detail("connection suspended while held"))
 	h.holdOf("c2", 1, 5, 40, 90, 91, token(200))
 	h.at(45, "c1", KindReleaseCall, 1).at(46, "c1", KindReleaseOK, 1)
-	r := Check(Mutex, 1, h)
+	r := Check(Mutex, 1, st, h)
 	assert.Empty(t, r.Violations)
 	assert.Equal(t, "loss", r.Holds[0].EndedBy)
 }
@@ -75,7 +78,7 @@ func TestCheckKillEndsTrust(t *testing.T) {
 	h.at(25, "c2", KindAcquireCall, 1) // killed waiter: never granted, not a hold
 	h.at(26, "c2", KindKill, 0)
 	h.holdOf("c3", 1, 5, 2000, 2100, 2101, token(300))
-	r := Check(Mutex, 1, h)
+	r := Check(Mutex, 1, st, h)
 	assert.Empty(t, r.Violations)
 	assert.Equal(t, 2, r.Grants)
 }
@@ -89,12 +92,14 @@ func TestCheckFrozenHolder(t *testing.T) {
 		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
 		h.at(20, "c1", KindStop, 0)
 		h.holdOf("c2", 1, 5, 2500, 2600, 2601, token(200))
-		h.at(2510, "c2", KindWrite, 0, token(200), accepted(true))
+		if !staleAccepted { // else the new holder never got to write
+			h.at(2510, "c2", KindWrite, 0, token(200), accepted(true))
+		}
 		h.at(5000, "c1", KindCont, 0, detail(cont))
 		h.at(5001, "c1", KindWrite, 0, token(100), accepted(staleAccepted))
 		h.at(5002, "c1", KindLoss, 1, detail("connection suspended while held"))
 		h.at(5003, "c1", KindReleaseCall, 1).at(5004, "c1", KindReleaseOK, 1)
-		return Check(Mutex, 1, h)
+		return Check(Mutex, 1, st, h)
 	}
 	r := build("expired", false)
 	assert.Empty(t, r.Violations)
@@ -104,7 +109,9 @@ func TestCheckFrozenHolder(t *testing.T) {
 	assert.Equal(t, 1, r.StaleFenced)
 	assert.Equal(t, 1, r.StaleFrozen)
 
-	assert.Equal(t, 1, kinds(build("expired", true))["stale-write-accepted"])
+	// Taken because the new holder had not written yet: fencing cannot know.
+	assert.Empty(t, build("expired", true).Violations)
+	assert.Equal(t, 1, build("expired", true).LateTaken)
 	// A session that outlived the pause excuses nothing.
 	assert.Equal(t, 1, kinds(build("alive", false))["overlap"])
 }
@@ -113,11 +120,11 @@ func TestCheckReadWrite(t *testing.T) {
 	var h hist
 	h.holdOf("c1", 1, 0, 10, 50, 51, mode("r"), token(100))
 	h.holdOf("c2", 1, 0, 20, 60, 61, mode("r"), token(110))
-	r := Check(RWLock, 0, h)
+	r := Check(RWLock, 0, st, h)
 	assert.Empty(t, r.Violations, "readers share")
 
 	h.holdOf("c3", 1, 0, 30, 70, 71, mode("w"), token(120))
-	r = Check(RWLock, 0, h)
+	r = Check(RWLock, 0, st, h)
 	assert.Equal(t, 2, kinds(r)["overlap"], "a writer excludes both readers")
 	assert.Equal(t, porcupine.Illegal, r.Linearizable)
 }
@@ -126,11 +133,11 @@ func TestCheckSemaphoreCapacity(t *testing.T) {
 	var h hist
 	h.holdOf("c1", 1, 0, 10, 50, 51, token(100))
 	h.holdOf("c2", 1, 0, 20, 60, 61, token(110))
-	r := Check(Semaphore, 2, h)
+	r := Check(Semaphore, 2, st, h)
 	assert.Empty(t, r.Violations)
 
 	h.holdOf("c3", 1, 0, 30, 70, 71, token(120))
-	r = Check(Semaphore, 2, h)
+	r = Check(Semaphore, 2, st, h)
 	assert.Equal(t, 1, kinds(r)["over-capacity"])
 	assert.Equal(t, porcupine.Illegal, r.Linearizable)
 }
@@ -140,7 +147,7 @@ func TestCheckTokensAndWrites(t *testing.T) {
 	h.holdOf("c1", 1, 0, 10, 50, 51, token(200))
 	h.holdOf("c2", 1, 0, 60, 90, 91, token(100)) // a lower token for a later holder
 	h.at(70, "c2", KindWrite, 0, token(100), accepted(false))
-	r := Check(Mutex, 1, h)
+	r := Check(Mutex, 1, st, h)
 	assert.Equal(t, 1, kinds(r)["token-order"])
 	// The write is stale by the tokens granted, and the register refused it;
 	// the token regression is what is wrong.
@@ -149,19 +156,70 @@ func TestCheckTokensAndWrites(t *testing.T) {
 	var g hist
 	g.holdOf("c1", 1, 0, 10, 50, 51, token(100))
 	g.at(20, "c1", KindWrite, 0, token(100), accepted(false))
-	assert.Equal(t, 1, kinds(Check(Mutex, 1, g))["fresh-write-refused"])
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, st, g))["fresh-write-refused"])
 }
 
 func TestCheckUnterminatedAndStall(t *testing.T) {
 	var h hist
 	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
 	h.at(0, "c2", KindAcquireCall, 1).at(40_000, "c2", KindAcquireFail, 1, detail("context deadline exceeded"))
-	r := Check(Mutex, 1, h)
+	r := Check(Mutex, 1, st, h)
 	assert.Equal(t, 1, kinds(r)["unterminated-hold"])
 	assert.Equal(t, 1, r.NotGranted["timeout"])
 
 	var g hist
 	g.holdOf("c1", 1, 0, 10, 50, 51, token(100))
 	g.holdOf("c2", 1, 0, 40_000, 40_050, 40_051, token(200))
-	assert.Equal(t, 1, kinds(Check(Mutex, 1, g))["stall"])
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, st, g))["stall"])
+}
+
+func TestCheckStaleTakenAfterNewerIsAViolation(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 51, token(100))
+	h.holdOf("c2", 1, 0, 60, 90, 91, token(200))
+	h.at(70, "c2", KindWrite, 0, token(200), accepted(true))
+	h.at(80, "c1", KindWrite, 0, token(100), accepted(true)) // a broken register
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, st, h))["stale-write-accepted"])
+}
+
+func TestCheckLateLossSignal(t *testing.T) {
+	build := func(lossAfter int64) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+		h.at(100, "c1", KindFault, 0, detail("blackhole-long c1 (holding)"))
+		h.at(100+lossAfter, "c1", KindLoss, 1, detail("connection suspended while held"))
+		h.at(100+lossAfter+1, "c1", KindReleaseCall, 1).at(100+lossAfter+2, "c1", KindReleaseOK, 1)
+		return Check(Mutex, 1, st, h)
+	}
+	assert.Empty(t, build(1400).Violations)
+	assert.Equal(t, 1, kinds(build(2500))["late-loss-signal"])
+	assert.Equal(t, 1, build(1400).FaultsOnHolder)
+}
+
+func TestCheckGrantBeforeExpiry(t *testing.T) {
+	build := func(grantAfter int64) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+		h.at(100, "c1", KindKill, 0)
+		h.holdOf("c2", 1, 5, 100+grantAfter, 100+grantAfter+50, 100+grantAfter+51, token(200))
+		return Check(Mutex, 1, st, h)
+	}
+	assert.Empty(t, build(1900).Violations)
+	assert.Equal(t, 1, kinds(build(200))["grant-before-expiry"])
+}
+
+// A freeze between the grant and its report: the hold began before the
+// freeze; its report comes after the thaw, with an older token.
+func TestCheckFreezeBeforeTheGrantWasReported(t *testing.T) {
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1)
+	h.at(20, "c1", KindStop, 0)
+	h.holdOf("c2", 1, 5, 2500, 2600, 2601, token(200))
+	h.at(5000, "c1", KindCont, 0, detail("expired"))
+	h.at(5001, "c1", KindAcquireOK, 1, token(100))
+	h.at(5002, "c1", KindLoss, 1, detail("connection suspended while held"))
+	h.at(5003, "c1", KindReleaseCall, 1).at(5004, "c1", KindReleaseOK, 1)
+	r := Check(Mutex, 1, st, h)
+	assert.Empty(t, r.Violations)
+	assert.True(t, r.Holds[1].Unstamped)
 }

@@ -14,6 +14,8 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/goleak"
@@ -74,6 +76,9 @@ type contender struct {
 	http   *http.Client
 	mu     sync.Mutex // serialises stdout lines
 	op     int
+	// freeze asks the next trust check to stop the process (see work).
+	freeze  atomic.Bool
+	session int64 // the last session reported
 }
 
 func (c *contender) emit(e Event) {
@@ -94,6 +99,14 @@ func (c *contender) run(stdin io.Reader) error {
 		defer close(commands)
 		sc := bufio.NewScanner(stdin)
 		for sc.Scan() {
+			switch sc.Text() {
+			case "freeze":
+				c.freeze.Store(true)
+				continue
+			case "nofreeze":
+				c.freeze.Store(false)
+				continue
+			}
 			commands <- sc.Text()
 			if sc.Text() == "exit" {
 				return
@@ -111,7 +124,8 @@ func (c *contender) run(stdin io.Reader) error {
 	}
 	c.client = client
 	c.http = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}
-	c.emit(Event{Kind: KindStart, Pid: os.Getpid(), Session: client.Session().ID})
+	c.session = client.Session().ID
+	c.emit(Event{Kind: KindStart, Pid: os.Getpid(), Session: c.session})
 
 	loop, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -137,9 +151,16 @@ func (c *contender) run(stdin io.Reader) error {
 			}
 			c.http.CloseIdleConnections()
 			// The stdin reader has returned after "exit"; anything still
-			// running now belongs to the library.
-			if err := goleak.Find(); err != nil {
-				c.emit(Event{Kind: KindLeak, Detail: err.Error()})
+			// running now belongs to the library. goleak's own retries last
+			// under half a second; idle HTTP links take their time to go.
+			var leak error
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				if leak = goleak.Find(); leak == nil || time.Now().After(deadline) {
+					break
+				}
+			}
+			if leak != nil {
+				c.emit(Event{Kind: KindLeak, Detail: leak.Error()})
 			}
 			c.emit(Event{Kind: KindExit})
 			return loopErr
@@ -203,7 +224,7 @@ func (c *contender) lockLoop(ctx context.Context, mode string, acquire func(cont
 func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(context.Context) (*mutex.Hold, error), release func(*mutex.Hold) error) {
 	c.op++
 	op := c.op
-	c.emit(Event{Kind: KindAcquireCall, Op: op, Mode: mode})
+	c.asking(op, mode)
 	actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
 	h, err := acquire(actx)
 	cancel()
@@ -218,7 +239,7 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 	for ctx.Err() == nil {
 		c.op++
 		op := c.op
-		c.emit(Event{Kind: KindAcquireCall, Op: op})
+		c.asking(op, "")
 		actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
 		leases, err := s.Acquire(actx, 1)
 		cancel()
@@ -242,7 +263,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 		}
 		c.op++
 		op := c.op
-		c.emit(Event{Kind: KindAcquireCall, Op: op})
+		c.asking(op, "")
 		if err := l.Start(); err != nil {
 			c.failed(ctx, op, "", err)
 			_ = l.Close(false)
@@ -282,7 +303,7 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		defer mu.Unlock()
 		c.op++
 		current = c.op
-		c.emit(Event{Kind: KindAcquireCall, Op: current})
+		c.asking(current, "")
 	}
 	asked := func() int {
 		mu.Lock()
@@ -361,11 +382,27 @@ func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan str
 // check and the write is exactly what fencing is for.
 func (c *contender) work(ctx context.Context, op int, token int64, write bool) {
 	steps := 1 + c.rng.IntN(4)
+	// One hold in four outlasts the session timeout several times over, so
+	// that link faults meet holders that must notice them: a short hold
+	// would end on its own before any loss signal could be due.
+	if c.rng.IntN(4) == 0 {
+		steps = int(3 * c.spec.SessionTimeout / (100 * time.Millisecond))
+	}
 	for i := 0; i < steps; i++ {
-		if !c.think(ctx) {
+		// The first step goes at once: a new holder's first write tells the
+		// resource its token, as early as it can.
+		if i > 0 && !c.think(ctx) {
+			return
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		c.emit(Event{Kind: KindTrusted, Op: op, Token: token})
+		if c.freeze.CompareAndSwap(true, false) {
+			// The nemesis asked for a pause right here, after the check and
+			// before the write: the GC pause fencing exists for.
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		}
 		if !write {
 			continue
 		}
@@ -399,8 +436,25 @@ func (c *contender) write(token int64) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// acquireTimeout: mostly short and random, so that timed-out waiters must
+// leave no node behind; one ask in three waits a minute, so that a waiter
+// that misses its wake-up stalls the queue instead of timing out and
+// queueing again unnoticed.
 func (c *contender) acquireTimeout() time.Duration {
+	if c.rng.IntN(3) == 0 {
+		return time.Minute
+	}
 	return 500*time.Millisecond + time.Duration(c.rng.IntN(4000))*time.Millisecond
+}
+
+// asking reports an acquire call, and first the session if it is new, so
+// the orchestrator knows every session a killed contender may have left.
+func (c *contender) asking(op int, mode string) {
+	if s := c.client.Session().ID; s != c.session && s != 0 {
+		c.session = s
+		c.emit(Event{Kind: KindSession, Session: s})
+	}
+	c.emit(Event{Kind: KindAcquireCall, Op: op, Mode: mode})
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -15,6 +15,8 @@ type Kind string
 const (
 	// KindStart: the contender has a session (Session) and begins its loop.
 	KindStart Kind = "start"
+	// KindSession: the contender's client is on a new session (Session).
+	KindSession Kind = "session"
 	// KindAcquireCall: the contender asks for the lock (Mode for a
 	// read-write lock).
 	KindAcquireCall Kind = "acquire-call"
@@ -57,6 +59,8 @@ const (
 	KindCont Kind = "cont"
 	// KindWrite: the fenced resource took a write (Accepted says whether).
 	KindWrite Kind = "write"
+	// KindQuiesce: the nemesis is done and the contenders are told to stop.
+	KindQuiesce Kind = "quiesce"
 )
 
 // Event is one line of a run's history.

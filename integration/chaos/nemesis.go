@@ -1,7 +1,11 @@
 package chaos
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -61,7 +65,14 @@ func (r *run) inject(f Fault) {
 	r.t.Helper()
 	st := r.cfg.SessionTimeout
 	fault := func(target string) {
-		r.record(Event{Kind: KindFault, Client: target, Detail: string(f) + " " + target})
+		r.mu.Lock()
+		_, holding := r.holding[target]
+		r.mu.Unlock()
+		what := ""
+		if holding {
+			what = " (holding)"
+		}
+		r.record(Event{Kind: KindFault, Client: target, Detail: string(f) + " " + target + what})
 	}
 	heal := func(target string) { r.record(Event{Kind: KindHeal, Client: target, Detail: string(f) + " " + target}) }
 	switch f {
@@ -74,27 +85,16 @@ func (r *run) inject(f Fault) {
 		r.kill(p)
 	case PauseHolder:
 		p, _ := r.holder()
-		// Freeze it between its trust check and its write if it gets there
-		// soon (the case fencing exists for), else wherever it is.
-		select {
-		case <-p.trusted:
-		default:
-		}
-		select {
-		case <-p.trusted:
-		case <-time.After(time.Second):
-		}
-		r.mu.Lock()
-		session := p.session
-		r.mu.Unlock()
 		fault(p.id)
-		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
-		r.record(Event{Kind: KindStop, Client: p.id})
+		r.freeze(p)
+		r.mu.Lock()
+		sessions := slices.Clone(p.sessions)
+		r.mu.Unlock()
 		time.Sleep(st * 5 / 2)
 		// Whether the session outlived the pause, from the servers: the
 		// checker ends a hold at the freeze only if it did not.
 		detail := "alive"
-		if session != 0 && !r.env.Cluster.SessionAlive(session) {
+		if len(sessions) > 0 && !r.env.Cluster.SessionAlive(sessions[len(sessions)-1]) {
 			detail = "expired"
 		}
 		r.record(Event{Kind: KindCont, Client: p.id, Detail: detail})
@@ -141,6 +141,40 @@ func (r *run) inject(f Fault) {
 	}
 }
 
+// freeze stops p between a trust check and the write that follows it: p
+// stops itself there when asked (see contender.work). If it does not get
+// there within a second (it holds nothing), it is stopped from outside,
+// wherever it is. KindStop is stamped once the kernel says it is stopped.
+func (r *run) freeze(p *proc) {
+	_, _ = io.WriteString(p.stdin, "freeze\n")
+	if !waitStopped(p.cmd.Process.Pid, time.Second) {
+		_, _ = io.WriteString(p.stdin, "nofreeze\n")
+		if !waitStopped(p.cmd.Process.Pid, 100*time.Millisecond) {
+			_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+			if !waitStopped(p.cmd.Process.Pid, 5*time.Second) {
+				r.violate("harness", "%s did not stop", p.id)
+			}
+		}
+	}
+	r.record(Event{Kind: KindStop, Client: p.id})
+}
+
+// waitStopped polls /proc until pid is in the stopped state.
+func waitStopped(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// The state follows the ")" closing the command name.
+		if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond) // polling the kernel's view
+	}
+}
+
 // summarize is the run's report for people.
 func summarize(cfg Config, rep *Report, took time.Duration) string {
 	var b strings.Builder
@@ -153,10 +187,10 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 	fmt.Fprintf(&b, "  asks %d: granted %d, %s\n", rep.Asks, rep.Grants, counts(rep.NotGranted))
 	fmt.Fprintf(&b, "  grants %d, ended by %s; longest wait for a grant %s\n", rep.Grants, counts(ends), rep.MaxGap.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  loss signals: %s\n", counts(rep.Losses))
-	fmt.Fprintf(&b, "  faults: %s\n", counts(rep.Faults))
+	fmt.Fprintf(&b, "  faults: %s; %d hit a holder\n", counts(rep.Faults), rep.FaultsOnHolder)
 	if cfg.Recipe != Semaphore {
-		fmt.Fprintf(&b, "  fenced writes %d, taken %d; stale %d (refused %d, from thawed SIGSTOP holders %d); an unfenced register would have taken all %d stale\n",
-			rep.Writes, rep.Accepted, rep.Stale, rep.StaleFenced, rep.StaleFrozen, rep.Stale)
+		fmt.Fprintf(&b, "  fenced writes %d, taken %d; stale %d (refused %d, taken before the newer holder wrote %d; from thawed SIGSTOP holders %d); an unfenced register would have taken all %d stale\n",
+			rep.Writes, rep.Accepted, rep.Stale, rep.StaleFenced, rep.LateTaken, rep.StaleFrozen, rep.Stale)
 		fmt.Fprintf(&b, "  grants to others while a thawed holder still believed it held: %d\n", rep.FrozenOverlap)
 	}
 	fmt.Fprintf(&b, "  linearizable (porcupine, %s model): %s\n", cfg.Recipe, rep.Linearizable)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -57,16 +60,17 @@ type Result struct {
 }
 
 type proc struct {
-	id      string
-	slot    int
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	exited  chan struct{}
-	idle    chan struct{}
-	trusted chan struct{} // a token after each KindTrusted, for the nemesis
-	log     *os.File
-	killed  bool
-	session int64 // last session it reported (guarded by run.mu)
+	id       string
+	slot     int
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	exited   chan struct{}
+	idle     chan struct{}
+	trusted  chan struct{} // a token after each KindTrusted, for the nemesis
+	log      *os.File
+	killed   bool
+	session  int64   // last session it reported (guarded by run.mu)
+	sessions []int64 // every session it reported (guarded by run.mu)
 }
 
 type run struct {
@@ -124,7 +128,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
-	rep := Check(cfg.Recipe, cfg.MaxLeases, history)
+	rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
 	rep.Violations = append(rep.Violations, r.extra...)
 	res := &Result{Config: cfg, Report: rep, Summary: summarize(cfg, rep, time.Since(r.started))}
 	r.save(history, res)
@@ -213,8 +217,9 @@ func (r *run) read(p *proc, out io.Reader) {
 		r.mu.Lock()
 		r.history = append(r.history, e)
 		switch e.Kind {
-		case KindStart:
+		case KindStart, KindSession:
 			p.session = e.Session
+			p.sessions = append(p.sessions, e.Session)
 		case KindAcquireOK:
 			r.holding[p.id] = e.Session
 			p.session = e.Session
@@ -236,6 +241,10 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindLeak:
 			r.violate("goroutine-leak", "%s: %s", p.id, e.Detail)
 		}
+	}
+	if err := sc.Err(); err != nil {
+		r.violate("harness", "%s: reading its events: %v", p.id, err)
+		_, _ = io.Copy(io.Discard, out) // never leave it blocked on a full pipe
 	}
 	r.mu.Lock()
 	delete(r.holding, p.id)
@@ -293,8 +302,9 @@ func (r *run) any() *proc {
 // kill kills p with SIGKILL and starts a fresh contender in its slot.
 func (r *run) kill(p *proc) {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	r.record(Event{Kind: KindKill, Client: p.id})
 	<-p.exited
+	// Stamped once it is gone: nothing it did can come after this.
+	r.record(Event{Kind: KindKill, Client: p.id})
 	r.mu.Lock()
 	p.killed = true
 	r.mu.Unlock()
@@ -321,6 +331,7 @@ func (r *run) quiesce() {
 		}
 	}
 	r.env.Cluster.WaitServing(time.Minute)
+	r.record(Event{Kind: KindQuiesce})
 	r.mu.Lock()
 	live := slices.Clone(r.live)
 	r.mu.Unlock()
@@ -362,8 +373,8 @@ func (r *run) waitDeadSessions() {
 	r.mu.Lock()
 	var sessions []int64
 	for _, p := range r.procs {
-		if p.killed && p.session != 0 {
-			sessions = append(sessions, p.session)
+		if p.killed {
+			sessions = append(sessions, p.sessions...)
 		}
 	}
 	r.mu.Unlock()
@@ -395,11 +406,14 @@ func (r *run) checkLeftovers(when string) {
 	root := "/chaos/" + string(r.cfg.Recipe)
 	var left []string
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		left = leftovers(ctx, c, root)
-		if len(left) == 0 || time.Now().After(deadline) {
+		left, err = leftovers(ctx, c, root)
+		if (err == nil && len(left) == 0) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond) // waiting for deletes in flight
+	}
+	if err != nil {
+		r.violate("harness", "listing %s %s: %v", root, when, err)
 	}
 	for _, n := range left {
 		r.violate("orphan", "%s %s", n, when)
@@ -421,46 +435,65 @@ func (r *run) checkEmpty() {
 	root := "/chaos/" + string(r.cfg.Recipe)
 	var left []string
 	for deadline := time.Now().Add(15 * time.Second); ; {
-		left = descendants(ctx, c, root)
-		if len(left) == 0 || time.Now().After(deadline) {
+		left, err = descendants(ctx, c, root)
+		if (err == nil && len(left) == 0) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond) // waiting for the container reaper
+	}
+	if err != nil {
+		r.violate("harness", "listing %s after close: %v", root, err)
 	}
 	for _, n := range left {
 		r.violate("orphan", "%s left after every contender closed its session", n)
 	}
 }
 
-func descendants(ctx context.Context, c *framework.Client, path string) []string {
-	children, _, err := c.Children(ctx, path)
-	if err != nil {
-		return nil
-	}
+// descendants lists every node under path; a path that does not exist
+// has none, any other error is the caller's.
+func descendants(ctx context.Context, c *framework.Client, path string) ([]string, error) {
 	var out []string
-	for _, ch := range children {
-		p := framework.Join(path, ch)
-		out = append(out, p)
-		out = append(out, descendants(ctx, c, p)...)
-	}
-	return out
+	err := walk(ctx, c, path, func(p string, _ *zk.Stat) { out = append(out, p) })
+	return out, err
 }
 
-func leftovers(ctx context.Context, c *framework.Client, path string) []string {
-	children, _, err := c.Children(ctx, path)
-	if err != nil {
-		return nil // the container is gone: nothing is left
-	}
+// leftovers lists the nodes under path that belong to a contender: an
+// ephemeral node or one with Curator's protected prefix.
+func leftovers(ctx context.Context, c *framework.Client, path string) ([]string, error) {
 	var out []string
-	for _, ch := range children {
-		p := framework.Join(path, ch)
-		_, st, err := c.Exists(ctx, p)
-		if err == nil && st != nil && (st.EphemeralOwner != 0 || framework.IsProtected(ch)) {
+	err := walk(ctx, c, path, func(p string, st *zk.Stat) {
+		if st.EphemeralOwner != 0 || framework.IsProtected(framework.Base(p)) {
 			out = append(out, fmt.Sprintf("%s (owner 0x%x)", p, st.EphemeralOwner))
 		}
-		out = append(out, leftovers(ctx, c, p)...)
+	})
+	return out, err
+}
+
+// walk calls f for every node under path (not path itself). Nodes that
+// vanish during the walk are skipped.
+func walk(ctx context.Context, c *framework.Client, path string, f func(string, *zk.Stat)) error {
+	children, _, err := c.Children(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
 	}
-	return out
+	if err != nil {
+		return err
+	}
+	for _, ch := range children {
+		p := framework.Join(path, ch)
+		ok, st, err := c.Exists(ctx, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		f(p, st)
+		if err := walk(ctx, c, p, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // killAll is the test's cleanup for a run that ended early.
