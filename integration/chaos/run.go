@@ -348,7 +348,7 @@ func (r *run) quiesce() {
 		}
 	}
 	r.waitDeadSessions()
-	r.checkLeftovers("with every session still open")
+	r.checkLeftovers()
 	for _, p := range live {
 		_, _ = io.WriteString(p.stdin, "exit\n")
 	}
@@ -390,42 +390,26 @@ func (r *run) waitDeadSessions() {
 	}
 }
 
-// checkLeftovers lists every node under the recipe's path that belongs to a
-// contender: an ephemeral node or one with Curator's protected prefix.
-// Deletes are sent before a release returns but may still be in flight, so
-// it looks again for a few seconds before calling one an orphan.
-func (r *run) checkLeftovers(when string) {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Dial(ctx, r.env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
-	if err != nil {
-		r.t.Fatalf("chaos: checker client: %v", err)
-	}
-	defer c.Close()
-	root := "/chaos/" + string(r.cfg.Recipe)
-	var left []string
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		left, err = leftovers(ctx, c, root)
-		if (err == nil && len(left) == 0) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond) // waiting for deletes in flight
-	}
-	if err != nil {
-		r.violate("harness", "listing %s %s: %v", root, when, err)
-	}
-	for _, n := range left {
-		r.violate("orphan", "%s %s", n, when)
-	}
+// checkLeftovers: with every contender idle and its session still open, no
+// node of a contender (ephemeral, or with Curator's protected prefix) may be
+// under the recipe's path. Deletes are sent before a release returns but may
+// still be in flight, so it looks again for a few seconds first.
+func (r *run) checkLeftovers() {
+	r.expectNothing(leftovers, 5*time.Second, "with every session still open")
 }
 
 // checkEmpty: once every session is closed, nothing at all may be left
 // under the recipe's path, the containers included (the servers delete
 // empty containers every second).
 func (r *run) checkEmpty() {
+	r.expectNothing(descendants, 15*time.Second, "after every contender closed its session")
+}
+
+// expectNothing lists the recipe's path with list until it comes back
+// empty or patience runs out, and reports what is left as orphans.
+func (r *run) expectNothing(list func(context.Context, *framework.Client, string) ([]string, error), patience time.Duration, when string) {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience+30*time.Second)
 	defer cancel()
 	c, err := framework.Dial(ctx, r.env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
 	if err != nil {
@@ -434,18 +418,18 @@ func (r *run) checkEmpty() {
 	defer c.Close()
 	root := "/chaos/" + string(r.cfg.Recipe)
 	var left []string
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		left, err = descendants(ctx, c, root)
+	for deadline := time.Now().Add(patience); ; {
+		left, err = list(ctx, c, root)
 		if (err == nil && len(left) == 0) || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(200 * time.Millisecond) // waiting for the container reaper
+		time.Sleep(100 * time.Millisecond) // waiting for deletes in flight, or the container reaper
 	}
 	if err != nil {
-		r.violate("harness", "listing %s after close: %v", root, err)
+		r.violate("harness", "listing %s %s: %v", root, when, err)
 	}
 	for _, n := range left {
-		r.violate("orphan", "%s left after every contender closed its session", n)
+		r.violate("orphan", "%s %s", n, when)
 	}
 }
 
