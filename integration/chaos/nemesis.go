@@ -84,9 +84,8 @@ func (r *run) inject(f Fault) {
 		fault(p.id)
 		r.kill(p)
 	case PauseHolder:
-		p, _ := r.holder()
+		p := r.freeze()
 		fault(p.id)
-		r.freeze(p)
 		r.mu.Lock()
 		sessions := slices.Clone(p.sessions)
 		r.mu.Unlock()
@@ -141,22 +140,33 @@ func (r *run) inject(f Fault) {
 	}
 }
 
-// freeze stops p between a trust check and the write that follows it: p
-// stops itself there when asked (see contender.work). If it does not get
-// there within a second (it holds nothing), it is stopped from outside,
-// wherever it is. KindStop is stamped once the kernel says it is stopped.
-func (r *run) freeze(p *proc) {
-	_, _ = io.WriteString(p.stdin, "freeze\n")
-	if !waitStopped(p.cmd.Process.Pid, time.Second) {
-		_, _ = io.WriteString(p.stdin, "nofreeze\n")
-		if !waitStopped(p.cmd.Process.Pid, 100*time.Millisecond) {
-			_ = p.cmd.Process.Signal(syscall.SIGSTOP)
-			if !waitStopped(p.cmd.Process.Pid, 5*time.Second) {
-				r.violate("harness", "%s did not stop", p.id)
-			}
+// freeze stops a holder between a trust check and the write that follows
+// it: asked to, a contender stops itself there (see contender.work). A
+// holder whose hold ends before its next check is let off and another one
+// tried; after a few tries the last is stopped from outside, wherever it
+// is. KindStop is stamped once the kernel says the process is stopped.
+func (r *run) freeze() *proc {
+	var p *proc
+	for try := 0; try < 5; try++ {
+		p, _ = r.holder()
+		_, _ = io.WriteString(p.stdin, "freeze\n")
+		stopped := waitStopped(p.cmd.Process.Pid, time.Second)
+		if !stopped {
+			_, _ = io.WriteString(p.stdin, "nofreeze\n")
+			// It may have stopped itself just before it read that.
+			stopped = waitStopped(p.cmd.Process.Pid, 100*time.Millisecond)
+		}
+		if stopped {
+			r.record(Event{Kind: KindStop, Client: p.id})
+			return p
 		}
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	if !waitStopped(p.cmd.Process.Pid, 5*time.Second) {
+		r.violate("harness", "%s did not stop", p.id)
+	}
 	r.record(Event{Kind: KindStop, Client: p.id})
+	return p
 }
 
 // waitStopped polls /proc until pid is in the stopped state.
