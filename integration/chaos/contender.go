@@ -252,26 +252,39 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 	}
 }
 
-// latchLoop joins the election with a fresh latch each round, leads for a
-// while, and steps down by closing it.
+// latchLoop joins the election, leads for a while, and steps down by
+// closing the latch. A term that ends with a loss signal instead keeps the
+// latch half of the time: it stays in the election and may lead again with
+// the same node once its session is back, the path on which a latch must
+// re-check that its node is still first and still its own.
 func (c *contender) latchLoop(ctx context.Context) {
-	for ctx.Err() == nil {
-		l, err := leader.NewLatch(c.client, c.spec.Path, c.spec.ID)
-		if err != nil {
-			c.emit(Event{Kind: KindAcquireFail, Detail: err.Error()})
-			return
+	var l *leader.Latch
+	defer func() {
+		if l != nil {
+			_ = l.Close(false)
 		}
+	}()
+	for ctx.Err() == nil {
 		c.op++
 		op := c.op
 		c.asking(op, "")
-		if err := l.Start(); err != nil {
-			c.failed(ctx, op, "", err)
-			_ = l.Close(false)
-			continue
+		if l == nil {
+			var err error
+			if l, err = leader.NewLatch(c.client, c.spec.Path, c.spec.ID); err != nil {
+				c.emit(Event{Kind: KindAcquireFail, Op: op, Detail: err.Error()})
+				return
+			}
+			if err := l.Start(); err != nil {
+				c.failed(ctx, op, "", err)
+				_ = l.Close(false)
+				l = nil
+				continue
+			}
 		}
 		// The latch stays queued across Await timeouts; a timeout only lets
 		// the loop notice ctx.
 		var term *leader.Term
+		var err error
 		for term == nil && ctx.Err() == nil {
 			actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
 			term, err = l.Await(actx)
@@ -286,9 +299,18 @@ func (c *contender) latchLoop(ctx context.Context) {
 			}
 			c.failed(ctx, op, "", err)
 			_ = l.Close(false)
+			l = nil
 			continue
 		}
-		c.hold(op, "", term.Token(), term.Done(), func() string { return errString(term.Err()) }, func() error { return l.Close(false) })
+		keep := c.rng.IntN(2) == 0
+		c.hold(op, "", term.Token(), term.Done(), func() string { return errString(term.Err()) }, func() error {
+			if keep && term.Err() != nil && ctx.Err() == nil {
+				return nil // lost, not given up: stay in the election
+			}
+			err := l.Close(false)
+			l = nil
+			return err
+		})
 	}
 }
 

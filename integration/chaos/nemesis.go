@@ -203,6 +203,9 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 			rep.Writes, rep.Accepted, rep.Stale, rep.StaleFenced, rep.LateTaken, rep.StaleFrozen, rep.Stale)
 		fmt.Fprintf(&b, "  grants to others while a thawed holder still believed it held: %d\n", rep.FrozenOverlap)
 	}
+	if cfg.Recipe == Latch {
+		fmt.Fprintf(&b, "  terms led again with the same node after a loss signal: %d\n", rep.Releads)
+	}
 	fmt.Fprintf(&b, "  linearizable (porcupine, %s model): %s\n", cfg.Recipe, rep.Linearizable)
 	if len(rep.Violations) == 0 {
 		b.WriteString("  violations: none\n")
