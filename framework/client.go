@@ -338,7 +338,7 @@ func (c *Client) spawn(f func()) bool {
 func (c *Client) whenDone(wg *sync.WaitGroup) <-chan struct{} {
 	ch := make(chan struct{})
 	if !c.spawn(func() { wg.Wait(); close(ch) }) {
-		close(ch) // closing: the calls end with the connection
+		close(ch) // closing: the deleter is being abandoned, the job with it
 	}
 	return ch
 }

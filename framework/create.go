@@ -249,12 +249,12 @@ func (c *Client) ensureNamespace(ctx context.Context) error {
 	return nil
 }
 
-// createProtected is Curator's protected create: on a lost reply, look for
-// our node by its unique prefix before trying again.
 // testHookBeforeCreate, when set by a test, runs in each protected create
 // attempt just before its create is sent.
 var testHookBeforeCreate func(ctx context.Context)
 
+// createProtected is Curator's protected create: on a lost reply, look for
+// our node by its unique prefix before trying again.
 func (c *Client) createProtected(ctx context.Context, path string, data []byte, o *createOptions) (string, error) {
 	id := o.protectID
 	if id == "" {

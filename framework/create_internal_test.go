@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,10 @@ func TestAbandonedProtectedCreateLeavesNoNode(t *testing.T) {
 	defer c.Close()
 
 	release := make(chan struct{})
+	var once sync.Once
+	// Deferred after Close, so it runs first: an early failure must not
+	// leave the attempt blocked while Close waits for it.
+	defer once.Do(func() { close(release) })
 	testHookBeforeCreate = func(ctx context.Context) {
 		<-ctx.Done() // the caller has given up on this attempt
 		<-release
@@ -42,11 +47,11 @@ func TestAbandonedProtectedCreateLeavesNoNode(t *testing.T) {
 	go func() { drained <- c.Drain(ctx) }()
 	select {
 	case <-drained:
-		close(release)
+		once.Do(func() { close(release) })
 		t.Fatal("the cleanup finished while an attempt of the create was still going")
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(release)
+	once.Do(func() { close(release) })
 	require.NoError(t, <-drained)
 	require.Never(t, func() bool {
 		kids, _, err := c.Children(ctx, "/abandoned")

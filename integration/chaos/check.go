@@ -371,7 +371,7 @@ func (r *Report) checkTokens(recipe Recipe) {
 		}
 		// A latch that leads again with the same node after a reconnect
 		// keeps its token; anyone else's must be higher.
-		sameNode := last != nil && h.Client == last.Client && h.Token == last.Token
+		sameNode := recipe == Latch && last != nil && last.EndedBy == "loss" && h.Client == last.Client && h.Token == last.Token
 		if sameNode {
 			r.Releads++
 		}

@@ -223,3 +223,21 @@ func TestCheckFreezeBeforeTheGrantWasReported(t *testing.T) {
 	assert.Empty(t, r.Violations)
 	assert.True(t, r.Holds[1].Unstamped)
 }
+
+// A latch may lead again with its old node (same token) after losing a
+// term; nothing else may see a token twice.
+func TestCheckReleadKeepsItsToken(t *testing.T) {
+	build := func(recipe Recipe, client string) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+		h.at(20, "c1", KindLoss, 1, detail("connection suspended while held"))
+		h.at(21, "c1", KindReleaseCall, 1).at(22, "c1", KindReleaseOK, 1)
+		h.holdOf(client, 2, 30, 40, 50, 51, token(100))
+		return Check(recipe, 1, st, h)
+	}
+	r := build(Latch, "c1")
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, 1, r.Releads)
+	assert.Equal(t, 1, kinds(build(Mutex, "c1"))["token-order"])
+	assert.Equal(t, 1, kinds(build(Latch, "c2"))["token-order"])
+}

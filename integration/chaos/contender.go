@@ -14,7 +14,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,8 +76,11 @@ type contender struct {
 	mu     sync.Mutex // serialises stdout lines
 	op     int
 	// freeze asks the next trust check to stop the process (see work).
-	freeze  atomic.Bool
-	session int64 // the last session reported
+	// Taking it and saying so happen under freezeMu, so the orchestrator
+	// gets exactly one answer to "freeze" then "nofreeze".
+	freezeMu sync.Mutex
+	freeze   bool
+	session  int64 // the last session reported
 }
 
 func (c *contender) emit(e Event) {
@@ -101,10 +103,17 @@ func (c *contender) run(stdin io.Reader) error {
 		for sc.Scan() {
 			switch sc.Text() {
 			case "freeze":
-				c.freeze.Store(true)
+				c.freezeMu.Lock()
+				c.freeze = true
+				c.freezeMu.Unlock()
 				continue
 			case "nofreeze":
-				c.freeze.Store(false)
+				c.freezeMu.Lock()
+				if c.freeze { // else "freezing" has been said already
+					c.freeze = false
+					c.emit(Event{Kind: KindNoFreeze})
+				}
+				c.freezeMu.Unlock()
 				continue
 			}
 			commands <- sc.Text()
@@ -420,10 +429,16 @@ func (c *contender) work(ctx context.Context, op int, token int64, write bool) {
 			return
 		}
 		c.emit(Event{Kind: KindTrusted, Op: op, Token: token})
-		if c.freeze.CompareAndSwap(true, false) {
+		c.freezeMu.Lock()
+		if c.freeze {
 			// The nemesis asked for a pause right here, after the check and
 			// before the write: the GC pause fencing exists for.
+			c.freeze = false
+			c.emit(Event{Kind: KindFreezing})
+			c.freezeMu.Unlock()
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		} else {
+			c.freezeMu.Unlock()
 		}
 		if !write {
 			continue

@@ -29,6 +29,10 @@ const (
 	// about to write with Token. The nemesis freezes a holder right after
 	// this, where a GC pause hurts most.
 	KindTrusted Kind = "trusted"
+	// KindFreezing answers the orchestrator's "freeze": the contender stops
+	// itself now. KindNoFreeze answers "nofreeze" when it had not.
+	KindFreezing Kind = "freezing"
+	KindNoFreeze Kind = "nofreeze"
 	// KindLoss: the hold's loss signal fired (Detail says why); the hold is
 	// no longer trusted.
 	KindLoss Kind = "loss"

@@ -49,11 +49,11 @@ var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, Blackhol
 // the test's goroutine: the harness may fail the test.
 func (r *run) nemesis() {
 	kinds := append([]Fault(nil), r.cfg.Faults...)
-	r.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	r.sched.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	deadline := r.started.Add(r.cfg.Duration)
 	for i := 0; i < len(kinds) || time.Now().Before(deadline); i++ {
-		time.Sleep(500*time.Millisecond + time.Duration(r.rng.IntN(1000))*time.Millisecond) // quiet time between faults
-		f := r.cfg.Faults[r.rng.IntN(len(r.cfg.Faults))]
+		time.Sleep(500*time.Millisecond + time.Duration(r.sched.IntN(1000))*time.Millisecond) // quiet time between faults
+		f := r.cfg.Faults[r.sched.IntN(len(r.cfg.Faults))]
 		if i < len(kinds) {
 			f = kinds[i]
 		}
@@ -141,22 +141,34 @@ func (r *run) inject(f Fault) {
 }
 
 // freeze stops a holder between a trust check and the write that follows
-// it: asked to, a contender stops itself there (see contender.work). A
-// holder whose hold ends before its next check is let off and another one
-// tried; after a few tries the last is stopped from outside, wherever it
-// is. KindStop is stamped once the kernel says the process is stopped.
+// it: asked to, a contender stops itself there (see contender.work) and
+// says so first. A holder whose hold ends before its next check is let off
+// ("nofreeze", which it acknowledges unless it was already stopping) and
+// another one tried; after a few tries the last is stopped from outside,
+// wherever it is. KindStop is stamped once the kernel says it is stopped.
 func (r *run) freeze() *proc {
 	var p *proc
 	for try := 0; try < 5; try++ {
 		p, _ = r.holder()
+		drain(p.freeze)
 		_, _ = io.WriteString(p.stdin, "freeze\n")
-		stopped := waitStopped(p.cmd.Process.Pid, time.Second)
-		if !stopped {
+		answer := KindNoFreeze
+		select {
+		case answer = <-p.freeze:
+		case <-time.After(time.Second):
 			_, _ = io.WriteString(p.stdin, "nofreeze\n")
-			// It may have stopped itself just before it read that.
-			stopped = waitStopped(p.cmd.Process.Pid, 100*time.Millisecond)
+			select {
+			case answer = <-p.freeze:
+			case <-p.exited:
+			case <-time.After(10 * time.Second):
+				r.violate("harness", "%s answered neither freeze nor nofreeze", p.id)
+			}
+		case <-p.exited:
 		}
-		if stopped {
+		if answer == KindFreezing {
+			if !waitStopped(p.cmd.Process.Pid, 5*time.Second) {
+				r.violate("harness", "%s said it was stopping and did not", p.id)
+			}
 			r.record(Event{Kind: KindStop, Client: p.id})
 			return p
 		}
@@ -167,6 +179,16 @@ func (r *run) freeze() *proc {
 	}
 	r.record(Event{Kind: KindStop, Client: p.id})
 	return p
+}
+
+func drain(c chan Kind) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
 }
 
 // waitStopped polls /proc until pid is in the stopped state.

@@ -28,18 +28,24 @@ import (
 
 // Config is one run: one recipe, its contenders, the nemesis.
 type Config struct {
-	Recipe     Recipe
+	Recipe Recipe
+	// Contenders is how many contender processes run at once (default 5).
 	Contenders int
 	// Duration is how long the nemesis keeps going; it always finishes a
 	// first pass over every fault kind, in an order the seed shuffles.
-	Duration       time.Duration
+	Duration time.Duration
+	// SessionTimeout is the contenders' session timeout (default 2s).
 	SessionTimeout time.Duration
-	Seed           uint64
-	MaxLeases      int // semaphore only
+	// Seed fixes the order of fault kinds and the gaps between them; which
+	// contender a fault hits depends on timing.
+	Seed uint64
+	// MaxLeases is the semaphore's maximum (default 2).
+	MaxLeases int
 	// Faults are the fault kinds to inject (default: AllFaults).
 	Faults []Fault
-	// OutDir receives history.jsonl, summary.txt, linearizability.html and
-	// the contenders' logs.
+	// OutDir receives history.jsonl, summary.txt, violations.txt,
+	// linearizability.html and the contenders' logs (default: a temporary
+	// directory of the test).
 	OutDir string
 }
 
@@ -66,8 +72,7 @@ type proc struct {
 	stdin    io.WriteCloser
 	exited   chan struct{}
 	idle     chan struct{}
-	trusted  chan struct{} // a token after each KindTrusted, for the nemesis
-	log      *os.File
+	freeze   chan Kind // answers to "freeze" and "nofreeze"
 	killed   bool
 	session  int64   // last session it reported (guarded by run.mu)
 	sessions []int64 // every session it reported (guarded by run.mu)
@@ -77,7 +82,8 @@ type run struct {
 	t       testing.TB
 	env     Env
 	cfg     Config
-	rng     *rand.Rand
+	rng     *rand.Rand // targets and contender seeds: how they are used depends on timing
+	sched   *rand.Rand // fault kinds and gaps: the same for the same seed
 	proxies []*zktest.Proxy
 	wg      sync.WaitGroup // contenders' readers and waiters
 	started time.Time
@@ -114,7 +120,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 		t.Fatal(err)
 	}
 	env.Fence.Reset()
-	r := &run{t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), holding: map[string]int64{}, started: time.Now()}
+	r := &run{t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, started: time.Now()}
 	t.Cleanup(r.killAll)
 	for i := 0; i < cfg.Contenders; i++ {
 		r.proxies = append(r.proxies, env.Cluster.NewProxy())
@@ -186,7 +192,7 @@ func (r *run) spawn(slot int) *proc {
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	p := &proc{id: id, slot: slot, cmd: cmd, stdin: stdin, exited: make(chan struct{}), idle: make(chan struct{}), trusted: make(chan struct{}, 1), log: logf}
+	p := &proc{id: id, slot: slot, cmd: cmd, stdin: stdin, exited: make(chan struct{}), idle: make(chan struct{}), freeze: make(chan Kind, 2)}
 	r.mu.Lock()
 	r.procs = append(r.procs, p)
 	r.mu.Unlock()
@@ -233,9 +239,9 @@ func (r *run) read(p *proc, out io.Reader) {
 				idle = true
 				close(p.idle)
 			}
-		case KindTrusted:
+		case KindFreezing, KindNoFreeze:
 			select {
-			case p.trusted <- struct{}{}:
+			case p.freeze <- e.Kind:
 			default:
 			}
 		case KindLeak:
