@@ -168,47 +168,74 @@ func TestManySessionsWithCutsAndExpiriesNeverExceedMax(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	const max, contenders = 2, 5
-	tr := newTracker(max)
-	var clients []*framework.Client
-	var proxies []*zktest.Proxy
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range contenders {
-		p := cl.NewProxy()
-		c := newClient(t, p.Addrs())
-		clients, proxies = append(clients, c), append(proxies, p)
-		s := newSem(t, c, "/sem/chaos", max)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loop(s, tr, stop, 3*time.Second)
-		}()
-	}
-	halt := sync.OnceFunc(func() { close(stop); wg.Wait() })
-	defer halt()
-
-	require.Eventually(t, func() bool { return tr.grants() >= 10 }, 60*time.Second, 10*time.Millisecond)
+	cr := startCrowd(t, cl, "/sem/chaos", max, contenders, 3*time.Second)
 	for round := range 2 {
 		for range 3 {
-			proxies[rand.IntN(contenders)].Cut()
+			cr.proxies[rand.IntN(contenders)].Cut()
 			time.Sleep(100 * time.Millisecond) // chaos pacing, not synchronisation
 		}
 		victim := (round*2 + 1) % contenders
-		sess, err := clients[victim].Conn().WaitConnected(ctxT(t, 30*time.Second))
+		sess, err := cr.clients[victim].Conn().WaitConnected(ctxT(t, 30*time.Second))
 		require.NoError(t, err)
-		expire(t, cl, proxies[victim], sess.ID)
+		expire(t, cl, cr.proxies[victim], sess.ID)
 	}
-	before := tr.grants()
-	require.Eventually(t, func() bool { return tr.grants() >= before+20 }, 60*time.Second, 10*time.Millisecond,
-		"no progress after the faults")
-	halt()
-	tr.check(t)
+	cr.progresses(t, 20)
+	cr.halt()
+	cr.tr.check(t)
+	cr.leavesNothing(t, obs, "/sem/chaos")
+}
 
-	for _, c := range clients {
+// crowd is a set of contenders, each with its own client behind its own
+// proxy, taking turns on one semaphore until halt.
+type crowd struct {
+	tr      *tracker
+	clients []*framework.Client
+	proxies []*zktest.Proxy
+	halt    func()
+}
+
+// startCrowd starts n contenders on the semaphore at path (each ask waits
+// up to timeout) and waits for the first ten grants.
+func startCrowd(t *testing.T, cl *zktest.Cluster, path string, max, n int, timeout time.Duration) *crowd {
+	t.Helper()
+	cr := &crowd{tr: newTracker(max)}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		p := cl.NewProxy()
+		c := newClient(t, p.Addrs())
+		cr.clients, cr.proxies = append(cr.clients, c), append(cr.proxies, p)
+		s := newSem(t, c, path, max)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(s, cr.tr, stop, timeout)
+		}()
+	}
+	// Registered after the clients' cleanups, so it runs before them.
+	cr.halt = sync.OnceFunc(func() { close(stop); wg.Wait() })
+	t.Cleanup(cr.halt)
+	require.Eventually(t, func() bool { return cr.tr.grants() >= 10 }, 60*time.Second, 10*time.Millisecond)
+	return cr
+}
+
+// progresses waits for more grants after the faults.
+func (cr *crowd) progresses(t *testing.T, more int) {
+	t.Helper()
+	before := cr.tr.grants()
+	require.Eventually(t, func() bool { return cr.tr.grants() >= before+more }, 60*time.Second, 10*time.Millisecond,
+		"no progress after the faults")
+}
+
+// leavesNothing: once every client's background deletes are done, no lease
+// or lock node is left under path.
+func (cr *crowd) leavesNothing(t *testing.T, obs *framework.Client, path string) {
+	t.Helper()
+	for _, c := range cr.clients {
 		require.NoError(t, c.Drain(ctxT(t, 30*time.Second)))
 	}
-	waitNodes(t, obs, "/sem/chaos/leases", 0)
-	waitNodes(t, obs, "/sem/chaos/locks", 0)
+	waitNodes(t, obs, path+"/leases", 0)
+	waitNodes(t, obs, path+"/locks", 0)
 }
 
 // expire is zktest.ExpireSession, after making sure the server's session

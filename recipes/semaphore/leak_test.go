@@ -10,7 +10,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -292,26 +291,9 @@ func TestNetworkStressLeavesNoOrphanLeases(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	const max, contenders = 2, 4
-	tr := newTracker(max)
-	var clients []*framework.Client
-	var proxies []*zktest.Proxy
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range contenders {
-		p := cl.NewProxy()
-		c := newClient(t, p.Addrs())
-		clients, proxies = append(clients, c), append(proxies, p)
-		s := newSem(t, c, "/sem/stress", max)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loop(s, tr, stop, 2*time.Second)
-		}()
-	}
-
-	require.Eventually(t, func() bool { return tr.grants() >= 10 }, 60*time.Second, 10*time.Millisecond)
+	cr := startCrowd(t, cl, "/sem/stress", max, contenders, 2*time.Second)
 	for round := range 20 {
-		p := proxies[rand.IntN(len(proxies))]
+		p := cr.proxies[rand.IntN(len(cr.proxies))]
 		if round%2 == 0 {
 			p.Cut()
 		} else {
@@ -320,22 +302,14 @@ func TestNetworkStressLeavesNoOrphanLeases(t *testing.T) {
 		time.Sleep(150 * time.Millisecond) // chaos pacing, not synchronisation
 		p.Heal()
 	}
-	before := tr.grants()
-	require.Eventually(t, func() bool { return tr.grants() >= before+10 }, 60*time.Second, 10*time.Millisecond,
-		"no progress after the faults")
-	close(stop)
-	wg.Wait()
-
-	for _, c := range clients {
-		require.NoError(t, c.Drain(ctxT(t, 30*time.Second)))
-	}
-	waitNodes(t, obs, "/sem/stress/leases", 0)
-	waitNodes(t, obs, "/sem/stress/locks", 0)
+	cr.progresses(t, 10)
+	cr.halt()
+	cr.leavesNothing(t, obs, "/sem/stress")
 	s := newSem(t, newClient(t, cl.Addrs()), "/sem/stress", max)
 	ls, err := s.TryAcquire(ctxT(t, 10*time.Second), max)
 	require.NoError(t, err, "every lease can be taken again")
 	closeAll(t, ls)
-	tr.check(t)
+	cr.tr.check(t)
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
