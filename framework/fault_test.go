@@ -56,10 +56,11 @@ func children(t *testing.T, c *framework.Client, path string) []string {
 func waitChildren(t *testing.T, c *framework.Client, path string, n int) []string {
 	t.Helper()
 	var kids []string
-	require.Eventually(t, func() bool {
+	// EventuallyWithT, so that a failure shows the children last seen.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		kids = children(t, c, path)
-		return len(kids) == n
-	}, 20*time.Second, 10*time.Millisecond, "want %d children of %s, have %v", n, path, kids)
+		assert.Len(ct, kids, n, "children of %s", path)
+	}, 20*time.Second, 10*time.Millisecond)
 	return kids
 }
 

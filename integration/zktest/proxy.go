@@ -109,7 +109,19 @@ func (p *Proxy) Blackhole() { p.mode.Store(int32(modeBlackhole)) }
 // DropReplies forwards requests to the server but drops everything the server
 // sends back: the server applies a write and the client never learns it did.
 // Pings still reach the server, so the session stays alive.
-func (p *Proxy) DropReplies() { p.mode.Store(int32(modeDropReply)) }
+//
+// Every link open now is marked as losing replies at once, not on its next
+// read: a reply the server has already sent may still sit unread in the
+// proxy's socket, and a test that heals as soon as it sees the write applied
+// would otherwise let that reply through. Heal then closes those links.
+func (p *Proxy) DropReplies() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode.Store(int32(modeDropReply))
+	for l := range p.links {
+		l.lostDown.Store(true)
+	}
+}
 
 // Delay adds d before every chunk forwarded in either direction.
 func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
@@ -171,6 +183,10 @@ func (p *Proxy) accept(f *forwarder) {
 			p.mu.Unlock()
 			l.close()
 			return
+		}
+		// Under mu, so that DropReplies and this link agree on the mode.
+		if proxyMode(p.mode.Load()) == modeDropReply {
+			l.lostDown.Store(true)
 		}
 		p.links[l] = struct{}{}
 		p.wg.Add(2)

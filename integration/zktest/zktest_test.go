@@ -216,6 +216,22 @@ func TestDropRepliesAppliesWritesSilently(t *testing.T) {
 	assert.True(t, cl.SessionAlive(sid), "requests kept reaching the server, so the session lives")
 }
 
+// A reply the server sent just before DropReplies may still sit unread in the
+// proxy; it must not reach the client after Heal. So Heal resets every link
+// that was open during the drop, even one on which nothing was read since.
+func TestHealAfterDropRepliesResetsEveryLink(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, r := connect(t, p.Addrs(), 10*time.Second) // pings far apart: the link stays idle
+	sid := c.SessionID()
+	from := r.len()
+
+	p.DropReplies()
+	p.Heal()
+	r.waitSeq(t, from, 10*time.Second, zk.StateDisconnected, zk.StateHasSession)
+	assert.Equal(t, sid, c.SessionID(), "a reset, not an expiry")
+}
+
 func TestDelaySlowsRequests(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()

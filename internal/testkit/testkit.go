@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/conn"
@@ -59,8 +60,11 @@ func Children(t testing.TB, c *framework.Client, path string) []string {
 func WaitChildren(t testing.TB, c *framework.Client, path string, n int) []string {
 	t.Helper()
 	var kids []string
-	require.Eventually(t, func() bool { kids = Children(t, c, path); return len(kids) == n },
-		30*time.Second, 10*time.Millisecond, "want %d children under %s", n, path)
+	// EventuallyWithT, so that a failure shows the children last seen.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		kids = Children(t, c, path)
+		assert.Len(ct, kids, n, "children of %s", path)
+	}, 30*time.Second, 10*time.Millisecond)
 	return kids
 }
 
