@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,27 +46,55 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// Children lists path as the server sees it (nil when it does not exist).
-func Children(t testing.TB, c *framework.Client, path string) []string {
-	t.Helper()
+// List lists path as the server sees it (nil when it does not exist).
+func List(c *framework.Client, path string) ([]string, error) {
 	kids, _, err := c.Children(context.Background(), path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil
+		return nil, nil
 	}
+	return kids, err
+}
+
+// Children is List for the test's own goroutine: an error fails t.
+func Children(t testing.TB, c *framework.Client, path string) []string {
+	t.Helper()
+	kids, err := List(c, path)
 	require.NoError(t, err)
 	return kids
 }
 
-// WaitChildren waits until path has n children and returns them.
+// WaitChildren waits until path has n children and returns them. A failure
+// shows the children last seen.
 func WaitChildren(t testing.TB, c *framework.Client, path string, n int) []string {
 	t.Helper()
 	var kids []string
-	// EventuallyWithT, so that a failure shows the children last seen.
+	// The condition runs on another goroutine, where FailNow must not be
+	// called: errors go through the collector, and the next poll retries.
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		kids = Children(t, c, path)
+		got, err := List(c, path)
+		if !assert.NoError(ct, err) {
+			return
+		}
+		kids = got
 		assert.Len(ct, kids, n, "children of %s", path)
 	}, 30*time.Second, 10*time.Millisecond)
 	return kids
+}
+
+// Requeued waits until path has as many children as before but not the same
+// ones: a contender whose node went with its session has queued again.
+func Requeued(t testing.TB, c *framework.Client, path string, before []string) {
+	t.Helper()
+	was := slices.Sorted(slices.Values(before))
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		now, err := List(c, path)
+		if !assert.NoError(ct, err) {
+			return
+		}
+		slices.Sort(now)
+		assert.Len(ct, now, len(was), "children of %s", path)
+		assert.NotEqual(ct, was, now, "children of %s: nobody queued again", path)
+	}, 30*time.Second, 20*time.Millisecond)
 }
 
 // Child re-runs the test binary as a helper process (env=spec in its

@@ -3,7 +3,6 @@ package mutex_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -141,11 +141,7 @@ func TestWaiterWhoseSessionExpiresQueuesAgainAndLeavesNoOrphan(t *testing.T) {
 	zktest.ExpireSession(t, p, waiterClient.Session().ID)
 	// The waiter's first node went with its session; it queues again with a
 	// new one.
-	var now []string
-	require.Eventually(t, func() bool {
-		now = nodes(t, obs, "/locks/requeue")
-		return len(now) == 2 && !slices.Equal(sorted(now), sorted(first))
-	}, 30*time.Second, 20*time.Millisecond, "the waiter never queued again")
+	testkit.Requeued(t, obs, "/locks/requeue", first)
 
 	require.NoError(t, holder.Release())
 	g := <-got
@@ -226,8 +222,6 @@ func TestEnsembleLeaderLossKeepsExclusionAndProgress(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, overlaps.Load())
 }
-
-func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
 
 // The server restarts under a holder and a waiter. The holder is told at
 // once; sessions survive a restart (ZooKeeper restores them from its log),
