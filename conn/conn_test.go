@@ -214,7 +214,9 @@ func TestDigestAuthIsReplayedAfterReconnect(t *testing.T) {
 func TestSlowSubscriberMissesNothing(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(2*time.Second))
+	// Not shorter: the exact sequence below would gain a Suspended whenever
+	// a loaded machine stalls the link for 2/3 of the timeout.
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(4*time.Second))
 	sub := c.Subscribe() // not read until the end
 	p.Cut()
 	require.Eventually(t, func() bool { return c.State() == conn.StateReconnected }, 10*time.Second, 10*time.Millisecond)

@@ -251,7 +251,11 @@ func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
 	// ensemble recovers.
 	for _, l := range latches {
 		if l.HasLeadership() {
-			require.NoError(t, l.Close(true))
+			// With the ensemble electing, the delete may not go out in
+			// time: it then finishes in the background, which is fine.
+			if err := l.Close(true); !errors.Is(err, framework.ErrDeferred) {
+				require.NoError(t, err)
+			}
 			break
 		}
 	}

@@ -59,6 +59,7 @@ func TestWritersOfEitherLanguageExcludeEveryone(t *testing.T) {
 
 	// Curator's writer holds; a Go reader and a Go writer both wait.
 	r := acquireAsync(newRW(t, newClient(t, cl.Addrs()), "/rw/interop-x").ReadLock())
+	waitNodes(t, obs, "/rw/interop-x", 2) // the reader queues first
 	w := acquireAsync(newRW(t, newClient(t, cl.Addrs()), "/rw/interop-x").WriteLock())
 	waitNodes(t, obs, "/rw/interop-x", 3)
 	r.blocked(t)

@@ -115,7 +115,7 @@ func TestGoAndCuratorShareOneSemaphore(t *testing.T) {
 		maxLeases  = 2
 		perSide    = 3
 		iterations = 10
-		hold       = 10 * time.Millisecond
+		hold       = 50 * time.Millisecond // long enough for a second lease to be taken meanwhile, under load too
 	)
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
