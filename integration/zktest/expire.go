@@ -52,7 +52,7 @@ const absentDumps = 4
 // sessionSeen waits up to timeout for some server to list the session.
 func (c *Cluster) sessionSeen(hexID string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for !c.sessionKnown(hexID) {
+	for known, _ := c.sessionKnown(hexID); !known; known, _ = c.sessionKnown(hexID) {
 		if time.Now().After(deadline) {
 			return false
 		}
@@ -62,13 +62,24 @@ func (c *Cluster) sessionSeen(hexID string, timeout time.Duration) bool {
 }
 
 // sessionGone reports whether no server lists the session in several
-// consecutive dumps.
+// consecutive dumps. Only a dump that every running server answered counts
+// as absence: a server too busy to answer within the timeout may still
+// track the session.
 func (c *Cluster) sessionGone(hexID string) bool {
-	for i := 0; i < absentDumps; i++ {
-		if c.sessionKnown(hexID) {
+	giveUp := time.Now().Add(5 * time.Second)
+	for absent := 0; absent < absentDumps; {
+		known, complete := c.sessionKnown(hexID)
+		switch {
+		case known:
 			return false
+		case complete:
+			absent++
+		case time.Now().After(giveUp):
+			// Servers that keep failing to answer: say what we saw rather
+			// than hang; the callers' own deadlines bound the wait.
+			return true
 		}
-		if i < absentDumps-1 {
+		if absent < absentDumps {
 			time.Sleep(20 * time.Millisecond) // spacing between looks
 		}
 	}
@@ -77,21 +88,26 @@ func (c *Cluster) sessionGone(hexID string) bool {
 
 // sessionKnown looks for the session in the session trackers that "dump"
 // prints. Any server counts: a follower may still know a session the leader
-// has expired, and expiry is only certain once none does.
-func (c *Cluster) sessionKnown(hexID string) bool {
+// has expired, and expiry is only certain once none does. complete is false
+// when a running server did not answer.
+func (c *Cluster) sessionKnown(hexID string) (known, complete bool) {
+	complete = true
 	for _, s := range c.servers {
-		out, err := FourLetter(s.DirectAddr(), "dump", time.Second)
+		out, err := FourLetter(s.DirectAddr(), "dump", 2*time.Second)
 		if err != nil {
+			if s.Running() {
+				complete = false
+			}
 			continue
 		}
 		for _, line := range strings.Split(out, "\n") {
 			f := strings.Fields(line)
 			if len(f) > 0 && f[0] == hexID {
-				return true
+				return true, true
 			}
 		}
 	}
-	return false
+	return false, complete
 }
 
 // OwnJVMs lists the pids of live JVMs that this test process started. After

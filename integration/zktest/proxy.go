@@ -223,6 +223,12 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 				lost.Store(true)
 			}
 			if lost.Load() {
+				// Heal may have run between the mode's load and the store
+				// above and kept this link: it must not stay open, silently
+				// dropping, once the fault is over.
+				if proxyMode(p.mode.Load()) == modeForward {
+					return
+				}
 				continue
 			}
 			if d := time.Duration(p.delay.Load()); d > 0 {

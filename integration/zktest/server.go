@@ -63,7 +63,7 @@ func (s *Server) Running() bool {
 // Mode asks the server for its role: "standalone", "leader", "follower", or
 // "" when it is not serving (down, or without a quorum).
 func (s *Server) Mode() string {
-	out, err := FourLetter(s.DirectAddr(), "srvr", time.Second)
+	out, err := FourLetter(s.DirectAddr(), "srvr", 3*time.Second) // a busy JVM can take a second
 	if err != nil {
 		return ""
 	}
