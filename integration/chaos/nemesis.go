@@ -144,11 +144,14 @@ func (r *run) inject(f Fault) {
 // it: asked to, a contender stops itself there (see contender.work) and
 // says so first. A holder whose hold ends before its next check is let off
 // ("nofreeze", which it acknowledges unless it was already stopping) and
-// another one tried; after a few tries the last is stopped from outside,
-// wherever it is. KindStop is stamped once the kernel says it is stopped.
+// another one tried. Only after many tries (a short run may have one pause
+// fault, and CI requires it to produce a stale write) is the last one
+// stopped from outside, wherever it is. KindStop is stamped once the kernel
+// says it is stopped.
 func (r *run) freeze() *proc {
 	var p *proc
-	for try := 0; try < 5; try++ {
+	giveUp := time.Now().Add(30 * time.Second)
+	for try := 0; try < 20 && time.Now().Before(giveUp); try++ {
 		p, _ = r.holder()
 		drain(p.freeze)
 		_, _ = io.WriteString(p.stdin, "freeze\n")
