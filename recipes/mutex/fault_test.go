@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -230,8 +231,11 @@ func TestEnsembleLeaderLossKeepsExclusionAndProgress(t *testing.T) {
 func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
-	holder := newMutex(t, newClient(t, cl.Addrs()), "/locks/restart")
-	waiter := newMutex(t, newClient(t, cl.Addrs()), "/locks/restart")
+	// Sessions longer than a restart can take on a loaded machine: with the
+	// default 4 s, a slow JVM start would turn this into a session-loss test.
+	long := framework.WithConnOptions(conn.WithSessionTimeout(15 * time.Second))
+	holder := newMutex(t, newClient(t, cl.Addrs(), long), "/locks/restart")
+	waiter := newMutex(t, newClient(t, cl.Addrs(), long), "/locks/restart")
 	h, err := holder.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	got := acquireAsync(waiter, 90*time.Second)
