@@ -187,9 +187,21 @@ func runElect(a *app, g *globals, args []string) int {
 		}
 		return nil
 	}
+	// A campaign that fails (the queue node cannot be made, say) is only
+	// reported to the handler; without --requeue nothing campaigns again, so
+	// the loop below must hear of it or it would wait for ever.
+	failed := make(chan error, 1)
 	selOpts := []leader.SelectorOption{
 		leader.WithID(id),
-		leader.WithErrorHandler(func(err error) { log.printf("%v", err) }),
+		leader.WithErrorHandler(func(err error) {
+			log.printf("%v", err)
+			if !requeue {
+				select {
+				case failed <- err:
+				default: // one is enough to stop on
+				}
+			}
+		}),
 	}
 	if requeue {
 		selOpts = append(selOpts, leader.WithAutoRequeue())
@@ -240,6 +252,8 @@ func runElect(a *app, g *globals, args []string) int {
 			} else {
 				log.infof("COMMAND exited %d; campaigning again", r.out.code)
 			}
+		case <-failed:
+			return stop(exitFailed)
 		case <-sig.ctx.Done():
 			s, forwarded := sig.received()
 			if forwarded {

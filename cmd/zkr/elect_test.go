@@ -47,6 +47,19 @@ func TestElectRunsCommandOnlyWhileLeading(t *testing.T) {
 	assert.Empty(t, children(t, c, "/election"))
 }
 
+// A campaign that cannot even queue (here: a parent that is ephemeral, so
+// the queue node cannot be made) ends zkr elect with 125, not a hang.
+func TestElectThatCannotQueueExits125(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	_, err := c.Create(t.Context(), "/eph", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	r := zkr(t, args(connect, cmd("elect", "/eph/election"), sh("echo ran"))...)
+	assert.Equal(t, exitFailed, r.code, r.stderr)
+	assert.Empty(t, r.stdout, "COMMAND ran without leading")
+	assert.Empty(t, children(t, c, "/eph"))
+}
+
 func TestElectRequeueRunsAgainUntilSignalled(t *testing.T) {
 	cl, connect := server(t)
 	c := client(t, cl)
