@@ -280,13 +280,15 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 					return found, err
 				}
 			}
-			if testHookBeforeCreate != nil {
-				testHookBeforeCreate(ctx)
-			}
 			// An attempt whose caller gave up (during the look above, say)
-			// must not create now: the cleanup may already have looked.
+			// need not create: that would only give the cleanup a node to
+			// delete. One that is past this point may still land after the
+			// caller returns; the cleanup waits for it (see below).
 			if err := ctx.Err(); err != nil {
 				return "", err
+			}
+			if testHookBeforeCreate != nil {
+				testHookBeforeCreate(ctx)
 			}
 			return c.createOnce(ctx, z, ppath, data, o)
 		})

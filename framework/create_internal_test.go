@@ -30,6 +30,9 @@ func TestAbandonedProtectedCreateLeavesNoNode(t *testing.T) {
 	// Deferred after Close, so it runs first: an early failure must not
 	// leave the attempt blocked while Close waits for it.
 	defer once.Do(func() { close(release) })
+	// The attempt is past its own ctx check when the caller gives up, so
+	// its create really goes out afterwards, as a create queued inside
+	// go-zookeeper would.
 	testHookBeforeCreate = func(ctx context.Context) {
 		<-ctx.Done() // the caller has given up on this attempt
 		<-release
