@@ -230,11 +230,22 @@ func (d *deleter) loop() {
 		d.mu.Unlock()
 
 		var failed []deleteJob
+		var gate <-chan struct{} // a held-back job's: its opening ends the wait
+		errored := false
 		for _, j := range jobs {
-			if err := d.run(j); err != nil {
+			err := d.run(j)
+			switch {
+			case err == nil:
+				continue
+			case errors.Is(err, errNotYet):
+				if gate == nil {
+					gate = j.after
+				}
+			default:
 				d.c.log.Debug("zookeeper background delete will retry", "path", j.String(), "err", err)
-				failed = append(failed, j)
+				errored = true
 			}
+			failed = append(failed, j)
 		}
 
 		d.mu.Lock()
@@ -249,11 +260,17 @@ func (d *deleter) loop() {
 		if len(failed) == 0 {
 			continue // new work arrived meanwhile
 		}
+		// A job only waiting for its gate is not failing: it neither backs
+		// off the others nor waits out a backoff once its gate opens (it is
+		// the cleanup of a node that may block a queue).
 		select {
 		case <-time.After(sleep):
+		case <-gate:
 		case <-d.c.quit:
 		}
-		sleep = min(2*sleep, d.maxSleep)
+		if errored {
+			sleep = min(2*sleep, d.maxSleep)
+		}
 	}
 }
 
