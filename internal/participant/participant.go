@@ -7,13 +7,19 @@ import (
 	"context"
 	"net"
 	"os"
+	"sync"
 	"time"
 )
 
 // Default is Curator's default participant id: the address this host's name
 // resolves to (Java's InetAddress.getLocalHost().getHostAddress(), often
-// 127.0.1.1 or 127.0.0.1 on Debian), else the hostname itself.
-func Default() string {
+// 127.0.1.1 or 127.0.0.1 on Debian), else the hostname itself. It is worked
+// out once per process, as the JVM caches getLocalHost: every recipe's
+// constructor asks, and a slow resolver must not cost each of them up to
+// two seconds.
+var Default = sync.OnceValue(lookup)
+
+func lookup() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		return "unknown"
