@@ -177,7 +177,7 @@ func TestManySessionsWithCutsAndExpiriesNeverExceedMax(t *testing.T) {
 		victim := (round*2 + 1) % contenders
 		sess, err := cr.clients[victim].Conn().WaitConnected(ctxT(t, 30*time.Second))
 		require.NoError(t, err)
-		expire(t, cl, cr.proxies[victim], sess.ID)
+		zktest.ExpireSession(t, cr.proxies[victim], sess.ID)
 	}
 	cr.progresses(t, 20)
 	cr.halt()
@@ -236,14 +236,4 @@ func (cr *crowd) leavesNothing(t *testing.T, obs *framework.Client, path string)
 	}
 	waitNodes(t, obs, path+"/leases", 0)
 	waitNodes(t, obs, path+"/locks", 0)
-}
-
-// expire is zktest.ExpireSession, after making sure the server's session
-// dump, which it reads, shows the session: the dump can miss a session while
-// a ping or a reconnect touches it.
-func expire(t *testing.T, cl *zktest.Cluster, p *zktest.Proxy, sessionID int64) {
-	t.Helper()
-	require.Eventually(t, func() bool { return cl.SessionAlive(sessionID) }, 10*time.Second, 20*time.Millisecond,
-		"session 0x%x unknown to the server", sessionID)
-	zktest.ExpireSession(t, p, sessionID)
 }

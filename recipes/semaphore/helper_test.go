@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
@@ -53,30 +54,5 @@ func runHelper() bool {
 // at path and returns once it holds it.
 func startHolder(t *testing.T, addrs []string, path string, max int, sessionTimeout time.Duration) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%s", helperEnv, strings.Join(addrs, ","), path, max, sessionTimeout))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		buf := make([]byte, 256)
-		n, _ := out.Read(buf)
-		line <- string(buf[:n])
-	}()
-	select {
-	case l := <-line:
-		if !strings.HasPrefix(l, "held ") {
-			t.Fatalf("helper: %q", l)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("helper did not take a lease")
-	}
-	return cmd
+	return testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(addrs, ","), path, max, sessionTimeout), "held ")
 }

@@ -94,7 +94,7 @@ func TestSessionExpiryWhileWaitingStartsOverAndLeavesNoOrphan(t *testing.T) {
 	got := acquireAsync(ctxT(t, 90*time.Second), waiter, 1)
 	before := waitNodes(t, obs, "/sem/expire/leases", 2)
 
-	expire(t, cl, p, waiterClient.Session().ID)
+	zktest.ExpireSession(t, p, waiterClient.Session().ID)
 	testkit.Requeued(t, obs, "/sem/expire/leases", before)
 	waitNodes(t, obs, "/sem/expire/locks", 1)
 
@@ -128,7 +128,7 @@ func TestTimeoutDuringPartitionLeavesNoOrphanAfterExpiry(t *testing.T) {
 	// (a deadline set before it queued could pass first on a loaded machine).
 	timer := time.AfterFunc(2*time.Second, cancel)
 	defer timer.Stop()
-	expire(t, cl, p, waiterClient.Session().ID)
+	zktest.ExpireSession(t, p, waiterClient.Session().ID)
 	a := receive(t, got, 10*time.Second)
 	assert.ErrorIs(t, a.err, context.Canceled)
 	require.NoError(t, waiterClient.Drain(ctxT(t, 30*time.Second)))
