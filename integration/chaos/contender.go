@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -436,7 +437,7 @@ func (c *contender) work(ctx context.Context, op int, token int64, write bool) {
 			c.freeze = false
 			c.emit(Event{Kind: KindFreezing})
 			c.freezeMu.Unlock()
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			stopHere()
 		} else {
 			c.freezeMu.Unlock()
 		}
@@ -510,4 +511,14 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// stopHere stops the process before the calling goroutine runs on. A
+// SIGSTOP sent to the process may be taken by another thread, and this one
+// runs on (in one short run it released and asked again before it stopped);
+// sent to this thread, it is taken on the way back from the syscall.
+func stopHere() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
 }

@@ -179,6 +179,9 @@ func (r *run) spawn(slot int) *proc {
 		r.t.Fatal(err)
 	}
 	cmd := exec.Command(r.env.Exe)
+	// A contender stopped when the orchestrator dies (a test timeout, say)
+	// would never see its stdin close; the kernel kills it instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(os.Environ(), contenderEnv+"="+string(js))
 	cmd.Stderr = logf
 	stdin, err := cmd.StdinPipe()
