@@ -74,7 +74,6 @@ type proc struct {
 	idle     chan struct{}
 	freeze   chan Kind // answers to "freeze" and "nofreeze"
 	killed   bool
-	session  int64   // last session it reported (guarded by run.mu)
 	sessions []int64 // every session it reported (guarded by run.mu)
 }
 
@@ -227,11 +226,14 @@ func (r *run) read(p *proc, out io.Reader) {
 		r.history = append(r.history, e)
 		switch e.Kind {
 		case KindStart, KindSession:
-			p.session = e.Session
 			p.sessions = append(p.sessions, e.Session)
 		case KindAcquireOK:
 			r.holding[p.id] = e.Session
-			p.session = e.Session
+			// A grant may come under a session the contender has not
+			// reported yet: the one the nemesis must ask about is this.
+			if n := len(p.sessions); e.Session != 0 && (n == 0 || p.sessions[n-1] != e.Session) {
+				p.sessions = append(p.sessions, e.Session)
+			}
 		case KindLoss, KindReleaseCall:
 			delete(r.holding, p.id)
 		}
