@@ -292,9 +292,15 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 		if s.ID != owner {
 			return s, fmt.Errorf("%w: %v belong to session 0x%x, now on 0x%x", ErrSessionLost, paths, owner, s.ID)
 		}
+		// Lost first: a lost session has its loss signal closed too, and a
+		// select would pick either, sometimes waiting for a reconnect
+		// before saying what it knows now.
 		select {
 		case <-s.Lost:
 			return s, fmt.Errorf("%w: at grant", ErrSessionLost)
+		default:
+		}
+		select {
 		case <-c.LossSignal(s):
 			if _, err := c.Conn().WaitConnected(ctx); err != nil {
 				return s, err
