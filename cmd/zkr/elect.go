@@ -26,8 +26,8 @@ DESCRIPTION
     ZooKeeper has been down for 2/3 of --session-timeout), COMMAND's process
     group gets SIGTERM, then SIGKILL after --grace: it never runs while
     another participant may lead. If zkr is killed, the kernel kills COMMAND
-    and the next participant leads once the session has expired (at most
-    --session-timeout later).
+    (its own process, not what it started) and the next participant leads
+    once the session has expired (at most --session-timeout later).
 
     Without --requeue, zkr campaigns once: it exits with COMMAND's status,
     or 122 if leadership was lost while COMMAND ran.

@@ -88,8 +88,10 @@ DESCRIPTION
     ZooKeeper has been down for 2/3 of the session timeout, before the server
     can give the lock to anyone else), zkr stops COMMAND: SIGTERM to its
     process group, SIGKILL after --grace. COMMAND runs in its own process
-    group, so signals reach its children too. If zkr itself is killed,
-    the kernel kills COMMAND with it.
+    group, so signals reach its children too. If zkr itself is killed
+    (kill -9), the kernel kills COMMAND's own process with it, not the
+    processes COMMAND started: run scripts as sh -c 'exec ...' where that
+    matters.
 
     lock      exclusive lock (Curator's InterProcessMutex)
     rlock     shared side of a read-write lock (InterProcessReadWriteLock)

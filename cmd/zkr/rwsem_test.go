@@ -55,7 +55,8 @@ func TestRLockWaitsForWriter(t *testing.T) {
 }
 
 func TestSemAdmitsMaxHolders(t *testing.T) {
-	_, connect := server(t)
+	cl, connect := server(t)
+	c := client(t, cl)
 	dir := t.TempDir()
 	two, done := filepath.Join(dir, "two"), filepath.Join(dir, "done")
 	first := start(t, args(connect, cmd("sem", "--max", "2", "/pool"), sh("echo ready; "+waitFile(two)+"; "+waitFile(done)))...)
@@ -66,6 +67,10 @@ func TestSemAdmitsMaxHolders(t *testing.T) {
 	r := zkr(t, args(connect, cmd("sem", "--max", "2", "--timeout", "500ms", "/pool"), sh("echo ran"))...)
 	assert.Equal(t, exitTimeout, r.code, "a third holder of a semaphore of 2: %s", r.stderr)
 	assert.Empty(t, r.stdout)
+	// The one that timed out left nothing: neither a lease nor its place
+	// in the internal lock.
+	waitChildren(t, c, "/pool/leases", 2)
+	waitChildren(t, c, "/pool/locks", 0)
 
 	require.NoError(t, touch(done))
 	assert.Equal(t, 0, first.wait(t, 30*time.Second).code)
