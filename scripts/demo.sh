@@ -53,7 +53,7 @@ for w in A B C; do
 	sleep 0.2 # A queues before B, B before C
 done
 echo "  zkr leader /demo/lock (holder first, then the queue):"
-"$ZKR" leader /demo/lock | sed 's/^/    /'
+"$ZKR" leader /demo/lock | sed 's/^/    /' || true # a slow machine may not have queued all three yet
 for p in "${pids[@]}"; do wait "$p"; done
 pids=()
 echo "the tokens grow from holder to holder: a resource that refuses lower"
@@ -70,7 +70,12 @@ done
 sleep 1.5
 echo "  zkr leader /demo/leader:"
 "$ZKR" leader /demo/leader | sed 's/^/    /'
-old=$("$ZKR" leader /demo/leader | head -1)
+old=
+for _ in $(seq 100); do # on a slow machine the first term may take a moment
+	old=$("$ZKR" leader /demo/leader 2>/dev/null | head -1 || true)
+	[ -n "$old" ] && break
+	sleep 0.1
+done
 victim=${pids[${old#node-} - 1]}
 echo "  $(date +%T) kill -9 $old's zkr (pid $victim): its COMMAND dies with it;"
 echo "           its session, and so its leadership, lasts until the server expires it"
