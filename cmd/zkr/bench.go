@@ -127,11 +127,7 @@ func runBench(a *app, g *globals, args []string) int {
 		fmt.Fprintln(a.stdout, line)
 	}
 	if err != nil {
-		if s, _ := sig.received(); s != nil {
-			return signalCode(s)
-		}
-		log.printf("%v", err)
-		return exitFailed
+		return sig.failed(log, err)
 	}
 	return 0
 }
@@ -356,7 +352,7 @@ func (b *bench) latch(rounds int) (string, error) {
 	lat := make([]time.Duration, rounds)
 	lead := 0
 	for r := range lat {
-		if err := b.awaitQueue(cs[0], "latch-", 2); err != nil {
+		if err := b.awaitQueue(b.ctx, cs[0], "latch-", 2); err != nil {
 			return "", err
 		}
 		next := 1 - lead
@@ -377,10 +373,10 @@ func (b *bench) latch(rounds int) (string, error) {
 		rounds, percentile(lat, 0.50), percentile(lat, 0.99)), nil
 }
 
-// awaitQueue waits until b.path has n nodes named with marker.
-func (b *bench) awaitQueue(c *framework.Client, marker string, n int) error {
+// awaitQueue waits until b.path has n nodes named with marker, or ctx ends.
+func (b *bench) awaitQueue(ctx context.Context, c *framework.Client, marker string, n int) error {
 	for {
-		kids, _, ch, err := c.ChildrenW(b.ctx, b.path)
+		kids, _, ch, err := c.ChildrenW(ctx, b.path)
 		if err != nil {
 			return err
 		}
@@ -389,8 +385,8 @@ func (b *bench) awaitQueue(c *framework.Client, marker string, n int) error {
 		}
 		select {
 		case <-ch:
-		case <-b.ctx.Done():
-			return context.Cause(b.ctx)
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
 	}
 }
@@ -427,18 +423,25 @@ func (b *bench) queue(waiters int) (string, error) {
 	b.log.printf("queue: %d waiters over %d sessions on %s", waiters, sessions, b.path)
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup
+	// A waiter that fails never queues: the wait for a full queue must end.
+	queued, abort := context.WithCancelCause(b.ctx)
+	defer abort(nil)
 	for i := range waiters {
 		m := ms[i%sessions]
 		wg.Go(func() {
 			if _, err := m.Acquire(b.ctx); err != nil {
 				errs[i] = err
+				abort(err)
 				return
 			}
 			errs[i] = m.Release()
 		})
 	}
-	err = b.awaitQueue(cs[0], "lock-", waiters+1)
-	if err == nil {
+	err = b.awaitQueue(queued, cs[0], "lock-", waiters+1)
+	if err != nil && b.ctx.Err() == nil && queued.Err() != nil {
+		err = nil // a waiter's failure, which errs reports
+	}
+	if err == nil && queued.Err() == nil {
 		// Let the last waiters set their watches: not part of the handoffs.
 		time.Sleep(200 * time.Millisecond)
 	}

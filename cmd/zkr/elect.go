@@ -154,11 +154,7 @@ func runElect(a *app, g *globals, args []string) int {
 	defer sig.stop()
 	client, err := g.dial(sig.ctx, opts)
 	if err != nil {
-		if s, _ := sig.received(); s != nil {
-			return signalCode(s)
-		}
-		log.printf("%v", err)
-		return exitFailed
+		return sig.failed(log, err)
 	}
 	defer closeClient(client)
 
@@ -299,20 +295,12 @@ func runLeader(a *app, g *globals, args []string) int {
 	defer sig.stop()
 	client, err := g.dial(sig.ctx, opts)
 	if err != nil {
-		if s, _ := sig.received(); s != nil {
-			return signalCode(s)
-		}
-		log.printf("%v", err)
-		return exitFailed
+		return sig.failed(log, err)
 	}
 	defer closeClient(client)
 	ids, err := leader.Participants(sig.ctx, client, path)
 	if err != nil {
-		if s, _ := sig.received(); s != nil {
-			return signalCode(s)
-		}
-		log.printf("%v", err)
-		return exitFailed
+		return sig.failed(log, err)
 	}
 	if len(ids) == 0 {
 		log.printf("nobody leads %s", path)

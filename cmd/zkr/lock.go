@@ -273,11 +273,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	defer sig.stop()
 	client, err := g.dial(sig.ctx, opts)
 	if err != nil {
-		if s, _ := sig.received(); s != nil {
-			return signalCode(s)
-		}
-		log.printf("%v", err)
-		return exitFailed
+		return sig.failed(log, err)
 	}
 	defer closeClient(client)
 

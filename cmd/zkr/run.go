@@ -174,6 +174,16 @@ func (s *signals) received() (os.Signal, bool) {
 	return s.first, s.forwarded
 }
 
+// failed is zkr's status after err: 128+signal if a signal is why the
+// call ended (it was cut short on purpose), else err is reported and 125.
+func (s *signals) failed(log *logger, err error) int {
+	if sig, _ := s.received(); sig != nil {
+		return signalCode(sig)
+	}
+	log.printf("%v", err)
+	return exitFailed
+}
+
 // stop restores the default handling and ends the goroutine.
 func (s *signals) stop() {
 	signal.Stop(s.ch)
