@@ -266,7 +266,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		if q.Owner != sess.ID {
 			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", errRestart, q.Path, q.Owner, sess.ID)
 		}
-		if err := s.waitRoom(ctx, sess, q, try); err != nil {
+		if err := s.waitRoom(ctx, sess, q, try, n-len(nodes)); err != nil {
 			return nil, err
 		}
 	}
@@ -285,8 +285,10 @@ type grant struct {
 }
 
 // waitRoom waits until the leases directory has at most max children, ours
-// included (Curator counts every child), watching the directory.
-func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framework.Queued, try bool) error {
+// included (Curator counts every child), watching the directory. A try
+// also fails at once when the same list leaves no room for the more leases
+// it still has to take, rather than create them only to delete them.
+func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framework.Queued, try bool, more int) error {
 	c := s.client
 	name := framework.Base(q.Path)
 	kids := q.Children // listed right behind our create
@@ -304,6 +306,9 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 		}
 		max, known, changed := s.currentMax()
 		if known && len(kids) <= max {
+			if try && len(kids)+more > max {
+				return ErrWouldBlock
+			}
 			return nil
 		}
 		if try {
