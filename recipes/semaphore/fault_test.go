@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -236,4 +237,37 @@ func (cr *crowd) leavesNothing(t *testing.T, obs *framework.Client, path string)
 	}
 	waitNodes(t, obs, path+"/leases", 0)
 	waitNodes(t, obs, path+"/locks", 0)
+}
+
+// The server restarts under a lease holder and a waiter (which holds the
+// internal lock while it waits for room). The holder is told at once;
+// sessions survive a restart, so its lease still counts afterwards and the
+// waiter may not get one until it is closed; then no node is left.
+func TestServerRestartKeepsLeasesAndLeavesNoNode(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	// Sessions longer than a restart can take on a loaded machine.
+	long := framework.WithConnOptions(conn.WithSessionTimeout(15 * time.Second))
+	holder := newSem(t, newClient(t, cl.Addrs(), long), "/sem/restart", 1)
+	waiter := newSem(t, newClient(t, cl.Addrs(), long), "/sem/restart", 1)
+	h, err := holder.Acquire(ctxT(t, 10*time.Second), 1)
+	require.NoError(t, err)
+	got := acquireAsync(ctxT(t, 90*time.Second), waiter, 1)
+	waitNodes(t, obs, "/sem/restart/leases", 2)
+	waitNodes(t, obs, "/sem/restart/locks", 1)
+
+	cl.Server(1).Restart()
+	<-h[0].Done()
+	assert.ErrorIs(t, h[0].Err(), semaphore.ErrSuspended)
+	kids := waitNodes(t, obs, "/sem/restart/leases", 2) // both sessions came back
+	assert.Contains(t, kids, framework.Base(h[0].Path()), "the holder's lease survived the restart")
+	notGranted(t, got)
+
+	assert.ErrorIs(t, h[0].Close(), semaphore.ErrLeaseLost)
+	g := receive(t, got, 30*time.Second)
+	require.NoError(t, g.err)
+	assert.Greater(t, g.leases[0].Token(), h[0].Token())
+	closeAll(t, g.leases)
+	waitNodes(t, obs, "/sem/restart/leases", 0)
+	waitNodes(t, obs, "/sem/restart/locks", 0)
 }
