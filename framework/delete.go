@@ -106,6 +106,30 @@ func (c *Client) DeleteLater(path string, owner int64) error {
 	return nil
 }
 
+// DeleteOwn deletes a node that session owner made, guaranteed: the way a
+// recipe leaves its own ephemeral node. While owner is the current session
+// and the link is up, the delete is only sent, as DeleteAsync (ctx bounds
+// the wait to see it on the wire; the delete goes on after that all the
+// same, and the error then wraps ErrDeferred). Otherwise it goes to the
+// background as DeleteLater with owner: the node may belong to a session
+// being replaced, and once that session is gone, so is the node. It returns
+// nil once the delete is sent or queued.
+func (c *Client) DeleteOwn(ctx context.Context, path string, owner int64) error {
+	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
+		return c.DeleteAsync(ctx, path, -1)
+	}
+	return c.DeleteLater(path, owner)
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 func deleteUnfinished(err error) bool {
 	return retry.Retryable(err) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||

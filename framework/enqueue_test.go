@@ -88,3 +88,29 @@ func TestDeleteAsyncWhileCutOffFinishesInTheBackground(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 }
+
+// DeleteOwn sends the delete at once for the current session's node, and
+// leaves a node alone that is no longer an ephemeral of the session named:
+// here one of the same path made by another session after ours expired.
+func TestDeleteOwnDeletesOnlyWhileTheNodeIsTheOwners(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	obs := observer(t, cl)
+
+	mine, err := c.Create(t.Context(), "/own", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	require.NoError(t, c.DeleteOwn(t.Context(), mine, c.Session().ID))
+	ok, _, err := c.Exists(t.Context(), mine)
+	require.NoError(t, err)
+	assert.False(t, ok, "the current session's node is deleted before the next request")
+
+	old := c.Session().ID
+	zktest.ExpireSession(t, p, old)
+	_, err = obs.Create(t.Context(), "/own", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	require.NoError(t, c.DeleteOwn(t.Context(), "/own", old))
+	require.NoError(t, c.Drain(t.Context()))
+	ok, _, err = obs.Exists(t.Context(), "/own")
+	require.NoError(t, err)
+	assert.True(t, ok, "another session's node of the same path was deleted")
+}

@@ -197,7 +197,7 @@ func (h *Hold) Release() error {
 	// the next contender is woken by the delete itself, not by our waiting.
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	err := c.DeleteAsync(ctx, h.path, -1)
+	err := c.DeleteOwn(ctx, h.path, h.session.ID)
 	if err == nil || errors.Is(err, framework.ErrClosed) {
 		return nil // a closed client's session takes its ephemeral node with it
 	}

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -244,11 +242,11 @@ func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error)
 func (l *Latch) deleteNode(node string, owner int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := l.client.DeleteAsync(ctx, node, -1)
-	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrNoNode) {
+	// Not sent in time (ErrDeferred), it goes on in the background.
+	err := l.client.DeleteOwn(ctx, node, owner)
+	if err == nil || errors.Is(err, framework.ErrClosed) {
 		return nil
 	}
-	_ = l.client.DeleteLater(node, owner)
 	return fmt.Errorf("leader latch: leave %s: %w", node, err)
 }
 

@@ -384,31 +384,18 @@ func (s *Semaphore) adopt(g *grant) ([]*Lease, error) {
 // of a failed attempt.
 func (s *Semaphore) unlock(lock *contend.Entry) { s.remove(lock.Path, lock.Session.ID) }
 
-// remove deletes a node of ours, guaranteed. While its session is the
-// current one and the link is up, the delete is only sent (ZooKeeper applies
-// it before anything this client sends next: a retry cannot count the node,
-// and the next holder of the internal mutex is woken by the delete itself).
-// Otherwise it goes to the background, and only while the node is an
-// ephemeral of owner: once that session is gone, so is the node.
+// remove deletes a node of ours, guaranteed (framework.DeleteOwn): while
+// its session is the current one and the link is up, the delete is only
+// sent; ZooKeeper applies it before anything this client sends next, so a
+// retry cannot count the node, and the next holder of the internal mutex is
+// woken by the delete itself.
 func (s *Semaphore) remove(path string, owner int64) {
-	c := s.client
-	if sess := c.Session(); sess.ID == owner && !isClosed(sess.Suspended) {
-		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		defer cancel()
-		_ = c.DeleteAsync(ctx, path, -1) // if not sent in time, it goes on in the background
-		return
-	}
-	if err := c.DeleteLater(path, owner); err != nil && !errors.Is(err, framework.ErrClosed) {
-		c.Logger().Warn("zookeeper semaphore: cannot delete node", "path", path, "err", err)
-	}
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	err := s.client.DeleteOwn(ctx, path, owner)
+	// Deferred: not sent in time, it goes on in the background.
+	if err != nil && !errors.Is(err, framework.ErrClosed) && !errors.Is(err, framework.ErrDeferred) {
+		s.client.Logger().Warn("zookeeper semaphore: cannot delete node", "path", path, "err", err)
 	}
 }
 
