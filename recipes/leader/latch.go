@@ -214,18 +214,13 @@ func (l *Latch) run() {
 }
 
 // recheck decides after a loss whether our node still leads: it must exist,
-// belong to the current session and be first. It waits for a connection
-// first. A nil entry and nil error mean "queue anew".
+// be first, and belong to a session Trust vouches for. It waits for a
+// connection first. Trust comes last, as at every grant, so that a link that
+// drops during the look is waited out and the node checked again. A nil
+// entry and nil error mean "queue anew".
 func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error) {
 	c := l.client
 	if _, err := c.Conn().WaitConnected(l.life); err != nil {
-		return nil, err
-	}
-	s, err := contend.Trust(l.life, c, owner, node)
-	if errors.Is(err, contend.ErrSessionLost) {
-		return nil, nil // the node is gone or not ours: queue anew
-	}
-	if err != nil {
 		return nil, err
 	}
 	kids, _, err := c.Children(l.life, l.path)
@@ -235,6 +230,13 @@ func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error)
 	ahead, ok := contend.Ahead(kids, framework.Base(node), latchName)
 	if !ok || len(ahead) != 1 {
 		return nil, nil
+	}
+	s, err := contend.Trust(l.life, c, owner, node)
+	if errors.Is(err, contend.ErrSessionLost) {
+		return nil, nil // the node is gone or not ours: queue anew
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &contend.Entry{Path: node, Czxid: czxid, Session: s}, nil
 }
