@@ -54,10 +54,6 @@ const (
 	leaseName = "lease-"
 )
 
-// errRestart: the nodes of an attempt are gone or belong to a session that
-// is (being) replaced; the acquire starts over. Never returned to callers.
-var errRestart = errors.New("semaphore: lease nodes lost")
-
 // sendTimeout bounds how long a delete waits to be sent before it is left to
 // the background.
 const sendTimeout = time.Second
@@ -203,9 +199,12 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		switch {
 		case s.life.Err() != nil || s.client.Closed() || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
 			return nil, errors.Join(ErrClosed, err)
-		case errors.Is(err, errRestart) && ctx.Err() != nil:
+		// contend.ErrSessionLost: the nodes of the attempt (lease or
+		// internal lock) are gone or belong to a session that is (being)
+		// replaced; the acquire starts over. Never returned to callers.
+		case errors.Is(err, contend.ErrSessionLost) && ctx.Err() != nil:
 			return nil, ctx.Err()
-		case errors.Is(err, errRestart):
+		case errors.Is(err, contend.ErrSessionLost):
 			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "why", err)
 			continue
 		}
@@ -264,7 +263,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		}
 		nodes = append(nodes, q)
 		if q.Owner != sess.ID {
-			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", errRestart, q.Path, q.Owner, sess.ID)
+			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", contend.ErrSessionLost, q.Path, q.Owner, sess.ID)
 		}
 		if err := s.waitRoom(ctx, sess, q, try, n-len(nodes)); err != nil {
 			return nil, err
@@ -296,13 +295,13 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 	list := func() (err error) {
 		kids, _, watch, err = c.ChildrenW(ctx, s.leases)
 		if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s is gone", errRestart, s.leases)
+			return fmt.Errorf("%w: %s is gone", contend.ErrSessionLost, s.leases)
 		}
 		return err
 	}
 	for {
 		if !slices.Contains(kids, name) {
-			return fmt.Errorf("%w: lease node %s is gone", errRestart, q.Path)
+			return fmt.Errorf("%w: lease node %s is gone", contend.ErrSessionLost, q.Path)
 		}
 		max, known, changed := s.currentMax()
 		if known && len(kids) <= max {
@@ -324,7 +323,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 		case ev := <-watch:
 			if ev.Type == zk.EventNotWatching {
 				if errors.Is(ev.Err, zk.ErrSessionExpired) {
-					return fmt.Errorf("%w: %v", errRestart, ev.Err)
+					return fmt.Errorf("%w: %v", contend.ErrSessionLost, ev.Err)
 				}
 				return fmt.Errorf("watch on %s ended: %w", s.leases, errors.Join(ev.Err, framework.ErrClosed))
 			}
@@ -335,7 +334,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 			// The maximum changed: decide again on the same list (the watch
 			// has not fired, so it is current).
 		case <-sess.Lost:
-			return fmt.Errorf("%w: session lost while waiting for room", errRestart)
+			return fmt.Errorf("%w: session lost while waiting for room", contend.ErrSessionLost)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -350,11 +349,7 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn
 	for i, q := range nodes {
 		paths[i] = q.Path
 	}
-	sess, err := contend.Trust(ctx, s.client, nodes[0].Owner, paths...)
-	if errors.Is(err, contend.ErrSessionLost) {
-		err = fmt.Errorf("%w: %w", errRestart, err)
-	}
-	return sess, err
+	return contend.Trust(ctx, s.client, nodes[0].Owner, paths...)
 }
 
 // adopt turns granted nodes into Leases, unless the Semaphore was closed
