@@ -1,17 +1,19 @@
 # zkrecipes: make demo, make test. Both install what is missing first.
 SHELL := /bin/bash
 GO ?= go
-GOBIN := $(shell $(GO) env GOPATH)/bin
-STATICCHECK := $(GOBIN)/staticcheck
-STATICCHECK_VERSION ?= 2026.2.2
+# Developer tools are pinned in go.mod (tool directive) and run with
+# `go tool`: nothing is installed into GOPATH/bin, nothing found on PATH is
+# trusted. Upgrade one with `go get -tool PKG@VERSION`.
+STATICCHECK := $(GO) tool staticcheck
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: deps build test chaos demo bench vet fmt-check staticcheck
 
-## deps: ZooKeeper 3.8 and Curator 5.4 jars from Debian, and staticcheck.
+## deps: ZooKeeper 3.8, a JDK and the Curator 5.4 jars from Debian; the Go
+## modules and pinned tools (downloads only: go.mod pins their versions).
 deps:
 	@scripts/deps.sh
-	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@$(GO) mod download
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -38,9 +40,10 @@ chaos: deps
 	set -o pipefail; ZKR_CHAOS=$(if $(LONG),long,short) ZKR_CHAOS_OUT=$(CHAOS_OUT) \
 		$(GO) test -count=1 -v -timeout 120m -run '^TestChaos$$' ./integration/chaos/ | grep -v '^=== RUN'
 
-## build: the zkr CLI, as ./zkr.
+## build: the zkr CLI, as ./zkr, stamped with the checkout's revision
+## (zkr --version) whatever GOFLAGS says about -buildvcs.
 build:
-	$(GO) build -o zkr ./cmd/zkr
+	$(GO) build -buildvcs=auto -o zkr ./cmd/zkr
 
 ## demo: zkr dev starts a throwaway ZooKeeper; zkr lock and zkr elect on it.
 demo: deps build
