@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zkserver"
 )
 
 const devHelp = `NAME
@@ -24,7 +24,7 @@ DESCRIPTION
     timeouts from 1s to 60s, no fsync. Not for production.
 
     It needs a local ZooKeeper: Debian's zookeeper package (the jars in
-    /usr/share/java) or ZK_HOME, and a java; failing that, a Docker daemon.
+    /usr/share/java; apt-get install zookeeper) or ZK_HOME, and a java.
     zkr dev always starts its own server: ZK_CONNECT is ignored.
 
 OPTIONS
@@ -76,7 +76,7 @@ func runDev(a *app, g *globals, args []string) int {
 	defer sig.stop()
 	// ZK_CONNECT is for clients; zkr dev is the server.
 	os.Unsetenv("ZK_CONNECT")
-	connect, stop, err := zktest.StartDev(port)
+	connect, stop, err := zkserver.StartDev(port)
 	if err != nil {
 		log.printf("%v", err)
 		return exitFailed

@@ -2,12 +2,13 @@ package zktest
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkserver"
 )
 
 // Cluster is a standalone server (one member) or an ensemble started for one
@@ -16,7 +17,7 @@ type Cluster struct {
 	t        testing.TB
 	cfg      config
 	backend  backend
-	install  *install
+	install  *zkserver.Install
 	servers  []*Server
 	external []string // ZK_CONNECT addresses
 	proxy    *Proxy
@@ -25,28 +26,14 @@ type Cluster struct {
 }
 
 type config struct {
-	tickTime       time.Duration
-	minSession     time.Duration
-	maxSession     time.Duration
-	containerCheck time.Duration
-	durable        bool
-	startTimeout   time.Duration
-	extraConfig    []string
-	sysProps       map[string]string
-	tls            *tlsConfig // nil: no TLS port
-	fullJIT        bool
-	clientPort     int // 0: a free port
+	server       zkserver.Config
+	startTimeout time.Duration
+	tls          *tlsConfig // nil: no TLS port
+	clientPort   int        // 0: a free port
 }
 
 func defaultConfig() config {
-	return config{
-		tickTime:       200 * time.Millisecond,
-		minSession:     time.Second,
-		maxSession:     60 * time.Second,
-		containerCheck: time.Second,
-		startTimeout:   60 * time.Second,
-		sysProps:       map[string]string{},
-	}
+	return config{server: zkserver.DefaultConfig(), startTimeout: 60 * time.Second}
 }
 
 // Option changes how servers are configured.
@@ -54,44 +41,47 @@ type Option func(*config)
 
 // WithTickTime sets the server tick (default 200ms). Session expiry is checked
 // once per tick, so a short tick keeps expiry tests short.
-func WithTickTime(d time.Duration) Option { return func(c *config) { c.tickTime = d } }
+func WithTickTime(d time.Duration) Option { return func(c *config) { c.server.TickTime = d } }
 
 // WithSessionTimeouts sets the bounds the server negotiates session timeouts
 // into (default 1s..60s).
 func WithSessionTimeouts(min, max time.Duration) Option {
-	return func(c *config) { c.minSession, c.maxSession = min, max }
+	return func(c *config) { c.server.MinSession, c.server.MaxSession = min, max }
 }
 
 // WithContainerCheck sets how often the server deletes empty container nodes
 // (default 1s, the server's default is 60s).
-func WithContainerCheck(d time.Duration) Option { return func(c *config) { c.containerCheck = d } }
+func WithContainerCheck(d time.Duration) Option {
+	return func(c *config) { c.server.ContainerCheck = d }
+}
 
 // WithDurable makes the server sync its log to disk on every write and use
 // ZooKeeper's production tick (2s), for tests about restarts and durability
 // rather than speed.
 func WithDurable() Option {
-	return func(c *config) { c.durable = true; c.tickTime = 2 * time.Second; c.minSession = 4 * time.Second }
+	return func(c *config) {
+		c.server.Durable, c.server.TickTime, c.server.MinSession = true, 2*time.Second, 4*time.Second
+	}
 }
 
 // WithFullJIT runs the server JVMs with the full JIT and a larger heap, as in
 // production, for benchmarks. By default they stop at the quick C1 compiler,
 // which starts faster but runs the server slower.
-func WithFullJIT() Option { return func(c *config) { c.fullJIT = true } }
+func WithFullJIT() Option { return func(c *config) { c.server.FullJIT = true } }
 
 // WithClientPort makes a standalone server listen for clients on port
-// instead of a free port, for a server people connect to by hand (StartDev).
-// It needs a local install, and clients reach it at DirectAddrs; ensembles
+// instead of a free port. It needs a local install, and clients reach it at DirectAddrs; ensembles
 // refuse it.
 func WithClientPort(port int) Option { return func(c *config) { c.clientPort = port } }
 
 // WithConfig appends raw lines to zoo.cfg (for example "secureClientPort=...").
 func WithConfig(lines ...string) Option {
-	return func(c *config) { c.extraConfig = append(c.extraConfig, lines...) }
+	return func(c *config) { c.server.Extra = append(c.server.Extra, lines...) }
 }
 
 // WithSystemProperty passes -Dkey=value to each server JVM.
 func WithSystemProperty(key, value string) Option {
-	return func(c *config) { c.sysProps[key] = value }
+	return func(c *config) { c.server.SysProps[key] = value }
 }
 
 // Standalone starts one ZooKeeper server for t (or uses ZK_CONNECT) and stops
@@ -154,7 +144,7 @@ func (c *Cluster) startLocal(n int) {
 	if c.cfg.tls != nil {
 		per = 4 // and the TLS client port
 	}
-	ports, err := freePorts(per * n)
+	ports, err := zkserver.FreePorts(per * n)
 	if err != nil {
 		t.Fatalf("zktest: free ports: %v", err)
 	}
@@ -165,15 +155,18 @@ func (c *Cluster) startLocal(n int) {
 		ports[0] = c.cfg.clientPort
 	}
 	base := t.TempDir()
+	procs := make([]*zkserver.Server, n)
 	for i := 0; i < n; i++ {
-		s := &Server{
+		procs[i] = &zkserver.Server{
 			ID:         i + 1,
-			cluster:    c,
-			clientPort: ports[per*i],
-			peerPort:   ports[per*i+1],
-			elecPort:   ports[per*i+2],
-			dir:        fmt.Sprintf("%s/server%d", base, i+1),
+			ClientPort: ports[per*i],
+			PeerPort:   ports[per*i+1],
+			ElecPort:   ports[per*i+2],
+			Dir:        fmt.Sprintf("%s/server%d", base, i+1),
+			Install:    c.install,
+			Config:     &c.cfg.server,
 		}
+		s := &Server{ID: i + 1, cluster: c, proc: procs[i]}
 		if c.cfg.tls != nil {
 			s.securePort = ports[per*i+3]
 		}
@@ -192,10 +185,10 @@ func (c *Cluster) startLocal(n int) {
 		}
 	})
 	for _, s := range c.servers {
-		if err := s.writeConfig(); err != nil {
+		if err := s.proc.WriteConfig(procs, s.tlsConfigLines()); err != nil {
 			t.Fatalf("zktest: config for server %d: %v", s.ID, err)
 		}
-		if err := s.start(); err != nil {
+		if err := s.proc.Start(); err != nil {
 			t.Fatalf("zktest: start server %d: %v", s.ID, err)
 		}
 	}
@@ -299,26 +292,4 @@ func (c *Cluster) WaitServing(timeout time.Duration) {
 			s.waitServing(timeout)
 		}
 	}
-}
-
-// freePorts reserves n distinct free TCP ports on 127.0.0.1. They are released
-// just before use; another process could take one in between, which the
-// server's start then reports.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkserver"
 )
 
 // ExpireSession makes the servers really expire sessionID, the session of a
@@ -27,7 +29,7 @@ func ExpireSession(t testing.TB, p *Proxy, sessionID int64) {
 	defer p.Heal()
 	// The server expires a session within its negotiated timeout plus one
 	// tick; the negotiated timeout is at most the configured maximum.
-	deadline := time.Now().Add(c.cfg.maxSession + 10*time.Second)
+	deadline := time.Now().Add(c.cfg.server.MaxSession + 10*time.Second)
 	for !c.sessionGone(id) {
 		if time.Now().After(deadline) {
 			t.Fatalf("zktest: session %s still alive after blackholing its links", id)
@@ -117,7 +119,7 @@ func (c *Cluster) sessionKnown(hexID string) (known, complete bool) {
 // OwnJVMs lists the pids of live JVMs that this test process started. After
 // every cluster's cleanup it must be empty.
 func OwnJVMs() []int {
-	mark := ownerProperty + strconv.Itoa(os.Getpid())
+	mark := zkserver.OwnerProperty + strconv.Itoa(os.Getpid())
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	var pids []int
 	for _, p := range procs {

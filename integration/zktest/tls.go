@@ -182,11 +182,6 @@ func WithMutualTLS(tl *TLS) Option {
 	return func(c *config) { c.tls = &tlsConfig{files: tl, requireClientCert: true} }
 }
 
-// nettyCodecJar is the Netty jar that Debian's zookeeper.jar manifest leaves
-// out: without it NettyServerCnxnFactory cannot initialise a TLS channel
-// (NoClassDefFoundError: io/netty/handler/codec/ByteToMessageDecoder).
-const nettyCodecJar = "netty-codec.jar"
-
 // setupTLS checks that the backend can serve TLS and completes the classpath;
 // it is a no-op without WithTLS.
 func (c *Cluster) setupTLS() {
@@ -198,15 +193,11 @@ func (c *Cluster) setupTLS() {
 	if c.backend != backendLocal {
 		t.Skipf("zktest: WithTLS needs servers the harness starts from a local install: %s", InstallHint)
 	}
-	if c.install.confDir == "" { // Debian's jars, not a ZK_HOME tarball (whose lib/ has it)
-		jar := filepath.Join(debianJavaDir, nettyCodecJar)
-		if !fileExists(jar) {
-			t.Fatalf("zktest: WithTLS: no %s (apt-get install -y libnetty-java)", jar)
-		}
-		in := *c.install
-		in.classpath += string(os.PathListSeparator) + jar
-		c.install = &in
+	in, err := c.install.ForTLS()
+	if err != nil {
+		t.Fatalf("zktest: WithTLS: %v", err)
 	}
+	c.install = in
 }
 
 // tlsConfigLines are the zoo.cfg lines for the TLS port. ZooKeeper turns keys
