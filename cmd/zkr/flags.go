@@ -45,6 +45,8 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            say on stderr when zkr waits, holds and releases.
     -h, --help
            show the manual.
+    --version
+           print zkr's version and exit (before the subcommand only).
 `
 
 // globals are the options every subcommand takes.

@@ -71,6 +71,7 @@ SYNOPSIS
     zkr leader [OPTIONS] PATH
     zkr dev    [--port P]
     zkr bench  --mode MODE [OPTIONS]
+    zkr version
     zkr help   [SUBCOMMAND]
 
 DESCRIPTION
@@ -101,6 +102,7 @@ DESCRIPTION
     leader    print who leads a lock, latch or selector path, and the queue
     dev       start a throwaway local ZooKeeper for trying zkr out
     bench     measure lock latency and throughput against a server
+    version   print zkr's version (also zkr --version)
     help      show the manual of a subcommand (as SUBCOMMAND --help)
 
 OPTIONS
@@ -135,14 +137,15 @@ type subcommand struct {
 
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
-		"lock":   {lockHelp, runLock},
-		"rlock":  {rlockHelp, runRLock},
-		"wlock":  {wlockHelp, runWLock},
-		"sem":    {semHelp, runSem},
-		"elect":  {electHelp, runElect},
-		"leader": {leaderHelp, runLeader},
-		"dev":    {devHelp, runDev},
-		"bench":  {benchHelp, runBench},
+		"lock":    {lockHelp, runLock},
+		"rlock":   {rlockHelp, runRLock},
+		"wlock":   {wlockHelp, runWLock},
+		"sem":     {semHelp, runSem},
+		"elect":   {electHelp, runElect},
+		"leader":  {leaderHelp, runLeader},
+		"dev":     {devHelp, runDev},
+		"bench":   {benchHelp, runBench},
+		"version": {versionHelp, runVersion},
 	}
 }
 
@@ -156,6 +159,8 @@ func (a *app) main(args []string) int {
 	g := defaultGlobals()
 	fs := newFlagSet("zkr")
 	g.register(fs)
+	var version bool
+	fs.BoolVar(&version, "version", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(a.stdout, mainHelp)
@@ -164,6 +169,9 @@ func (a *app) main(args []string) int {
 		return a.usage("zkr", "%v", err)
 	}
 	rest := fs.Args()
+	if version {
+		return runVersion(a, g, rest)
+	}
 	if len(rest) == 0 {
 		return a.usage("zkr", "missing subcommand")
 	}
