@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // handshake is what the server said in its answer to the connect request,
@@ -15,6 +17,11 @@ type handshake struct {
 	sessionID int64
 	readOnly  bool
 }
+
+// xidWatchEvent is the xid of a frame the server sends on its own: a watch
+// notification. Every other frame answers a request of ours (pings are
+// xid -2, auth -4, set-watches -8).
+const xidWatchEvent = -1
 
 // ZooKeeper opcodes of the requests that can be traced.
 const (
@@ -45,6 +52,15 @@ type sniffConn struct {
 	tracer      *tracer
 
 	wrote bool // the connect request has gone out
+
+	// Liveness. go-zookeeper gives up on a link after 2/3 of the session
+	// timeout without any frame, but a watch event is a frame: under a
+	// one-way fault that drops our requests, other clients' changes keep
+	// the link "alive" while the server expires the session. Only a reply
+	// to one of our own requests or pings proves the server hears us, so
+	// the read deadline go-zookeeper sets is cut to lastProof+recvTimeout.
+	recvTimeout atomic.Int64 // nanoseconds; 0 until the handshake
+	lastProof   atomic.Int64 // unix nanoseconds of the last reply to us
 
 	mu      sync.Mutex
 	pending map[int32]*CreateTrace // xid of a traced create → its trace
@@ -118,6 +134,26 @@ func (c *sniffConn) noteRequest(b []byte) {
 	t.markSent()
 }
 
+// SetReadDeadline is go-zookeeper's per-frame read deadline, brought
+// forward to the moment the link has gone a receive timeout without a
+// reply to us (see lastProof).
+func (c *sniffConn) SetReadDeadline(t time.Time) error {
+	if rt := c.recvTimeout.Load(); rt > 0 && !t.IsZero() {
+		if limit := time.Unix(0, c.lastProof.Load()).Add(time.Duration(rt)); limit.Before(t) {
+			t = limit
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline is SetReadDeadline for the read side.
+func (c *sniffConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
+}
+
 func (c *sniffConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
@@ -165,15 +201,22 @@ func (c *sniffConn) frame() {
 			c.mu.Lock()
 			c.session = h.sessionID
 			c.mu.Unlock()
+			c.lastProof.Store(time.Now().UnixNano())
+			// go-zookeeper's own receive timeout, from the same number.
+			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
 			c.onHandshake(h)
 		}
 		return
 	}
-	if len(head) < 20 {
+	if len(head) < 8 {
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(head[4:8]))
-	if xid < 0 {
+	if xid != xidWatchEvent {
+		// A reply to a request or ping of ours: the server hears us.
+		c.lastProof.Store(time.Now().UnixNano())
+	}
+	if len(head) < 20 || xid < 0 {
 		return // watch event, ping, auth
 	}
 	c.mu.Lock()

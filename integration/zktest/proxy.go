@@ -9,8 +9,8 @@ import (
 )
 
 // Proxy is a TCP proxy in front of every server of a cluster: one listener per
-// server. Clients that connect through it can be cut off, blackholed or slowed
-// down together. Its methods are safe for concurrent use.
+// server. Clients that connect through it can be cut off, blackholed (both
+// ways, or one way: DropReplies, DropRequests) or slowed down together. Its methods are safe for concurrent use.
 type Proxy struct {
 	cluster *Cluster
 	fwds    []*forwarder
@@ -29,6 +29,7 @@ const (
 	modeForward   proxyMode = iota
 	modeBlackhole           // both directions dropped
 	modeDropReply           // client→server forwarded, server→client dropped
+	modeDropRequest         // client→server dropped, server→client forwarded
 )
 
 type forwarder struct {
@@ -123,6 +124,23 @@ func (p *Proxy) DropReplies() {
 	}
 }
 
+// DropRequests drops everything clients send while forwarding what the
+// servers send: the one-way fault in which a client still receives watch
+// events (other clients' changes) while none of its requests or pings
+// arrive. Held longer than the session timeout, the server expires the
+// session; the client must not take the events for proof of life.
+//
+// Every link open now is marked as having lost requests, and Heal closes
+// those links.
+func (p *Proxy) DropRequests() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode.Store(int32(modeDropRequest))
+	for l := range p.links {
+		l.lostUp.Store(true)
+	}
+}
+
 // Delay adds d before every chunk forwarded in either direction.
 func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
 
@@ -185,8 +203,11 @@ func (p *Proxy) accept(f *forwarder) {
 			return
 		}
 		// Under mu, so that DropReplies and this link agree on the mode.
-		if proxyMode(p.mode.Load()) == modeDropReply {
+		switch proxyMode(p.mode.Load()) {
+		case modeDropReply:
 			l.lostDown.Store(true)
+		case modeDropRequest:
+			l.lostUp.Store(true)
 		}
 		p.links[l] = struct{}{}
 		p.wg.Add(2)
@@ -219,7 +240,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			mode := proxyMode(p.mode.Load())
-			if mode == modeBlackhole || (mode == modeDropReply && fromServer) {
+			if mode == modeBlackhole || (mode == modeDropReply && fromServer) || (mode == modeDropRequest && !fromServer) {
 				lost.Store(true)
 			}
 			if lost.Load() {

@@ -1,0 +1,68 @@
+package conn_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// Proof of life is a reply to one of this client's own requests or pings.
+// Under a one-way fault that drops its requests while the server's watch
+// events still reach it, the client must suspend at 2/3 of the session
+// timeout, while the server still holds the session: events must not count
+// as a live link. (Before the fix it suspended only when the server
+// expired the session and closed the link.)
+func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	const timeout = 4 * time.Second
+	c := dial(t, p.Addrs(), conn.WithSessionTimeout(timeout))
+	other := dial(t, cl.Addrs())
+
+	// One watch per node: each change of another client's reaches c as one
+	// event, so a stream of changes is a stream of events through the fault.
+	const n = 160
+	for i := range n {
+		_, err := other.ZK().Create(fmt.Sprintf("/w%d", i), nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+		_, _, _, err = c.ZK().GetW(fmt.Sprintf("/w%d", i))
+		require.NoError(t, err)
+	}
+	s := c.Session()
+
+	p.DropRequests()
+	start := time.Now()
+	stop, noiseDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(noiseDone)
+		tick := time.NewTicker(40 * time.Millisecond) // pacing the events, not waiting
+		defer tick.Stop()
+		for i := range n {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			_, _ = other.ZK().Set(fmt.Sprintf("/w%d", i), []byte("x"), -1)
+		}
+	}()
+	defer func() { close(stop); <-noiseDone }()
+
+	select {
+	case <-s.Suspended:
+	case <-time.After(timeout + 10*time.Second):
+		t.Fatal("never suspended")
+	}
+	elapsed := time.Since(start)
+	alive := cl.SessionAlive(s.ID)
+	assert.True(t, alive, "suspended %v after the fault began, only once the server had expired the session", elapsed)
+	assert.Less(t, elapsed, timeout, "suspended after the whole session timeout")
+	p.Heal()
+}
