@@ -1,7 +1,17 @@
-// Package hold is one granted hold of a lock-like recipe (a mutex, a read or
-// write lock, a semaphore lease): its node, fencing token and the signal
-// that it can no longer be trusted. The recipes hand it out as their own
-// Hold type.
+// Package hold is what a lock-like recipe hands out (a mutex hold, a read
+// or write hold, a semaphore lease): a Node is one granted node in the
+// queue, with its fencing token and the signal that it can no longer be
+// trusted; a Hold is one acquisition of a node, the handle a caller gets.
+//
+// The rules every recipe keeps through this package:
+//   - every successful acquire returns a Hold of its own;
+//   - releasing a Hold releases exactly that acquisition, once: a second
+//     Release is ErrReleased, never a panic and never another
+//     acquisition's release;
+//   - a Hold's Done fires when its node can no longer be trusted (the link
+//     is in doubt, the session is lost, or the node was deleted or
+//     re-created by someone else) or when the Hold is released;
+//   - no Hold is handed out whose node has already lost trust.
 package hold
 
 import (
@@ -9,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -25,7 +36,12 @@ var (
 	ErrSuspended = errors.New("connection suspended while held")
 	// ErrSessionLost: the session that held the lock is gone; so is the lock.
 	ErrSessionLost = errors.New("session lost while held")
-	// ErrReleased: the hold was released.
+	// ErrNodeDeleted: the hold's node was deleted, or replaced by a node of
+	// another session, by someone other than the holder (an operator, a
+	// misbehaving client). Others may be granted the lock already.
+	ErrNodeDeleted = errors.New("lock node deleted by someone else while held")
+	// ErrReleased: the hold was released (also what a second Release of the
+	// same hold returns).
 	ErrReleased = errors.New("released")
 	// ErrHoldLost: the hold stopped being trusted before Release; see
 	// Hold.Err for why. Anything done after that moment was unprotected.
@@ -40,9 +56,10 @@ const RevokeMessage = "__REVOKE__"
 // before leaving it to the background.
 const releaseTimeout = 5 * time.Second
 
-// Hold is one holding of a lock: its fencing token and the signal that it
-// can no longer be trusted.
-type Hold struct {
+// Node is one granted node: its fencing token and the signal that it can no
+// longer be trusted. The recipe that granted it releases it once, when its
+// last Hold is released.
+type Node struct {
 	client    *framework.Client
 	revocable bool
 	path      string
@@ -51,17 +68,26 @@ type Hold struct {
 
 	done    chan struct{}
 	revoked chan struct{}
-	stop    chan struct{}
+	life    context.Context // cancelled by Release: ends the watchers
+	stop    context.CancelFunc
 	wg      sync.WaitGroup
 
-	mu  sync.Mutex
-	err error
+	mu          sync.Mutex
+	err         error
+	holds       map[*Hold]struct{} // open acquisitions of this node
+	releaseOnce sync.Once
+	releaseErr  error
 }
 
-// New starts a hold for a granted entry. With revocable, it follows the node
-// for Curator's revocation requests.
-func New(client *framework.Client, e *contend.Entry, revocable bool) *Hold {
-	h := &Hold{
+// NewNode starts following a granted entry: the session's loss signal and
+// the node itself (deleted or re-owned means lost; with revocable, also
+// Curator's revocation requests). If the session's loss signal has already
+// fired, the node is born lost (see Err): a recipe must not hand it out.
+func NewNode(client *framework.Client, e *contend.Entry, revocable bool) *Node {
+	life, stop := context.WithCancel(context.Background())
+	n := &Node{
+		life:      life,
+		stop:      stop,
 		client:    client,
 		revocable: revocable,
 		path:      e.Path,
@@ -69,125 +95,139 @@ func New(client *framework.Client, e *contend.Entry, revocable bool) *Hold {
 		session:   e.Session,
 		done:      make(chan struct{}),
 		revoked:   make(chan struct{}),
-		stop:      make(chan struct{}),
+		holds:     map[*Hold]struct{}{},
 	}
-	h.wg.Add(1)
-	go h.watch(client.LossSignal(e.Session))
-	return h
-}
-
-// Token is the fencing token: the czxid of the hold's lock node. It grows
-// strictly from each holder to the next, even if the lock directory is
-// deleted and made again. Hand it to every resource the lock protects and
-// have them refuse tokens lower than the highest seen.
-func (h *Hold) Token() int64 { return h.token }
-
-// Path is the hold's lock node.
-func (h *Hold) Path() string { return h.path }
-
-// SessionID is the session that owns the lock node.
-func (h *Hold) SessionID() int64 { return h.session.ID }
-
-// Done is closed when the hold can no longer be trusted: on Suspended under
-// the client's standard error policy, on Lost under the session-only policy,
-// and on Release. Under the standard policy it closes before the server can
-// expire the session, and so before anyone else can be granted the lock.
-func (h *Hold) Done() <-chan struct{} { return h.done }
-
-// Err is nil while the hold is trusted, then says why it is not:
-// ErrSuspended, ErrSessionLost or ErrReleased.
-func (h *Hold) Err() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
-}
-
-// Context returns a context, derived from parent, that is cancelled when the
-// hold ends, with Err as its cause: run the protected work under it. Cancel
-// parent to free the context's goroutine early.
-func (h *Hold) Context(parent context.Context) context.Context {
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-h.done:
-			cancel(h.Err())
-		case <-ctx.Done():
-		}
-	}()
-	return ctx
-}
-
-// Revoked is closed when another process asks the holder to release, with
-// Curator's revocation protocol (the node's data becomes "__REVOKE__"). It is
-// only ever closed for a revocable lock; what to do is the holder's choice.
-func (h *Hold) Revoked() <-chan struct{} { return h.revoked }
-
-// watch turns the session's loss signal into the hold's own. It never does
-// network calls itself, so nothing can delay the signal. It ends at release
-// or loss, and stops the revocation watcher with it.
-func (h *Hold) watch(signal <-chan struct{}) {
-	defer h.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if h.revocable {
-		h.wg.Add(1)
-		go h.watchRevocation(ctx)
+	signal := client.LossSignal(e.Session)
+	if isClosed(signal) {
+		n.finish(n.lossCause())
 	}
+	n.wg.Add(2)
+	go n.watchSignal(signal)
+	go n.watchNode()
+	return n
+}
+
+// Token is the fencing token: the czxid of the node.
+func (n *Node) Token() int64 { return n.token }
+
+// Path is the node.
+func (n *Node) Path() string { return n.path }
+
+// SessionID is the session that owns the node.
+func (n *Node) SessionID() int64 { return n.session.ID }
+
+// Err is nil while the node is trusted, then says why it is not.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.err
+}
+
+// Done is closed when the node can no longer be trusted, or is released.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Context is Hold.Context for the node.
+func (n *Node) Context(parent context.Context) context.Context {
+	return untilDone(parent, n.done, n.Err)
+}
+
+func (n *Node) lossCause() error {
+	if isClosed(n.session.Lost) {
+		return ErrSessionLost
+	}
+	return ErrSuspended
+}
+
+// watchSignal turns the session's loss signal into the node's own. It
+// never does network calls itself, so nothing can delay the signal.
+func (n *Node) watchSignal(signal <-chan struct{}) {
+	defer n.wg.Done()
 	select {
 	case <-signal:
-		err := ErrSuspended
-		if isClosed(h.session.Lost) {
-			err = ErrSessionLost
-		}
-		h.finish(err)
-	case <-h.stop:
-		h.finish(ErrReleased)
+		n.finish(n.lossCause())
+	case <-n.life.Done():
 	}
 }
 
-// watchRevocation follows the node's data until it says __REVOKE__ (Curator's
-// protocol), then closes Revoked.
-func (h *Hold) watchRevocation(ctx context.Context) {
-	defer h.wg.Done()
+// watchNode follows the node itself until release: deleted, or owned by
+// another session, means lost (Curator would not notice: the next waiter is
+// granted while this holder carries on). A revocable node's data turning
+// into __REVOKE__ closes Revoked.
+func (n *Node) watchNode() {
+	defer n.wg.Done()
+	ctx := n.life
 	for {
-		data, _, ch, err := h.client.GetW(ctx, h.path)
-		if err != nil {
-			return // gone, closing or released: the loss signal covers it
-		}
-		if string(data) == RevokeMessage {
-			close(h.revoked)
+		data, st, ch, err := n.client.GetW(ctx, n.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			n.finish(ErrNodeDeleted)
 			return
+		case err != nil:
+			// Closing, released, or the link is down: in the last case the
+			// loss signal covers it (standard policy) or the session may
+			// come back (session-only): look again once connected.
+			if ctx.Err() != nil || n.client.Closed() {
+				return
+			}
+			if _, werr := n.client.Conn().WaitConnected(ctx); werr != nil {
+				return
+			}
+			if n.client.Session().ID != n.session.ID {
+				return // a new session: the loss signal says so
+			}
+			continue
+		case st.EphemeralOwner != n.session.ID:
+			n.finish(ErrNodeDeleted)
+			return
+		}
+		if n.revocable && string(data) == RevokeMessage && !isClosed(n.revoked) {
+			close(n.revoked)
 		}
 		select {
 		case ev := <-ch:
-			if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
+			if ev.Type == zk.EventNodeDeleted {
+				n.finish(ErrNodeDeleted)
 				return
 			}
+			// Data changed, or the watch ended with the link: look again.
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-func (h *Hold) finish(err error) {
-	h.mu.Lock()
-	if h.err == nil {
-		h.err = err
+// finish marks the node untrusted with err (the first reason wins) and
+// fires every open Hold's signal.
+func (n *Node) finish(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.err != nil {
+		return
 	}
-	h.mu.Unlock()
-	close(h.done)
+	n.err = err
+	close(n.done)
+	for h := range n.holds {
+		h.finishLocked(err)
+	}
 }
 
-// Release stops the hold's goroutines and deletes its node: at once (sent,
-// not answered) when the hold is still trusted, else in the background (the
-// node may belong to a session being replaced), returning ErrHoldLost. It is
-// for the recipe, which makes sure it is called once.
-func (h *Hold) Release() error {
-	close(h.stop)
-	h.wg.Wait()
-	c := h.client
-	if lost := h.Err(); lost != ErrReleased {
-		if err := c.DeleteLater(h.path, h.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
+// Release stops following the node and deletes it: at once (sent, not
+// answered) while it is trusted, else in the background (the node may
+// belong to a session being replaced), returning an error wrapping
+// ErrHoldLost. It runs once; later calls return the first result.
+func (n *Node) Release() error {
+	n.releaseOnce.Do(func() { n.releaseErr = n.release() })
+	return n.releaseErr
+}
+
+func (n *Node) release() error {
+	n.stop()
+	n.wg.Wait()
+	lost := n.Err()
+	n.finish(ErrReleased)
+	c := n.client
+	if lost != nil {
+		if err := c.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
 			return errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
 		}
 		return fmt.Errorf("%w: %w", ErrHoldLost, lost)
@@ -197,12 +237,125 @@ func (h *Hold) Release() error {
 	// the next contender is woken by the delete itself, not by our waiting.
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	err := c.DeleteOwn(ctx, h.path, h.session.ID)
+	err := c.DeleteOwn(ctx, n.path, n.session.ID)
 	if err == nil || errors.Is(err, framework.ErrClosed) {
 		return nil // a closed client's session takes its ephemeral node with it
 	}
-	return fmt.Errorf("release %s: %w", h.path, err)
+	return fmt.Errorf("release %s: %w", n.path, err)
 }
+
+// Hold is one acquisition of a lock: its fencing token (Token), the signal
+// that it can no longer be trusted (Done, Err, Context) and revocation
+// requests (Revoked). Release gives back exactly this acquisition, once.
+// Its methods are safe for concurrent use.
+type Hold struct {
+	node     *Node
+	release  func(*Hold) error
+	released atomic.Bool
+
+	// Guarded by node.mu.
+	done chan struct{}
+	err  error
+}
+
+// NewHold opens one acquisition of n. release is the recipe's bookkeeping
+// for it; it runs at most once, from Hold.Release. If n has lost trust
+// already, NewHold returns nil and n's error: no Hold is handed out under a
+// signal that has fired.
+func NewHold(n *Node, release func(*Hold) error) (*Hold, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHoldLost, n.err)
+	}
+	h := &Hold{node: n, release: release, done: make(chan struct{})}
+	n.holds[h] = struct{}{}
+	return h, nil
+}
+
+func (h *Hold) finishLocked(err error) {
+	if h.err == nil {
+		h.err = err
+		close(h.done)
+	}
+}
+
+// Token is the fencing token: the czxid of the hold's lock node. It grows
+// strictly from each holder to the next, even if the lock directory is
+// deleted and made again. Hand it to every resource the lock protects and
+// have them refuse tokens lower than the highest seen.
+func (h *Hold) Token() int64 { return h.node.token }
+
+// Path is the hold's lock node.
+func (h *Hold) Path() string { return h.node.path }
+
+// SessionID is the session that owns the lock node.
+func (h *Hold) SessionID() int64 { return h.node.session.ID }
+
+// Done is closed when the hold can no longer be trusted: on Suspended under
+// the client's standard error policy, on Lost under the session-only
+// policy, when its node is deleted or re-created by someone else, and when
+// this hold is released. Under the standard policy it closes before the
+// server can expire the session, and so before anyone else can be granted
+// the lock.
+func (h *Hold) Done() <-chan struct{} { return h.done }
+
+// Err is nil while the hold is trusted, then says why it is not:
+// ErrSuspended, ErrSessionLost, ErrNodeDeleted or ErrReleased.
+func (h *Hold) Err() error {
+	h.node.mu.Lock()
+	defer h.node.mu.Unlock()
+	return h.err
+}
+
+// Context returns a context, derived from parent, that is cancelled when the
+// hold ends, with Err as its cause: run the protected work under it. Cancel
+// parent to free the context's goroutine early.
+func (h *Hold) Context(parent context.Context) context.Context {
+	return untilDone(parent, h.done, h.Err)
+}
+
+// untilDone is a context cancelled with cause() when done closes.
+func untilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		select {
+		case <-done:
+			cancel(cause())
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
+// Revoked is closed when another process asks the holder to release, with
+// Curator's revocation protocol (the node's data becomes "__REVOKE__"). It is
+// only ever closed for a revocable lock; what to do is the holder's choice.
+func (h *Hold) Revoked() <-chan struct{} { return h.node.revoked }
+
+// Release gives back this acquisition: the recipe's count goes down, and the
+// last open acquisition of a node deletes it. A second Release of the same
+// Hold returns ErrReleased and does nothing else. If the hold was lost
+// before, Release still cleans up and returns an error wrapping ErrHoldLost.
+func (h *Hold) Release() error {
+	if h.released.Swap(true) {
+		return ErrReleased
+	}
+	n := h.node
+	n.mu.Lock()
+	lost := h.err
+	h.finishLocked(ErrReleased)
+	delete(n.holds, h)
+	n.mu.Unlock()
+	err := h.release(h)
+	if err == nil && lost != nil && !errors.Is(lost, ErrReleased) {
+		err = fmt.Errorf("%w: %w", ErrHoldLost, lost)
+	}
+	return err
+}
+
+// Node returns the node this Hold is an acquisition of.
+func (h *Hold) Node() *Node { return h.node }
 
 func isClosed(ch <-chan struct{}) bool {
 	select {

@@ -8,6 +8,8 @@ package reentrant
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -44,9 +46,11 @@ type Lock struct {
 	closed bool
 }
 
+// entry is one goroutine's holding of the lock: one node, and the open
+// acquisitions of it, most recent last.
 type entry struct {
-	hold  *hold.Hold
-	count int
+	node  *hold.Node
+	holds []*hold.Hold
 }
 
 // New returns a lock whose contenders queue as described by request (its
@@ -58,7 +62,8 @@ func New(client *framework.Client, request contend.Request, revocable bool) *Loc
 }
 
 // Acquire takes the lock for the calling goroutine (see the package doc);
-// noWait gives up with ErrWouldBlock if it is not free at once.
+// noWait gives up with ErrWouldBlock if it is not free at once. Every call
+// that succeeds returns a Hold of its own.
 func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
@@ -77,44 +82,81 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 			err = ErrWouldBlock
 		case l.life.Err() != nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
 			err = errors.Join(ErrClosed, err)
+		case errors.Is(err, contend.ErrSessionLost):
+			err = fmt.Errorf("%w: %w", hold.ErrSessionLost, err)
 		}
 		return nil, err
 	}
-	return l.adopt(g, hold.New(l.client, e, l.revocable))
+	return l.adopt(g, hold.NewNode(l.client, e, l.revocable))
 }
 
-// reenter counts one more hold if g already holds the lock.
+// reenter opens one more acquisition if g already holds the lock. A lost
+// hold is not entered again: the caller gets the loss, and the count stays.
 func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || l.client.Closed() {
 		return nil, false, ErrClosed
 	}
-	if e := l.holds[g]; e != nil {
-		e.count++
-		return e.hold, true, nil
+	e := l.holds[g]
+	if e == nil {
+		return nil, false, nil
 	}
-	return nil, false, nil
+	h, err := hold.NewHold(e.node, l.releaser(g))
+	if err != nil {
+		return nil, false, err
+	}
+	e.holds = append(e.holds, h)
+	return h, true, nil
 }
 
-// Adopt records h, obtained some other way (the read-write lock's
+// Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.
-func (l *Lock) Adopt(h *hold.Hold) (*hold.Hold, error) { return l.adopt(goid.Current(), h) }
+func (l *Lock) Adopt(n *hold.Node) (*hold.Hold, error) { return l.adopt(goid.Current(), n) }
 
-func (l *Lock) adopt(g int64, h *hold.Hold) (*hold.Hold, error) {
+func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		_ = h.Release()
+		_ = n.Release()
 		return nil, ErrClosed
 	}
-	l.holds[g] = &entry{hold: h, count: 1}
+	h, err := hold.NewHold(n, l.releaser(g))
+	if err != nil {
+		// Lost between the grant and now: never hand it out.
+		l.mu.Unlock()
+		_ = n.Release()
+		return nil, err
+	}
+	l.holds[g] = &entry{node: n, holds: []*hold.Hold{h}}
 	l.mu.Unlock()
 	return h, nil
 }
 
-// Release gives up one hold of the calling goroutine; the last one releases
-// the node.
+// releaser is the bookkeeping of one acquisition by goroutine g: it leaves
+// g's entry, and the last one releases the node. It may run on any
+// goroutine: a Hold names its acquisition.
+func (l *Lock) releaser(g int64) func(*hold.Hold) error {
+	return func(h *hold.Hold) error {
+		l.mu.Lock()
+		e := l.holds[g]
+		if e == nil || !slices.Contains(e.holds, h) {
+			l.mu.Unlock()
+			return ErrClosed // Close released it already
+		}
+		e.holds = slices.DeleteFunc(e.holds, func(x *hold.Hold) bool { return x == h })
+		if len(e.holds) > 0 {
+			l.mu.Unlock()
+			return nil
+		}
+		delete(l.holds, g)
+		l.mu.Unlock()
+		return e.node.Release()
+	}
+}
+
+// Release gives up the calling goroutine's most recent acquisition (as
+// Curator's release, per thread); the last one releases the node.
 func (l *Lock) Release() error {
 	g := goid.Current()
 	l.mu.Lock()
@@ -127,23 +169,23 @@ func (l *Lock) Release() error {
 		}
 		return ErrNotHeld
 	}
-	e.count--
-	if e.count > 0 {
-		l.mu.Unlock()
-		return nil
-	}
-	delete(l.holds, g)
+	h := e.holds[len(e.holds)-1]
 	l.mu.Unlock()
-	return e.hold.Release()
+	err := h.Release()
+	if errors.Is(err, hold.ErrReleased) {
+		// Released through its handle meanwhile by another goroutine.
+		return ErrNotHeld
+	}
+	return err
 }
 
-// Held returns the calling goroutine's hold, if any.
+// Held returns the calling goroutine's most recent acquisition, if any.
 func (l *Lock) Held() (*hold.Hold, bool) {
 	g := goid.Current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e := l.holds[g]; e != nil {
-		return e.hold, true
+		return e.holds[len(e.holds)-1], true
 	}
 	return nil, false
 }
@@ -156,7 +198,8 @@ func (l *Lock) HeldInProcess() bool {
 }
 
 // Close ends waits in progress with ErrClosed and releases every hold.
-// Further calls return ErrClosed. The client is not closed.
+// Further calls return ErrClosed; so does Release of a Hold it released.
+// The client is not closed.
 func (l *Lock) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -170,7 +213,7 @@ func (l *Lock) Close() error {
 	l.cancel()
 	var errs []error
 	for _, e := range holds {
-		if err := e.hold.Release(); err != nil && !errors.Is(err, hold.ErrHoldLost) {
+		if err := e.node.Release(); err != nil && !errors.Is(err, hold.ErrHoldLost) {
 			errs = append(errs, err)
 		}
 	}

@@ -9,6 +9,28 @@
 // before the server can expire the session and grant the lock to anyone
 // else.
 //
+// # Holds
+//
+// A Hold is one acquisition, and these rules hold for every recipe of this
+// module (mutex holds, read and write holds, semaphore leases):
+//
+//   - Every successful Acquire or TryAcquire returns a Hold of its own, even
+//     a nested (reentrant) one; nested Holds share the node and its token.
+//   - Hold.Release gives back exactly that acquisition, from any goroutine.
+//     Releasing it again returns ErrReleased and does nothing else: it never
+//     panics and never releases another acquisition. The node is deleted
+//     when its last acquisition is released. Mutex.Release is Curator's
+//     per-goroutine release: it gives back the calling goroutine's most
+//     recent acquisition.
+//   - Done, Err and Context say when the hold stops being trusted: the link
+//     is in doubt (ErrSuspended, standard error policy), the session is
+//     gone (ErrSessionLost), the node was deleted or re-created by someone
+//     else (ErrNodeDeleted), or the Hold was released (ErrReleased).
+//   - No Acquire returns a Hold whose signal has already fired: a nested
+//     Acquire on a lost hold returns an error wrapping ErrHoldLost and the
+//     cause, and counts nothing; the lost acquisitions still need releasing
+//     (which returns ErrHoldLost and cleans up).
+//
 // What it cannot promise: a holder that keeps working after Done has fired,
 // or that is paused (GC, SIGSTOP) past the session timeout without noticing,
 // can overlap with the next holder. Fencing tokens are the defence: hand the
@@ -20,7 +42,7 @@
 //
 // SemaphoreMutex is the other kind of lock, Curator's
 // InterProcessSemaphoreMutex: not reentrant and not tied to a goroutine (take
-// it in one, give it back in another), built on package semaphore as a
-// semaphore of one lease, and wire-compatible with Curator's on the same
-// path.
+// it in one, give it back in another through the lease's Release), built on
+// package semaphore as a semaphore of one lease, and wire-compatible with
+// Curator's on the same path.
 package mutex

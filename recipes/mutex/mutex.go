@@ -35,13 +35,21 @@ var (
 	ErrSuspended = hold.ErrSuspended
 	// ErrSessionLost: the session that held the lock is gone; so is the lock.
 	ErrSessionLost = hold.ErrSessionLost
-	// ErrReleased: the hold was released.
+	// ErrNodeDeleted: the hold's node was deleted, or replaced by a node of
+	// another session, by someone other than the holder (an operator's
+	// deleteall, a misbehaving client). Others may be granted the lock
+	// already.
+	ErrNodeDeleted = hold.ErrNodeDeleted
+	// ErrReleased: the hold was released; a second Release of the same Hold
+	// returns it.
 	ErrReleased = hold.ErrReleased
 )
 
-// Hold is one holding of a lock: its fencing token (Token), the signal that
-// it can no longer be trusted (Done, Err, Context) and revocation requests
-// (Revoked). Read and write locks hand out the same type.
+// Hold is one acquisition of a lock: its fencing token (Token), the signal
+// that it can no longer be trusted (Done, Err, Context), revocation requests
+// (Revoked), and Release, which gives back exactly this acquisition. Read
+// and write locks hand out the same type. See the package documentation for
+// the rules.
 type Hold = hold.Hold
 
 // lockName is Curator's node name for InterProcessMutex.
@@ -82,15 +90,18 @@ func (m *Mutex) Path() string { return m.path }
 
 // Acquire blocks until the calling goroutine holds the mutex, ctx ends (its
 // deadline is the timeout), or the Mutex is closed. If the goroutine already
-// holds it, Acquire counts one more hold and returns the same Hold at once.
+// holds it, Acquire returns at once with a new Hold on the same node (same
+// token), one more acquisition to release; if that hold was lost, it
+// returns an error wrapping ErrHoldLost and the loss instead.
 func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) { return m.lock.Acquire(ctx, false) }
 
 // TryAcquire takes the mutex only if no one else holds or waits for it: it
 // queues, and if it is not first, leaves the queue and returns ErrWouldBlock.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Hold, error) { return m.lock.Acquire(ctx, true) }
 
-// Release gives up one hold of the calling goroutine; the last one deletes
-// the lock node. Release returns once the delete is on its way to the
+// Release gives up the calling goroutine's most recent acquisition, as
+// Curator's release (Hold.Release gives up a given one, from any
+// goroutine); the last one deletes the lock node. Release returns once the delete is on its way to the
 // server, which applies it before anything this client sends afterwards; if
 // the server cannot be reached, the client goes on deleting in the
 // background (guaranteed; Client.Drain waits for it).

@@ -116,7 +116,8 @@ func TestReentrantPerGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	h2, err := m.Acquire(ctx)
 	require.NoError(t, err)
-	assert.Same(t, h1, h2, "a reentrant acquire returns the same hold")
+	assert.NotSame(t, h1, h2, "each acquisition is a handle of its own")
+	assert.Equal(t, h1.Token(), h2.Token(), "on the same node")
 	assert.Len(t, nodes(t, c, "/locks/re"), 1)
 
 	require.NoError(t, m.Release())
@@ -304,13 +305,15 @@ func TestCloseEndsWaitsAndReleasesHolds(t *testing.T) {
 }
 
 // One release wakes exactly one waiter: every lock node is watched by at most
-// one session (its successor), and nobody watches the directory.
+// one session besides its owner (its successor; the holder watches its own
+// node, to learn if someone else deletes it), and nobody watches the
+// directory.
 func TestEachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	const waiters = 8
 	holder := newMutex(t, newClient(t, cl.Addrs()), "/locks/herd")
-	_, err := holder.Acquire(ctxT(t, 10*time.Second))
+	h, err := holder.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	for i := 0; i < waiters; i++ {
 		m := newMutex(t, newClient(t, cl.Addrs()), "/locks/herd")
@@ -321,37 +324,46 @@ func TestEachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 		}()
 	}
 	waitNodes(t, obs, "/locks/herd", waiters+1)
-	var watched map[string]int
+	var watched map[string][]string
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		w, err := watchesByPath(cl)
 		if !assert.NoError(ct, err) {
 			return
 		}
 		watched = w
-		assert.Len(ct, watched, waiters, "watches: %v", watched)
+		assert.Len(ct, watched, waiters, "watches: %v", watched) // all nodes but the last waiter's
+		assert.Len(ct, watched[h.Path()], 2, "the holder's node: its successor and the holder")
 	}, 10*time.Second, 20*time.Millisecond)
-	for path, n := range watched {
+	for path, sessions := range watched {
 		assert.True(t, strings.HasPrefix(path, "/locks/herd/"), "unexpected watch on %s", path)
-		assert.Equal(t, 1, n, "%s watched by %d sessions", path, n)
+		_, st, err := obs.Get(context.Background(), path)
+		require.NoError(t, err)
+		others := 0
+		for _, s := range sessions {
+			if s != fmt.Sprintf("0x%x", st.EphemeralOwner) {
+				others++
+			}
+		}
+		assert.Equal(t, 1, others, "%s watched by %d sessions besides its owner: %v", path, others, sessions)
 	}
 	require.NoError(t, holder.Release())
 }
 
 // watchesByPath parses the server's "wchp" report: path, then one line per
 // watching session.
-func watchesByPath(cl *zktest.Cluster) (map[string]int, error) {
+func watchesByPath(cl *zktest.Cluster) (map[string][]string, error) {
 	out, err := zktest.FourLetter(cl.DirectAddrs()[0], "wchp", 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	watched := map[string]int{}
+	watched := map[string][]string{}
 	cur := ""
 	for _, line := range strings.Split(out, "\n") {
 		switch {
 		case strings.HasPrefix(line, "/"):
 			cur = strings.TrimSpace(line)
 		case strings.HasPrefix(strings.TrimSpace(line), "0x") && cur != "":
-			watched[cur]++
+			watched[cur] = append(watched[cur], strings.TrimSpace(line))
 		}
 	}
 	return watched, nil

@@ -23,8 +23,11 @@ var ErrNotRevocable = errors.New("mutex: a SemaphoreMutex is not revocable")
 // itself (until ctx ends), and TryAcquire returns ErrWouldBlock.
 //
 // Acquire returns the hold as a *semaphore.Lease, with the fencing token
-// (Token) and loss signal (Done, Err, Context). Give it back with Release or
-// with the lease's own Close, from any goroutine; they are the same.
+// (Token) and loss signal (Done, Err, Context). Give it back with the
+// lease's Release, from any goroutine. There is no SemaphoreMutex.Release:
+// without a goroutine to tie a hold to, "release the mutex" cannot say
+// which acquisition it means, and a late or repeated one would end a hold
+// that another goroutine has just taken.
 type SemaphoreMutex struct {
 	sem *semaphore.Semaphore
 }
@@ -73,32 +76,6 @@ func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*semaphore.Lease, erro
 		return nil, m.mapErr(err)
 	}
 	return leases[0], nil
-}
-
-// Release gives the mutex back, from any goroutine: it closes the lease
-// Acquire returned (see semaphore.Lease.Close). It returns ErrNotHeld if no
-// lease taken through this SemaphoreMutex is open, and an error wrapping
-// ErrHoldLost if the hold was lost before (the node is cleaned up all the
-// same).
-func (m *SemaphoreMutex) Release() error {
-	held := m.sem.Held()
-	if len(held) == 0 {
-		return ErrNotHeld
-	}
-	var errs []error
-	released := false
-	for _, l := range held { // one, unless a lost lease was never given back
-		err := l.Close()
-		if errors.Is(err, semaphore.ErrReleased) {
-			continue // closed by another goroutine meanwhile
-		}
-		released = true
-		errs = append(errs, err)
-	}
-	if !released {
-		return ErrNotHeld
-	}
-	return errors.Join(errs...)
 }
 
 // HeldInProcess reports whether this SemaphoreMutex holds the mutex (a

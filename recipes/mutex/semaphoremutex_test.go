@@ -58,11 +58,11 @@ func TestSemaphoreMutexIsTakenInOneGoroutineAndReleasedInAnother(t *testing.T) {
 	assert.Equal(t, st.Czxid, got.lease.Token())
 	waitNodes(t, obs, "/smutex/handoff/locks", 0)
 
-	require.NoError(t, m.Release()) // from the test's goroutine
+	require.NoError(t, got.lease.Release()) // from the test's goroutine
 	assert.False(t, m.HeldInProcess())
 	<-got.lease.Done()
 	assert.ErrorIs(t, got.lease.Err(), mutex.ErrReleased)
-	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
+	assert.ErrorIs(t, got.lease.Release(), mutex.ErrReleased)
 	waitNodes(t, obs, "/smutex/handoff/leases", 0)
 }
 
@@ -84,7 +84,7 @@ func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
 	assert.False(t, m.HeldInProcess())
 	l, err = m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	require.NoError(t, m.Release())
+	require.NoError(t, l.Release())
 	assert.ErrorIs(t, l.Close(), semaphore.ErrReleased, "Release closed it")
 }
 
@@ -105,12 +105,35 @@ func TestSemaphoreMutexExcludesOtherProcesses(t *testing.T) {
 		t.Fatalf("granted while held: %v", g.err)
 	case <-time.After(absenceWindow):
 	}
-	require.NoError(t, a.Release())
+	require.NoError(t, la.Release())
 	g := <-got
 	require.NoError(t, g.err)
 	assert.Greater(t, g.lease.Token(), la.Token())
-	require.NoError(t, b.Release())
+	require.NoError(t, g.lease.Release())
 	waitNodes(t, obs, "/smutex/x/leases", 0)
+}
+
+// A release names its acquisition: a stale second release of a lease that
+// was given back must not end the lease another goroutine took since (and
+// let a third client in beside it).
+func TestSemaphoreMutexStaleReleaseCannotEndAnotherAcquisition(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	m := newSemaphoreMutex(t, newClient(t, cl.Addrs()), "/smutex/stale")
+	other := newSemaphoreMutex(t, newClient(t, cl.Addrs()), "/smutex/stale")
+
+	first, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, first.Release())
+	second := <-acquireSemaphoreMutexAsync(ctxT(t, 10*time.Second), m) // another goroutine
+	require.NoError(t, second.err)
+
+	assert.ErrorIs(t, first.Release(), mutex.ErrReleased, "a second release of the first acquisition")
+	assert.NoError(t, second.lease.Err(), "the stale release ended the second acquisition")
+	assert.Len(t, nodes(t, obs, "/smutex/stale/leases"), 1)
+	_, err = other.TryAcquire(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, mutex.ErrWouldBlock, "a third client got in beside the holder")
+	require.NoError(t, second.lease.Release())
 }
 
 func TestSemaphoreMutexRejectsBadInput(t *testing.T) {
@@ -157,7 +180,7 @@ func TestSemaphoreMutexAndCuratorsExcludeEachOther(t *testing.T) {
 	java.Send("smutex-acquire j /smutex/interop")
 	waitNodes(t, obs, "/smutex/interop/leases", 2)
 	java.ExpectNone(t, "smutex-acquired", absenceWindow)
-	require.NoError(t, m.Release())
+	require.NoError(t, g.lease.Release())
 	java.Expect(t, "smutex-acquired j", 10*time.Second)
 	java.Call(t, "smutex-release j", "smutex-released j", 10*time.Second)
 	waitNodes(t, obs, "/smutex/interop/leases", 0)

@@ -42,7 +42,8 @@ var (
 	// ErrNilClient: New without a client.
 	ErrNilClient = errors.New("rwlock: nil client")
 	// ErrNotOwner, ErrNotHeld, ErrWouldBlock, ErrClosed, ErrHoldLost,
-	// ErrSuspended, ErrSessionLost and ErrReleased are the mutex's.
+	// ErrSuspended, ErrSessionLost, ErrReleased and ErrNodeDeleted are the
+	// mutex's.
 	ErrNotOwner    = mutex.ErrNotOwner
 	ErrNotHeld     = mutex.ErrNotHeld
 	ErrWouldBlock  = mutex.ErrWouldBlock
@@ -51,6 +52,7 @@ var (
 	ErrSuspended   = mutex.ErrSuspended
 	ErrSessionLost = mutex.ErrSessionLost
 	ErrReleased    = mutex.ErrReleased
+	ErrNodeDeleted = mutex.ErrNodeDeleted
 )
 
 // Hold is the mutex's Hold: token, loss signal, revocation.
@@ -204,8 +206,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *Hold) (*Hold, error) {
 		_ = c.DeleteLater(path, s.ID)
 		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
 	}
-	h := hold.New(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false)
-	return r.lock.Adopt(h)
+	return r.lock.Adopt(hold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false))
 }
 
 // Release gives up one read hold of the calling goroutine (see

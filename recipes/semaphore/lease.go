@@ -12,7 +12,7 @@ import (
 // longer be trusted (Done, Err, Context).
 type Lease struct {
 	sem    *Semaphore
-	hold   *hold.Hold
+	hold   *hold.Node
 	closed atomic.Bool
 }
 
@@ -38,7 +38,7 @@ func (l *Lease) SessionID() int64 { return l.hold.SessionID() }
 func (l *Lease) Done() <-chan struct{} { return l.hold.Done() }
 
 // Err is nil while the lease is trusted, then says why it is not:
-// ErrSuspended, ErrSessionLost or ErrReleased.
+// ErrSuspended, ErrSessionLost, ErrNodeDeleted or ErrReleased.
 func (l *Lease) Err() error { return l.hold.Err() }
 
 // Context returns a context, derived from parent, that is cancelled when the
@@ -62,6 +62,10 @@ func (l *Lease) Close() error {
 	l.sem.forget(l)
 	return l.close()
 }
+
+// Release is Close: every hold of this library, mutex holds and leases
+// alike, is given back with Release.
+func (l *Lease) Release() error { return l.Close() }
 
 // close releases the hold once; a lease closed already reports ErrReleased.
 func (l *Lease) close() error {

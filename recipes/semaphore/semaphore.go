@@ -44,6 +44,9 @@ var (
 	// ErrSessionLost: the session that held the lease is gone; so is the
 	// lease.
 	ErrSessionLost = hold.ErrSessionLost
+	// ErrNodeDeleted: the lease's node was deleted, or replaced by a node of
+	// another session, by someone other than the holder.
+	ErrNodeDeleted = hold.ErrNodeDeleted
 )
 
 // Curator's names (InterProcessSemaphoreV2, InterProcessMutex).
@@ -322,6 +325,9 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 		select {
 		case ev := <-watch:
 			if ev.Type == zk.EventNotWatching {
+				if ctx.Err() != nil {
+					return ctx.Err() // the watch ended with our wait
+				}
 				if errors.Is(ev.Err, zk.ErrSessionExpired) {
 					return fmt.Errorf("%w: %v", contend.ErrSessionLost, ev.Err)
 				}
@@ -356,15 +362,22 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn
 // meanwhile.
 func (s *Semaphore) adopt(g *grant) ([]*Lease, error) {
 	leases := make([]*Lease, len(g.nodes))
+	var lost error
 	for i, q := range g.nodes {
 		e := &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}
-		leases[i] = &Lease{sem: s, hold: hold.New(s.client, e, false)}
+		leases[i] = &Lease{sem: s, hold: hold.NewNode(s.client, e, false)}
+		if err := leases[i].hold.Err(); err != nil && lost == nil {
+			lost = fmt.Errorf("%w: %w", ErrLeaseLost, err) // never hand out a lost lease
+		}
 	}
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || lost != nil {
 		s.mu.Unlock()
 		for _, l := range leases {
 			l.close()
+		}
+		if lost != nil {
+			return nil, lost
 		}
 		return nil, ErrClosed
 	}

@@ -1,0 +1,127 @@
+package mutex_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+// Releasing a Hold and acquiring again on the same goroutine gives a new,
+// live hold; a second release of the old one is a typed error, not a panic
+// and not the new hold's release. (Before: Acquire returned the dead hold
+// with a nil error, and the next Release panicked.)
+func TestReleasedHoldIsNotHandedOutAgain(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	m := newMutex(t, newClient(t, cl.Addrs()), "/handles/again")
+
+	h1, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, h1.Release())
+	<-h1.Done()
+	assert.ErrorIs(t, h1.Err(), mutex.ErrReleased)
+
+	h2, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.NoError(t, h2.Err(), "a dead hold handed out again")
+	assert.NotEqual(t, h1.Path(), h2.Path())
+	assert.Greater(t, h2.Token(), h1.Token())
+
+	assert.ErrorIs(t, h1.Release(), mutex.ErrReleased)
+	assert.NoError(t, h2.Err(), "releasing the old hold again ended the new one")
+	assert.Len(t, nodes(t, obs, "/handles/again"), 1)
+
+	require.NoError(t, m.Release())
+	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
+	assert.ErrorIs(t, h2.Release(), mutex.ErrReleased)
+	waitNodes(t, obs, "/handles/again", 0)
+}
+
+// Each nested acquisition is a handle of its own; the node goes with the
+// last one, whichever goroutine releases it.
+func TestNestedAcquisitionsAreHandlesOfTheirOwn(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	m := newMutex(t, newClient(t, cl.Addrs()), "/handles/nested")
+
+	outer, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	inner, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.NotSame(t, outer, inner)
+	assert.Equal(t, outer.Token(), inner.Token(), "one node, one token")
+
+	errc := make(chan error, 1)
+	go func() { errc <- inner.Release() }() // a handle may be released anywhere
+	require.NoError(t, <-errc)
+	assert.ErrorIs(t, inner.Err(), mutex.ErrReleased)
+	assert.NoError(t, outer.Err(), "the inner release ended the outer acquisition")
+	assert.Len(t, nodes(t, obs, "/handles/nested"), 1)
+	assert.ErrorIs(t, inner.Release(), mutex.ErrReleased)
+	assert.Len(t, nodes(t, obs, "/handles/nested"), 1, "a second release counted down again")
+
+	require.NoError(t, outer.Release())
+	_, held := m.Held()
+	assert.False(t, held)
+	waitNodes(t, obs, "/handles/nested", 0)
+}
+
+// A nested Acquire on a hold that was lost returns the loss and does not
+// count up. (Before: it returned the dead hold with a nil error.)
+func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	m := newMutex(t, newClient(t, p.Addrs()), "/handles/lost")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	p.Blackhole()
+	select {
+	case <-h.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hold was never lost")
+	}
+	_, err = m.Acquire(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+	assert.ErrorIs(t, err, mutex.ErrSuspended)
+	_, err = m.TryAcquire(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+
+	p.Heal()
+	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost, "one acquisition to release, not three")
+	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
+}
+
+// A hold whose node someone else deletes (an operator's deleteall) is lost
+// at once, with ErrNodeDeleted, and says so on Release. (Before: it stayed
+// "held" while a newcomer took the lock.)
+func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
+	cl := zktest.Standalone(t)
+	operator := newClient(t, cl.Addrs())
+	m := newMutex(t, newClient(t, cl.Addrs()), "/handles/deleted")
+	waiter := newMutex(t, newClient(t, cl.Addrs()), "/handles/deleted")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	got := acquireAsync(waiter, 30*time.Second)
+	waitNodes(t, operator, "/handles/deleted", 2)
+
+	require.NoError(t, operator.Delete(context.Background(), h.Path(), -1))
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the holder was not told its node was deleted")
+	}
+	assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
+	g := <-got
+	require.NoError(t, g.err)
+	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
+	require.NoError(t, g.release())
+}
