@@ -22,7 +22,9 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 
 // GetW is Get that also sets a data watch: the channel receives one event
 // when the node changes or is deleted, or an EventNotWatching if the session
-// ends or the client closes.
+// ends, the client closes, or ctx ends. The watch belongs to ctx: keep it
+// alive for as long as you wait on the channel, and end it when you stop
+// waiting, so that nothing is left behind for a node that never changes.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	if err := c.check("getw", path, false); err != nil {
 		return nil, nil, nil, err
@@ -34,7 +36,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r.data, r.stat, c.watch(r.watch), nil
+	return r.data, r.stat, c.watch(ctx, r.watch), nil
 }
 
 // Set writes data to the node at path if its version is version (-1: any).
@@ -60,7 +62,7 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 }
 
 // ExistsW is Exists that also sets a watch, which fires when the node is
-// created, changed or deleted.
+// created, changed or deleted. The watch belongs to ctx, as for GetW.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	if err := c.check("existsw", path, false); err != nil {
 		return false, nil, nil, err
@@ -72,7 +74,7 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-ch
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return r.exists, r.stat, c.watch(r.watch), nil
+	return r.exists, r.stat, c.watch(ctx, r.watch), nil
 }
 
 // Children returns the names of the children of path, in no particular
@@ -89,7 +91,8 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 }
 
 // ChildrenW is Children that also sets a watch, which fires when a child is
-// added or removed, or the node is deleted.
+// added or removed, or the node is deleted. The watch belongs to ctx, as
+// for GetW.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	if err := c.check("childrenw", path, false); err != nil {
 		return nil, nil, nil, err
@@ -101,7 +104,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r.children, r.stat, c.watch(r.watch), nil
+	return r.children, r.stat, c.watch(ctx, r.watch), nil
 }
 
 // nodeResult carries a read's results out of the call that may be abandoned.
@@ -126,10 +129,12 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 }
 
 // watch hands a go-zookeeper watch channel to the caller with the namespace
-// taken off the event's path, and ends it with EventNotWatching (Err
-// ErrClosed) if the client closes first, so that no goroutine outlives
-// Close even when the connection stays open.
-func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
+// taken off the event's path. It ends with EventNotWatching if the client
+// closes first (Err ErrClosed), so that no goroutine outlives Close, or if
+// ctx ends first (Err ctx's), so that an abandoned wait leaves nothing
+// behind: go-zookeeper keeps only a buffered channel, which costs no
+// goroutine, until the node changes.
+func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event {
 	out := make(chan zk.Event, 1)
 	closedEvent := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Err: ErrClosed}
 	if !c.spawn(func() {
@@ -142,6 +147,8 @@ func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
 			}
 		case <-c.quit:
 			out <- closedEvent
+		case <-ctx.Done():
+			out <- zk.Event{Type: zk.EventNotWatching, State: zk.StateUnknown, Err: ctx.Err()}
 		}
 	}) {
 		out <- closedEvent

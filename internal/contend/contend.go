@@ -257,6 +257,8 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 		switch {
 		case ev.Type == zk.EventNodeDeleted:
 			return onlyObstacle, nil
+		case ev.Type == zk.EventNotWatching && w.ctx.Err() != nil:
+			return false, w.ctx.Err() // the watch ended with our wait
 		case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
 			return false, fmt.Errorf("%w: %v", ErrSessionLost, ev.Err)
 		case ev.Type == zk.EventNotWatching:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -126,4 +127,25 @@ func TestSharedCountAcquireAboveCurrentMaxWaitsForARaise(t *testing.T) {
 	require.NoError(t, a.err)
 	assert.Len(t, a.leases, 2)
 	closeAll(t, a.leases)
+}
+
+// A Semaphore that follows a SharedCount leaves no goroutine after Close,
+// whether the count node exists or not (before, the watch on it stayed until
+// the node next changed).
+func TestSharedSemaphoreCloseLeavesNoGoroutine(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/leak", 2))
+	before := goleak.IgnoreCurrent()
+	for _, count := range []string{"/counts/leak", "/counts/missing"} {
+		s, err := semaphore.NewShared(c, "/sems/leak", count)
+		require.NoError(t, err)
+		if count == "/counts/leak" {
+			l, err := s.Acquire(ctxT(t, 10*time.Second), 1) // the count has been read
+			require.NoError(t, err)
+			require.NoError(t, l[0].Release())
+		}
+		require.NoError(t, s.Close())
+	}
+	assert.NoError(t, goleak.Find(before))
 }
