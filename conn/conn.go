@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,12 @@ var ErrClosed = errors.New("conn: closed")
 
 // ErrInvalidOption is wrapped by Dial's errors about its arguments.
 var ErrInvalidOption = errors.New("conn: invalid option")
+
+// MaxSessionTimeout is the longest session timeout the protocol can ask
+// for (int32 milliseconds). Servers cap what they grant far lower (their
+// maxSessionTimeout, 20 ticks by default); Session.Timeout says what they
+// chose.
+const MaxSessionTimeout = math.MaxInt32 * time.Millisecond
 
 // Conn is one ZooKeeper session and its state machine. It is safe for
 // concurrent use. Its zero value is not usable: call Dial.
@@ -102,9 +109,14 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) 
 		quit:        make(chan struct{}),
 		epoch:       closedEpoch(),
 	}
+	var hosts zk.HostProvider = zk.NewDNSHostProvider()
+	if cfg.tls != nil {
+		hosts = &namedHosts{} // the certificate is checked against the name given
+	}
 	zc, events, err := zk.Connect(servers, cfg.sessionTimeout,
 		zk.WithEventCallback(c.onEvent),
 		zk.WithDialer(c.dial),
+		zk.WithHostProvider(hosts),
 		zk.WithLogger(zkLogger{c.log}),
 		zk.WithLogInfo(false))
 	if err != nil {
@@ -141,6 +153,10 @@ func (cfg *config) validate(servers []string) error {
 	switch {
 	case cfg.sessionTimeout <= 0:
 		return fmt.Errorf("%w: session timeout %v", ErrInvalidOption, cfg.sessionTimeout)
+	case cfg.sessionTimeout/time.Millisecond > math.MaxInt32:
+		// The protocol carries it as int32 milliseconds: beyond, it wraps
+		// negative and no server will ever give a session.
+		return fmt.Errorf("%w: session timeout %v above the protocol's %v", ErrInvalidOption, cfg.sessionTimeout, MaxSessionTimeout)
 	case cfg.connectTimeout <= 0:
 		return fmt.Errorf("%w: connect timeout %v", ErrInvalidOption, cfg.connectTimeout)
 	case cfg.expiryPercent < 0 || cfg.expiryPercent > 100:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -273,9 +274,13 @@ func TestDialRejectsBadOptionsBeforeConnecting(t *testing.T) {
 		"percent above 100": {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSimulatedExpiry(150)}},
 		"negative percent":  {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSimulatedExpiry(-1)}},
 		"connect timeout":   {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithConnectTimeout(-time.Second)}},
+		// int32 milliseconds on the wire: it would wrap and never connect.
+		"timeout beyond the protocol": {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSessionTimeout(conn.MaxSessionTimeout + time.Millisecond)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := conn.Dial(t.Context(), tc.servers, tc.opts...)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err := conn.Dial(ctx, tc.servers, tc.opts...)
 			assert.True(t, errors.Is(err, conn.ErrInvalidOption), "got %v", err)
 		})
 	}
@@ -306,4 +311,36 @@ func TestTLSRejectsUntrustedServer(t *testing.T) {
 	defer cancel()
 	_, err := conn.Dial(ctx, cl.SecureAddrs(), conn.WithTLS(untrusting))
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "no session without a trusted certificate")
+}
+
+// A server list of host names is verified against the host name, not the
+// address it resolves to: a certificate that names only the DNS name is
+// accepted, and one that names the right IP but another host is refused.
+func TestTLSVerifiesTheHostNameOfTheServerList(t *testing.T) {
+	byName := func(addrs []string) []string {
+		out := make([]string, len(addrs))
+		for i, a := range addrs {
+			_, port, err := net.SplitHostPort(a)
+			require.NoError(t, err)
+			out[i] = net.JoinHostPort("localhost", port)
+		}
+		return out
+	}
+	noName := func(tl *zktest.TLS) *tls.Config {
+		cfg := tl.ClientConfig()
+		cfg.ServerName = "" // verify what the server list names
+		return cfg
+	}
+
+	named := zktest.NewTLSFor(t, []string{"localhost"}, nil) // no IP in the certificate
+	cl := zktest.Standalone(t, zktest.WithTLS(named))
+	c := dial(t, byName(cl.SecureAddrs()), conn.WithTLS(noName(named)))
+	assert.Equal(t, conn.StateConnected, c.State())
+
+	wrong := zktest.NewTLSFor(t, []string{"zk.elsewhere.test"}, []net.IP{net.IPv4(127, 0, 0, 1)})
+	cl2 := zktest.Standalone(t, zktest.WithTLS(wrong))
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	_, err := conn.Dial(ctx, byName(cl2.SecureAddrs()), conn.WithTLS(noName(wrong)))
+	assert.Error(t, err, "a certificate for another host was accepted because it names the IP")
 }

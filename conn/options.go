@@ -57,7 +57,11 @@ func WithDigestAuth(user, password string) Option {
 }
 
 // WithTLS connects with TLS using cfg, to servers' secureClientPort. When
-// cfg.ServerName is empty, the host of each server address is verified.
+// cfg.ServerName is empty, each server's certificate is verified against
+// the host named in the server list as given (a DNS name stays a name: it
+// is not resolved to an IP first). Set cfg.ServerName to expect one name
+// whatever address is dialled, for example behind a proxy or a load
+// balancer.
 func WithTLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
 
 // WithLogger sends the client's own log and go-zookeeper's to l (default:

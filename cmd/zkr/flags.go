@@ -114,6 +114,9 @@ func (g *globals) check() error {
 	if g.sessionTimeout <= 0 {
 		return fmt.Errorf("--session-timeout %v: must be positive", g.sessionTimeout)
 	}
+	if g.sessionTimeout > conn.MaxSessionTimeout {
+		return fmt.Errorf("--session-timeout %v: above ZooKeeper's limit of %v", g.sessionTimeout, conn.MaxSessionTimeout)
+	}
 	if g.connectTimeout <= 0 {
 		return fmt.Errorf("--connect-timeout %v: must be positive", g.connectTimeout)
 	}

@@ -26,10 +26,10 @@ type Proxy struct {
 type proxyMode int32
 
 const (
-	modeForward   proxyMode = iota
-	modeBlackhole           // both directions dropped
-	modeDropReply           // client→server forwarded, server→client dropped
-	modeDropRequest         // client→server dropped, server→client forwarded
+	modeForward     proxyMode = iota
+	modeBlackhole             // both directions dropped
+	modeDropReply             // client→server forwarded, server→client dropped
+	modeDropRequest           // client→server dropped, server→client forwarded
 )
 
 type forwarder struct {

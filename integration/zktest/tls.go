@@ -47,8 +47,16 @@ type tlsConfig struct {
 }
 
 // NewTLS generates a CA, a server and a client certificate for t and writes
-// them into t.TempDir(). They are valid from an hour ago for a day.
+// them into t.TempDir(). They are valid from an hour ago for a day, and the
+// server's names localhost, 127.0.0.1 and ::1.
 func NewTLS(t testing.TB) *TLS {
+	t.Helper()
+	return NewTLSFor(t, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
+}
+
+// NewTLSFor is NewTLS with a server certificate that names only dnsNames
+// and ips: to test that clients check the name they were given.
+func NewTLSFor(t testing.TB, dnsNames []string, ips []net.IP) *TLS {
 	t.Helper()
 	dir := t.TempDir()
 	now := time.Now()
@@ -82,14 +90,15 @@ func NewTLS(t testing.TB) *TLS {
 	}
 	tl.roots.AddCert(ca)
 	writePEM(t, tl.CAFile, 0o644, &pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	issue(t, ca, caKey, tl.ServerPEM, "localhost", x509.ExtKeyUsageServerAuth)
-	tl.clientCert = issue(t, ca, caKey, tl.ClientPEM, "zktest client", x509.ExtKeyUsageClientAuth)
+	issue(t, ca, caKey, tl.ServerPEM, "zktest server", x509.ExtKeyUsageServerAuth, dnsNames, ips)
+	tl.clientCert = issue(t, ca, caKey, tl.ClientPEM, "zktest client", x509.ExtKeyUsageClientAuth,
+		[]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
 	return tl
 }
 
-// issue signs a certificate for 127.0.0.1, ::1 and localhost and writes its
-// key and certificate to path.
-func issue(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey, path, cn string, usage x509.ExtKeyUsage) tls.Certificate {
+// issue signs a certificate for dnsNames and ips and writes its key and
+// certificate to path.
+func issue(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey, path, cn string, usage x509.ExtKeyUsage, dnsNames []string, ips []net.IP) tls.Certificate {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
@@ -99,8 +108,8 @@ func issue(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey, path, cn
 		NotAfter:     ca.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
