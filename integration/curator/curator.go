@@ -318,6 +318,19 @@ type Process struct {
 // it answered are logged.
 func (j *JVM) Start(t testing.TB, connectString string, sessionTimeout time.Duration) *Process {
 	t.Helper()
+	return j.start(t, connectString, sessionTimeout, "")
+}
+
+// StartWithDigest is Start for an Agent whose Curator authenticates with
+// digest credentials user:password and gives the nodes it creates to them
+// (ZooDefs.Ids.CREATOR_ALL_ACL), as framework.CreatorACL does.
+func (j *JVM) StartWithDigest(t testing.TB, connectString string, sessionTimeout time.Duration, userPassword string) *Process {
+	t.Helper()
+	return j.start(t, connectString, sessionTimeout, userPassword)
+}
+
+func (j *JVM) start(t testing.TB, connectString string, sessionTimeout time.Duration, digest string) *Process {
+	t.Helper()
 	args := []string{
 		// A small, quick-starting JVM: tests start several next to the
 		// ZooKeeper server, and the Agent's work is tiny.
@@ -328,6 +341,9 @@ func (j *JVM) Start(t testing.TB, connectString string, sessionTimeout time.Dura
 	args = append(args, "-cp", j.classpath, "zkrecipes.Agent",
 		connectString, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
 	cmd := exec.Command(j.java, args...)
+	if digest != "" {
+		cmd.Env = append(os.Environ(), "ZKRECIPES_AGENT_DIGEST="+digest)
+	}
 	p := &Process{cmd: cmd, changed: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stderr = &p.stderr
 	stdin, err := cmd.StdinPipe()

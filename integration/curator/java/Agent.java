@@ -173,8 +173,29 @@ public final class Agent {
             System.exit(2);
         }
         int sessionTimeoutMs = Integer.parseInt(argv[1]);
-        CuratorFramework client = CuratorFrameworkFactory.newClient(
-                argv[0], sessionTimeoutMs, 15_000, new ExponentialBackoffRetry(100, 10));
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(argv[0])
+                .sessionTimeoutMs(sessionTimeoutMs)
+                .connectionTimeoutMs(15_000)
+                .retryPolicy(new ExponentialBackoffRetry(100, 10));
+        // Digest credentials come through the environment, not argv: a
+        // password on a command line is visible to every local user.
+        String digest = System.getenv("ZKRECIPES_AGENT_DIGEST");
+        if (digest != null && !digest.isEmpty()) {
+            builder.authorization("digest", digest.getBytes(StandardCharsets.UTF_8))
+                    .aclProvider(new org.apache.curator.framework.api.ACLProvider() {
+                        @Override
+                        public java.util.List<org.apache.zookeeper.data.ACL> getDefaultAcl() {
+                            return org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL;
+                        }
+
+                        @Override
+                        public java.util.List<org.apache.zookeeper.data.ACL> getAclForPath(String path) {
+                            return org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL;
+                        }
+                    });
+        }
+        CuratorFramework client = builder.build();
         client.start();
         if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
             out.println("error not connected to " + argv[0] + " after 60s");
