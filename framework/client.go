@@ -106,6 +106,13 @@ type Client struct {
 
 	deleter *deleter
 
+	// Ephemeral nodes this client made and has not seen deleted, by path
+	// (without namespace), with the session that made each. A client over a
+	// connection it does not own deletes them at Close: the session lives
+	// on, and so would they.
+	ephMu      sync.Mutex
+	ephemerals map[string]int64
+
 	closed  atomic.Bool
 	quit    chan struct{}   // closed by Close: stops background work
 	life    context.Context // cancelled by Close: ends background calls
@@ -188,7 +195,8 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		errPolicy: o.errPolicy,
 		log:       o.log,
 		drain:     o.drain,
-		quit:      make(chan struct{}),
+		quit:       make(chan struct{}),
+		ephemerals: map[string]int64{},
 	}
 	cl.life, cl.stop = context.WithCancel(context.Background())
 	cl.deleter = newDeleter(cl, o.deleteRetry)
@@ -221,6 +229,12 @@ func (c *Client) Closed() bool { return c.closed.Load() }
 // rest (logging each), stops every goroutine of the client and, if the client
 // owns its connection, closes it. Abandoned deletes of ephemeral nodes of the
 // client's own session still happen: closing the session removes them.
+//
+// A client over a connection it does not own (New) cannot end the session,
+// so it deletes the ephemeral nodes it made that are still there (a held
+// lock, a queued contender), within the drain timeout (at least a second),
+// before it returns: nothing it created outlives it while the session
+// lives. Recipes' holds on such nodes report the loss.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
@@ -229,6 +243,9 @@ func (c *Client) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), c.drain)
 		_ = c.deleter.drain(ctx)
 		cancel()
+	}
+	if !c.ownsConn {
+		c.sweepEphemerals()
 	}
 	c.spawnMu.Lock()
 	c.stopped = true
@@ -241,6 +258,62 @@ func (c *Client) Close() error {
 	}
 	c.wg.Wait()
 	return nil
+}
+
+// remember records an ephemeral node made by session owner.
+func (c *Client) remember(path string, owner int64) {
+	c.ephMu.Lock()
+	defer c.ephMu.Unlock()
+	if len(c.ephemerals) >= 1024 {
+		// Nodes of earlier sessions went with them; a client whose callers
+		// never delete their own nodes must not grow without bound.
+		for p, o := range c.ephemerals {
+			if o != owner {
+				delete(c.ephemerals, p)
+			}
+		}
+	}
+	c.ephemerals[path] = owner
+}
+
+// forget drops path from the record: it is deleted, or not ours.
+func (c *Client) forget(path string) {
+	c.ephMu.Lock()
+	delete(c.ephemerals, path)
+	c.ephMu.Unlock()
+}
+
+// sweepEphemerals deletes the recorded ephemeral nodes that the current
+// session still owns.
+func (c *Client) sweepEphemerals() {
+	c.ephMu.Lock()
+	nodes := c.ephemerals
+	c.ephemerals = map[string]int64{}
+	c.ephMu.Unlock()
+	session := c.conn.Session().ID
+	ctx, cancel := context.WithTimeout(context.Background(), max(c.drain, time.Second))
+	defer cancel()
+	for path, owner := range nodes {
+		if owner != session {
+			continue // gone with its session
+		}
+		_, err := callValue(c, ctx, func() (struct{}, error) {
+			z := c.conn.ZK()
+			ok, st, err := z.Exists(c.ns.fix(path))
+			if err != nil || !ok || st.EphemeralOwner != owner {
+				return struct{}{}, err
+			}
+			err = z.Delete(c.ns.fix(path), st.Version)
+			if errors.Is(err, zk.ErrNoNode) {
+				err = nil
+			}
+			return struct{}{}, err
+		})
+		if err != nil {
+			c.log.Warn("zookeeper client closing: cannot delete its ephemeral node; it stays until the session ends",
+				"path", path, "session", fmt.Sprintf("0x%x", owner), "err", err)
+		}
+	}
 }
 
 // Drain waits until every background delete has finished, or ctx ends.

@@ -637,6 +637,42 @@ func TestPendingWatchEndsOnCloseOfClientOverSharedConn(t *testing.T) {
 	assert.True(t, zc.State().IsConnected(), "the connection is not the client's to close")
 }
 
+// A client over a connection it does not own leaves nothing behind when it
+// closes: the session goes on, so its ephemeral nodes would (a held lock
+// would block every waiter until the process ends). Nodes of other clients
+// on the same connection are not its to delete.
+func TestCloseOfClientOverSharedConnDeletesItsEphemeralNodes(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := rawObserver(t, cl)
+	zc, err := conn.Dial(testCtx(t), cl.Addrs())
+	require.NoError(t, err)
+	t.Cleanup(func() { zc.Close() })
+	c, err := framework.New(zc)
+	require.NoError(t, err)
+	other, err := framework.New(zc)
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+
+	mustCreate(t, c, "/shared", nil)
+	e, err := c.Create(testCtx(t), "/shared/eph", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	q, err := c.Enqueue(testCtx(t), "/shared/q/lock-", nil)
+	require.NoError(t, err)
+	p, err := c.Create(testCtx(t), "/shared/p/n-", nil, framework.WithMode(framework.EphemeralSequential),
+		framework.WithParentContainers(), framework.Protected())
+	require.NoError(t, err)
+	kept, err := other.Create(testCtx(t), "/shared/other", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+
+	require.NoError(t, c.Close())
+	assert.True(t, zc.State().IsConnected(), "the connection is not the client's to close")
+	for _, path := range []string{e, q.Path, p} {
+		assert.False(t, exists(t, obs, path), "%s outlived its client's Close", path)
+	}
+	assert.True(t, exists(t, obs, kept), "another client's node went too")
+	assert.True(t, exists(t, obs, "/shared"), "a persistent node went too")
+}
+
 // 8. Multi.
 
 func TestMultiAppliesAllOps(t *testing.T) {

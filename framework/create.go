@@ -130,12 +130,19 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	if err := c.ensureNamespace(ctx); err != nil {
 		return "", err
 	}
+	var out string
+	var err error
 	if !o.protected {
-		return doValue(c, ctx, "create", path, func(z *zk.Conn) (string, error) {
+		out, err = doValue(c, ctx, "create", path, func(z *zk.Conn) (string, error) {
 			return c.createOnce(ctx, z, path, data, &o)
 		})
+	} else {
+		out, err = c.createProtected(ctx, path, data, &o)
 	}
-	return c.createProtected(ctx, path, data, &o)
+	if err == nil && o.mode.ephemeral() {
+		c.remember(out, c.conn.ZK().SessionID())
+	}
+	return out, err
 }
 
 func (o *createOptions) validate() error {
@@ -320,7 +327,19 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 // findProtected looks under parent for the child with our prefix. Ephemeral
 // ones owned by another session belong to a session of ours that has expired:
 // they are deleted, and only one owned by the current session counts.
+//
+// It syncs first. It runs after a lost reply, typically on a new link, maybe
+// to another server: the create went out through the old one, and our
+// last-seen zxid (which a server must have reached to take us) does not
+// cover it, since its reply never came. A follower that has not applied it
+// yet would list the parent without our node; we would make a second one,
+// and the first, an ephemeral of our own live session, would sit ahead of
+// us in the queue until the session ends. Sync makes the server catch up
+// with the leader before the list.
 func (c *Client) findProtected(z *zk.Conn, parent, prefix string, ephemeral bool) (string, error) {
+	if _, err := z.Sync(c.ns.fix(parent)); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", err
+	}
 	kids, _, err := z.Children(c.ns.fix(parent))
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil

@@ -77,6 +77,9 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 		defer c.deleter.end()
 		defer close(done)
 		err := c.do(c.life, "delete", path, func(z *zk.Conn) error { return z.Delete(c.ns.fix(path), version) })
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			c.forget(path)
+		}
 		if err != nil && deleteUnfinished(err) {
 			c.deleter.enqueue(deleteJob{path: path, version: version})
 		}
@@ -139,6 +142,9 @@ func deleteUnfinished(err error) bool {
 func (c *Client) deleteOnce(z *zk.Conn, path string, version int32, children bool) error {
 	for {
 		err := z.Delete(c.ns.fix(path), version)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			c.forget(path)
+		}
 		if !errors.Is(err, zk.ErrNotEmpty) || !children {
 			return err
 		}
@@ -339,6 +345,7 @@ func (d *deleter) run(j deleteJob) error {
 			return err
 		}
 		if !ok || st.EphemeralOwner != j.owner {
+			d.c.forget(j.path) // gone, or someone else's now
 			return nil
 		}
 		version = st.Version
@@ -346,6 +353,7 @@ func (d *deleter) run(j deleteJob) error {
 	err := z.Delete(ns.fix(j.path), version)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
+		d.c.forget(j.path)
 		return nil
 	case errors.Is(err, zk.ErrBadVersion) && j.owner != 0:
 		return err // changed under us: look again

@@ -48,6 +48,11 @@ var (
 	ErrHoldLost = errors.New("hold was lost before release")
 )
 
+// errClientClosed: the client the hold was made through was closed. For the
+// holder that is the end of its session, whether or not the connection
+// lives on for others.
+var errClientClosed = fmt.Errorf("%w: its client was closed", ErrSessionLost)
+
 // RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
 // process writes to a holder's node to ask it to release.
 const RevokeMessage = "__REVOKE__"
@@ -159,6 +164,11 @@ func (n *Node) watchNode() {
 	for {
 		data, st, ch, err := n.client.GetW(ctx, n.path)
 		switch {
+		case n.client.Closed() && ctx.Err() == nil:
+			// Its client deleted the node (a client over a shared
+			// connection does at Close) or can no longer follow it.
+			n.finish(errClientClosed)
+			return
 		case errors.Is(err, zk.ErrNoNode):
 			n.finish(ErrNodeDeleted)
 			return
@@ -185,7 +195,7 @@ func (n *Node) watchNode() {
 		}
 		select {
 		case ev := <-ch:
-			if ev.Type == zk.EventNodeDeleted {
+			if ev.Type == zk.EventNodeDeleted && !n.client.Closed() {
 				n.finish(ErrNodeDeleted)
 				return
 			}

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -124,4 +126,31 @@ func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost)
 	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
 	require.NoError(t, g.release())
+}
+
+// A client over a shared connection deletes its nodes when it closes (the
+// session goes on), and a hold made through it reports the loss.
+func TestHoldOfAClientOverASharedConnEndsWithItsClose(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	zc, err := conn.Dial(ctxT(t, 10*time.Second), cl.Addrs())
+	require.NoError(t, err)
+	t.Cleanup(func() { zc.Close() })
+	c, err := framework.New(zc)
+	require.NoError(t, err)
+	m, err := mutex.New(c, "/handles/shared")
+	require.NoError(t, err)
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+
+	require.NoError(t, c.Close())
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hold outlived its client")
+	}
+	assert.ErrorIs(t, h.Err(), mutex.ErrSessionLost)
+	assert.Empty(t, nodes(t, obs, "/handles/shared"), "the lock node outlived its client")
+	assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+	require.NoError(t, m.Close())
 }
