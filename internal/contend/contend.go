@@ -245,13 +245,21 @@ func (w *waiter) run(kids []string) (*Entry, error) {
 func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) {
 	c := w.r.Client
 	_, _, ch, err := c.GetW(w.ctx, path)
+	// The session is read after the watch is set: if GetW was retried
+	// across a session change, the watch is fine but our node is gone, and
+	// waiting on the new session's Lost channel would wait in vain until
+	// the watched node changes.
+	s := c.Session()
+	if s.ID != w.owner {
+		return false, fmt.Errorf("%w: node %s belongs to an old session", ErrSessionLost, w.path)
+	}
 	if errors.Is(err, zk.ErrNoNode) {
 		return onlyObstacle, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	lost := c.Session().Lost
+	lost := s.Lost
 	select {
 	case ev := <-ch:
 		switch {

@@ -77,17 +77,23 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 	r.NoWait = noWait
 	e, err := contend.Enter(ctx, r)
 	if err != nil {
-		switch {
-		case errors.Is(err, contend.ErrWouldBlock):
-			err = ErrWouldBlock
-		case l.life.Err() != nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
-			err = errors.Join(ErrClosed, err)
-		case errors.Is(err, contend.ErrSessionLost):
-			err = fmt.Errorf("%w: %w", hold.ErrSessionLost, err)
-		}
-		return nil, err
+		return nil, enterError(err, l.life.Err() != nil)
 	}
 	return l.adopt(g, hold.NewNode(l.client, e, l.revocable))
+}
+
+// enterError gives the engine's errors the sentinels the recipes document:
+// nothing of package contend reaches a caller unwrapped.
+func enterError(err error, closed bool) error {
+	switch {
+	case errors.Is(err, contend.ErrWouldBlock):
+		return ErrWouldBlock
+	case closed || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
+		return errors.Join(ErrClosed, err)
+	case errors.Is(err, contend.ErrSessionLost):
+		return fmt.Errorf("%w: %w", hold.ErrSessionLost, err)
+	}
+	return err
 }
 
 // reenter opens one more acquisition if g already holds the lock. A lost

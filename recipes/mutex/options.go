@@ -2,9 +2,14 @@ package mutex
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 )
+
+// ErrInvalidOption: an option was given a value it cannot take (an empty
+// participant id).
+var ErrInvalidOption = errors.New("mutex: invalid option")
 
 // Option configures a Mutex.
 type Option func(*config) error
@@ -19,15 +24,16 @@ type config struct {
 func WithParticipantID(id string) Option {
 	return func(c *config) error {
 		if id == "" {
-			return errors.New("mutex: empty participant id")
+			return fmt.Errorf("%w: empty participant id", ErrInvalidOption)
 		}
 		c.id = []byte(id)
 		return nil
 	}
 }
 
-// WithRevocable makes holds watch their lock node for Curator's revocation
-// requests (see Revoke and Hold.Revoked). It costs one watch per hold.
+// WithRevocable makes holds follow Curator's revocation requests (see Revoke
+// and Hold.Revoked). It costs nothing more: every hold watches its own node
+// anyway, to learn if someone else deletes it.
 func WithRevocable() Option {
 	return func(c *config) error { c.revocable = true; return nil }
 }

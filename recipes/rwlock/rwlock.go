@@ -53,6 +53,9 @@ var (
 	ErrSessionLost = mutex.ErrSessionLost
 	ErrReleased    = mutex.ErrReleased
 	ErrNodeDeleted = mutex.ErrNodeDeleted
+	// ErrInvalidOption: an option was given a value it cannot take (the
+	// mutex's).
+	ErrInvalidOption = mutex.ErrInvalidOption
 )
 
 // Hold is the mutex's Hold: token, loss signal, revocation.
@@ -88,7 +91,7 @@ type Option func(*RWLock) error
 func WithParticipantID(id string) Option {
 	return func(l *RWLock) error {
 		if id == "" {
-			return errors.New("rwlock: empty participant id")
+			return fmt.Errorf("%w: empty participant id", ErrInvalidOption)
 		}
 		l.id = []byte(id)
 		return nil
