@@ -133,7 +133,7 @@ func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Context is Hold.Context for the node.
 func (n *Node) Context(parent context.Context) context.Context {
-	return untilDone(parent, n.done, n.Err)
+	return UntilDone(parent, n.done, n.Err)
 }
 
 func (n *Node) lossCause() error {
@@ -219,6 +219,17 @@ func (n *Node) finish(err error) {
 	for h := range n.holds {
 		h.finishLocked(err)
 	}
+}
+
+// Forget stops following the node without deleting it, for a recipe that
+// keeps managing the node itself (a leader latch may lead again with it).
+// Err becomes ErrReleased if it was nil.
+func (n *Node) Forget() {
+	n.releaseOnce.Do(func() {
+		n.stop()
+		n.wg.Wait()
+		n.finish(ErrReleased)
+	})
 }
 
 // Release stops following the node and deletes it: at once (sent, not
@@ -322,11 +333,12 @@ func (h *Hold) Err() error {
 // hold ends, with Err as its cause: run the protected work under it. Cancel
 // parent to free the context's goroutine early.
 func (h *Hold) Context(parent context.Context) context.Context {
-	return untilDone(parent, h.done, h.Err)
+	return UntilDone(parent, h.done, h.Err)
 }
 
-// untilDone is a context cancelled with cause() when done closes.
-func untilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
+// UntilDone is a context, derived from parent, cancelled with cause() when
+// done closes: what every hold's Context is.
+func UntilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	go func() {
 		select {

@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 )
 
 // latchName is Curator's LeaderLatch node name.
@@ -195,15 +196,18 @@ func (l *Latch) run() {
 			continue
 		}
 		node, owner, czxid = e.Path, e.Session.ID, e.Czxid
+		// The term follows the node as every hold does: the session's loss
+		// signal, and the node itself (deleted by someone else, the term
+		// is over at once).
+		followed := hold.NewNode(c, e, false)
 		l.setTerm(newTerm(e))
 		select {
-		case <-c.LossSignal(e.Session):
-			reason := ErrSuspended
-			if isClosed(e.Session.Lost) {
-				reason = ErrSessionLost
-			}
+		case <-followed.Done():
+			reason := followed.Err()
+			followed.Forget()
 			l.endTerm(reason)
 		case <-l.life.Done():
+			followed.Forget()
 			l.mu.Lock()
 			notify := l.notify
 			l.mu.Unlock()
@@ -307,14 +311,26 @@ func newTerm(e *contend.Entry) *Term {
 // leader's token is always higher.
 func (t *Term) Token() int64 { return t.token }
 
-// Node is the leader's latch node.
+// Path is the leader's latch node, as Path of every hold of this module.
+func (t *Term) Path() string { return t.node }
+
+// Node is Path.
+//
+// Deprecated: use Path, the name every hold of this module uses.
 func (t *Term) Node() string { return t.node }
+
+// Context returns a context, derived from parent, that is cancelled when
+// the term ends, with Err as its cause: run the leader's work under it.
+// Cancel parent to free the context's goroutine early.
+func (t *Term) Context(parent context.Context) context.Context {
+	return hold.UntilDone(parent, t.done, t.Err)
+}
 
 // Done is closed when the term ends (see Err).
 func (t *Term) Done() <-chan struct{} { return t.done }
 
-// Err is nil while the term lasts, then ErrSuspended, ErrSessionLost or
-// ErrClosed.
+// Err is nil while the term lasts, then ErrSuspended, ErrSessionLost,
+// ErrNodeDeleted or ErrClosed.
 func (t *Term) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -328,13 +344,4 @@ func (t *Term) end(reason error) {
 		t.mu.Unlock()
 		close(t.done)
 	})
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -41,6 +41,10 @@ var (
 	// ErrSessionLost: leadership ended because the session is gone (the
 	// same value as mutex.ErrSessionLost).
 	ErrSessionLost = mutex.ErrSessionLost
+	// ErrNodeDeleted: leadership ended because the leader's node was
+	// deleted, or re-created under another session, by someone else (the
+	// same value as mutex.ErrNodeDeleted). The latch queues again.
+	ErrNodeDeleted = mutex.ErrNodeDeleted
 	// ErrPanic wraps a panic of a leadership function.
 	ErrPanic = errors.New("leader: leadership function panicked")
 )

@@ -165,6 +165,35 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 	p.Heal()
 }
 
+// The leader's node deleted by someone else (an operator's deleteall) ends
+// its term at once with ErrNodeDeleted; the next participant leads, and the
+// latch queues again behind it. (Before, the old leader went on leading
+// beside the new one.)
+func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
+	cl := zktest.Standalone(t)
+	operator := newClient(t, cl.Addrs())
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/deleted", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/deleted", "b")
+	require.NoError(t, a.Start())
+	ta, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	waitParticipants(t, operator, "/elect/deleted", 2)
+
+	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), ta.Path(), -1))
+	select {
+	case <-ta.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader was not told its node was deleted")
+	}
+	assert.ErrorIs(t, ta.Err(), leader.ErrNodeDeleted)
+	tb, err := b.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.Greater(t, tb.Token(), ta.Token())
+	waitParticipants(t, operator, "/elect/deleted", 2) // a queued again, behind b
+	assert.False(t, a.HasLeadership())
+}
+
 func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
