@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // latchName is Curator's LeaderLatch node name.
@@ -200,12 +202,22 @@ func (l *Latch) run() {
 		// signal, and the node itself (deleted by someone else, the term
 		// is over at once).
 		followed := hold.NewNode(c, e, false)
-		l.setTerm(newTerm(e))
+		term := newTerm(e)
+		l.setTerm(term)
 		select {
 		case <-followed.Done():
 			reason := followed.Err()
 			followed.Forget()
 			l.endTerm(reason)
+		case <-term.stepDown:
+			// Term.Release: leave the lead to the next participant and
+			// queue again at the back.
+			followed.Forget()
+			l.endTerm(ErrReleased)
+			if err := l.deleteNode(node, owner); err != nil {
+				c.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
+			}
+			node = ""
 		case <-l.life.Done():
 			followed.Forget()
 			l.mu.Lock()
@@ -294,17 +306,19 @@ func (l *Latch) publishLocked(ch Change) {
 
 // Term is one stretch of leadership.
 type Term struct {
-	token int64
-	node  string
-	sess  conn.Session
-	done  chan struct{}
-	once  sync.Once
-	mu    sync.Mutex
-	err   error
+	token    int64
+	node     string
+	sess     conn.Session
+	done     chan struct{}
+	stepDown chan struct{} // closed by Release
+	released atomic.Bool
+	once     sync.Once
+	mu       sync.Mutex
+	err      error
 }
 
 func newTerm(e *contend.Entry) *Term {
-	return &Term{token: e.Czxid, node: e.Path, sess: e.Session, done: make(chan struct{})}
+	return &Term{token: e.Czxid, node: e.Path, sess: e.Session, done: make(chan struct{}), stepDown: make(chan struct{})}
 }
 
 // Token is the term's fencing token: the czxid of the leader's node. A later
@@ -319,6 +333,27 @@ func (t *Term) Path() string { return t.node }
 // Deprecated: use Path, the name every hold of this module uses.
 func (t *Term) Node() string { return t.node }
 
+// Release steps down: the term ends (ErrReleased) and the latch's node is
+// deleted, so the next participant leads, and the latch queues again at the
+// back. It returns once the term has ended. A second Release, or one after
+// the term ended otherwise, returns ErrReleased and does nothing.
+func (t *Term) Release() error {
+	if t.released.Swap(true) {
+		return ErrReleased
+	}
+	select {
+	case <-t.done:
+		return ErrReleased // ended already: nothing to give back
+	default:
+	}
+	close(t.stepDown)
+	<-t.done
+	if err := t.Err(); !errors.Is(err, ErrReleased) {
+		return fmt.Errorf("%w: %w", mutex.ErrHoldLost, err) // ended otherwise meanwhile
+	}
+	return nil
+}
+
 // Context returns a context, derived from parent, that is cancelled when
 // the term ends, with Err as its cause: run the leader's work under it.
 // Cancel parent to free the context's goroutine early.
@@ -330,7 +365,7 @@ func (t *Term) Context(parent context.Context) context.Context {
 func (t *Term) Done() <-chan struct{} { return t.done }
 
 // Err is nil while the term lasts, then ErrSuspended, ErrSessionLost,
-// ErrNodeDeleted or ErrClosed.
+// ErrNodeDeleted, ErrReleased (Release) or ErrClosed.
 func (t *Term) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -45,6 +45,9 @@ var (
 	// deleted, or re-created under another session, by someone else (the
 	// same value as mutex.ErrNodeDeleted). The latch queues again.
 	ErrNodeDeleted = mutex.ErrNodeDeleted
+	// ErrReleased: the term was given up with Term.Release (also what a
+	// second Release returns; the same value as mutex.ErrReleased).
+	ErrReleased = mutex.ErrReleased
 	// ErrPanic wraps a panic of a leadership function.
 	ErrPanic = errors.New("leader: leadership function panicked")
 )

@@ -194,6 +194,34 @@ func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 	assert.False(t, a.HasLeadership())
 }
 
+// A term is released like every hold: the leader steps down, the next
+// participant leads, and the latch queues again behind it. A second
+// Release is ErrReleased.
+func TestTermReleaseStepsDown(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/stepdown", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/stepdown", "b")
+	require.NoError(t, a.Start())
+	ta, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	waitParticipants(t, obs, "/elect/stepdown", 2)
+
+	require.NoError(t, ta.Release())
+	assert.ErrorIs(t, ta.Err(), leader.ErrReleased)
+	assert.ErrorIs(t, ta.Release(), leader.ErrReleased)
+	tb, err := b.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.Greater(t, tb.Token(), ta.Token())
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		ids, err := b.Participants(context.Background())
+		if assert.NoError(ct, err) {
+			assert.Equal(ct, []string{"b", "a"}, ids, "a queued again, behind b")
+		}
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
 func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
