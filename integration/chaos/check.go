@@ -221,6 +221,12 @@ func rebuild(events []Event, r *Report) []Hold {
 			r.Faults[strings.Fields(e.Detail)[0]]++
 			if strings.HasSuffix(e.Detail, "(holding)") {
 				r.FaultsOnHolder++
+				// A node deleted from outside ends its hold there and then:
+				// the next contender may be granted at once, and what is
+				// asked of the holder is to learn at once (checkLossSignals).
+				if h != nil && strings.HasPrefix(e.Detail, string(DeleteNode)+" ") {
+					end(h, e.T, "deleted")
+				}
 			}
 		}
 	}
@@ -317,12 +323,16 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 // must learn within a session timeout of thawing.
 func (r *Report) checkLossSignals(events []Event, timeout time.Duration) {
 	limit := int64(timeout*2/3 + timeout/4)
-	for _, e := range events {
+	for i, e := range events {
 		if e.Kind != KindFault {
 			continue
 		}
 		kind := strings.Fields(e.Detail)[0]
-		if kind != string(CutHolder) && kind != string(BlackholeLong) {
+		if kind == string(DeleteNode) {
+			r.checkDeletedNodeLearnt(events[i:], e, int64(timeout/2))
+			continue
+		}
+		if kind != string(CutHolder) && kind != string(BlackholeLong) && kind != string(RequestsDropped) && kind != string(RepliesDropped) {
 			continue
 		}
 		for _, h := range r.Holds {
@@ -341,6 +351,26 @@ func (r *Report) checkLossSignals(events []Event, timeout time.Duration) {
 				h.Client, h.Op, h.Token, time.Duration(h.Zombie[1]-h.Zombie[0]).Round(time.Millisecond))
 		}
 	}
+}
+
+// checkDeletedNodeLearnt: a holder whose node was deleted from outside must
+// stop trusting its hold (loss signal, or its own release) within limit:
+// its own watch tells it as soon as the waiter behind is told.
+func (r *Report) checkDeletedNodeLearnt(after []Event, fault Event, limit int64) {
+	if !strings.HasSuffix(fault.Detail, "(holding)") {
+		return
+	}
+	for _, e := range after[1:] {
+		if e.Client != fault.Client || (e.Kind != KindLoss && e.Kind != KindReleaseCall && e.Kind != KindKill) {
+			continue
+		}
+		if e.T-fault.T > limit {
+			r.violate("late-loss-signal", "%s still trusted its hold %s after %s",
+				fault.Client, time.Duration(e.T-fault.T).Round(time.Millisecond), fault.Detail)
+		}
+		return
+	}
+	r.violate("late-loss-signal", "%s never learnt of %s", fault.Client, fault.Detail)
 }
 
 // checkEarlyGrants: a holder killed or frozen keeps its node until its

@@ -241,3 +241,22 @@ func TestCheckReleadKeepsItsToken(t *testing.T) {
 	assert.Equal(t, 1, kinds(build(Mutex, "c1"))["token-order"])
 	assert.Equal(t, 1, kinds(build(Latch, "c2"))["token-order"])
 }
+
+// A node deleted from outside ends its hold at the deletion: the next grant
+// right after it is no overlap. The holder must learn within half a session
+// timeout.
+func TestCheckDeletedNode(t *testing.T) {
+	build := func(lossAfter int64) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+		h.at(0, "c2", KindAcquireCall, 1)
+		h.at(100, "c1", KindFault, 0, detail("delete-node c1 /chaos/mutex/n (holding)"))
+		h.at(105, "c2", KindAcquireOK, 1, token(200))
+		h.at(100+lossAfter, "c1", KindLoss, 1, detail("lock node deleted by someone else while held"))
+		h.at(100+lossAfter+1, "c1", KindReleaseCall, 1).at(100+lossAfter+2, "c1", KindReleaseOK, 1)
+		h.at(2000, "c2", KindReleaseCall, 1).at(2001, "c2", KindReleaseOK, 1)
+		return Check(Mutex, 1, st, h)
+	}
+	assert.Empty(t, build(20).Violations)
+	assert.Equal(t, 1, kinds(build(1500))["late-loss-signal"])
+}

@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/go-zookeeper/zk"
 )
 
 // Fault is one kind of trouble the nemesis makes.
@@ -39,10 +42,21 @@ const (
 	KillLeader Fault = "kill-leader"
 	// SlowLink delays a contender's traffic by 50-300ms for three seconds.
 	SlowLink Fault = "slow-link"
+	// RequestsDropped drops what the holder sends for two session timeouts
+	// while what the servers send still reaches it (one-way: its session
+	// expires); RepliesDropped drops what the servers send it for one
+	// session timeout while its pings still arrive (the other way: its
+	// session lives on).
+	RequestsDropped Fault = "requests-dropped"
+	RepliesDropped  Fault = "replies-dropped"
+	// DeleteNode deletes the holder's node from outside, as an operator's
+	// deleteall or a buggy client would: the holder must stop trusting its
+	// hold at once.
+	DeleteNode Fault = "delete-node"
 )
 
 // AllFaults is every fault kind.
-var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, BlackholeShort, BlackholeLong, RestartServer, KillLeader, SlowLink}
+var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, BlackholeShort, BlackholeLong, RestartServer, KillLeader, SlowLink, RequestsDropped, RepliesDropped, DeleteNode}
 
 // nemesis injects faults one at a time, with a quiet gap between them, until
 // the run's duration is over and every kind has had its turn. It runs on
@@ -127,6 +141,37 @@ func (r *run) inject(f Fault) {
 		time.Sleep(st)
 		s.Start()
 		heal(fmt.Sprintf("server%d", s.ID))
+	case RequestsDropped, RepliesDropped:
+		p, _ := r.holder()
+		fault(p.id)
+		if f == RequestsDropped {
+			r.proxies[p.slot].DropRequests()
+			time.Sleep(2 * st)
+		} else {
+			r.proxies[p.slot].DropReplies()
+			time.Sleep(st)
+		}
+		r.proxies[p.slot].Heal()
+		heal(p.id)
+	case DeleteNode:
+		p, _ := r.holder()
+		r.mu.Lock()
+		token, holding := r.tokens[p.id]
+		r.mu.Unlock()
+		if !holding {
+			fault(p.id) // nobody held: nothing to delete
+			return
+		}
+		path, err := r.nodeWithToken(token)
+		if err != nil || path == "" {
+			fault(p.id) // released meanwhile
+			return
+		}
+		// Recorded before the delete: the checker ends the hold here.
+		r.record(Event{Kind: KindFault, Client: p.id, Detail: string(f) + " " + p.id + " " + path + " (holding)"})
+		if err := r.operator.Delete(context.Background(), path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			r.violate("harness", "delete-node %s: %v", path, err)
+		}
 	case SlowLink:
 		p := r.any()
 		d := 50*time.Millisecond + time.Duration(r.rng.IntN(250))*time.Millisecond
@@ -182,6 +227,20 @@ func (r *run) freeze() *proc {
 	}
 	r.record(Event{Kind: KindStop, Client: p.id})
 	return p
+}
+
+// nodeWithToken finds the node under the recipe's path whose czxid is
+// token: a hold's node (its token is its czxid).
+func (r *run) nodeWithToken(token int64) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	found := ""
+	err := walk(ctx, r.operator, "/chaos/"+string(r.cfg.Recipe), func(p string, st *zk.Stat) {
+		if st.Czxid == token {
+			found = p
+		}
+	})
+	return found, err
 }
 
 func drain(c chan Kind) {

@@ -92,8 +92,11 @@ type run struct {
 	procs   []*proc          // every process ever started
 	live    []*proc          // by slot
 	holding map[string]int64 // client -> session of its trusted hold
-	next    int
-	extra   []Violation
+	tokens  map[string]int64 // client -> token of its trusted hold
+	// operator is the nemesis's own client, for faults made with requests.
+	operator *framework.Client
+	next     int
+	extra    []Violation
 }
 
 // Run runs one chaos run and checks it. It fails t only for harness
@@ -119,7 +122,14 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 		t.Fatal(err)
 	}
 	env.Fence.Reset()
-	r := &run{t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, started: time.Now()}
+	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
+	operator, err := framework.Dial(octx, env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
+	ocancel()
+	if err != nil {
+		t.Fatalf("chaos: the nemesis's client: %v", err)
+	}
+	defer operator.Close()
+	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, started: time.Now()}
 	t.Cleanup(r.killAll)
 	for i := 0; i < cfg.Contenders; i++ {
 		r.proxies = append(r.proxies, env.Cluster.NewProxy())
@@ -229,6 +239,7 @@ func (r *run) read(p *proc, out io.Reader) {
 			p.sessions = append(p.sessions, e.Session)
 		case KindAcquireOK:
 			r.holding[p.id] = e.Session
+			r.tokens[p.id] = e.Token
 			// A grant may come under a session the contender has not
 			// reported yet: the one the nemesis must ask about is this.
 			if n := len(p.sessions); e.Session != 0 && (n == 0 || p.sessions[n-1] != e.Session) {
@@ -236,6 +247,7 @@ func (r *run) read(p *proc, out io.Reader) {
 			}
 		case KindLoss, KindReleaseCall:
 			delete(r.holding, p.id)
+			delete(r.tokens, p.id)
 		}
 		r.mu.Unlock()
 		switch e.Kind {
@@ -259,6 +271,7 @@ func (r *run) read(p *proc, out io.Reader) {
 	}
 	r.mu.Lock()
 	delete(r.holding, p.id)
+	delete(r.tokens, p.id)
 	r.mu.Unlock()
 }
 
