@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // Proof of life is a reply to one of this client's own requests or pings.
@@ -39,21 +40,10 @@ func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
 
 	p.DropRequests()
 	start := time.Now()
-	stop, noiseDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(noiseDone)
-		tick := time.NewTicker(40 * time.Millisecond) // pacing the events, not waiting
-		defer tick.Stop()
-		for i := range n {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			_, _ = other.ZK().Set(fmt.Sprintf("/w%d", i), []byte("x"), -1)
-		}
-	}()
-	defer func() { close(stop); <-noiseDone }()
+	stop := testkit.Repeat(40*time.Millisecond, n, func(i int) {
+		_, _ = other.ZK().Set(fmt.Sprintf("/w%d", i), []byte("x"), -1)
+	})
+	defer stop()
 
 	select {
 	case <-s.Suspended:

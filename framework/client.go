@@ -187,14 +187,14 @@ func buildOptions(opts []Option) (options, error) {
 
 func newClient(c *conn.Conn, owns bool, o options) *Client {
 	cl := &Client{
-		conn:      c,
-		ownsConn:  owns,
-		ns:        namespace(o.namespace),
-		acl:       o.acl,
-		retry:     o.retry,
-		errPolicy: o.errPolicy,
-		log:       o.log,
-		drain:     o.drain,
+		conn:       c,
+		ownsConn:   owns,
+		ns:         namespace(o.namespace),
+		acl:        o.acl,
+		retry:      o.retry,
+		errPolicy:  o.errPolicy,
+		log:        o.log,
+		drain:      o.drain,
 		quit:       make(chan struct{}),
 		ephemerals: map[string]int64{},
 	}

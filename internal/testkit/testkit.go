@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,4 +133,41 @@ func ChildSpec(parts ...any) string {
 		s[i] = fmt.Sprint(p)
 	}
 	return strings.Join(s, "|")
+}
+
+// Repeat calls f(0), f(1), ... f(n-1), one every interval, on a goroutine of
+// its own, until done or stopped; stop waits for it to end. It paces a
+// stream of changes (watch events for another client, say), it does not
+// wait for an outcome.
+func Repeat(interval time.Duration, n int, f func(i int)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for i := range n {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			f(i)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+}
+
+// WaitClosed fails t unless ch is closed within timeout; what says what
+// did not happen.
+func WaitClosed(t testing.TB, ch <-chan struct{}, timeout time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+		t.Fatalf("%s within %v", what, timeout)
+	}
 }

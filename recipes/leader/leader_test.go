@@ -165,27 +165,30 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 	p.Heal()
 }
 
+// leaderAndFollower starts latch a, which leads (term ta), and latch b
+// queued behind it, on path of a new server; obs is a third client.
+func leaderAndFollower(t *testing.T, path string) (obs *framework.Client, a *leader.Latch, ta *leader.Term, b *leader.Latch) {
+	t.Helper()
+	cl := zktest.Standalone(t)
+	obs = newClient(t, cl.Addrs())
+	a = newLatch(t, newClient(t, cl.Addrs()), path, "a")
+	b = newLatch(t, newClient(t, cl.Addrs()), path, "b")
+	require.NoError(t, a.Start())
+	ta, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	waitParticipants(t, obs, path, 2)
+	return obs, a, ta, b
+}
+
 // The leader's node deleted by someone else (an operator's deleteall) ends
 // its term at once with ErrNodeDeleted; the next participant leads, and the
 // latch queues again behind it. (Before, the old leader went on leading
 // beside the new one.)
 func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
-	cl := zktest.Standalone(t)
-	operator := newClient(t, cl.Addrs())
-	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/deleted", "a")
-	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/deleted", "b")
-	require.NoError(t, a.Start())
-	ta, err := a.Await(ctxT(t, 10*time.Second))
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	waitParticipants(t, operator, "/elect/deleted", 2)
-
+	operator, a, ta, b := leaderAndFollower(t, "/elect/deleted")
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), ta.Path(), -1))
-	select {
-	case <-ta.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the leader was not told its node was deleted")
-	}
+	testkit.WaitClosed(t, ta.Done(), 10*time.Second, "the leader was not told its node was deleted")
 	assert.ErrorIs(t, ta.Err(), leader.ErrNodeDeleted)
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
@@ -198,16 +201,7 @@ func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 // participant leads, and the latch queues again behind it. A second
 // Release is ErrReleased.
 func TestTermReleaseStepsDown(t *testing.T) {
-	cl := zktest.Standalone(t)
-	obs := newClient(t, cl.Addrs())
-	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/stepdown", "a")
-	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/stepdown", "b")
-	require.NoError(t, a.Start())
-	ta, err := a.Await(ctxT(t, 10*time.Second))
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	waitParticipants(t, obs, "/elect/stepdown", 2)
-
+	_, _, ta, b := leaderAndFollower(t, "/elect/stepdown")
 	require.NoError(t, ta.Release())
 	assert.ErrorIs(t, ta.Err(), leader.ErrReleased)
 	assert.ErrorIs(t, ta.Release(), leader.ErrReleased)

@@ -1,6 +1,7 @@
 package mutex_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -51,20 +53,9 @@ func TestLossSignalFiresBeforeAnyOtherGrantUnderEveryFaultShape(t *testing.T) {
 
 			lost := make(chan time.Time, 1)
 			go func() { <-h.Done(); lost <- time.Now() }()
-			stop, noiseDone := make(chan struct{}), make(chan struct{})
-			go func() {
-				defer close(noiseDone)
-				tick := time.NewTicker(40 * time.Millisecond) // pacing the events, not waiting
-				defer tick.Stop()
-				for i := range n {
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-					}
-					_, _ = noise.Set(ctxT(t, 5*time.Second), fmt.Sprintf("/noise/n%d", i), []byte("x"), -1)
-				}
-			}()
+			stop := testkit.Repeat(40*time.Millisecond, n, func(i int) {
+				_, _ = noise.Set(context.Background(), fmt.Sprintf("/noise/n%d", i), []byte("x"), -1)
+			})
 			fault(p)
 
 			var lostAt time.Time
@@ -75,8 +66,7 @@ func TestLossSignalFiresBeforeAnyOtherGrantUnderEveryFaultShape(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("the holder's loss signal never fired")
 			}
-			close(stop)
-			<-noiseDone
+			stop()
 			assert.Error(t, h.Err())
 
 			p.Heal()

@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -84,11 +85,7 @@ func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
 	h, err := m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	p.Blackhole()
-	select {
-	case <-h.Done():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the hold was never lost")
-	}
+	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
 	_, err = m.Acquire(ctxT(t, 10*time.Second))
 	assert.ErrorIs(t, err, mutex.ErrHoldLost)
 	assert.ErrorIs(t, err, mutex.ErrSuspended)
@@ -115,11 +112,7 @@ func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	waitNodes(t, operator, "/handles/deleted", 2)
 
 	require.NoError(t, operator.Delete(context.Background(), h.Path(), -1))
-	select {
-	case <-h.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the holder was not told its node was deleted")
-	}
+	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
 	assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
 	g := <-got
 	require.NoError(t, g.err)
@@ -144,11 +137,7 @@ func TestHoldOfAClientOverASharedConnEndsWithItsClose(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, c.Close())
-	select {
-	case <-h.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the hold outlived its client")
-	}
+	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the hold did not end with its client")
 	assert.ErrorIs(t, h.Err(), mutex.ErrSessionLost)
 	assert.Empty(t, nodes(t, obs, "/handles/shared"), "the lock node outlived its client")
 	assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
