@@ -43,7 +43,8 @@ OPTIONS
            campaign again after each term, until stopped by a signal.
     --grace D
            when leadership is lost, how long COMMAND has between SIGTERM and
-           SIGKILL (default 5s).
+           SIGKILL: as for zkr lock, at most (and by default) the largest
+           value that ends COMMAND before anyone else can be elected.
     --id ID (global)
            the participant id zkr leader shows (default HOSTNAME:PID).
 
@@ -120,21 +121,18 @@ EXAMPLES
 
 func runElect(a *app, g *globals, args []string) int {
 	var requeue bool
-	var grace time.Duration
+	var grace graceFlag
 	fs := newFlagSet("elect")
 	g.register(fs)
 	fs.BoolVar(&requeue, "requeue", false, "")
-	fs.DurationVar(&grace, "grace", 5*time.Second, "")
+	fs.Var(&grace, "grace", "")
 	var path string
 	var argv []string
 	code, ok := a.parseArgs("elect", electHelp, func() (err error) {
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
-		if grace < 0 {
-			return fmt.Errorf("--grace %v: must not be negative", grace)
-		}
-		return nil
+		return grace.check(g.sessionTimeout)
 	})
 	if !ok {
 		return code
@@ -149,7 +147,7 @@ func runElect(a *app, g *globals, args []string) int {
 		return commandError(err)
 	}
 
-	ch := &child{argv: argv, grace: grace, log: log}
+	ch := &child{argv: argv, log: log}
 	sig := watchSignals(ch)
 	defer sig.stop()
 	client, err := g.dial(sig.ctx, opts)
@@ -157,6 +155,9 @@ func runElect(a *app, g *globals, args []string) int {
 		return sig.failed(log, err)
 	}
 	defer closeClient(client)
+	if ch.timeout, ch.grace, err = sessionGrace(client, grace); err != nil {
+		return a.usage("zkr elect", "%v", err)
+	}
 
 	// The selector runs each term on its own goroutine; results carries how
 	// it ended to this one, which decides what zkr does next. Unbuffered: the
@@ -176,7 +177,16 @@ func runElect(a *app, g *globals, args []string) int {
 			"ZKR_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
 			"ZKR_LOCK_PATH=" + path,
 			"ZKR_PARTICIPANT_ID=" + id,
-		}, ctx.Done(), func() error { return context.Cause(ctx) })
+		}, held{ctx.Done(), func() error { return context.Cause(ctx) }, func() error {
+			// The selector's term follows its node; any fresh answer from
+			// the server, with the term still on, shows the session alive.
+			vctx, cancel := context.WithTimeout(ctx, max(ch.timeout/3, time.Second))
+			defer cancel()
+			if _, _, err := client.Exists(vctx, path); err != nil {
+				return fmt.Errorf("no answer from ZooKeeper: %w", err)
+			}
+			return nil
+		}})
 		select {
 		case results <- result{out, err}:
 		case <-quit:

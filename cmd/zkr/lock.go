@@ -22,7 +22,11 @@ const heldOptionsHelp = `    --timeout D
            as long as it takes. Connecting is bounded by --connect-timeout.
     --grace D
            when the hold is lost, how long COMMAND has between SIGTERM and
-           SIGKILL (default 5s).
+           SIGKILL. It must end before the server can give the hold to
+           anyone else: the default, and the largest value accepted, is
+           (session timeout/3 - max(session timeout/30, 100ms)) / 2, about
+           1.5s for the default 10s session; a longer one is refused
+           (exit 2) with the largest safe value.
 `
 
 const heldEnvHelp = `ENVIRONMENT
@@ -49,9 +53,10 @@ DESCRIPTION
     Go recipes/mutex users of the same PATH.
 
     While COMMAND runs, zkr watches the hold. If it can no longer be trusted
-    (the link to ZooKeeper has been down for 2/3 of --session-timeout, so
-    the server may soon give the lock to the next waiter), COMMAND's process
-    group gets SIGTERM, then SIGKILL after --grace, and zkr exits 122.
+    (no answer from ZooKeeper for 2/3 of --session-timeout, so the server
+    may soon give the lock to the next waiter), COMMAND and everything it
+    started get SIGTERM, then SIGKILL after --grace, and zkr exits 122.
+    Ctrl-Z, fg and bg work as in zkr --help.
 
     SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits
     128+signal. While COMMAND runs: the signal goes to COMMAND's process
@@ -138,28 +143,67 @@ EXAMPLES
 // heldOptions are the options of the hold subcommands.
 type heldOptions struct {
 	timeout time.Duration
-	grace   time.Duration
+	grace   graceFlag
 }
 
 func (o *heldOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
-	fs.DurationVar(&o.grace, "grace", 5*time.Second, "")
+	fs.Var(&o.grace, "grace", "")
 }
 
-func (o *heldOptions) check() error {
+func (o *heldOptions) check(sessionTimeout time.Duration) error {
 	if o.timeout < 0 {
 		return fmt.Errorf("--timeout %v: must not be negative", o.timeout)
 	}
-	if o.grace < 0 {
-		return fmt.Errorf("--grace %v: must not be negative", o.grace)
+	return o.grace.check(sessionTimeout)
+}
+
+// graceFlag is --grace: set or not, and whether it fits the slack.
+type graceFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (g *graceFlag) String() string { return g.d.String() }
+
+func (g *graceFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	g.d, g.set = d, true
+	return nil
+}
+
+// check refuses a --grace that is negative or that would let COMMAND run
+// past the moment the server can grant the hold elsewhere.
+func (g *graceFlag) check(sessionTimeout time.Duration) error {
+	if g.d < 0 {
+		return fmt.Errorf("--grace %v: must not be negative", g.d)
+	}
+	if limit := maxGrace(sessionTimeout); g.set && g.d > limit {
+		return fmt.Errorf("--grace %v: COMMAND could outlive the hold; with a session timeout of %v the largest safe value is %v", g.d, sessionTimeout, limit)
 	}
 	return nil
+}
+
+// forSession is the grace to use under the session timeout the server
+// negotiated: the one given, or the largest safe one.
+func (g *graceFlag) forSession(timeout time.Duration) (time.Duration, error) {
+	if err := g.check(timeout); err != nil {
+		return 0, err
+	}
+	if g.set {
+		return g.d, nil
+	}
+	return maxGrace(timeout), nil
 }
 
 // grant is what the hold subcommands have in common once granted.
 type grant struct {
 	token   int64
 	node    string
+	session int64
 	done    <-chan struct{}
 	err     func() error
 	release func() error
@@ -178,7 +222,7 @@ func runLock(a *app, g *globals, args []string) int {
 		if err != nil {
 			return nil, nil, errors.Join(err, m.Close())
 		}
-		return &grant{h.Token(), h.Path(), h.Done(), h.Err, m.Release}, m.Close, nil
+		return &grant{h.Token(), h.Path(), h.SessionID(), h.Done(), h.Err, h.Release}, m.Close, nil
 	})
 }
 
@@ -204,7 +248,7 @@ func rwTaker(write bool) taker {
 		if err != nil {
 			return nil, nil, errors.Join(err, l.Close())
 		}
-		return &grant{h.Token(), h.Path(), h.Done(), h.Err, side.Release}, l.Close, nil
+		return &grant{h.Token(), h.Path(), h.SessionID(), h.Done(), h.Err, h.Release}, l.Close, nil
 	}
 }
 
@@ -222,7 +266,7 @@ func runSem(a *app, g *globals, args []string) int {
 			return nil, nil, errors.Join(err, s.Close())
 		}
 		l := leases[0]
-		return &grant{l.Token(), l.Path(), l.Done(), l.Err, l.Close}, s.Close, nil
+		return &grant{l.Token(), l.Path(), l.SessionID(), l.Done(), l.Err, l.Release}, s.Close, nil
 	}, func() error {
 		if leases < 1 {
 			return fmt.Errorf("--max %d: need at least 1 lease (give --max N)", leases)
@@ -248,7 +292,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
-		for _, c := range append([]func() error{o.check}, checks...) {
+		for _, c := range append([]func() error{func() error { return o.check(g.sessionTimeout) }}, checks...) {
 			if err := c(); err != nil {
 				return err
 			}
@@ -268,7 +312,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return commandError(err)
 	}
 
-	ch := &child{argv: argv, grace: o.grace, log: log}
+	ch := &child{argv: argv, log: log}
 	sig := watchSignals(ch)
 	defer sig.stop()
 	client, err := g.dial(sig.ctx, opts)
@@ -276,6 +320,9 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return sig.failed(log, err)
 	}
 	defer closeClient(client)
+	if ch.timeout, ch.grace, err = sessionGrace(client, o.grace); err != nil {
+		return a.usage("zkr "+name, "%v", err)
+	}
 
 	ctx, cancel := sig.ctx, context.CancelFunc(func() {})
 	if o.timeout > 0 {
@@ -305,7 +352,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		"ZKR_LOCK_PATH=" + path,
 		"ZKR_LOCK_NODE=" + gr.node,
 		"ZKR_PARTICIPANT_ID=" + id,
-	}, gr.done, gr.err)
+	}, held{gr.done, gr.err, func() error { return verifyNode(client, gr.node, gr.session, ch.timeout) }})
 	rerr := gr.release()
 	switch {
 	case errors.Is(err, errStopping):
@@ -326,6 +373,35 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	}
 	log.infof("released %s; COMMAND exited %d", path, out.code)
 	return out.code
+}
+
+// sessionGrace returns the session timeout the server negotiated and the
+// grace that fits it, or why the --grace given does not.
+func sessionGrace(c *framework.Client, g graceFlag) (time.Duration, time.Duration, error) {
+	timeout := c.Session().Timeout
+	grace, err := g.forSession(timeout)
+	if err != nil && timeout != 0 {
+		err = fmt.Errorf("%w (the server negotiated the session timeout)", err)
+	}
+	return timeout, grace, err
+}
+
+// verifyNode asks the server, with a fresh request, whether node still
+// exists and belongs to session: the check before COMMAND starts or goes on
+// after a stop.
+func verifyNode(c *framework.Client, node string, session int64, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), max(timeout/3, time.Second))
+	defer cancel()
+	ok, st, err := c.Exists(ctx, node)
+	switch {
+	case err != nil:
+		return fmt.Errorf("no answer from ZooKeeper: %w", err)
+	case !ok:
+		return fmt.Errorf("%s is gone", node)
+	case st.EphemeralOwner != session || c.Session().ID != session:
+		return fmt.Errorf("%s no longer belongs to this session", node)
+	}
+	return nil
 }
 
 // errTimedOut is the cause of a --timeout.

@@ -142,7 +142,7 @@ func TestLockLostKillsCommandThatIgnoresTermAfterGrace(t *testing.T) {
 	cl, _ := server(t)
 	p := cl.NewProxy()
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	z := start(t, args(cmd("--connect", p.ConnectString(), "--session-timeout", "2s", "lock", "--grace", "300ms", "/lost"),
+	z := start(t, args(cmd("--connect", p.ConnectString(), "--session-timeout", "2s", "lock", "--grace", "250ms", "/lost"),
 		sh(`trap '' TERM; echo $$ > `+pidFile+`; echo ready; while :; do sleep 0.1; done`))...)
 	z.expectLine(t, "ready")
 	p.Blackhole()

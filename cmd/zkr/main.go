@@ -85,14 +85,22 @@ DESCRIPTION
     COMMAND writes to, and have that refuse tokens lower than the highest it
     has seen; that is what makes a lock safe against a paused holder.
 
-    If the lock can no longer be trusted while COMMAND runs (the link to
-    ZooKeeper has been down for 2/3 of the session timeout, before the server
-    can give the lock to anyone else), zkr stops COMMAND: SIGTERM to its
-    process group, SIGKILL after --grace. COMMAND runs in its own process
-    group, so signals reach its children too. If zkr itself is killed
-    (kill -9), the kernel kills COMMAND's own process with it, not the
-    processes COMMAND started: run scripts as sh -c 'exec ...' where that
-    matters.
+    If the lock can no longer be trusted while COMMAND runs (no answer from
+    ZooKeeper for 2/3 of the session timeout, before the server can give the
+    lock to anyone else), zkr stops COMMAND and everything it started:
+    SIGTERM, then SIGKILL after --grace, which always ends before anyone
+    else can be granted the lock. A small supervisor (zkr itself) sits
+    between zkr and COMMAND: if zkr is killed (kill -9, the OOM killer) or
+    stops answering, it kills COMMAND's whole process tree, daemons in
+    sessions of their own included. When COMMAND exits, whatever it left
+    running is stopped too, before the lock is released.
+
+    In the foreground of a terminal, COMMAND is the terminal's foreground
+    job: it reads the terminal, Ctrl-C reaches it, and Ctrl-Z stops it and
+    gives the terminal back to the shell. fg or bg continue it only if a
+    fresh answer from ZooKeeper shows the hold intact; otherwise COMMAND is
+    killed and zkr exits 122. A stopped COMMAND never runs again once its
+    hold is lost.
 
     lock      exclusive lock (Curator's InterProcessMutex)
     rlock     shared side of a read-write lock (InterProcessReadWriteLock)
@@ -150,6 +158,9 @@ func subcommands() map[string]subcommand {
 }
 
 func main() {
+	if spec, ok := os.LookupEnv(supervisorEnv); ok {
+		os.Exit(supervise(spec, os.Args[1:]))
+	}
 	a := &app{stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(a.main(os.Args[1:]))
 }

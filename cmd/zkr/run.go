@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -14,16 +19,25 @@ import (
 // errStopping: a signal asked zkr to stop before COMMAND could start.
 var errStopping = errors.New("stopping on a signal")
 
-// child is the COMMAND zkr supervises: at most one runs at a time. Signals
-// reach it through signal (from any goroutine); losing the hold stops it.
+// child is the COMMAND zkr supervises: at most one runs at a time, through
+// a supervisor process (see supervisor.go). Signals reach it through signal
+// (from any goroutine); losing the hold stops it.
 type child struct {
-	argv  []string
-	grace time.Duration
-	log   *logger
+	argv    []string
+	grace   time.Duration
+	timeout time.Duration // the session timeout the server negotiated
+	log     *logger
 
 	mu       sync.Mutex
-	proc     *os.Process // the running COMMAND, the leader of its process group
-	stopping bool        // a signal came: no COMMAND starts any more
+	ctl      io.Writer // the running supervisor's control pipe
+	stopping bool      // a signal came: no COMMAND starts any more
+}
+
+// held is what child.run needs of a hold.
+type held struct {
+	done   <-chan struct{} // closed when the hold is no longer trusted
+	why    func() error    // why it is not
+	verify func() error    // a fresh round trip that finds the hold intact
 }
 
 // outcome is how one run of COMMAND ended.
@@ -32,94 +46,216 @@ type outcome struct {
 	lost error // why the hold ended while COMMAND ran; nil if it did not
 }
 
+// watchdog is how long the supervisor goes on without a heartbeat before it
+// stops COMMAND by itself: the slack between the last heartbeat (the hold
+// trusted then) and the earliest grant elsewhere, less the grace and a
+// margin. See graceBudget.
+func (c *child) watchdog() time.Duration { return graceBudget(c.timeout) - c.grace }
+
+// graceBudget is the time between the last moment zkr trusts a hold and the
+// moment COMMAND must be dead: a hold is trusted until 2/3 of the session
+// timeout pass with no reply from the server, and the server can grant the
+// lock to another session a full timeout after it last heard from this
+// one; that leaves a third, less a margin for scheduling.
+func graceBudget(timeout time.Duration) time.Duration {
+	margin := max(timeout/30, 100*time.Millisecond)
+	return max(timeout/3-margin, 0)
+}
+
+// maxGrace is the longest --grace that still kills COMMAND before anyone
+// else can be granted: half the budget, the other half being the watchdog's
+// patience with a silent zkr.
+func maxGrace(timeout time.Duration) time.Duration {
+	return (graceBudget(timeout) / 2).Truncate(time.Millisecond)
+}
+
 // run starts COMMAND with env added to zkr's own environment and waits for
-// it. If lost closes first, COMMAND is stopped: SIGTERM to its process
-// group, SIGKILL after the grace period; why says what was lost. run refuses
-// to start COMMAND after a signal (errStopping) or once lost is closed.
-func (c *child) run(env []string, lost <-chan struct{}, why func() error) (outcome, error) {
-	select {
-	case <-lost:
-		c.log.printf("hold lost before COMMAND could start: %v", why())
-		return outcome{lost: why()}, nil
-	default:
+// it. If the hold is lost first, COMMAND is stopped: SIGTERM to its whole
+// tree, SIGKILL after the grace period. run refuses to start COMMAND after
+// a signal (errStopping) or once the hold is lost, and checks the hold with
+// a fresh round trip before it starts COMMAND and before it lets a stopped
+// COMMAND go on.
+func (c *child) run(env []string, h held) (outcome, error) {
+	if err := c.check(h); err != nil {
+		c.log.printf("hold lost before COMMAND could start: %v", err)
+		return outcome{lost: err}, nil
 	}
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	self, err := os.Executable()
+	if err != nil {
+		return outcome{code: exitFailed}, fmt.Errorf("find zkr's own binary: %w", err)
+	}
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return outcome{code: exitFailed}, err
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return outcome{code: exitFailed}, err
+	}
+	cmd := exec.Command(self, c.argv...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d %d", supervisorEnv, c.grace, c.watchdog()))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Its own group, so that a signal reaches COMMAND's children too
-		// (a shell's sleep, a make's compilers).
-		Setpgid: true,
-		// If zkr dies (kill -9), nobody is watching the lock for COMMAND
-		// any more: it must not run on unprotected. The kernel sends this
-		// when the thread that started COMMAND exits, which for Go means
-		// the process: zkr never locks goroutines to threads.
-		Pdeathsig: syscall.SIGKILL,
-	}
+	cmd.ExtraFiles = []*os.File{ctlR, evW} // fds 3 and 4
 	c.mu.Lock()
 	if c.stopping {
 		c.mu.Unlock()
+		ctlR.Close()
+		ctlW.Close()
+		evR.Close()
+		evW.Close()
 		return outcome{}, errStopping
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	ctlR.Close()
+	evW.Close()
+	if err != nil {
 		c.mu.Unlock()
-		return outcome{code: commandError(err)}, err
+		ctlW.Close()
+		evR.Close()
+		return outcome{code: exitFailed}, fmt.Errorf("start the supervisor: %w", err)
 	}
-	c.proc = cmd.Process
+	c.ctl = ctlW
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.ctl = nil
+		c.mu.Unlock()
+		ctlW.Close()
+		evR.Close()
+		_ = cmd.Wait()
+	}()
 
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	events := make(chan string)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(evR)
+		for sc.Scan() {
+			events <- sc.Text()
+		}
+	}()
+	conts := make(chan os.Signal, 1)
+	signal.Notify(conts, syscall.SIGCONT)
+	defer signal.Stop(conts)
+	beat := time.NewTicker(max(c.watchdog()/5, 10*time.Millisecond))
+	defer beat.Stop()
+
 	var out outcome
-	var kill <-chan time.Time
+	lost := h.done
+	stoppedAt := time.Time{} // when COMMAND stopped, while it is stopped
 	for {
 		select {
-		case <-exited:
-			c.mu.Lock()
-			c.proc = nil
-			c.mu.Unlock()
-			out.code = exitStatus(cmd.ProcessState)
-			return out, nil
+		case ev, ok := <-events:
+			if !ok {
+				return out, errors.New("the supervisor ended without a word")
+			}
+			verb, arg, _ := strings.Cut(ev, " ")
+			switch verb {
+			case evStarted:
+			case evFailed:
+				code, msg, _ := strings.Cut(arg, " ")
+				out.code, _ = strconv.Atoi(code)
+				return out, errors.New(msg)
+			case evExited:
+				out.code, _ = strconv.Atoi(arg)
+				return out, nil
+			case evWatchdog:
+				c.log.printf("the supervisor heard nothing from zkr for %v: it is stopping COMMAND", c.watchdog())
+				if out.lost == nil {
+					out.lost = errors.New("zkr stopped answering its supervisor")
+				}
+			case evStopped:
+				if out.lost != nil {
+					c.send(cmdKill) // lost already: a stopped COMMAND never runs again
+					continue
+				}
+				// Ctrl-Z: COMMAND is stopped and the terminal is ours again.
+				// The job stops with COMMAND, as the shell expects; fg or bg
+				// continue zkr (SIGCONT), which decides whether COMMAND may.
+				stoppedAt = time.Now()
+				c.log.infof("COMMAND stopped: stopping zkr too")
+				_ = syscall.Kill(0, syscall.SIGTSTP)
+			}
+		case <-conts:
+			if stoppedAt.IsZero() {
+				continue
+			}
+			// Whatever happened while zkr was stopped, a stopped COMMAND
+			// only goes on under a hold that a fresh answer from the server
+			// shows intact.
+			err := c.check(h)
+			if err == nil && time.Since(stoppedAt) >= c.timeout*2/3 {
+				err = fmt.Errorf("stopped for %v, 2/3 of the session timeout or more", time.Since(stoppedAt).Round(time.Millisecond))
+			}
+			stoppedAt = time.Time{}
+			if err != nil {
+				c.log.printf("hold lost while COMMAND was stopped (%v): killing COMMAND", err)
+				out.lost = err
+				lost = nil
+				c.send(cmdKill)
+				continue
+			}
+			where := "bg"
+			if fg, _ := tcgetpgrp(0); fg == syscall.Getpgrp() {
+				where = "fg"
+			}
+			c.log.infof("hold intact: COMMAND continues (%s)", where)
+			c.send(cmdResume + " " + where)
 		case <-lost:
 			lost = nil
-			out.lost = why()
+			if out.lost == nil {
+				out.lost = h.why()
+			}
 			c.log.printf("hold lost (%v): stopping COMMAND (SIGTERM, SIGKILL after %v)", out.lost, c.grace)
-			c.group(syscall.SIGTERM)
-			kill = time.After(c.grace)
-		case <-kill:
-			kill = nil
-			c.log.printf("COMMAND still running %v after SIGTERM: SIGKILL", c.grace)
-			c.group(syscall.SIGKILL)
+			c.send(cmdLost)
+		case <-beat.C:
+			if lost != nil && stoppedAt.IsZero() {
+				c.send(cmdAlive)
+			}
 		}
 	}
 }
 
-// group sends sig to the running COMMAND's process group.
-func (c *child) group(sig syscall.Signal) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.proc == nil {
-		return false
+// check is the hold as a fresh round trip finds it: nil if trusted.
+func (c *child) check(h held) error {
+	select {
+	case <-h.done:
+		return h.why()
+	default:
 	}
-	_ = syscall.Kill(-c.proc.Pid, sig)
-	return true
+	if err := h.verify(); err != nil {
+		return err
+	}
+	select {
+	case <-h.done:
+		return h.why()
+	default:
+		return nil
+	}
 }
 
-// signal passes a signal zkr received on to the running COMMAND, and keeps
-// any COMMAND from starting afterwards. It reports whether one was running.
+// send writes one command to the running supervisor, if any.
+func (c *child) send(command string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctl == nil {
+		return false
+	}
+	_, err := io.WriteString(c.ctl, command+"\n")
+	return err == nil
+}
+
+// signal passes a signal zkr received on to the running COMMAND's process
+// group, and keeps any COMMAND from starting afterwards. It reports whether
+// one was running.
 func (c *child) signal(sig os.Signal) bool {
 	c.mu.Lock()
 	c.stopping = true
 	c.mu.Unlock()
 	s, ok := sig.(syscall.Signal)
-	return ok && c.group(s)
-}
-
-func exitStatus(st *os.ProcessState) int {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return st.ExitCode()
+	return ok && c.send(fmt.Sprintf("%s %d", cmdSignal, int(s)))
 }
 
 // signals is zkr's answer to SIGINT, SIGTERM and SIGHUP: the first one

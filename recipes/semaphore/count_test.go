@@ -136,7 +136,9 @@ func TestSharedSemaphoreCloseLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/leak", 2))
-	before := goleak.IgnoreCurrent()
+	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
 	for _, count := range []string{"/counts/leak", "/counts/missing"} {
 		s, err := semaphore.NewShared(c, "/sems/leak", count)
 		require.NoError(t, err)
@@ -147,5 +149,5 @@ func TestSharedSemaphoreCloseLeavesNoGoroutine(t *testing.T) {
 		}
 		require.NoError(t, s.Close())
 	}
-	assert.NoError(t, goleak.Find(before))
+	assert.NoError(t, goleak.Find(before...))
 }

@@ -1,0 +1,385 @@
+package main
+
+// The supervisor: zkr does not start COMMAND itself but a copy of itself
+// that starts COMMAND and answers for its whole process tree. It exists for
+// what zkr cannot do from where it stands:
+//
+//   - Outlive zkr. If zkr is killed (kill -9, the OOM killer), the kernel's
+//     parent-death signal reaches only zkr's direct child. The supervisor
+//     learns of zkr's death from the control pipe (EOF), and as the child
+//     subreaper it inherits every orphan of COMMAND's tree, setsid ones
+//     included: it kills them all before it exits.
+//   - Keep holding its promise while zkr cannot run. zkr sends it a
+//     heartbeat while the hold is trusted; if the heartbeats stop (zkr
+//     stopped or stuck) it stops COMMAND on its own, within the slack
+//     between the last heartbeat and the earliest grant elsewhere.
+//   - Job control. It is COMMAND's parent, so it sees COMMAND stop (Ctrl-Z)
+//     and hands the terminal back, and it resumes COMMAND only when zkr,
+//     having checked the hold again, says so.
+//
+// It runs in zkr's process group, so the shell's job is zkr and the
+// supervisor together: Ctrl-Z then fg, or bg, stop and continue both.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// supervisorEnv marks a zkr started as a supervisor; its value is
+// "GRACE WATCHDOG" in nanoseconds. The supervisor removes it before it
+// starts COMMAND.
+const supervisorEnv = "ZKR_INTERNAL_SUPERVISE"
+
+// The supervisor's pipes, as its file descriptors.
+const (
+	controlFD = 3 // zkr -> supervisor: commands, one a line
+	eventsFD  = 4 // supervisor -> zkr: events, one a line
+)
+
+// Commands, zkr to supervisor.
+const (
+	cmdAlive   = "alive"    // the hold is trusted: the watchdog starts over
+	cmdLost    = "lost"     // the hold is lost: SIGTERM the tree, SIGKILL after grace
+	cmdKill    = "kill"     // SIGKILL the tree now (a stopped COMMAND must not run again)
+	cmdSignal  = "signal"   // "signal N": pass signal N to COMMAND's process group
+	cmdResume  = "resume"   // "resume fg" or "resume bg": continue a stopped COMMAND
+	evStarted  = "started"  // "started PID"
+	evStopped  = "stopped"  // COMMAND stopped (Ctrl-Z, SIGTTIN...): the terminal is zkr's again
+	evExited   = "exited"   // "exited STATUS": COMMAND and everything it started are gone
+	evFailed   = "failed"   // "failed STATUS MESSAGE": COMMAND could not be started
+	evWatchdog = "watchdog" // the heartbeats stopped: COMMAND is being stopped
+)
+
+// prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER.
+const prSetChildSubreaper = 36
+
+// supervise is the supervisor's main: it runs argv and reports on it.
+func supervise(spec string, argv []string) int {
+	os.Unsetenv(supervisorEnv)
+	var grace, watchdog time.Duration
+	if _, err := fmt.Sscan(spec, &grace, &watchdog); err != nil || len(argv) == 0 {
+		fmt.Fprintf(os.Stderr, "zkr: %s is for zkr's own use\n", supervisorEnv)
+		return exitUsage
+	}
+	ctl := os.NewFile(controlFD, "control")
+	events := os.NewFile(eventsFD, "events")
+	if ctl == nil || events == nil {
+		fmt.Fprintf(os.Stderr, "zkr: %s is for zkr's own use\n", supervisorEnv)
+		return exitUsage
+	}
+	s := &supervisor{grace: grace, watchdog: watchdog, events: events}
+	return s.run(argv, ctl)
+}
+
+type supervisor struct {
+	grace, watchdog time.Duration
+	events          io.Writer
+	tty             int // the terminal COMMAND gets, or -1: no job control
+	pid             int // COMMAND, the leader of its process group
+}
+
+type waited struct {
+	pid    int
+	status syscall.WaitStatus
+}
+
+func (s *supervisor) emit(format string, args ...any) {
+	_, _ = fmt.Fprintf(s.events, format+"\n", args...)
+}
+
+func (s *supervisor) run(argv []string, ctl io.Reader) int {
+	// zkr forwards the signals that matter to COMMAND; those that reach the
+	// supervisor because it shares zkr's process group are caught and
+	// dropped. Caught, not ignored: an ignored signal stays ignored across
+	// exec, and COMMAND must get the default.
+	drop := make(chan os.Signal, 8)
+	signal.Notify(drop, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	go func() {
+		for range drop {
+		}
+	}()
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		fmt.Fprintf(os.Stderr, "zkr: cannot become the child subreaper: %v\n", errno)
+	}
+	// COMMAND's parent-death signal follows the thread that started it.
+	runtime.LockOSThread()
+
+	s.tty = foregroundTTY()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.tty >= 0 {
+		// COMMAND is the terminal's foreground job: it reads the terminal,
+		// and Ctrl-C and Ctrl-Z reach it (and not zkr).
+		cmd.SysProcAttr.Foreground = true
+		cmd.SysProcAttr.Ctty = s.tty
+	}
+	if err := cmd.Start(); err != nil {
+		s.emit("%s %d %v", evFailed, commandError(err), err)
+		return 0
+	}
+	s.pid = cmd.Process.Pid
+	s.emit("%s %d", evStarted, s.pid)
+
+	commands := make(chan string)
+	go func() {
+		defer close(commands)
+		sc := bufio.NewScanner(ctl)
+		for sc.Scan() {
+			commands <- sc.Text()
+		}
+	}()
+	reaped := make(chan waited, 16)
+	go reap(reaped)
+
+	status := -1 // COMMAND's, once it has exited
+	stopped := false
+	var watchdog, kill <-chan time.Time
+	var watchdogTimer *time.Timer
+	resetWatchdog := func() {
+		if watchdogTimer != nil {
+			watchdogTimer.Stop()
+		}
+		watchdogTimer = time.NewTimer(s.watchdog)
+		watchdog = watchdogTimer.C
+	}
+	resetWatchdog()
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	ending := false // COMMAND has exited or is being stopped: the tree goes
+	endTree := func() {
+		if !ending {
+			ending = true
+			s.signalTree(syscall.SIGTERM)
+			kill = time.After(s.grace)
+		}
+	}
+	for {
+		select {
+		case c, ok := <-commands:
+			if !ok {
+				// zkr is gone: nobody watches the hold for COMMAND any more.
+				s.killTree()
+				return 0
+			}
+			verb, arg, _ := strings.Cut(c, " ")
+			switch verb {
+			case cmdAlive:
+				if !stopped {
+					resetWatchdog()
+				}
+			case cmdLost:
+				watchdog = nil
+				s.resumeStopped(stopped) // a stopped COMMAND cannot act on SIGTERM
+				stopped = false
+				endTree()
+			case cmdKill:
+				s.killTree()
+			case cmdSignal:
+				if n, err := strconv.Atoi(arg); err == nil {
+					_ = syscall.Kill(-s.pid, syscall.Signal(n))
+				}
+			case cmdResume:
+				if stopped {
+					stopped = false
+					if arg == "fg" && s.tty >= 0 {
+						setForeground(s.tty, s.pid)
+					}
+					_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+					resetWatchdog()
+				}
+			}
+		case w := <-reaped:
+			if w.pid != s.pid {
+				continue // an orphan of COMMAND's tree, reaped
+			}
+			switch {
+			case w.status.Stopped():
+				stopped = true
+				watchdog = nil // zkr checks the hold before COMMAND goes on
+				if s.tty >= 0 {
+					setForeground(s.tty, syscall.Getpgrp())
+				}
+				s.emit("%s", evStopped)
+			case w.status.Exited() || w.status.Signaled():
+				status = w.status.ExitStatus()
+				if w.status.Signaled() {
+					status = 128 + int(w.status.Signal())
+				}
+				if s.tty >= 0 {
+					setForeground(s.tty, syscall.Getpgrp())
+				}
+				// What COMMAND started must not run on after it: the hold
+				// is released once the supervisor reports.
+				endTree()
+				if s.treeEmpty() {
+					s.emit("%s %d", evExited, status)
+					return 0
+				}
+			}
+		case <-watchdog:
+			watchdog = nil
+			s.emit("%s", evWatchdog)
+			endTree()
+		case <-kill:
+			kill = nil
+			s.killTree()
+		case <-poll.C:
+			// Polling for the end of the tree once COMMAND is gone: orphans
+			// are reaped as they come, but one may linger unreaped.
+		}
+		if status >= 0 && s.treeEmpty() {
+			s.emit("%s %d", evExited, status)
+			return 0
+		}
+	}
+}
+
+// reap waits for every child, COMMAND's stops included, until none is
+// left for good.
+func reap(out chan<- waited) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WUNTRACED, nil)
+		switch {
+		case err == nil:
+			out <- waited{pid, ws}
+		case errors.Is(err, syscall.EINTR):
+		case errors.Is(err, syscall.ECHILD):
+			time.Sleep(10 * time.Millisecond) // an orphan may still be reparented to us
+		default:
+			return
+		}
+	}
+}
+
+// resumeStopped continues a stopped COMMAND so that it can end.
+func (s *supervisor) resumeStopped(stopped bool) {
+	if stopped {
+		_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+	}
+}
+
+// signalTree sends sig to COMMAND's process group and to every process
+// that is the supervisor's child: orphans of the tree come here, those in
+// sessions of their own too.
+func (s *supervisor) signalTree(sig syscall.Signal) {
+	_ = syscall.Kill(-s.pid, sig)
+	for _, pid := range childrenOf(os.Getpid()) {
+		_ = syscall.Kill(pid, sig)
+		if sig == syscall.SIGTERM {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+}
+
+// killTree kills the whole tree, again and again as orphans are handed to
+// the supervisor, until none is left (or five seconds have passed).
+func (s *supervisor) killTree() {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.signalTree(syscall.SIGKILL)
+		if s.treeEmpty() || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // the killed are reaped and their orphans handed over
+	}
+}
+
+// treeEmpty reports whether the supervisor has no child left but zombies
+// about to be reaped.
+func (s *supervisor) treeEmpty() bool {
+	for _, pid := range childrenOf(os.Getpid()) {
+		if state(pid) != 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// childrenOf lists the processes whose parent is ppid, from /proc.
+func childrenOf(ppid int) []int {
+	dirs, _ := os.ReadDir("/proc")
+	var out []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if parentOf(pid) == ppid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name.
+func statFields(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+func parentOf(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+func state(pid int) byte {
+	f := statFields(pid)
+	if len(f) < 1 || f[0] == "" {
+		return 0
+	}
+	return f[0][0]
+}
+
+// foregroundTTY returns stdin's descriptor if it is a terminal whose
+// foreground process group is ours (zkr runs as the shell's foreground
+// job), else -1: no job control, as under cron, systemd or CI.
+func foregroundTTY() int {
+	pgrp, err := tcgetpgrp(0)
+	if err != nil || pgrp != syscall.Getpgrp() {
+		return -1
+	}
+	return 0
+}
+
+func tcgetpgrp(fd int) (int, error) {
+	var pgrp int32
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp))); errno != 0 {
+		return 0, errno
+	}
+	return int(pgrp), nil
+}
+
+// setForeground makes pgrp the terminal's foreground process group. A
+// process outside the foreground group gets SIGTTOU for that unless it
+// ignores it, so SIGTTOU is ignored for the moment of the call (and only
+// then: COMMAND, started earlier, must not inherit it ignored).
+func setForeground(tty, pgrp int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	p := int32(pgrp)
+	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, uintptr(tty), syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&p)))
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// zkr in an interactive shell, as a person uses it: bash with job control
+// on a pseudo-terminal, keys typed into it, and the screen read back.
+
+// shell is an interactive bash on a pseudo-terminal.
+type shell struct {
+	t    *testing.T
+	pty  *os.File
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  strings.Builder
+	done chan struct{}
+}
+
+func startShell(t *testing.T) *shell {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Fatalf("bash is needed for the terminal tests: %v", err)
+	}
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-i")
+	cmd.Env = append(os.Environ(), "PS1=$ ", "TERM=dumb", "PATH="+filepath.Dir(zkrBin)+":"+os.Getenv("PATH"),
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 250})
+	require.NoError(t, err)
+	s := &shell{t: t, pty: f, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			s.mu.Lock()
+			s.out.Write(buf[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		f.Close()
+		<-s.done
+	})
+	s.expect(`\$ $`, 10*time.Second) // the first prompt
+	return s
+}
+
+// screen is everything the terminal has shown.
+func (s *shell) screen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+// mark is where the screen ends now: expect after it sees only what comes
+// later.
+func (s *shell) mark() int { return len(s.screen()) }
+
+func (s *shell) typeKeys(keys string) {
+	s.t.Helper()
+	_, err := io.WriteString(s.pty, keys)
+	require.NoError(s.t, err)
+}
+
+// expectAfter waits until the screen after mark matches re and returns the
+// first match's submatches.
+func (s *shell) expectAfter(mark int, re string, timeout time.Duration) []string {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(timeout)
+	for {
+		scr := s.screen()
+		if m := rx.FindStringSubmatch(scr[min(mark, len(scr)):]); m != nil {
+			return m
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the terminal never showed %q after %v; it shows:\n%s", re, timeout, scr[min(mark, len(scr)):])
+		}
+		time.Sleep(20 * time.Millisecond) // polling the screen
+	}
+}
+
+func (s *shell) expect(re string, timeout time.Duration) []string { return s.expectAfter(0, re, timeout) }
+
+// run types a command line and waits for the line that follows "mark".
+func (s *shell) status() int {
+	s.t.Helper()
+	m := s.mark()
+	s.typeKeys("echo \"status:$?\"\n")
+	got := s.expectAfter(m, `\nstatus:(\d+)`, 30*time.Second)
+	n, _ := strconv.Atoi(got[1])
+	return n
+}
+
+// A COMMAND that reads the terminal gets what is typed, and Ctrl-C ends
+// COMMAND (not just zkr), which releases and exits with its status. Before,
+// COMMAND was not the terminal's foreground job: reading stopped it
+// (SIGTTIN), and Ctrl-C reached zkr but not COMMAND.
+func TestTerminalReadAndCtrlC(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	s := startShell(t)
+	zkrLine := "zkr " + strings.Join(connect, " ") + " lock /tty -- "
+
+	m := s.mark()
+	s.typeKeys(zkrLine + `sh -c 'echo ready; read line; echo "got:$line"'` + "\n")
+	s.expectAfter(m, `\nready`, 30*time.Second)
+	s.typeKeys("hello\n")
+	s.expectAfter(m, `got:hello`, 10*time.Second)
+	assert.Equal(t, 0, s.status())
+
+	m = s.mark()
+	s.typeKeys(zkrLine + `sh -c 'echo ready; sleep 300'` + "\n")
+	s.expectAfter(m, `\nready`, 30*time.Second)
+	s.typeKeys("\x03") // Ctrl-C
+	assert.Equal(t, 130, s.status(), "COMMAND's status: killed by SIGINT")
+	waitChildren(t, c, "/tty", 0)
+}
+
+// Ctrl-Z stops COMMAND and gives the terminal back to the shell; fg and bg
+// continue it, while the hold is intact. Before, Ctrl-Z stopped zkr alone:
+// its session expired while COMMAND ran on.
+func TestTerminalCtrlZThenFgAndBg(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + ` lock /tty -- sh -c 'i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.1; done'` + "\n")
+	s.expectAfter(m, `tick 3`, 30*time.Second)
+
+	s.typeKeys("\x1a") // Ctrl-Z
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	m = s.mark()
+	time.Sleep(time.Second) // an absence window: a stopped COMMAND prints nothing
+	assert.NotContains(t, s.screen()[m:], "tick", "COMMAND ran on after Ctrl-Z")
+	assert.Len(t, children(t, c, "/tty"), 1, "the lock is still held")
+
+	s.typeKeys("fg\n")
+	s.expectAfter(m, `tick \d+`, 10*time.Second)
+
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	m = s.mark()
+	s.typeKeys("bg\n")
+	s.expectAfter(m, `tick \d+`, 10*time.Second) // running in the background
+
+	m = s.mark()
+	s.typeKeys("fg\n")
+	s.expectAfter(m, `tick \d+`, 10*time.Second)
+	s.typeKeys("\x03")
+	assert.Equal(t, 130, s.status())
+	waitChildren(t, c, "/tty", 0)
+}
+
+// A COMMAND stopped with Ctrl-Z never runs again once its hold is lost: the
+// session expires while zkr is stopped, a waiter on another session takes
+// the lock, and fg kills COMMAND instead of continuing it (exit 122). The
+// two COMMANDs never overlap.
+func TestTerminalFgAfterTheHoldWasLostKillsCommand(t *testing.T) {
+	_, connect := server(t)
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
+		`while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second) // COMMAND's, not the echo of the line typed
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+
+	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
+		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
+	assert.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
+
+	m = s.mark()
+	s.typeKeys("fg\n")
+	assert.Equal(t, exitLost, s.status(), "fg after the loss")
+	assert.NotRegexp(t, `\ntick\r?\n`, s.screen()[m:], "COMMAND ran again after fg")
+
+	b, err := os.ReadFile(stamps)
+	require.NoError(t, err)
+	var lastHolder, firstWaiter int64
+	for _, l := range lines(string(b)) {
+		who, at, _ := strings.Cut(l, " ")
+		n, err := strconv.ParseInt(at, 10, 64)
+		require.NoError(t, err, l)
+		switch {
+		case who == "holder":
+			lastHolder = max(lastHolder, n)
+		case who == "waiter" && firstWaiter == 0:
+			firstWaiter = n
+		}
+	}
+	assert.Less(t, lastHolder, firstWaiter, "the stopped COMMAND ran after the waiter was granted")
+}
