@@ -99,7 +99,9 @@ func (s *shell) expectAfter(mark int, re string, timeout time.Duration) []string
 	}
 }
 
-func (s *shell) expect(re string, timeout time.Duration) []string { return s.expectAfter(0, re, timeout) }
+func (s *shell) expect(re string, timeout time.Duration) []string {
+	return s.expectAfter(0, re, timeout)
+}
 
 // run types a command line and waits for the line that follows "mark".
 func (s *shell) status() int {
