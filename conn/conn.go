@@ -52,6 +52,14 @@ type Conn struct {
 	closeOnce sync.Once
 	quit      chan struct{}
 	wg        sync.WaitGroup
+
+	// closing ends a dial in progress, and link is the connection
+	// go-zookeeper uses now: Close closes it, so that a handshake stuck on
+	// a server that does not answer (go-zookeeper waits up to ten receive
+	// timeouts for it) cannot hold Close up.
+	closing    context.Context
+	stopDialer context.CancelFunc
+	link       atomic.Pointer[sniffConn]
 }
 
 // rawEvent is a go-zookeeper session event with the handshake that came with
@@ -109,6 +117,7 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) 
 		quit:        make(chan struct{}),
 		epoch:       closedEpoch(),
 	}
+	c.closing, c.stopDialer = context.WithCancel(context.Background())
 	var hosts zk.HostProvider = zk.NewDNSHostProvider()
 	if cfg.tls != nil {
 		hosts = &namedHosts{} // the certificate is checked against the name given
@@ -187,7 +196,8 @@ func (c *Conn) addAuth(ctx context.Context, a authEntry) error {
 // dial opens one connection for go-zookeeper, with TLS if configured, and
 // puts the handshake sniffer on it.
 func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
-	d := &net.Dialer{Timeout: c.cfg.connectTimeout}
+	ctx, cancel := context.WithTimeout(c.closing, c.cfg.connectTimeout)
+	defer cancel()
 	var nc net.Conn
 	var err error
 	if c.cfg.tls != nil {
@@ -197,19 +207,24 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 				tc.ServerName = host
 			}
 		}
-		nc, err = tls.DialWithDialer(d, network, addr, tc)
+		nc, err = (&tls.Dialer{Config: tc}).DialContext(ctx, network, addr)
 	} else {
-		nc, err = d.Dial(network, addr)
+		nc, err = (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &sniffConn{
+	sc := &sniffConn{
 		Conn:        nc,
 		askReadOnly: c.cfg.readOnly,
 		onHandshake: func(h handshake) { c.lastHandshake.Store(&h) },
 		tracer:      &c.tracer,
-	}, nil
+	}
+	c.link.Store(sc)
+	if c.closing.Err() != nil {
+		nc.Close() // Close ran while we dialled
+	}
+	return sc, nil
 }
 
 // onEvent is go-zookeeper's callback. It runs on the client's own goroutine,
@@ -485,7 +500,11 @@ func (c *Conn) Close() error {
 			s.stop()
 		}
 
+		c.stopDialer()
 		c.zk.Close()
+		if l := c.link.Load(); l != nil {
+			l.Conn.Close()
+		}
 		// go-zookeeper's Close returns before its goroutines end; its event
 		// channel is closed when they have.
 		for range c.zkEvents {

@@ -263,6 +263,22 @@ func TestDialGivesUpWhenContextEnds(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
+// A server that accepts the connection and never answers the handshake
+// holds go-zookeeper for ten receive timeouts; a Dial whose ctx ends must
+// still return about then, its Close not waiting for the handshake.
+func TestDialGivesUpPromptlyOnAServerThatDoesNotAnswer(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	p.Blackhole()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := conn.Dial(ctx, p.Addrs(), conn.WithSessionTimeout(10*time.Second))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second, "Dial (and its Close) waited for the handshake")
+	p.Heal()
+}
+
 func TestDialRejectsBadOptionsBeforeConnecting(t *testing.T) {
 	for name, tc := range map[string]struct {
 		servers []string
