@@ -85,10 +85,17 @@ type proc struct {
 
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startWith(t, nil, args...)
+}
+
+// startWith is start with env added to the environment.
+func startWith(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(zkrBin, args...)
 	// A race-enabled zkr would sleep a second at exit; a race it finds
 	// still fails the test with its status (66) and report.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = append(cmd.Env, env...)
 	p := &proc{cmd: cmd, lines: make(chan string, 100), done: make(chan struct{})}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)

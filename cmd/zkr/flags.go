@@ -20,33 +20,44 @@ import (
 )
 
 const globalOptionsHelp = `    Global options go before the subcommand or after it (before PATH).
+    Each has an environment variable (in brackets); an option given on the
+    command line wins over it.
 
-    --connect HOST:PORT[,HOST:PORT...]
-           ZooKeeper servers (default: $ZK_CONNECT, else 127.0.0.1:2181).
-    --session-timeout D
+    --connect HOST:PORT[,HOST:PORT...]   [ZKR_CONNECT, else ZK_CONNECT]
+           ZooKeeper servers (default 127.0.0.1:2181).
+    --session-timeout D   [ZKR_SESSION_TIMEOUT]
            session timeout asked of the server (default 10s). A holder cut
            off from ZooKeeper stops COMMAND after 2/3 of it; a dead zkr's
            lock passes on after all of it.
-    --connect-timeout D
+    --connect-timeout D   [ZKR_CONNECT_TIMEOUT]
            how long to try to reach ZooKeeper at start (default 15s).
-    --namespace NS
+    --namespace NS   [ZKR_NAMESPACE]
            prefix every path with /NS, as Curator's namespace.
+    --auth-file FILE   [ZKR_AUTH_FILE]
+           digest credentials USER:PASSWORD, the first line of FILE, sent on
+           every connection.
+    [ZKR_AUTH]
+           the same credentials, USER:PASSWORD, from the environment.
     --auth USER:PASSWORD
-           digest credentials, sent on every connection.
+           the same on the command line, where every local user can read
+           it (ps): zkr warns. Prefer --auth-file or ZKR_AUTH.
     --tls-ca FILE, --tls-cert FILE, --tls-key FILE
+           [ZKR_TLS_CA, ZKR_TLS_CERT, ZKR_TLS_KEY]
            connect with TLS (to the servers' secureClientPort), trusting the
            PEM CA certificates in --tls-ca (default: the system's) and
            presenting --tls-cert/--tls-key if the servers want a client
            certificate. Any of them turns TLS on.
-    --id ID
+    --id ID   [ZKR_ID]
            participant id, the data of zkr's nodes, which zkr leader and
            Curator's getParticipants show (default: HOSTNAME:PID).
-    -v, --verbose
+    -v, --verbose   [ZKR_VERBOSE=1]
            say on stderr when zkr waits, holds and releases.
     -h, --help
            show the manual.
     --version
            print zkr's version and exit (before the subcommand only).
+
+    COMMAND gets zkr's environment without ZKR_AUTH.
 `
 
 // globals are the options every subcommand takes.
@@ -55,24 +66,71 @@ type globals struct {
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	namespace      string
-	auth           string
+	auth           secret // USER:PASSWORD from ZKR_AUTH or --auth
+	authFile       string
 	tlsCA          string
 	tlsCert        string
 	tlsKey         string
 	id             string
 	verbose        bool
+
+	envErr error     // a ZKR_ variable that does not parse
+	stderr io.Writer // for the one warning about --auth
 }
 
+// secret is --auth: it remembers whether it came from the command line.
+type secret struct {
+	value   string
+	fromArg bool
+}
+
+func (s *secret) String() string { return "" } // never printed
+
+func (s *secret) Set(v string) error {
+	s.value, s.fromArg = v, true
+	return nil
+}
+
+// defaultGlobals are the defaults, with the ZKR_ environment applied.
 func defaultGlobals() *globals {
-	connect := os.Getenv("ZK_CONNECT")
-	if connect == "" {
-		connect = "127.0.0.1:2181"
-	}
-	return &globals{
-		connect:        connect,
+	g := &globals{
+		connect:        "127.0.0.1:2181",
 		sessionTimeout: conn.DefaultSessionTimeout,
 		connectTimeout: 15 * time.Second,
+		stderr:         io.Discard,
 	}
+	for _, name := range []string{"ZK_CONNECT", "ZKR_CONNECT"} { // the second wins
+		if v := os.Getenv(name); v != "" {
+			g.connect = v
+		}
+	}
+	duration := func(name string, d *time.Duration) {
+		if v := os.Getenv(name); v != "" {
+			parsed, err := time.ParseDuration(v)
+			if err != nil {
+				g.envErr = errors.Join(g.envErr, fmt.Errorf("%s=%q: not a duration", name, v))
+				return
+			}
+			*d = parsed
+		}
+	}
+	duration("ZKR_SESSION_TIMEOUT", &g.sessionTimeout)
+	duration("ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
+	g.namespace = os.Getenv("ZKR_NAMESPACE")
+	g.auth.value = os.Getenv("ZKR_AUTH")
+	g.authFile = os.Getenv("ZKR_AUTH_FILE")
+	g.tlsCA = os.Getenv("ZKR_TLS_CA")
+	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
+	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
+	g.id = os.Getenv("ZKR_ID")
+	switch v := os.Getenv("ZKR_VERBOSE"); v {
+	case "", "0", "false":
+	case "1", "true":
+		g.verbose = true
+	default:
+		g.envErr = errors.Join(g.envErr, fmt.Errorf("ZKR_VERBOSE=%q: want 1 or 0", v))
+	}
+	return g
 }
 
 // register adds the global options to fs, with their current values as
@@ -83,7 +141,8 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.DurationVar(&g.sessionTimeout, "session-timeout", g.sessionTimeout, "")
 	fs.DurationVar(&g.connectTimeout, "connect-timeout", g.connectTimeout, "")
 	fs.StringVar(&g.namespace, "namespace", g.namespace, "")
-	fs.StringVar(&g.auth, "auth", g.auth, "")
+	fs.Var(&g.auth, "auth", "")
+	fs.StringVar(&g.authFile, "auth-file", g.authFile, "")
 	fs.StringVar(&g.tlsCA, "tls-ca", g.tlsCA, "")
 	fs.StringVar(&g.tlsCert, "tls-cert", g.tlsCert, "")
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
@@ -103,6 +162,9 @@ func newFlagSet(name string) *flag.FlagSet {
 // check finds what is wrong with the global options before anything is
 // contacted.
 func (g *globals) check() error {
+	if g.envErr != nil {
+		return g.envErr
+	}
 	if g.connect == "" {
 		return errors.New("--connect: no servers")
 	}
@@ -126,9 +188,12 @@ func (g *globals) check() error {
 			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
 		}
 	}
-	if g.auth != "" {
-		if user, _, ok := strings.Cut(g.auth, ":"); !ok || user == "" {
-			return errors.New("--auth: want USER:PASSWORD")
+	if g.auth.value != "" {
+		if user, _, ok := strings.Cut(g.auth.value, ":"); !ok || user == "" {
+			return errors.New("--auth (or ZKR_AUTH): want USER:PASSWORD")
+		}
+		if g.authFile != "" && g.auth.fromArg {
+			return errors.New("--auth and --auth-file: give one")
 		}
 	}
 	if (g.tlsCert == "") != (g.tlsKey == "") {
@@ -191,8 +256,17 @@ func (g *globals) prepare() ([]framework.Option, error) {
 		return nil, err
 	}
 	connOpts := []conn.Option{conn.WithSessionTimeout(g.sessionTimeout)}
-	if g.auth != "" {
-		user, password, _ := strings.Cut(g.auth, ":")
+	auth := g.auth.value
+	if g.authFile != "" && !g.auth.fromArg {
+		if auth, err = readAuthFile(g.authFile); err != nil {
+			return nil, err
+		}
+	}
+	if g.auth.fromArg {
+		fmt.Fprintln(g.stderr, "zkr: warning: --auth shows the password to every local user (ps); use --auth-file or ZKR_AUTH")
+	}
+	if auth != "" {
+		user, password, _ := strings.Cut(auth, ":")
 		connOpts = append(connOpts, conn.WithDigestAuth(user, password))
 	}
 	if tlsCfg != nil {
@@ -205,6 +279,20 @@ func (g *globals) prepare() ([]framework.Option, error) {
 		// release that cannot reach the server must not hold zkr up.
 		framework.WithDrainTimeout(time.Second),
 	}, nil
+}
+
+// readAuthFile reads USER:PASSWORD from the first line of path.
+func readAuthFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--auth-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSpace(line)
+	if user, _, ok := strings.Cut(line, ":"); !ok || user == "" {
+		return "", fmt.Errorf("--auth-file %s: want USER:PASSWORD on its first line", path)
+	}
+	return line, nil
 }
 
 // dial connects with opts from prepare, giving up after --connect-timeout

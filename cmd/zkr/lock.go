@@ -18,8 +18,14 @@ import (
 // lock, rlock, wlock and sem: take something, run COMMAND, give it back.
 
 const heldOptionsHelp = `    --timeout D
-           give up after waiting D for the hold (exit 124). Default: wait
-           as long as it takes. Connecting is bounded by --connect-timeout.
+           give up after D (exit 124), connecting to ZooKeeper included.
+           Default: wait as long as it takes (connecting is bounded by
+           --connect-timeout).
+    -n, --nonblock
+           do not wait: if the hold is not free at once, exit with the
+           conflict exit code and leave nothing behind (as flock -n).
+    --conflict-exit-code N
+           the status of -n finding the hold taken (default 1, as flock).
     --grace D
            when the hold is lost, how long COMMAND has between SIGTERM and
            SIGKILL. It must end before the server can give the hold to
@@ -142,18 +148,26 @@ EXAMPLES
 
 // heldOptions are the options of the hold subcommands.
 type heldOptions struct {
-	timeout time.Duration
-	grace   graceFlag
+	timeout      time.Duration
+	grace        graceFlag
+	nonblock     bool
+	conflictCode int
 }
 
 func (o *heldOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
 	fs.Var(&o.grace, "grace", "")
+	fs.BoolVar(&o.nonblock, "nonblock", false, "")
+	fs.BoolVar(&o.nonblock, "n", false, "")
+	fs.IntVar(&o.conflictCode, "conflict-exit-code", 1, "")
 }
 
 func (o *heldOptions) check(sessionTimeout time.Duration) error {
 	if o.timeout < 0 {
 		return fmt.Errorf("--timeout %v: must not be negative", o.timeout)
+	}
+	if o.conflictCode < 0 || o.conflictCode > 255 {
+		return fmt.Errorf("--conflict-exit-code %d: want 0 to 255", o.conflictCode)
 	}
 	return o.grace.check(sessionTimeout)
 }
@@ -209,16 +223,21 @@ type grant struct {
 	release func() error
 }
 
-// taker acquires one grant; done frees what it made, after release.
-type taker func(ctx context.Context, c *framework.Client, path, id string) (g *grant, done func() error, err error)
+// taker acquires one grant (only if free at once with noWait); done frees
+// what it made, after release.
+type taker func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (g *grant, done func() error, err error)
 
 func runLock(a *app, g *globals, args []string) int {
-	return a.held("lock", lockHelp, g, args, nil, func(ctx context.Context, c *framework.Client, path, id string) (*grant, func() error, error) {
+	return a.held("lock", lockHelp, g, args, nil, func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (*grant, func() error, error) {
 		m, err := mutex.New(c, path, mutex.WithParticipantID(id))
 		if err != nil {
 			return nil, nil, err
 		}
-		h, err := m.Acquire(ctx)
+		acquire := m.Acquire
+		if noWait {
+			acquire = m.TryAcquire
+		}
+		h, err := acquire(ctx)
 		if err != nil {
 			return nil, nil, errors.Join(err, m.Close())
 		}
@@ -235,16 +254,19 @@ func runWLock(a *app, g *globals, args []string) int {
 }
 
 func rwTaker(write bool) taker {
-	return func(ctx context.Context, c *framework.Client, path, id string) (*grant, func() error, error) {
+	return func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (*grant, func() error, error) {
 		l, err := rwlock.New(c, path, rwlock.WithParticipantID(id))
 		if err != nil {
 			return nil, nil, err
 		}
-		var side mutex.Lock = l.ReadLock()
+		acquire, try := l.ReadLock().Acquire, l.ReadLock().TryAcquire
 		if write {
-			side = l.WriteLock()
+			acquire, try = l.WriteLock().Acquire, l.WriteLock().TryAcquire
 		}
-		h, err := side.Acquire(ctx)
+		if noWait {
+			acquire = try
+		}
+		h, err := acquire(ctx)
 		if err != nil {
 			return nil, nil, errors.Join(err, l.Close())
 		}
@@ -256,12 +278,16 @@ func runSem(a *app, g *globals, args []string) int {
 	var leases int
 	return a.held("sem", semHelp, g, args, func(fs *flag.FlagSet) {
 		fs.IntVar(&leases, "max", 0, "")
-	}, func(ctx context.Context, c *framework.Client, path, id string) (*grant, func() error, error) {
+	}, func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (*grant, func() error, error) {
 		s, err := semaphore.New(c, path, leases, semaphore.WithParticipantID(id))
 		if err != nil {
 			return nil, nil, err
 		}
-		leases, err := s.Acquire(ctx, 1)
+		acquire := s.Acquire
+		if noWait {
+			acquire = s.TryAcquire
+		}
+		leases, err := acquire(ctx, 1)
 		if err != nil {
 			return nil, nil, errors.Join(err, s.Close())
 		}
@@ -315,8 +341,18 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	ch := &child{argv: argv, log: log}
 	sig := watchSignals(ch)
 	defer sig.stop()
-	client, err := g.dial(sig.ctx, opts)
+	// --timeout counts from now, connecting included, as flock -w does.
+	ctx, cancel := sig.ctx, context.CancelFunc(func() {})
+	if o.timeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimedOut)
+	}
+	defer cancel()
+	client, err := g.dial(ctx, opts)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errTimedOut) {
+			log.printf("timed out after %v connecting to %s", o.timeout, g.connect)
+			return exitTimeout
+		}
 		return sig.failed(log, err)
 	}
 	defer closeClient(client)
@@ -324,18 +360,17 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return a.usage("zkr "+name, "%v", err)
 	}
 
-	ctx, cancel := sig.ctx, context.CancelFunc(func() {})
-	if o.timeout > 0 {
-		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimedOut)
-	}
-	defer cancel()
 	id := g.participantID()
 	log.infof("waiting for %s as %s", path, id)
-	gr, done, err := take(ctx, client, path, id)
+	gr, done, err := take(ctx, client, path, id, o.nonblock)
 	if err != nil {
 		if s, _ := sig.received(); s != nil {
 			log.infof("%v while waiting: left the queue", s)
 			return signalCode(s)
+		}
+		if o.nonblock && (errors.Is(err, mutex.ErrWouldBlock) || errors.Is(err, semaphore.ErrWouldBlock)) {
+			log.infof("%s is held: not waiting (-n)", path)
+			return o.conflictCode
 		}
 		if errors.Is(context.Cause(ctx), errTimedOut) {
 			log.printf("timed out after %v waiting for %s", o.timeout, path)

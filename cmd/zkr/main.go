@@ -42,6 +42,7 @@ func signalCode(s os.Signal) int {
 const exitStatusHeld = "EXIT STATUS\n" + exitStatusHeldBody
 
 const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a signal S killed it).
+    1      -n found the hold taken (--conflict-exit-code changes it).
     2      Usage error: bad option, path or argument. Nothing was contacted.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
            2/3 of the session timeout, or session expired); COMMAND was sent
@@ -119,7 +120,9 @@ EXIT STATUS
     1      zkr leader: nobody leads PATH.
 ` + exitStatusHeldBody + `
 ENVIRONMENT
-    ZK_CONNECT    default for --connect.
+    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
+    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
+    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options (see OPTIONS).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
 
@@ -168,6 +171,7 @@ func main() {
 // main parses the global options, then hands the rest to the subcommand.
 func (a *app) main(args []string) int {
 	g := defaultGlobals()
+	g.stderr = a.stderr
 	fs := newFlagSet("zkr")
 	g.register(fs)
 	var version bool

@@ -95,8 +95,7 @@ func (c *child) run(env []string, h held) (outcome, error) {
 		return outcome{code: exitFailed}, err
 	}
 	cmd := exec.Command(self, c.argv...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d %d", supervisorEnv, c.grace, c.watchdog()))
+	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d", supervisorEnv, c.grace, c.watchdog()))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // fds 3 and 4
 	c.mu.Lock()
@@ -216,6 +215,18 @@ func (c *child) run(env []string, h held) (outcome, error) {
 			}
 		}
 	}
+}
+
+// commandEnv is COMMAND's environment: zkr's, less the credentials zkr was
+// given (COMMAND has no business with them), plus extra.
+func commandEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ZKR_AUTH=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
 }
 
 // check is the hold as a fresh round trip finds it: nil if trusted.
