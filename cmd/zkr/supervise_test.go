@@ -87,23 +87,7 @@ func TestCommandThatIgnoresSIGTERMDiesBeforeTheNextHolderStarts(t *testing.T) {
 			assert.Equal(t, 0, waiter.wait(t, 30*time.Second).code)
 			p.Heal()
 
-			b, err := os.ReadFile(stamps)
-			require.NoError(t, err)
-			var lastHolder, waiterAt int64
-			for _, l := range lines(string(b)) {
-				who, at, _ := strings.Cut(l, " ")
-				n, err := strconv.ParseInt(at, 10, 64)
-				require.NoError(t, err, l)
-				switch who {
-				case "holder":
-					lastHolder = max(lastHolder, n)
-				case "waiter":
-					waiterAt = n
-				}
-			}
-			require.NotZero(t, waiterAt, "the waiter never ran")
-			assert.Less(t, lastHolder, waiterAt, "the old COMMAND ran %v after the next holder started",
-				time.Duration(lastHolder-waiterAt))
+			assertHolderEndedFirst(t, stamps)
 		})
 	}
 }
@@ -116,4 +100,28 @@ func TestGraceBeyondTheSlackIsRefused(t *testing.T) {
 	assert.Contains(t, r.stderr, "largest safe value is "+maxGrace(10*time.Second).String())
 	r = zkr(t, "--connect", "127.0.0.1:1", "--session-timeout", "10s", "elect", "--grace", "5s", "/x", "--", "true")
 	assert.Equal(t, exitUsage, r.code, r.stderr)
+}
+
+// assertHolderEndedFirst reads a file of "holder NANOS" and "waiter NANOS"
+// lines (date +%s%N, one clock) and checks that no holder line comes after
+// the first waiter line: the old COMMAND was dead before the next started.
+func assertHolderEndedFirst(t *testing.T, stamps string) {
+	t.Helper()
+	b, err := os.ReadFile(stamps)
+	require.NoError(t, err)
+	var lastHolder, firstWaiter int64
+	for _, l := range lines(string(b)) {
+		who, at, _ := strings.Cut(l, " ")
+		n, err := strconv.ParseInt(at, 10, 64)
+		require.NoError(t, err, l)
+		switch {
+		case who == "holder":
+			lastHolder = max(lastHolder, n)
+		case who == "waiter" && firstWaiter == 0:
+			firstWaiter = n
+		}
+	}
+	require.NotZero(t, firstWaiter, "the waiter never ran")
+	assert.Less(t, lastHolder, firstWaiter, "the old COMMAND ran %v after the next holder started",
+		time.Duration(lastHolder-firstWaiter))
 }

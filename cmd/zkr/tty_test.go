@@ -197,19 +197,5 @@ func TestTerminalFgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 	assert.Equal(t, exitLost, s.status(), "fg after the loss")
 	assert.NotRegexp(t, `\ntick\r?\n`, s.screen()[m:], "COMMAND ran again after fg")
 
-	b, err := os.ReadFile(stamps)
-	require.NoError(t, err)
-	var lastHolder, firstWaiter int64
-	for _, l := range lines(string(b)) {
-		who, at, _ := strings.Cut(l, " ")
-		n, err := strconv.ParseInt(at, 10, 64)
-		require.NoError(t, err, l)
-		switch {
-		case who == "holder":
-			lastHolder = max(lastHolder, n)
-		case who == "waiter" && firstWaiter == 0:
-			firstWaiter = n
-		}
-	}
-	assert.Less(t, lastHolder, firstWaiter, "the stopped COMMAND ran after the waiter was granted")
+	assertHolderEndedFirst(t, stamps)
 }
