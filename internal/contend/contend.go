@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -179,6 +180,9 @@ func Enter(ctx context.Context, r Request) (*Entry, error) {
 
 func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	c := r.Client
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing sent for a wait that is already over
+	}
 	if _, err := c.Conn().WaitConnected(ctx); err != nil {
 		return nil, err
 	}
@@ -191,7 +195,7 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	if err != nil {
 		// Ours to clean up whatever happened: a cancelled wait, an error, a
 		// lost session (then the owner check makes this a no-op).
-		if derr := c.DeleteLater(q.Path, w.owner); derr != nil && !errors.Is(derr, framework.ErrClosed) {
+		if derr := Leave(c, q.Path, w.owner); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return nil, err
@@ -329,4 +333,28 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 		}
 		return s, nil
 	}
+}
+
+// LeaveTimeout bounds how long leaving the queue waits for its delete to be
+// sent; past it the delete goes on in the background all the same.
+const LeaveTimeout = 5 * time.Second
+
+// Leave deletes a queue node that session owner made: the one way every
+// recipe leaves a queue, whether it gave up, failed or released. While
+// owner is the current session and the link is up, the delete is only sent
+// (framework.Client.DeleteOwn): ZooKeeper applies it before anything this
+// client sends next, so a retry never queues behind its own old node, and
+// the next contender is woken by the delete itself. Otherwise the node may
+// belong to a session being replaced and is deleted in the background,
+// only while it is still owner's. It returns an error only when the delete
+// could not even be queued; a closed client's session takes its ephemeral
+// nodes with it.
+func Leave(c *framework.Client, path string, owner int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), LeaveTimeout)
+	defer cancel()
+	err := c.DeleteOwn(ctx, path, owner)
+	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrDeferred) {
+		return nil
+	}
+	return err
 }

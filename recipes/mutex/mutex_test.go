@@ -182,6 +182,30 @@ func TestTryAcquireFailsWhenHeldAndLeavesNoNode(t *testing.T) {
 	require.NoError(t, other.Release())
 }
 
+// A try that fails leaves the queue before the next request of its client:
+// the client's own next look sees no node of it, and a retried try never
+// queues behind its own earlier node (which would make it fail although
+// nobody else holds). The test runs on a shared client, whose requests
+// ZooKeeper applies in order.
+func TestFailedTryLeavesBeforeTheClientsNextRequest(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	holder := newMutex(t, newClient(t, cl.Addrs()), "/locks/retry")
+	_, err := holder.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	m := newMutex(t, c, "/locks/retry")
+	for range 20 {
+		_, err := m.TryAcquire(ctxT(t, 10*time.Second))
+		require.ErrorIs(t, err, mutex.ErrWouldBlock)
+		require.Len(t, nodes(t, c, "/locks/retry"), 1, "the failed try's node is still queued")
+	}
+	for range 5 {
+		_, err := m.Acquire(ctxT(t, 50*time.Millisecond))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.Len(t, nodes(t, c, "/locks/retry"), 1, "the timed-out acquire's node is still queued")
+	}
+}
+
 func TestAcquireTimeoutLeavesNoNode(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
