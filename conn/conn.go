@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/connlink"
 )
 
 // ErrClosed is returned by every method of a Conn after Close.
@@ -457,9 +459,17 @@ func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
 	}
 }
 
-// ZK returns the underlying go-zookeeper client, for the framework package.
-// Do not Close it: Close the Conn.
-func (c *Conn) ZK() *zk.Conn { return c.zk }
+// plumbing is what framework reaches through internal/connlink: never
+// exported, since the raw connection bypasses every rule of the framework.
+type plumbing struct{ c *Conn }
+
+func (p plumbing) ZK() *zk.Conn                             { return p.c.zk }
+func (p plumbing) TraceCreate(prefix string) connlink.Trace { return p.c.traceCreate(prefix) }
+func (p plumbing) TraceDelete(path string) connlink.Trace   { return p.c.traceDelete(path) }
+
+func init() {
+	connlink.Register(func(c any) connlink.Conn { return plumbing{c.(*Conn)} })
+}
 
 // Subscribe returns a subscription to every state change from now on.
 func (c *Conn) Subscribe() *Subscription {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/connlink"
 )
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
@@ -150,14 +151,14 @@ func TestEnsembleMemberLossMovesSessionToAnotherServer(t *testing.T) {
 	sub := c.Subscribe()
 	sid := c.Session().ID
 
-	i := slices.Index(cl.Addrs(), c.ZK().Server())
-	require.GreaterOrEqual(t, i, 0, "client on %s", c.ZK().Server())
+	i := slices.Index(cl.Addrs(), connlink.Of(c).ZK().Server())
+	require.GreaterOrEqual(t, i, 0, "client on %s", connlink.Of(c).ZK().Server())
 	cl.Servers()[i].Kill()
 
 	evs := expect(t, sub, 30*time.Second, conn.StateSuspended, conn.StateReconnected)
 	assert.False(t, evs[1].NewSession)
 	assert.Equal(t, sid, evs[1].SessionID)
-	assert.NotEqual(t, cl.Addrs()[i], c.ZK().Server())
+	assert.NotEqual(t, cl.Addrs()[i], connlink.Of(c).ZK().Server())
 }
 
 // readOnlySurvivor starts an ensemble whose members may serve reads alone,
@@ -178,11 +179,11 @@ func readOnlySurvivor(t *testing.T) string {
 }
 
 func TestReadOnlyServerIsReported(t *testing.T) {
-	c := dial(t, []string{readOnlySurvivor(t)}, conn.WithReadOnly(true))
+	c := dial(t, []string{readOnlySurvivor(t)}, conn.WithReadOnly())
 	assert.Equal(t, conn.StateReadOnly, c.State())
-	_, _, err := c.ZK().Get("/")
+	_, _, err := connlink.Of(c).ZK().Get("/")
 	assert.NoError(t, err, "reads are served")
-	_, err = c.ZK().Create("/w", nil, 0, zk.WorldACL(zk.PermAll))
+	_, err = connlink.Of(c).ZK().Create("/w", nil, 0, zk.WorldACL(zk.PermAll))
 	assert.Error(t, err, "writes are not")
 }
 
@@ -198,17 +199,17 @@ func TestDigestAuthIsReplayedAfterReconnect(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := dial(t, p.Addrs(), conn.WithDigestAuth("alice", "secret"))
-	_, err := c.ZK().Create("/mine", nil, 0, zk.AuthACL(zk.PermAll))
+	_, err := connlink.Of(c).ZK().Create("/mine", nil, 0, zk.AuthACL(zk.PermAll))
 	require.NoError(t, err)
 
 	sub := c.Subscribe()
 	p.Cut()
 	expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
-	_, err = c.ZK().Set("/mine", []byte("x"), -1)
+	_, err = connlink.Of(c).ZK().Set("/mine", []byte("x"), -1)
 	assert.NoError(t, err, "credentials were replayed on the new link")
 
 	other := dial(t, cl.Addrs())
-	_, err = other.ZK().Set("/mine", []byte("y"), -1)
+	_, err = connlink.Of(other).ZK().Set("/mine", []byte("y"), -1)
 	assert.ErrorIs(t, err, zk.ErrNoAuth)
 }
 
@@ -235,7 +236,7 @@ func TestSlowSubscriberMissesNothing(t *testing.T) {
 func TestCloseEndsSessionAndSignals(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := dial(t, cl.Addrs())
-	_, err := c.ZK().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	_, err := connlink.Of(c).ZK().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 	s := c.Session()
 	sub := c.Subscribe()
@@ -251,7 +252,7 @@ func TestCloseEndsSessionAndSignals(t *testing.T) {
 	assert.Equal(t, conn.StateClosed, c.State())
 
 	other := dial(t, cl.Addrs())
-	ok, _, err = other.ZK().Exists("/eph")
+	ok, _, err = connlink.Of(other).ZK().Exists("/eph")
 	require.NoError(t, err)
 	assert.False(t, ok, "the session's ephemeral went with it")
 }
@@ -307,14 +308,14 @@ func TestTLSSessionSurvivesCut(t *testing.T) {
 	cl := zktest.Standalone(t, zktest.WithTLS(tl))
 	p := cl.NewSecureProxy()
 	c := dial(t, p.Addrs(), conn.WithTLS(tl.ClientConfig()))
-	_, err := c.ZK().Create("/over-tls", []byte("v"), 0, zk.WorldACL(zk.PermAll))
+	_, err := connlink.Of(c).ZK().Create("/over-tls", []byte("v"), 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 
 	sub := c.Subscribe()
 	p.Cut()
 	ev := expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)[1]
 	assert.False(t, ev.NewSession)
-	data, _, err := c.ZK().Get("/over-tls")
+	data, _, err := connlink.Of(c).ZK().Get("/over-tls")
 	require.NoError(t, err)
 	assert.Equal(t, "v", string(data))
 }

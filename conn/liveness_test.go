@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/connlink"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
@@ -31,9 +32,9 @@ func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
 	// event, so a stream of changes is a stream of events through the fault.
 	const n = 160
 	for i := range n {
-		_, err := other.ZK().Create(fmt.Sprintf("/w%d", i), nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := connlink.Of(other).ZK().Create(fmt.Sprintf("/w%d", i), nil, 0, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
-		_, _, _, err = c.ZK().GetW(fmt.Sprintf("/w%d", i))
+		_, _, _, err = connlink.Of(c).ZK().GetW(fmt.Sprintf("/w%d", i))
 		require.NoError(t, err)
 	}
 	s := c.Session()
@@ -41,7 +42,7 @@ func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
 	p.DropRequests()
 	start := time.Now()
 	stop := testkit.Repeat(40*time.Millisecond, n, func(i int) {
-		_, _ = other.ZK().Set(fmt.Sprintf("/w%d", i), []byte("x"), -1)
+		_, _ = connlink.Of(other).ZK().Set(fmt.Sprintf("/w%d", i), []byte("x"), -1)
 	})
 	defer stop()
 

@@ -86,4 +86,4 @@ func WithSimulatedExpiry(percent int) Option { return func(c *config) { c.expiry
 // so in practice a ReadOnly state is seen by clients that start during a
 // partition. go-zookeeper does not look for a read-write server while on a
 // read-only one, as the Java client does; it moves when the link drops.
-func WithReadOnly(allow bool) Option { return func(c *config) { c.readOnly = allow } }
+func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }

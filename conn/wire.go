@@ -63,7 +63,7 @@ type sniffConn struct {
 	lastProof   atomic.Int64 // unix nanoseconds of the last reply to us
 
 	mu      sync.Mutex
-	pending map[int32]*CreateTrace // xid of a traced create → its trace
+	pending map[int32]*createTrace // xid of a traced create → its trace
 	session int64
 
 	// read side: the frame being parsed
@@ -127,7 +127,7 @@ func (c *sniffConn) noteRequest(b []byte) {
 	xid := int32(binary.BigEndian.Uint32(b[4:8]))
 	c.mu.Lock()
 	if c.pending == nil {
-		c.pending = map[int32]*CreateTrace{}
+		c.pending = map[int32]*createTrace{}
 	}
 	c.pending[xid] = t
 	c.mu.Unlock()
@@ -265,7 +265,7 @@ func parseConnectResponse(b []byte) (handshake, bool) {
 // tracer holds the creates callers asked to follow, by path prefix.
 type tracer struct {
 	mu     sync.Mutex
-	traces map[*CreateTrace]struct{}
+	traces map[*createTrace]struct{}
 	count  int
 }
 
@@ -275,7 +275,7 @@ func (tr *tracer) active() bool {
 	return tr.count > 0
 }
 
-func (tr *tracer) match(op int32, path string) *CreateTrace {
+func (tr *tracer) match(op int32, path string) *createTrace {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for t := range tr.traces {
@@ -290,26 +290,26 @@ func (tr *tracer) match(op int32, path string) *CreateTrace {
 	return nil
 }
 
-func (tr *tracer) add(t *CreateTrace) {
+func (tr *tracer) add(t *createTrace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if tr.traces == nil {
-		tr.traces = map[*CreateTrace]struct{}{}
+		tr.traces = map[*createTrace]struct{}{}
 	}
 	tr.traces[t] = struct{}{}
 	tr.count = len(tr.traces)
 }
 
-func (tr *tracer) remove(t *CreateTrace) {
+func (tr *tracer) remove(t *createTrace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	delete(tr.traces, t)
 	tr.count = len(tr.traces)
 }
 
-// CreateTrace follows one create (or delete) through the wire: see
-// Conn.TraceCreate and Conn.TraceDelete.
-type CreateTrace struct {
+// createTrace follows one create (or delete) through the wire: see
+// traceCreate and traceDelete.
+type createTrace struct {
 	prefix string // a path prefix for creates, the exact path for a delete
 	delete bool
 	tr     *tracer
@@ -324,42 +324,42 @@ type CreateTrace struct {
 	session int64
 }
 
-// TraceCreate follows the next create requests whose path starts with prefix
+// traceCreate follows the next create requests whose path starts with prefix
 // (a full server path: namespace included). Sent closes once such a request
 // has been written to the server: a request sent on the same session after
 // that is answered after it. Result reports the zxid of a successful reply.
 // Close the trace when done with it.
-func (c *Conn) TraceCreate(prefix string) *CreateTrace {
-	t := &CreateTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{})}
+func (c *Conn) traceCreate(prefix string) *createTrace {
+	t := &createTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{})}
 	c.tracer.add(t)
 	return t
 }
 
-// TraceDelete follows the next delete request of exactly path (a full server
+// traceDelete follows the next delete request of exactly path (a full server
 // path). Only Sent is meaningful.
-func (c *Conn) TraceDelete(path string) *CreateTrace {
-	t := &CreateTrace{prefix: path, delete: true, tr: &c.tracer, sent: make(chan struct{})}
+func (c *Conn) traceDelete(path string) *createTrace {
+	t := &createTrace{prefix: path, delete: true, tr: &c.tracer, sent: make(chan struct{})}
 	c.tracer.add(t)
 	return t
 }
 
 // Sent is closed once a matching request has been written.
-func (t *CreateTrace) Sent() <-chan struct{} { return t.sent }
+func (t *createTrace) Sent() <-chan struct{} { return t.sent }
 
 // Result returns the created path, the zxid of the create (the node's czxid)
 // and the session it was made on, once a successful reply has been read.
-func (t *CreateTrace) Result() (path string, zxid, session int64, ok bool) {
+func (t *createTrace) Result() (path string, zxid, session int64, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.path, t.zxid, t.session, t.done
 }
 
 // Close stops following.
-func (t *CreateTrace) Close() { t.tr.remove(t) }
+func (t *createTrace) Close() { t.tr.remove(t) }
 
-func (t *CreateTrace) markSent() { t.sentOnce.Do(func() { close(t.sent) }) }
+func (t *createTrace) markSent() { t.sentOnce.Do(func() { close(t.sent) }) }
 
-func (t *CreateTrace) complete(path string, zxid, session int64) {
+func (t *createTrace) complete(path string, zxid, session int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.path, t.zxid, t.session, t.done = path, zxid, session, true

@@ -104,7 +104,7 @@ func TestTracedCreateIsFollowedThroughSplitReads(t *testing.T) {
 	defer server.Close()
 	var tr tracer
 	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
-	trace := &CreateTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
+	trace := &createTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
 	tr.add(trace)
 
 	go func() { _, _ = io.Copy(io.Discard, server) }()
@@ -139,7 +139,7 @@ func TestFailedTracedCreateHasNoResult(t *testing.T) {
 	defer server.Close()
 	go func() { _, _ = io.Copy(io.Discard, server) }()
 	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
-	trace := &CreateTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
+	trace := &createTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
 	tr.add(trace)
 	_, err := s.Write(createRequest(3, "/q/_c_abc-x"))
 	require.NoError(t, err)

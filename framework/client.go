@@ -166,8 +166,6 @@ func buildOptions(opts []Option) (options, error) {
 	switch {
 	case o.acl == nil:
 		return o, fmt.Errorf("%w: nil ACL provider", ErrInvalidArgument)
-	case o.retry == nil:
-		return o, fmt.Errorf("%w: nil retry policy", ErrInvalidArgument)
 	case o.log == nil:
 		return o, fmt.Errorf("%w: nil logger", ErrInvalidArgument)
 	case o.errPolicy != StandardPolicy && o.errPolicy != SessionOnlyPolicy:
@@ -218,9 +216,9 @@ func (c *Client) Logger() *slog.Logger { return c.log }
 // Session returns the current session (see conn.Conn.Session).
 func (c *Client) Session() conn.Session { return c.conn.Session() }
 
-// LossSignal returns the channel of s that closes when, under the client's
+// lossSignal returns the channel of s that closes when, under the client's
 // error policy, what was built on s can no longer be trusted.
-func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy.Signal(s) }
+func (c *Client) lossSignal(s conn.Session) <-chan struct{} { return c.errPolicy.Signal(s) }
 
 // Closed reports whether Close was called.
 func (c *Client) Closed() bool { return c.closed.Load() }
@@ -298,7 +296,7 @@ func (c *Client) sweepEphemerals() {
 			continue // gone with its session
 		}
 		_, err := callValue(c, ctx, func() (struct{}, error) {
-			z := c.conn.ZK()
+			z := c.zk()
 			ok, st, err := z.Exists(c.ns.fix(path))
 			if err != nil || !ok || st.EphemeralOwner != owner {
 				return struct{}{}, err
@@ -336,7 +334,7 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 		return out, opErr(name, path, ErrClosed)
 	}
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
-		v, err := callValue(c, ctx, func() (T, error) { return op(c.conn.ZK()) })
+		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
 		if err == nil {
 			out = v
 		}

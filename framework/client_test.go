@@ -13,6 +13,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/connlink"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // waitFor bounds every wait on the server: generous, since the container
@@ -122,7 +124,7 @@ var pathOps = []pathOp{
 		return err
 	}},
 	{"Delete", func(ctx context.Context, c *framework.Client, p string) error { return c.Delete(ctx, p, -1) }},
-	{"DeleteLater", func(_ context.Context, c *framework.Client, p string) error { return c.DeleteLater(p, 0) }},
+	{"DeleteLater", func(_ context.Context, c *framework.Client, p string) error { return fwlink.Of(c).DeleteLater(p, 0) }},
 	{"Exists", func(ctx context.Context, c *framework.Client, p string) error {
 		_, _, err := c.Exists(ctx, p)
 		return err
@@ -656,7 +658,7 @@ func TestCloseOfClientOverSharedConnDeletesItsEphemeralNodes(t *testing.T) {
 	mustCreate(t, c, "/shared", nil)
 	e, err := c.Create(testCtx(t), "/shared/eph", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
-	q, err := c.Enqueue(testCtx(t), "/shared/q/lock-", nil)
+	q, err := fwlink.Of(c).Enqueue(testCtx(t), "/shared/q/lock-", nil)
 	require.NoError(t, err)
 	p, err := c.Create(testCtx(t), "/shared/p/n-", nil, framework.WithMode(framework.EphemeralSequential),
 		framework.WithParentContainers(), framework.Protected())
@@ -796,7 +798,7 @@ func secureTree(t *testing.T, cl *zktest.Cluster) {
 		framework.WithACLProvider(framework.CreatorACL()))
 	mustCreate(t, alice, "/secure", nil)
 	mustCreate(t, alice, "/secure/child", []byte("mine"))
-	acl, _, err := alice.Conn().ZK().GetACL("/secure/child")
+	acl, _, err := connlink.Of(alice.Conn()).ZK().GetACL("/secure/child")
 	require.NoError(t, err)
 	assert.Equal(t, zk.DigestACL(zk.PermAll, "alice", "pw"), acl)
 }
@@ -856,7 +858,7 @@ func TestPathACLOverridesOnlyItsPath(t *testing.T) {
 		"/ns/b":   zk.WorldACL(zk.PermAll),
 		"/ns/a/d": explicit,
 	} {
-		got, _, err := c.Conn().ZK().GetACL(p)
+		got, _, err := connlink.Of(c.Conn()).ZK().GetACL(p)
 		require.NoError(t, err, p)
 		assert.Equal(t, want, got, p)
 	}

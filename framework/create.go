@@ -140,7 +140,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		out, err = c.createProtected(ctx, path, data, &o)
 	}
 	if err == nil && o.mode.ephemeral() {
-		c.remember(out, c.conn.ZK().SessionID())
+		c.remember(out, c.zk().SessionID())
 	}
 	return out, err
 }
@@ -236,7 +236,7 @@ func (c *Client) ensureNamespace(ctx context.Context) error {
 	}
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
 		_, err := callValue(c, ctx, func() (struct{}, error) {
-			z := c.conn.ZK()
+			z := c.zk()
 			segs := strings.Split(string(c.ns)[1:], "/")
 			p := ""
 			for _, s := range segs {
@@ -280,7 +280,7 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
 		look := uncertain // copied: an abandoned attempt must not read it later
 		p, err := callTracked(c, ctx, &inflight, func() (string, error) {
-			z := c.conn.ZK()
+			z := c.zk()
 			if look {
 				found, err := c.findProtected(z, parent, prefix, o.mode.ephemeral())
 				if err != nil || found != "" {

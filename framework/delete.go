@@ -69,7 +69,7 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 	if path == "/" {
 		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
 	}
-	trace := c.conn.TraceDelete(c.ns.fix(path))
+	trace := c.wire().TraceDelete(c.ns.fix(path))
 	defer trace.Close()
 	done := make(chan struct{})
 	c.deleter.begin()
@@ -97,11 +97,11 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 	}
 }
 
-// DeleteLater deletes path in the background, guaranteed as Delete with
+// deleteLater deletes path in the background, guaranteed as Delete with
 // Guaranteed. If owner is not 0 the node is only deleted while it is an
 // ephemeral of session owner: once that session is gone, so is the node, and
 // a node of the same name made by someone else is left alone.
-func (c *Client) DeleteLater(path string, owner int64) error {
+func (c *Client) deleteLater(path string, owner int64) error {
 	if err := c.check("delete", path, false); err != nil {
 		return err
 	}
@@ -109,19 +109,19 @@ func (c *Client) DeleteLater(path string, owner int64) error {
 	return nil
 }
 
-// DeleteOwn deletes a node that session owner made, guaranteed: the way a
+// deleteOwn deletes a node that session owner made, guaranteed: the way a
 // recipe leaves its own ephemeral node. While owner is the current session
 // and the link is up, the delete is only sent, as DeleteAsync (ctx bounds
 // the wait to see it on the wire; the delete goes on after that all the
 // same, and the error then wraps ErrDeferred). Otherwise it goes to the
-// background as DeleteLater with owner: the node may belong to a session
+// background as deleteLater with owner: the node may belong to a session
 // being replaced, and once that session is gone, so is the node. It returns
 // nil once the delete is sent or queued.
-func (c *Client) DeleteOwn(ctx context.Context, path string, owner int64) error {
+func (c *Client) deleteOwn(ctx context.Context, path string, owner int64) error {
 	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
 		return c.DeleteAsync(ctx, path, -1)
 	}
-	return c.DeleteLater(path, owner)
+	return c.deleteLater(path, owner)
 }
 
 func closed(ch <-chan struct{}) bool {
@@ -306,7 +306,7 @@ func (d *deleter) loop() {
 
 // run makes one attempt at j and returns nil when j needs nothing more.
 func (d *deleter) run(j deleteJob) error {
-	z := d.c.conn.ZK()
+	z := d.c.zk()
 	ns := d.c.ns
 	if j.after != nil {
 		select {

@@ -8,37 +8,26 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
-// Queued is a node made by Enqueue, and its parent's children seen right
-// after.
-type Queued struct {
-	// Path is the new node, without the namespace.
-	Path string
-	// Czxid is the zxid that created it.
-	Czxid int64
-	// Owner is the session that created it.
-	Owner int64
-	// Children of the parent, listed after the create: they include Path.
-	Children []string
-}
-
-// Enqueue makes a protected ephemeral-sequential node at path (parents as
+// enqueue makes a protected ephemeral-sequential node at path (parents as
 // containers) and lists its parent, in about one round trip instead of the
 // three that a create, a list and an exists would take.
 //
 // ZooKeeper answers one session's requests in the order they were sent, so a
 // list sent right behind the create sees the new node; the create's own
 // reply carries its zxid, which is the node's czxid. If anything gets in the
-// way (a retried create, a new session), Enqueue falls back to asking.
-func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued, error) {
+// way (a retried create, a new session), enqueue falls back to asking.
+func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink.Queued, error) {
 	if err := c.check("create", path, true); err != nil {
 		return nil, err
 	}
 	id := uuid.NewString()
 	parent := Parent(path)
 	prefix := Join(parent, protectedName(id, ""))
-	trace := c.conn.TraceCreate(c.ns.fix(prefix))
+	trace := c.wire().TraceCreate(c.ns.fix(prefix))
 	defer trace.Close()
 
 	type created struct {
@@ -75,7 +64,7 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 	if res.err != nil {
 		return nil, res.err
 	}
-	q := &Queued{Path: res.path}
+	q := &fwlink.Queued{Path: res.path}
 	name := Base(res.path)
 	if l.err == nil && slices.Contains(l.kids, name) {
 		q.Children = l.kids
@@ -102,9 +91,9 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 	return q, nil
 }
 
-// enqueueFailed cleans up a node Enqueue made but cannot hand over.
+// enqueueFailed cleans up a node enqueue made but cannot hand over.
 func (c *Client) enqueueFailed(path string, err error) error {
-	if derr := c.DeleteLater(path, 0); derr != nil && !errors.Is(derr, ErrClosed) {
+	if derr := c.deleteLater(path, 0); derr != nil && !errors.Is(derr, ErrClosed) {
 		return errors.Join(err, derr)
 	}
 	return err

@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
@@ -207,8 +208,8 @@ func TestDeleteLaterLeavesANodeOfAnotherOwnerAlone(t *testing.T) {
 	_, err = c.Create(t.Context(), "/mine", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
-	require.NoError(t, c.DeleteLater("/theirs", c.Session().ID))
-	require.NoError(t, c.DeleteLater("/mine", c.Session().ID))
+	require.NoError(t, fwlink.Of(c).DeleteLater("/theirs", c.Session().ID))
+	require.NoError(t, fwlink.Of(c).DeleteLater("/mine", c.Session().ID))
 	require.NoError(t, c.Drain(t.Context()))
 	ok, _, err := obs.Exists(t.Context(), "/theirs")
 	require.NoError(t, err)

@@ -47,8 +47,8 @@ func WithRetryable(f func(error) bool) Option {
 }
 
 // Do runs op until it succeeds, fails with an error that is not retryable, or
-// the policy p stops allowing retries; it is Curator's RetryLoop. A nil p means
-// [Default]().
+// the policy p stops allowing retries; it is Curator's RetryLoop. The zero p
+// means [Default]().
 //
 // The error returned is
 //
@@ -69,15 +69,12 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts 
 			opt(&cfg)
 		}
 	}
-	if p == nil {
-		p = Default()
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	// Created before the first attempt so that elapsed-time policies count the
 	// time spent in op as well as in sleeps.
-	b := p.NewBackOff(cfg.clock)
+	b := p.backOff(cfg.clock)
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil || !cfg.retryable(err) {

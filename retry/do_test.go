@@ -106,10 +106,10 @@ func TestDoNeverMakesOneAttempt(t *testing.T) {
 	assert.Equal(t, 1, *calls)
 }
 
-func TestDoNilPolicyMeansDefault(t *testing.T) {
+func TestDoZeroPolicyMeansDefault(t *testing.T) {
 	clk := newAutoClock()
 	op, calls := always(zk.ErrConnectionClosed)
-	err := Do(context.Background(), nil, op, WithClock(clk))
+	err := Do(context.Background(), Policy{}, op, WithClock(clk))
 	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
 	assert.Equal(t, 11, *calls)
 	assert.Len(t, clk.Sleeps(), 10)
@@ -213,7 +213,7 @@ func TestDoZeroSleepNeedsNoTimer(t *testing.T) {
 
 func TestDoNegativeSleepFromBackOffMeansNow(t *testing.T) {
 	clk := newFakeClock()
-	odd := PolicyFunc(func(backoff.Clock) backoff.BackOff {
+	odd := policy(func(backoff.Clock) backoff.BackOff {
 		return backoff.WithMaxRetries(backoff.NewConstantBackOff(-5*time.Second), 1)
 	})
 	var slept []time.Duration

@@ -5,12 +5,11 @@
 // # Mapping to Curator
 //
 // Curator's RetryPolicy answers allowRetry(retryCount, elapsedTimeMs, sleeper)
-// once per failed attempt. Here a [Policy] instead hands out a fresh
-// [backoff.BackOff] per operation, and the loop asks it NextBackOff after every
-// retryable failure; [backoff.Stop] plays the role of allowRetry returning false.
-// Keeping the per-operation state in the BackOff lets one Policy value be shared
-// by any number of concurrent operations. The constructors mirror Curator's
-// policies:
+// once per failed attempt. A [Policy] here is a small value that answers the
+// same question ([Custom] takes exactly that function); the per-operation
+// state lives in the loop (on github.com/cenkalti/backoff/v4, which no
+// signature shows), so one Policy value can be shared by any number of
+// concurrent operations. The constructors mirror Curator's policies:
 //
 //	ExponentialBackoffRetry         -> [Exponential]
 //	BoundedExponentialBackoffRetry  -> [BoundedExponential]
@@ -19,7 +18,8 @@
 //	RetryUntilElapsed               -> [UntilElapsed]
 //	RetryForever                    -> [Forever]
 //
-// [Never] has no Curator counterpart; it makes tests fail fast.
+// [Never] has no Curator counterpart; it makes tests fail fast. The zero
+// Policy is [Default].
 //
 // Curator's RetryLoop becomes [Do], which honours a context.Context so that a
 // caller can abandon an operation in the middle of a back-off sleep.

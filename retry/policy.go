@@ -8,18 +8,60 @@ import (
 	"github.com/cenkalti/backoff/v4"
 )
 
-// Policy decides how often and how long to wait between attempts of one operation.
-type Policy interface {
-	// NewBackOff returns a fresh schedule for one operation. clk measures elapsed time (for tests).
-	NewBackOff(clk backoff.Clock) backoff.BackOff
+// Policy decides how often and how long to wait between the attempts of
+// one operation, as Curator's RetryPolicy. It is a small value, safe to
+// share between any number of concurrent operations: build one with the
+// constructors below, or Custom. The zero Policy is Default().
+type Policy struct {
+	// schedule returns a fresh schedule for one operation; clk measures
+	// elapsed time. nil means Default.
+	schedule func(clk backoff.Clock) backoff.BackOff
+	// exp is set for the exponential policies, so tests can pin the jitter.
+	exp *exponential
 }
 
-// PolicyFunc adapts a plain function to [Policy], so a one-off schedule needs
-// no named type.
-type PolicyFunc func(clk backoff.Clock) backoff.BackOff
+func policy(f func(clk backoff.Clock) backoff.BackOff) Policy { return Policy{schedule: f} }
 
-// NewBackOff calls f(clk).
-func (f PolicyFunc) NewBackOff(clk backoff.Clock) backoff.BackOff { return f(clk) }
+// backOff is the schedule of one operation under p.
+func (p Policy) backOff(clk backoff.Clock) backoff.BackOff {
+	if p.schedule == nil {
+		return Default().schedule(clk)
+	}
+	return p.schedule(clk)
+}
+
+// Custom is a policy from a function, as Curator's RetryPolicy.allowRetry:
+// after each retryable failure, allow is given the number of retries made
+// so far (0 after the first failure) and the time since the first attempt
+// began, and returns how long to sleep before the next attempt, or ok
+// false to give up. A nil allow allows no retries.
+func Custom(allow func(retries int, elapsed time.Duration) (sleep time.Duration, ok bool)) Policy {
+	return policy(func(clk backoff.Clock) backoff.BackOff {
+		if allow == nil {
+			return &backoff.StopBackOff{}
+		}
+		clk = orSystemClock(clk)
+		return &customBackOff{allow: allow, clk: clk, start: clk.Now()}
+	})
+}
+
+type customBackOff struct {
+	allow   func(int, time.Duration) (time.Duration, bool)
+	clk     backoff.Clock
+	start   time.Time
+	retries int
+}
+
+func (b *customBackOff) NextBackOff() time.Duration {
+	d, ok := b.allow(b.retries, b.clk.Now().Sub(b.start))
+	if !ok {
+		return backoff.Stop
+	}
+	b.retries++
+	return max(d, 0)
+}
+
+func (b *customBackOff) Reset() { b.retries, b.start = 0, b.clk.Now() }
 
 // MaxExponentialRetries caps the retries of [Exponential] and
 // [BoundedExponential]. It is Curator's MAX_RETRIES_LIMIT: past it the jitter
@@ -48,18 +90,18 @@ func Exponential(base time.Duration, maxRetries int) Policy {
 // Curator's BoundedExponentialBackoffRetry. A base above max just means every
 // sleep is max. Negative durations and counts count as 0.
 func BoundedExponential(base, max time.Duration, maxRetries int) Policy {
-	return &exponential{
+	return (&exponential{
 		base:       nonNegative(base),
 		max:        nonNegative(max),
 		maxRetries: min(MaxExponentialRetries, nonNegative(maxRetries)),
-	}
+	}).policy()
 }
 
 // NTimes retries up to n times, sleeping sleep before each retry, as Curator's
 // RetryNTimes. Negative values count as 0.
 func NTimes(n int, sleep time.Duration) Policy {
 	n, sleep = nonNegative(n), nonNegative(sleep)
-	return PolicyFunc(func(backoff.Clock) backoff.BackOff {
+	return policy(func(backoff.Clock) backoff.BackOff {
 		return backoff.WithMaxRetries(backoff.NewConstantBackOff(sleep), uint64(n))
 	})
 }
@@ -75,7 +117,7 @@ func OneTime(sleep time.Duration) Policy { return NTimes(1, sleep) }
 // Negative durations count as 0, and a zero maxElapsed allows no retries.
 func UntilElapsed(maxElapsed, sleep time.Duration) Policy {
 	maxElapsed, sleep = nonNegative(maxElapsed), nonNegative(sleep)
-	return PolicyFunc(func(clk backoff.Clock) backoff.BackOff {
+	return policy(func(clk backoff.Clock) backoff.BackOff {
 		if maxElapsed == 0 {
 			// ExponentialBackOff reads a zero MaxElapsedTime as "no limit".
 			return &backoff.StopBackOff{}
@@ -98,7 +140,7 @@ func UntilElapsed(maxElapsed, sleep time.Duration) Policy {
 // with a context that can be cancelled. A negative sleep counts as 0.
 func Forever(sleep time.Duration) Policy {
 	sleep = nonNegative(sleep)
-	return PolicyFunc(func(backoff.Clock) backoff.BackOff {
+	return policy(func(backoff.Clock) backoff.BackOff {
 		return backoff.NewConstantBackOff(sleep)
 	})
 }
@@ -106,7 +148,7 @@ func Forever(sleep time.Duration) Policy {
 // Never allows no retries: the first failure is final. It keeps tests that
 // expect an error from sitting through a back-off schedule.
 func Never() Policy {
-	return PolicyFunc(func(backoff.Clock) backoff.BackOff { return &backoff.StopBackOff{} })
+	return policy(func(backoff.Clock) backoff.BackOff { return &backoff.StopBackOff{} })
 }
 
 // exponential is not built on backoff.ExponentialBackOff because that type
@@ -121,8 +163,8 @@ type exponential struct {
 	intN func(n int) int
 }
 
-func (p *exponential) NewBackOff(backoff.Clock) backoff.BackOff {
-	return &exponentialBackOff{policy: p}
+func (p *exponential) policy() Policy {
+	return Policy{schedule: func(backoff.Clock) backoff.BackOff { return &exponentialBackOff{policy: p} }, exp: p}
 }
 
 type exponentialBackOff struct {

@@ -30,10 +30,9 @@ func schedule(t *testing.T, b backoff.BackOff, limit int) []time.Duration {
 // withIntN fixes the jitter source of an exponential policy.
 func withIntN(t *testing.T, p Policy, intN func(int) int) Policy {
 	t.Helper()
-	e, ok := p.(*exponential)
-	require.True(t, ok, "%T is not *exponential", p)
-	e.intN = intN
-	return e
+	require.NotNil(t, p.exp, "not an exponential policy")
+	p.exp.intN = intN
+	return p
 }
 
 func highest(n int) int { return n - 1 }
@@ -45,7 +44,7 @@ func TestExponentialSchedule(t *testing.T) {
 		ns = append(ns, n)
 		return n - 1
 	})
-	got := schedule(t, p.NewBackOff(nil), 100)
+	got := schedule(t, p.backOff(nil), 100)
 	ms := time.Millisecond
 	assert.Equal(t, []time.Duration{10 * ms, 30 * ms, 70 * ms, 150 * ms}, got)
 	assert.Equal(t, []int{2, 4, 8, 16}, ns, "jitter range doubles with each retry")
@@ -53,7 +52,7 @@ func TestExponentialSchedule(t *testing.T) {
 
 func TestExponentialLowestJitterIsBase(t *testing.T) {
 	p := withIntN(t, Exponential(10*time.Millisecond, 3), lowest)
-	got := schedule(t, p.NewBackOff(nil), 100)
+	got := schedule(t, p.backOff(nil), 100)
 	ms := time.Millisecond
 	// Curator's max(1, rand): a draw of 0 still sleeps one base.
 	assert.Equal(t, []time.Duration{10 * ms, 10 * ms, 10 * ms}, got)
@@ -64,7 +63,7 @@ func TestExponentialRandomStaysInBounds(t *testing.T) {
 	base := 7 * time.Millisecond
 	p := withIntN(t, Exponential(base, MaxExponentialRetries), src.IntN)
 	for round := range 20 {
-		got := schedule(t, p.NewBackOff(nil), 100)
+		got := schedule(t, p.backOff(nil), 100)
 		require.Len(t, got, MaxExponentialRetries)
 		for i, d := range got {
 			hi := base * time.Duration(1<<(i+1)-1)
@@ -77,12 +76,12 @@ func TestExponentialRandomStaysInBounds(t *testing.T) {
 
 func TestExponentialCapsRetriesLikeCurator(t *testing.T) {
 	p := withIntN(t, Exponential(time.Millisecond, 1000), lowest)
-	assert.Len(t, schedule(t, p.NewBackOff(nil), 1000), 29)
+	assert.Len(t, schedule(t, p.backOff(nil), 1000), 29)
 }
 
 func TestExponentialDoesNotOverflow(t *testing.T) {
 	p := withIntN(t, Exponential(time.Hour, MaxExponentialRetries), highest)
-	got := schedule(t, p.NewBackOff(nil), 100)
+	got := schedule(t, p.backOff(nil), 100)
 	require.Len(t, got, MaxExponentialRetries)
 	for i := 1; i < len(got); i++ {
 		assert.GreaterOrEqual(t, got[i], got[i-1], "retry %d", i)
@@ -91,13 +90,13 @@ func TestExponentialDoesNotOverflow(t *testing.T) {
 }
 
 func TestExponentialNegativeArguments(t *testing.T) {
-	assert.Empty(t, schedule(t, Exponential(time.Second, -1).NewBackOff(nil), 10))
+	assert.Empty(t, schedule(t, Exponential(time.Second, -1).backOff(nil), 10))
 	p := withIntN(t, Exponential(-time.Second, 2), highest)
-	assert.Equal(t, []time.Duration{0, 0}, schedule(t, p.NewBackOff(nil), 10))
+	assert.Equal(t, []time.Duration{0, 0}, schedule(t, p.backOff(nil), 10))
 }
 
 func TestExponentialReset(t *testing.T) {
-	b := withIntN(t, Exponential(time.Millisecond, 2), highest).NewBackOff(nil)
+	b := withIntN(t, Exponential(time.Millisecond, 2), highest).backOff(nil)
 	first := schedule(t, b, 10)
 	b.Reset()
 	assert.Equal(t, first, schedule(t, b, 10))
@@ -105,7 +104,7 @@ func TestExponentialReset(t *testing.T) {
 
 func TestBackOffsAreIndependent(t *testing.T) {
 	p := withIntN(t, Exponential(time.Millisecond, 2), highest)
-	a, b := p.NewBackOff(nil), p.NewBackOff(nil)
+	a, b := p.backOff(nil), p.backOff(nil)
 	assert.Equal(t, time.Millisecond, a.NextBackOff())
 	assert.Equal(t, time.Millisecond, b.NextBackOff(), "a second operation starts from scratch")
 }
@@ -126,13 +125,13 @@ func TestBoundedExponential(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := withIntN(t, tt.policy, highest)
-			assert.Equal(t, tt.expected, schedule(t, p.NewBackOff(nil), 100))
+			assert.Equal(t, tt.expected, schedule(t, p.backOff(nil), 100))
 		})
 	}
 }
 
 func TestDefault(t *testing.T) {
-	got := schedule(t, Default().NewBackOff(nil), 100)
+	got := schedule(t, Default().backOff(nil), 100)
 	require.Len(t, got, 10)
 	for i, d := range got {
 		assert.GreaterOrEqual(t, d, 100*time.Millisecond, "retry %d", i)
@@ -157,7 +156,7 @@ func TestFixedPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.expected, schedule(t, tt.policy.NewBackOff(nil), 100))
+			assert.Equal(t, tt.expected, schedule(t, tt.policy.backOff(nil), 100))
 		})
 	}
 }
@@ -166,7 +165,7 @@ func TestForever(t *testing.T) {
 	for _, tc := range []struct {
 		sleep, expected time.Duration
 	}{{time.Second, time.Second}, {-time.Second, 0}} {
-		b := Forever(tc.sleep).NewBackOff(nil)
+		b := Forever(tc.sleep).backOff(nil)
 		for i := range 10_000 {
 			require.Equal(t, tc.expected, b.NextBackOff(), "retry %d", i)
 		}
@@ -175,7 +174,7 @@ func TestForever(t *testing.T) {
 
 func TestUntilElapsedUsesClock(t *testing.T) {
 	clk := newFakeClock()
-	b := UntilElapsed(10*time.Second, 3*time.Second).NewBackOff(clk)
+	b := UntilElapsed(10*time.Second, 3*time.Second).backOff(clk)
 	for i, elapsed := range []time.Duration{0, 3, 6} {
 		require.Equal(t, 3*time.Second, b.NextBackOff(), "retry %d at %ds", i, elapsed)
 		clk.Advance(3 * time.Second)
@@ -189,7 +188,7 @@ func TestUntilElapsedUsesClock(t *testing.T) {
 
 func TestUntilElapsedBoundaryIsInclusive(t *testing.T) {
 	clk := newFakeClock()
-	b := UntilElapsed(10*time.Second, 5*time.Second).NewBackOff(clk)
+	b := UntilElapsed(10*time.Second, 5*time.Second).backOff(clk)
 	clk.Advance(5 * time.Second)
 	assert.Equal(t, 5*time.Second, b.NextBackOff(), "5s + 5s is within 10s")
 	clk.Advance(5*time.Second + 1)
@@ -198,24 +197,39 @@ func TestUntilElapsedBoundaryIsInclusive(t *testing.T) {
 
 func TestUntilElapsedZeroOrNegativeBudget(t *testing.T) {
 	for _, budget := range []time.Duration{0, -time.Second} {
-		b := UntilElapsed(budget, time.Millisecond).NewBackOff(newFakeClock())
+		b := UntilElapsed(budget, time.Millisecond).backOff(newFakeClock())
 		assert.Equal(t, backoff.Stop, b.NextBackOff(), "budget %v", budget)
 	}
 }
 
 func TestUntilElapsedNilClock(t *testing.T) {
-	b := UntilElapsed(time.Hour, time.Second).NewBackOff(nil)
+	b := UntilElapsed(time.Hour, time.Second).backOff(nil)
 	assert.Equal(t, time.Second, b.NextBackOff())
 }
 
-func TestPolicyFunc(t *testing.T) {
+// Custom is Curator's allowRetry: it sees the retries so far and the time
+// since the first attempt, and its "no" stops the schedule.
+func TestCustomSeesRetriesAndElapsedTime(t *testing.T) {
 	clk := newFakeClock()
-	var seen backoff.Clock
-	p := PolicyFunc(func(c backoff.Clock) backoff.BackOff {
-		seen = c
-		return &backoff.ZeroBackOff{}
+	type call struct {
+		retries int
+		elapsed time.Duration
+	}
+	var seen []call
+	p := Custom(func(retries int, elapsed time.Duration) (time.Duration, bool) {
+		seen = append(seen, call{retries, elapsed})
+		return time.Second, retries < 2
 	})
-	b := p.NewBackOff(clk)
-	assert.Same(t, clk, seen)
-	assert.Equal(t, time.Duration(0), b.NextBackOff())
+	b := p.backOff(clk)
+	assert.Equal(t, time.Second, b.NextBackOff())
+	clk.Advance(3 * time.Second)
+	assert.Equal(t, time.Second, b.NextBackOff())
+	assert.Equal(t, backoff.Stop, b.NextBackOff())
+	assert.Equal(t, []call{{0, 0}, {1, 3 * time.Second}, {2, 3 * time.Second}}, seen)
+	assert.Equal(t, backoff.Stop, Custom(nil).backOff(clk).NextBackOff())
+}
+
+// The zero Policy is Default.
+func TestZeroPolicyIsDefault(t *testing.T) {
+	assert.Len(t, schedule(t, Policy{}.backOff(nil), 100), 10)
 }

@@ -325,7 +325,7 @@ func (b *bench) latch(rounds int) (string, error) {
 	}
 	var latches [2]*leader.Latch
 	start := func(i int) error {
-		l, err := leader.NewLatch(cs[i], b.path, "bench-"+strconv.Itoa(i))
+		l, err := leader.NewLatch(cs[i], b.path, leader.WithParticipantID("bench-"+strconv.Itoa(i)))
 		if err != nil {
 			return err
 		}
@@ -335,7 +335,7 @@ func (b *bench) latch(rounds int) (string, error) {
 	defer func() {
 		for _, l := range latches {
 			if l != nil {
-				l.Close(false)
+				l.Close()
 			}
 		}
 	}()
@@ -357,7 +357,7 @@ func (b *bench) latch(rounds int) (string, error) {
 		}
 		next := 1 - lead
 		t0 := time.Now()
-		if err := latches[lead].Close(false); err != nil {
+		if err := latches[lead].Close(); err != nil {
 			return "", err
 		}
 		if _, err := latches[next].Await(b.ctx); err != nil {

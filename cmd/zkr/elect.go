@@ -197,8 +197,8 @@ func runElect(a *app, g *globals, args []string) int {
 	// reported to the handler; without --requeue nothing campaigns again, so
 	// the loop below must hear of it or it would wait for ever.
 	failed := make(chan error, 1)
-	selOpts := []leader.SelectorOption{
-		leader.WithID(id),
+	selOpts := []leader.Option{
+		leader.WithParticipantID(id),
 		leader.WithErrorHandler(func(err error) {
 			log.printf("%v", err)
 			if !requeue {

@@ -133,10 +133,10 @@ func TestLeaderPrintsLeaderThenQueue(t *testing.T) {
 
 	t.Run("latch", func(t *testing.T) {
 		for _, id := range []string{"l1", "l2"} {
-			l, err := leader.NewLatch(client(t, cl), "/latch", id)
+			l, err := leader.NewLatch(client(t, cl), "/latch", leader.WithParticipantID(id))
 			require.NoError(t, err)
 			require.NoError(t, l.Start())
-			t.Cleanup(func() { l.Close(false) })
+			t.Cleanup(func() { l.Close() })
 			waitChildren(t, obs, "/latch", map[string]int{"l1": 1, "l2": 2}[id])
 		}
 		r := zkr(t, args(connect, cmd("leader", "/latch"))...)
@@ -149,7 +149,7 @@ func TestLeaderPrintsLeaderThenQueue(t *testing.T) {
 			s, err := leader.NewSelector(client(t, cl), "/selector", func(ctx context.Context, _ int64) error {
 				<-ctx.Done()
 				return nil
-			}, leader.WithID(id))
+			}, leader.WithParticipantID(id))
 			require.NoError(t, err)
 			require.NoError(t, s.Start())
 			t.Cleanup(func() { s.Close() })

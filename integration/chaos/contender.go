@@ -22,6 +22,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -190,7 +191,7 @@ func (c *contender) loop(ctx context.Context) error {
 			return err
 		}
 		defer m.Close()
-		c.lockLoop(ctx, "", m.Acquire, func(h *mutex.Hold) error { return m.Release() })
+		c.lockLoop(ctx, "", m.Acquire, func(h *hold.Hold) error { return m.Release() })
 	case RWLock:
 		l, err := rwlock.New(c.client, c.spec.Path, rwlock.WithParticipantID(c.spec.ID))
 		if err != nil {
@@ -200,10 +201,10 @@ func (c *contender) loop(ctx context.Context) error {
 		for ctx.Err() == nil {
 			if c.rng.IntN(3) == 0 {
 				w := l.WriteLock()
-				c.lockOnce(ctx, "w", w.Acquire, func(*mutex.Hold) error { return w.Release() })
+				c.lockOnce(ctx, "w", w.Acquire, func(*hold.Hold) error { return w.Release() })
 			} else {
 				r := l.ReadLock()
-				c.lockOnce(ctx, "r", r.Acquire, func(*mutex.Hold) error { return r.Release() })
+				c.lockOnce(ctx, "r", r.Acquire, func(*hold.Hold) error { return r.Release() })
 			}
 		}
 	case Semaphore:
@@ -223,15 +224,15 @@ func (c *contender) loop(ctx context.Context) error {
 	return nil
 }
 
-func (c *contender) lockLoop(ctx context.Context, mode string, acquire func(context.Context) (*mutex.Hold, error), release func(*mutex.Hold) error) {
+func (c *contender) lockLoop(ctx context.Context, mode string, acquire func(context.Context) (*hold.Hold, error), release func(*hold.Hold) error) {
 	for ctx.Err() == nil {
 		c.lockOnce(ctx, mode, acquire, release)
 	}
 }
 
 // lockOnce is one acquire, hold, release round of a lock whose holds are
-// *mutex.Hold.
-func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(context.Context) (*mutex.Hold, error), release func(*mutex.Hold) error) {
+// *hold.Hold.
+func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(context.Context) (*hold.Hold, error), release func(*hold.Hold) error) {
 	c.op++
 	op := c.op
 	c.asking(op, mode)
@@ -258,7 +259,7 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 			continue
 		}
 		l := leases[0]
-		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Close)
+		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Release)
 	}
 }
 
@@ -271,7 +272,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 	var l *leader.Latch
 	defer func() {
 		if l != nil {
-			_ = l.Close(false)
+			_ = l.Close()
 		}
 	}()
 	for ctx.Err() == nil {
@@ -280,20 +281,20 @@ func (c *contender) latchLoop(ctx context.Context) {
 		c.asking(op, "")
 		if l == nil {
 			var err error
-			if l, err = leader.NewLatch(c.client, c.spec.Path, c.spec.ID); err != nil {
+			if l, err = leader.NewLatch(c.client, c.spec.Path, leader.WithParticipantID(c.spec.ID)); err != nil {
 				c.emit(Event{Kind: KindAcquireFail, Op: op, Detail: err.Error()})
 				return
 			}
 			if err := l.Start(); err != nil {
 				c.failed(ctx, op, "", err)
-				_ = l.Close(false)
+				_ = l.Close()
 				l = nil
 				continue
 			}
 		}
 		// The latch stays queued across Await timeouts; a timeout only lets
 		// the loop notice ctx.
-		var term *leader.Term
+		var term *hold.Hold
 		var err error
 		for term == nil && ctx.Err() == nil {
 			actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
@@ -308,7 +309,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 				err = ctx.Err()
 			}
 			c.failed(ctx, op, "", err)
-			_ = l.Close(false)
+			_ = l.Close()
 			l = nil
 			continue
 		}
@@ -317,7 +318,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 			if keep && term.Err() != nil && ctx.Err() == nil {
 				return nil // lost, not given up: stay in the election
 			}
-			err := l.Close(false)
+			err := l.Close()
 			l = nil
 			return err
 		})
@@ -353,7 +354,7 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		// Returning gives leadership up, and auto-requeue asks again at once.
 		ask()
 		return nil
-	}, leader.WithAutoRequeue(), leader.WithID(c.spec.ID), leader.WithErrorHandler(func(error) {}))
+	}, leader.WithAutoRequeue(), leader.WithParticipantID(c.spec.ID), leader.WithErrorHandler(func(error) {}))
 	if err != nil {
 		return err
 	}

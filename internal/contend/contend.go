@@ -27,14 +27,32 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
-// ErrWouldBlock is returned by a NoWait request that does not hold at once.
-var ErrWouldBlock = errors.New("contend: held by another contender")
+// ErrWouldBlock is returned by a NoWait request that does not hold at once:
+// the recipes' own sentinel, returned as is.
+var ErrWouldBlock = errs.ErrWouldBlock
 
 // ErrSessionLost is returned when the session our node belonged to is gone
-// while we waited; the node went with it (or is being deleted).
-var ErrSessionLost = errors.New("contend: session lost while queued")
+// while we waited; the node went with it (or is being deleted). Enter
+// queues again on it; should it reach a caller, it matches the recipes'
+// ErrSessionLost.
+var ErrSessionLost = fmt.Errorf("%w (while queued)", errs.ErrSessionLost)
+
+// Err gives an error of the engine or the client the sentinels every recipe
+// documents: the one error mapping of the module. closed says the recipe
+// itself was closed.
+func Err(err error, closed bool) error {
+	switch {
+	case err == nil || errors.Is(err, errs.ErrClosed):
+		return err
+	case closed || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
+		return errors.Join(errs.ErrClosed, err)
+	}
+	return err
+}
 
 // Decision is a Driver's verdict on one sorted snapshot.
 type Decision struct {
@@ -186,7 +204,7 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	if _, err := c.Conn().WaitConnected(ctx); err != nil {
 		return nil, err
 	}
-	q, err := c.Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
+	q, err := fwlink.Of(c).Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +333,7 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 		default:
 		}
 		select {
-		case <-c.LossSignal(s):
+		case <-fwlink.Of(c).LossSignal(s):
 			if _, err := c.Conn().WaitConnected(ctx); err != nil {
 				return s, err
 			}
@@ -352,9 +370,47 @@ const LeaveTimeout = 5 * time.Second
 func Leave(c *framework.Client, path string, owner int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), LeaveTimeout)
 	defer cancel()
-	err := c.DeleteOwn(ctx, path, owner)
+	err := fwlink.Of(c).DeleteOwn(ctx, path, owner)
 	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrDeferred) {
 		return nil
 	}
 	return err
+}
+
+// Nodes lists the queue under dir in Curator's order, as full paths: the
+// one participant listing of every recipe. A missing dir is an empty queue.
+func Nodes(ctx context.Context, c *framework.Client, dir string, markers ...string) ([]string, error) {
+	kids, _, err := c.Children(ctx, dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sorted := Sort(kids, markers...)
+	for i, k := range sorted {
+		sorted[i] = framework.Join(dir, k)
+	}
+	return sorted, nil
+}
+
+// Participants returns the data of the queue's nodes (the participant ids)
+// in queue order; a node that leaves while we look is skipped.
+func Participants(ctx context.Context, c *framework.Client, dir string, markers ...string) ([]string, error) {
+	nodes, err := Nodes(ctx, c, dir, markers...)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		data, _, err := c.Get(ctx, n)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, string(data))
+	}
+	return slices.Clip(ids), nil
 }

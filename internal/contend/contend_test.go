@@ -1,12 +1,18 @@
 package contend
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 func TestSortKeyIsTheTextAfterTheLastMarker(t *testing.T) {
@@ -53,5 +59,32 @@ func BenchmarkAhead1000(b *testing.B) {
 	ours := kids[3]
 	for b.Loop() {
 		Ahead(kids, ours, "lock-")
+	}
+}
+
+// Every error of the engine reaches callers with a sentinel the recipes
+// document (mutex.ErrSessionLost is errs.ErrSessionLost, and so on). Before,
+// a TryAcquire whose node went with its session returned
+// contend.ErrSessionLost, which no recipe documents.
+func TestErrGivesEveryErrorTheRecipesSentinels(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err    error
+		closed bool
+		want   []error
+	}{
+		"would block":   {fmt.Errorf("x: %w", ErrWouldBlock), false, []error{errs.ErrWouldBlock}},
+		"session lost":  {fmt.Errorf("%w: node gone", ErrSessionLost), false, []error{errs.ErrSessionLost, ErrSessionLost}},
+		"client closed": {fmt.Errorf("op: %w", framework.ErrClosed), false, []error{errs.ErrClosed, framework.ErrClosed}},
+		"closing":       {zk.ErrClosing, false, []error{errs.ErrClosed}},
+		"lock closed":   {context.Canceled, true, []error{errs.ErrClosed, context.Canceled}},
+		"deadline":      {context.DeadlineExceeded, false, []error{context.DeadlineExceeded}},
+		"no auth":       {fmt.Errorf("create: %w", zk.ErrNoAuth), false, []error{zk.ErrNoAuth}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := Err(tc.err, tc.closed)
+			for _, w := range tc.want {
+				assert.True(t, errors.Is(got, w), "%v is not %v", got, w)
+			}
+		})
 	}
 }

@@ -20,32 +20,29 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
+// The sentinels every recipe shares (see package errs).
 var (
-	// ErrSuspended: the link to ZooKeeper dropped while held (standard error
-	// policy). The session may still be alive, but nothing proves the hold
-	// any more.
-	ErrSuspended = errors.New("connection suspended while held")
-	// ErrSessionLost: the session that held the lock is gone; so is the lock.
-	ErrSessionLost = errors.New("session lost while held")
-	// ErrNodeDeleted: the hold's node was deleted, or replaced by a node of
-	// another session, by someone other than the holder (an operator, a
-	// misbehaving client). Others may be granted the lock already.
-	ErrNodeDeleted = errors.New("lock node deleted by someone else while held")
-	// ErrReleased: the hold was released (also what a second Release of the
-	// same hold returns).
-	ErrReleased = errors.New("released")
-	// ErrHoldLost: the hold stopped being trusted before Release; see
-	// Hold.Err for why. Anything done after that moment was unprotected.
-	ErrHoldLost = errors.New("hold was lost before release")
+	ErrSuspended     = errs.ErrSuspended
+	ErrSessionLost   = errs.ErrSessionLost
+	ErrNodeDeleted   = errs.ErrNodeDeleted
+	ErrReleased      = errs.ErrReleased
+	ErrHoldLost      = errs.ErrHoldLost
+	ErrInvalidOption = errs.ErrInvalidOption
+	ErrNilClient     = errs.ErrNilClient
+	ErrNotOwner      = errs.ErrNotOwner
+	ErrNotHeld       = errs.ErrNotHeld
+	ErrWouldBlock    = errs.ErrWouldBlock
+	ErrClosed        = errs.ErrClosed
 )
 
 // errClientClosed: the client the hold was made through was closed. For the
@@ -56,10 +53,6 @@ var errClientClosed = fmt.Errorf("%w: its client was closed", ErrSessionLost)
 // RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
 // process writes to a holder's node to ask it to release.
 const RevokeMessage = "__REVOKE__"
-
-// releaseTimeout bounds how long Release waits for the delete to be sent
-// before leaving it to the background.
-const releaseTimeout = 5 * time.Second
 
 // Node is one granted node: its fencing token and the signal that it can no
 // longer be trusted. The recipe that granted it releases it once, when its
@@ -102,7 +95,7 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool) *Node {
 		revoked:   make(chan struct{}),
 		holds:     map[*Hold]struct{}{},
 	}
-	signal := client.LossSignal(e.Session)
+	signal := fwlink.Of(client).LossSignal(e.Session)
 	if isClosed(signal) {
 		n.finish(n.lossCause())
 	}
@@ -223,12 +216,12 @@ func (n *Node) finish(err error) {
 
 // Forget stops following the node without deleting it, for a recipe that
 // keeps managing the node itself (a leader latch may lead again with it).
-// Err becomes ErrReleased if it was nil.
-func (n *Node) Forget() {
+// Err becomes reason if it was nil.
+func (n *Node) Forget(reason error) {
 	n.releaseOnce.Do(func() {
+		n.finish(reason)
 		n.stop()
 		n.wg.Wait()
-		n.finish(ErrReleased)
 	})
 }
 
@@ -246,23 +239,19 @@ func (n *Node) release() error {
 	n.wg.Wait()
 	lost := n.Err()
 	n.finish(ErrReleased)
-	c := n.client
-	if lost != nil {
-		if err := c.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
-			return errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
-		}
-		return fmt.Errorf("%w: %w", ErrHoldLost, lost)
-	}
 	// The delete only has to be on its way: ZooKeeper applies it before
 	// anything this client sends next (a new acquire queues behind it), and
 	// the next contender is woken by the delete itself, not by our waiting.
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	err := c.DeleteOwn(ctx, n.path, n.session.ID)
-	if err == nil || errors.Is(err, framework.ErrClosed) {
-		return nil // a closed client's session takes its ephemeral node with it
+	// A lost hold's node may belong to a session being replaced: Leave
+	// then deletes it in the background, only while it is still ours.
+	err := contend.Leave(n.client, n.path, n.session.ID)
+	if lost != nil {
+		err = errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
 	}
-	return fmt.Errorf("release %s: %w", n.path, err)
+	if err != nil {
+		return fmt.Errorf("release %s: %w", n.path, err)
+	}
+	return nil
 }
 
 // Hold is one acquisition of a lock: its fencing token (Token), the signal

@@ -8,28 +8,22 @@ package reentrant
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
+	pub "github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 )
 
+// The sentinels of a Lock: those every recipe shares.
 var (
-	// ErrNotOwner: Release from a goroutine that does not hold the lock while
-	// another goroutine does.
-	ErrNotOwner = errors.New("released by a goroutine that does not hold it")
-	// ErrNotHeld: Release with nothing held (more releases than acquires).
-	ErrNotHeld = errors.New("not held")
-	// ErrWouldBlock: a try found the lock held.
-	ErrWouldBlock = errors.New("held by another contender")
-	// ErrClosed: the lock (or its client) was closed.
-	ErrClosed = errors.New("closed")
+	ErrNotOwner   = hold.ErrNotOwner
+	ErrNotHeld    = hold.ErrNotHeld
+	ErrWouldBlock = hold.ErrWouldBlock
+	ErrClosed     = hold.ErrClosed
 )
 
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
@@ -64,10 +58,10 @@ func New(client *framework.Client, request contend.Request, revocable bool) *Loc
 // Acquire takes the lock for the calling goroutine (see the package doc);
 // noWait gives up with ErrWouldBlock if it is not free at once. Every call
 // that succeeds returns a Hold of its own.
-func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
+func (l *Lock) Acquire(ctx context.Context, noWait bool) (*pub.Hold, error) {
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
-		return h, err
+		return (*pub.Hold)(h), err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -77,23 +71,10 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 	r.NoWait = noWait
 	e, err := contend.Enter(ctx, r)
 	if err != nil {
-		return nil, enterError(err, l.life.Err() != nil)
+		return nil, contend.Err(err, l.life.Err() != nil)
 	}
-	return l.adopt(g, hold.NewNode(l.client, e, l.revocable))
-}
-
-// enterError gives the engine's errors the sentinels the recipes document:
-// nothing of package contend reaches a caller unwrapped.
-func enterError(err error, closed bool) error {
-	switch {
-	case errors.Is(err, contend.ErrWouldBlock):
-		return ErrWouldBlock
-	case closed || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
-		return errors.Join(ErrClosed, err)
-	case errors.Is(err, contend.ErrSessionLost):
-		return fmt.Errorf("%w: %w", hold.ErrSessionLost, err)
-	}
-	return err
+	h, err := l.adopt(g, hold.NewNode(l.client, e, l.revocable))
+	return (*pub.Hold)(h), err
 }
 
 // reenter opens one more acquisition if g already holds the lock. A lost
@@ -118,7 +99,10 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 
 // Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.
-func (l *Lock) Adopt(n *hold.Node) (*hold.Hold, error) { return l.adopt(goid.Current(), n) }
+func (l *Lock) Adopt(n *hold.Node) (*pub.Hold, error) {
+	h, err := l.adopt(goid.Current(), n)
+	return (*pub.Hold)(h), err
+}
 
 func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	l.mu.Lock()
@@ -186,12 +170,12 @@ func (l *Lock) Release() error {
 }
 
 // Held returns the calling goroutine's most recent acquisition, if any.
-func (l *Lock) Held() (*hold.Hold, bool) {
+func (l *Lock) Held() (*pub.Hold, bool) {
 	g := goid.Current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e := l.holds[g]; e != nil {
-		return e.holds[len(e.holds)-1], true
+		return (*pub.Hold)(e.holds[len(e.holds)-1]), true
 	}
 	return nil, false
 }

@@ -23,7 +23,7 @@ import (
 func latchHandoffs(b *testing.B, a, c *framework.Client, path string, rounds int) []time.Duration {
 	ctx := context.Background()
 	start := func(cl *framework.Client) *leader.Latch {
-		l, err := leader.NewLatch(cl, path, "")
+		l, err := leader.NewLatch(cl, path)
 		require.NoError(b, err)
 		require.NoError(b, l.Start())
 		return l
@@ -45,13 +45,13 @@ func latchHandoffs(b *testing.B, a, c *framework.Client, path string, rounds int
 			}
 		}
 		t0 := time.Now()
-		require.NoError(b, current.Close(false))
+		require.NoError(b, current.Close())
 		_, err := next.Await(ctx)
 		require.NoError(b, err)
 		out = append(out, time.Since(t0))
 		current = next
 	}
-	require.NoError(b, current.Close(false))
+	require.NoError(b, current.Close())
 	return out
 }
 

@@ -36,7 +36,7 @@ func TestGoAndCuratorLatchesElectOneLeader(t *testing.T) {
 	assert.Equal(t, []string{"go-a", "java-1"}, waitParticipants(t, obs, "/elect/interop", 2))
 	java.ExpectNone(t, "latch-leader", absenceWindow)
 
-	require.NoError(t, a.Close(false))
+	require.NoError(t, a.Close())
 	java.Expect(t, "latch-leader j", 30*time.Second)
 	id, err := leader.Leader(ctxT(t, 10*time.Second), obs, "/elect/interop")
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestGoAndCuratorSelectorsTakeTurns(t *testing.T) {
 		case <-ctx.Done():
 		}
 		return nil
-	}, leader.WithID("go-1"))
+	}, leader.WithParticipantID("go-1"))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	require.NoError(t, s.Start())

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/hold"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
 // latchName is Curator's LeaderLatch node name.
@@ -34,29 +33,30 @@ type Latch struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
-	term     *Term
+	term     *hold.Hold
 	changed  chan struct{} // closed and replaced on every change
 	subs     map[*Subscription]struct{}
 	started  bool
 	closed   bool
-	notify   bool // on Close, tell subscribers leadership ended
 	closeErr error
 }
 
-// NewLatch returns a latch on path for participant id (empty: the mutex
-// package's DefaultParticipantID, as Curator). Call Start to compete.
-func NewLatch(client *framework.Client, path, id string) (*Latch, error) {
+// NewLatch returns a latch on path. WithParticipantID sets the
+// participant id (default: mutex.DefaultParticipantID, as Curator). Call
+// Start to compete.
+func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
 	if err := framework.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	if id == "" {
-		id = defaultID()
+	cfg, err := option.Build("leader latch", []option.Name{option.ParticipantID}, opts)
+	if err != nil {
+		return nil, err
 	}
 	life, cancel := context.WithCancel(context.Background())
-	return &Latch{client: client, path: path, id: id, life: life, cancel: cancel,
+	return &Latch{client: client, path: path, id: string(cfg.ID), life: life, cancel: cancel,
 		changed: make(chan struct{}), subs: map[*Subscription]struct{}{}}, nil
 }
 
@@ -84,18 +84,28 @@ func (l *Latch) Start() error {
 func (l *Latch) HasLeadership() bool { return l.Term() != nil }
 
 // Term returns the current term of leadership, or nil when not leading.
-func (l *Latch) Term() *Term {
+// Its Release steps down; its Err says why it ended.
+func (l *Latch) Term() *hold.Hold {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.currentLocked()
+}
+
+// currentLocked is the term, unless it has ended: its signal fires at once,
+// before run has caught up, and an ended term is never handed out.
+func (l *Latch) currentLocked() *hold.Hold {
+	if l.term == nil || l.term.Err() != nil {
+		return nil
+	}
 	return l.term
 }
 
 // Await blocks until this participant leads, ctx ends or the latch closes,
 // and returns the term.
-func (l *Latch) Await(ctx context.Context) (*Term, error) {
+func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 	for {
 		l.mu.Lock()
-		term, changed, closed := l.term, l.changed, l.closed
+		term, changed, closed := l.currentLocked(), l.changed, l.closed
 		l.mu.Unlock()
 		switch {
 		case term != nil:
@@ -134,18 +144,18 @@ func (l *Latch) Participants(ctx context.Context) ([]string, error) {
 	return participants(ctx, l.client, l.path, latchName)
 }
 
-// Close leaves the election: the node is deleted (the next participant leads
-// within a few round trips) and every goroutine ends. With notify, the end
-// of a current term is reported to subscribers (ErrClosed); without, they
-// just see their channel close, as Curator's CloseMode.SILENT.
-func (l *Latch) Close(notify bool) error {
+// Close leaves the election: a current term ends (its Err is ErrClosed,
+// and subscribers get that change), the node is deleted (the next
+// participant leads within a few round trips) and every goroutine ends. It
+// is bounded: the delete is only sent (or left to the client's background
+// deleter). A second Close returns nil.
+func (l *Latch) Close() error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return nil
 	}
 	l.closed = true
-	l.notify = notify
 	l.mu.Unlock()
 	l.cancel()
 	l.wg.Wait()
@@ -180,7 +190,7 @@ func (l *Latch) run() {
 		}
 		if e == nil && err == nil {
 			if node != "" {
-				_ = c.DeleteLater(node, owner)
+				_ = contend.Leave(c, node, owner)
 				node = ""
 			}
 			e, err = contend.Enter(l.life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1)})
@@ -198,34 +208,45 @@ func (l *Latch) run() {
 			continue
 		}
 		node, owner, czxid = e.Path, e.Session.ID, e.Czxid
-		// The term follows the node as every hold does: the session's loss
-		// signal, and the node itself (deleted by someone else, the term
-		// is over at once).
-		followed := hold.NewNode(c, e, false)
-		term := newTerm(e)
+		// The term is a hold of the node, as every hold: it follows the
+		// session's loss signal and the node itself (deleted by someone
+		// else, the term is over at once). Its Release steps down.
+		followed := ihold.NewNode(c, e, false)
+		stepDown, over := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		term, err := ihold.NewHold(followed, func(*ihold.Hold) error {
+			once.Do(func() { close(stepDown) })
+			<-over
+			return nil
+		})
+		if err != nil {
+			// Lost between the grant and now: never hand it out.
+			followed.Forget(followed.Err())
+			close(over)
+			continue
+		}
 		l.setTerm(term)
 		select {
 		case <-followed.Done():
 			reason := followed.Err()
-			followed.Forget()
+			followed.Forget(reason)
 			l.endTerm(reason)
-		case <-term.stepDown:
-			// Term.Release: leave the lead to the next participant and
-			// queue again at the back.
-			followed.Forget()
+		case <-stepDown:
+			// Release: leave the lead to the next participant and queue
+			// again at the back.
+			followed.Forget(ErrReleased)
 			l.endTerm(ErrReleased)
 			if err := l.deleteNode(node, owner); err != nil {
 				c.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
 			}
 			node = ""
 		case <-l.life.Done():
-			followed.Forget()
-			l.mu.Lock()
-			notify := l.notify
-			l.mu.Unlock()
-			l.endTermMaybeSilently(ErrClosed, notify)
+			followed.Forget(ErrClosed)
+			l.endTerm(ErrClosed)
+			close(over)
 			return
 		}
+		close(over)
 	}
 }
 
@@ -258,27 +279,22 @@ func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error)
 }
 
 func (l *Latch) deleteNode(node string, owner int64) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	// Not sent in time (ErrDeferred), it goes on in the background.
-	err := l.client.DeleteOwn(ctx, node, owner)
-	if err == nil || errors.Is(err, framework.ErrClosed) {
-		return nil
+	if err := contend.Leave(l.client, node, owner); err != nil {
+		return fmt.Errorf("leader latch: leave %s: %w", node, err)
 	}
-	return fmt.Errorf("leader latch: leave %s: %w", node, err)
+	return nil
 }
 
-func (l *Latch) setTerm(t *Term) {
+func (l *Latch) setTerm(t *ihold.Hold) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.term = t
+	l.term = (*hold.Hold)(t)
 	l.broadcastLocked()
-	l.publishLocked(Change{Leader: true, Token: t.token, Time: time.Now()})
+	l.publishLocked(Change{Leader: true, Token: t.Token(), Time: time.Now()})
 }
 
-func (l *Latch) endTerm(reason error) { l.endTermMaybeSilently(reason, true) }
-
-func (l *Latch) endTermMaybeSilently(reason error, notify bool) {
+// endTerm reports the end of the current term to subscribers.
+func (l *Latch) endTerm(reason error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.term
@@ -286,11 +302,8 @@ func (l *Latch) endTermMaybeSilently(reason error, notify bool) {
 		return
 	}
 	l.term = nil
-	t.end(reason)
 	l.broadcastLocked()
-	if notify {
-		l.publishLocked(Change{Leader: false, Reason: reason, Token: t.token, Time: time.Now()})
-	}
+	l.publishLocked(Change{Leader: false, Reason: reason, Token: t.Token(), Time: time.Now()})
 }
 
 func (l *Latch) broadcastLocked() {
@@ -302,81 +315,4 @@ func (l *Latch) publishLocked(ch Change) {
 	for s := range l.subs {
 		s.push(ch)
 	}
-}
-
-// Term is one stretch of leadership.
-type Term struct {
-	token    int64
-	node     string
-	sess     conn.Session
-	done     chan struct{}
-	stepDown chan struct{} // closed by Release
-	released atomic.Bool
-	once     sync.Once
-	mu       sync.Mutex
-	err      error
-}
-
-func newTerm(e *contend.Entry) *Term {
-	return &Term{token: e.Czxid, node: e.Path, sess: e.Session, done: make(chan struct{}), stepDown: make(chan struct{})}
-}
-
-// Token is the term's fencing token: the czxid of the leader's node. A later
-// leader's token is always higher.
-func (t *Term) Token() int64 { return t.token }
-
-// Path is the leader's latch node, as Path of every hold of this module.
-func (t *Term) Path() string { return t.node }
-
-// Node is Path.
-//
-// Deprecated: use Path, the name every hold of this module uses.
-func (t *Term) Node() string { return t.node }
-
-// Release steps down: the term ends (ErrReleased) and the latch's node is
-// deleted, so the next participant leads, and the latch queues again at the
-// back. It returns once the term has ended. A second Release, or one after
-// the term ended otherwise, returns ErrReleased and does nothing.
-func (t *Term) Release() error {
-	if t.released.Swap(true) {
-		return ErrReleased
-	}
-	select {
-	case <-t.done:
-		return ErrReleased // ended already: nothing to give back
-	default:
-	}
-	close(t.stepDown)
-	<-t.done
-	if err := t.Err(); !errors.Is(err, ErrReleased) {
-		return fmt.Errorf("%w: %w", mutex.ErrHoldLost, err) // ended otherwise meanwhile
-	}
-	return nil
-}
-
-// Context returns a context, derived from parent, that is cancelled when
-// the term ends, with Err as its cause: run the leader's work under it.
-// Cancel parent to free the context's goroutine early.
-func (t *Term) Context(parent context.Context) context.Context {
-	return hold.UntilDone(parent, t.done, t.Err)
-}
-
-// Done is closed when the term ends (see Err).
-func (t *Term) Done() <-chan struct{} { return t.done }
-
-// Err is nil while the term lasts, then ErrSuspended, ErrSessionLost,
-// ErrNodeDeleted, ErrReleased (Release) or ErrClosed.
-func (t *Term) Err() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.err
-}
-
-func (t *Term) end(reason error) {
-	t.once.Do(func() {
-		t.mu.Lock()
-		t.err = reason
-		t.mu.Unlock()
-		close(t.done)
-	})
 }

@@ -14,43 +14,56 @@ package leader
 import (
 	"context"
 	"errors"
-	"slices"
+	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/mailbox"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
+// The errors of this package: its own, and those every recipe shares
+// (package hold documents them) under the same names. A term's Err is one
+// of ErrSuspended, ErrSessionLost, ErrNodeDeleted (the latch queues
+// again), ErrReleased (Release stepped down) or ErrClosed (the latch
+// closed); a Selector's job sees the same as its context's cause.
 var (
-	// ErrNilClient: a constructor without a client.
-	ErrNilClient = errors.New("leader: nil client")
 	// ErrNilFunc: NewSelector without a function to run.
 	ErrNilFunc = errors.New("leader: nil leadership function")
-	// ErrClosed: the latch or selector was closed.
-	ErrClosed = errors.New("leader: closed")
 	// ErrStarted: Start called twice.
 	ErrStarted = errors.New("leader: already started")
-	// ErrSuspended: leadership ended because the link to ZooKeeper dropped
-	// (standard error policy). The same value as mutex.ErrSuspended, which a
-	// Selector's job sees as its context's cause.
-	ErrSuspended = mutex.ErrSuspended
-	// ErrSessionLost: leadership ended because the session is gone (the
-	// same value as mutex.ErrSessionLost).
-	ErrSessionLost = mutex.ErrSessionLost
-	// ErrNodeDeleted: leadership ended because the leader's node was
-	// deleted, or re-created under another session, by someone else (the
-	// same value as mutex.ErrNodeDeleted). The latch queues again.
-	ErrNodeDeleted = mutex.ErrNodeDeleted
-	// ErrReleased: the term was given up with Term.Release (also what a
-	// second Release returns; the same value as mutex.ErrReleased).
-	ErrReleased = mutex.ErrReleased
 	// ErrPanic wraps a panic of a leadership function.
 	ErrPanic = errors.New("leader: leadership function panicked")
+
+	ErrNilClient     = hold.ErrNilClient
+	ErrInvalidOption = hold.ErrInvalidOption
+	ErrClosed        = hold.ErrClosed
+	ErrSuspended     = hold.ErrSuspended
+	ErrSessionLost   = hold.ErrSessionLost
+	ErrNodeDeleted   = hold.ErrNodeDeleted
+	ErrReleased      = hold.ErrReleased
+	ErrHoldLost      = hold.ErrHoldLost
 )
+
+// Option configures a Latch or a Selector. Every recipe's Option has this
+// shape, and an option of the same name means the same thing in each; one
+// given to a recipe it does not apply to is refused (ErrInvalidOption).
+type Option func(*option.Config) error
+
+// WithParticipantID sets the participant id, the data of this process's
+// node (default: mutex.DefaultParticipantID, as Curator). It must not be
+// empty.
+func WithParticipantID(id string) Option { return Option(option.WithParticipantID(id)) }
+
+// WithAutoRequeue makes a Selector compete again each time its Func
+// returns, as Curator's autoRequeue.
+func WithAutoRequeue() Option { return Option(option.WithAutoRequeue()) }
+
+// WithErrorHandler receives a Selector's Func errors and panics (wrapped in
+// ErrPanic). By default they are logged through the client's logger.
+func WithErrorHandler(f func(error)) Option { return Option(option.WithErrorHandler(f)) }
 
 // Change is one change of leadership of a participant.
 type Change struct {
@@ -67,7 +80,7 @@ type Change struct {
 // path (or any Curator lock path), in queue order: the leader first.
 func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
 	return participants(ctx, client, path, latchName, "lock-")
 }
@@ -83,28 +96,8 @@ func Leader(ctx context.Context, client *framework.Client, path string) (string,
 }
 
 func participants(ctx context.Context, client *framework.Client, path string, markers ...string) ([]string, error) {
-	kids, _, err := client.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, k := range contend.Sort(kids, markers...) {
-		data, _, err := client.Get(ctx, framework.Join(path, k))
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, string(data))
-	}
-	return slices.Clip(ids), nil
+	return contend.Participants(ctx, client, path, markers...)
 }
-
-func defaultID() string { return mutex.DefaultParticipantID() }
 
 // Subscription delivers leadership changes in order through an unbounded
 // queue: a slow reader never blocks the election or misses a change.

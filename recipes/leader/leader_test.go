@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
@@ -44,7 +45,7 @@ func runHelper(spec string) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	l, err := leader.NewLatch(c, parts[1], parts[2])
+	l, err := leader.NewLatch(c, parts[1], leader.WithParticipantID(parts[2]))
 	if err == nil {
 		err = l.Start()
 	}
@@ -66,9 +67,9 @@ var (
 
 func newLatch(t testing.TB, c *framework.Client, path, id string) *leader.Latch {
 	t.Helper()
-	l, err := leader.NewLatch(c, path, id)
+	l, err := leader.NewLatch(c, path, leader.WithParticipantID(id))
 	require.NoError(t, err)
-	t.Cleanup(func() { l.Close(false) })
+	t.Cleanup(func() { l.Close() })
 	return l
 }
 
@@ -110,7 +111,7 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 	assert.False(t, b.HasLeadership())
 	assert.Equal(t, leader.Change{Leader: true, Token: ta.Token()}, stripTime(<-subA.Changes()))
 
-	require.NoError(t, a.Close(true))
+	require.NoError(t, a.Close())
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
@@ -125,15 +126,22 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 
 func stripTime(c leader.Change) leader.Change { c.Time = time.Time{}; return c }
 
-func TestSilentCloseEndsSubscriptionsWithoutAChange(t *testing.T) {
+func TestCloseReportsTheEndOfTheTermThenEndsSubscriptions(t *testing.T) {
 	cl := zktest.Standalone(t)
-	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/silent", "a")
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/close", "a")
 	sub := a.Subscribe()
 	require.NoError(t, a.Start())
 	assert.True(t, (<-sub.Changes()).Leader)
-	require.NoError(t, a.Close(false))
+	term := a.Term()
+	require.NotNil(t, term)
+	require.NoError(t, a.Close())
+	end := <-sub.Changes()
+	assert.False(t, end.Leader)
+	assert.ErrorIs(t, end.Reason, leader.ErrClosed)
+	assert.ErrorIs(t, term.Err(), leader.ErrClosed)
 	_, open := <-sub.Changes()
 	assert.False(t, open)
+	require.NoError(t, a.Close(), "a second Close")
 }
 
 // The leader's link goes dead: it must learn before anyone else is elected,
@@ -167,7 +175,7 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 
 // leaderAndFollower starts latch a, which leads (term ta), and latch b
 // queued behind it, on path of a new server; obs is a third client.
-func leaderAndFollower(t *testing.T, path string) (obs *framework.Client, a *leader.Latch, ta *leader.Term, b *leader.Latch) {
+func leaderAndFollower(t *testing.T, path string) (obs *framework.Client, a *leader.Latch, ta *hold.Hold, b *leader.Latch) {
 	t.Helper()
 	cl := zktest.Standalone(t)
 	obs = newClient(t, cl.Addrs())
@@ -231,7 +239,7 @@ func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 	assert.ErrorIs(t, t1.Err(), leader.ErrSuspended)
 	t2, err := a.Await(ctxT(t, 20*time.Second))
 	require.NoError(t, err)
-	assert.Equal(t, t1.Node(), t2.Node(), "re-checked on reconnect: same node, still first")
+	assert.Equal(t, t1.Path(), t2.Path(), "re-checked on reconnect: same node, still first")
 	assert.False(t, b.HasLeadership())
 }
 
@@ -304,7 +312,7 @@ func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
 		if l.HasLeadership() {
 			// With the ensemble electing, the delete may not go out in
 			// time: it then finishes in the background, which is fine.
-			if err := l.Close(true); !errors.Is(err, framework.ErrDeferred) {
+			if err := l.Close(); !errors.Is(err, framework.ErrDeferred) {
 				require.NoError(t, err)
 			}
 			break
@@ -332,7 +340,7 @@ func TestSelectorRunsOneLeaderAtATimeAndRequeues(t *testing.T) {
 			time.Sleep(5 * time.Millisecond) // a short job
 			inside.Add(-1)
 			return nil
-		}, leader.WithAutoRequeue(), leader.WithID(id))
+		}, leader.WithAutoRequeue(), leader.WithParticipantID(id))
 		require.NoError(t, err)
 		t.Cleanup(func() { s.Close() })
 		selectors = append(selectors, s)
@@ -399,14 +407,14 @@ func TestSelectorCancelsTheJobWhenLeadershipIsInDoubt(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	_, err := leader.NewLatch(nil, "/e", "x")
+	_, err := leader.NewLatch(nil, "/e", leader.WithParticipantID("x"))
 	assert.ErrorIs(t, err, leader.ErrNilClient)
-	_, err = leader.NewLatch(c, "e", "x")
+	_, err = leader.NewLatch(c, "e", leader.WithParticipantID("x"))
 	assert.ErrorIs(t, err, framework.ErrInvalidPath)
 	_, err = leader.NewSelector(c, "/e", nil)
 	assert.ErrorIs(t, err, leader.ErrNilFunc)
 	l := newLatch(t, c, "/e/closed", "x")
-	require.NoError(t, l.Close(false))
+	require.NoError(t, l.Close())
 	assert.ErrorIs(t, l.Start(), leader.ErrClosed)
 	_, err = l.Await(ctxT(t, time.Second))
 	assert.ErrorIs(t, err, leader.ErrClosed)
@@ -449,4 +457,41 @@ func ExampleSelector() {
 	}
 	<-done
 	// Output: leading; running the nightly job with token > 0: true
+}
+
+// A latch keeps a participant in the election until Close; Await hands out
+// the term as a hold, whose Release steps down.
+func ExampleLatch() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	l, err := leader.NewLatch(client, "/elections/indexer", leader.WithParticipantID("indexer-1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	if err := l.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	term, err := l.Await(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Lead under the term's context: it is cancelled the moment leadership
+	// is in doubt.
+	work := term.Context(ctx)
+	fmt.Println("leading:", l.HasLeadership(), "trusted:", work.Err() == nil)
+	fmt.Println("step down:", term.Release())
+	// Output:
+	// leading: true trusted: true
+	// step down: <nil>
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -39,26 +40,12 @@ type Selector struct {
 	closed  bool
 }
 
-// SelectorOption configures a Selector.
-type SelectorOption func(*Selector)
-
-// WithAutoRequeue makes the selector compete again each time Func returns,
-// as Curator's autoRequeue.
-func WithAutoRequeue() SelectorOption { return func(s *Selector) { s.requeue = true } }
-
-// WithID sets the participant id (default: the mutex package's
-// DefaultParticipantID, as Curator).
-func WithID(id string) SelectorOption { return func(s *Selector) { s.id = id } }
-
-// WithErrorHandler receives Func's errors and panics (wrapped in ErrPanic).
-// By default they are logged through the client's logger.
-func WithErrorHandler(f func(error)) SelectorOption { return func(s *Selector) { s.onError = f } }
-
-// NewSelector returns a selector on path running fn while leading. Call
-// Start to compete.
-func NewSelector(client *framework.Client, path string, fn Func, opts ...SelectorOption) (*Selector, error) {
+// NewSelector returns a selector on path running fn while leading. It
+// takes WithParticipantID, WithAutoRequeue and WithErrorHandler. Call Start
+// to compete.
+func NewSelector(client *framework.Client, path string, fn Func, opts ...Option) (*Selector, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
 	if fn == nil {
 		return nil, ErrNilFunc
@@ -66,15 +53,12 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	if err := framework.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	s := &Selector{client: client, path: path, fn: fn, requeues: make(chan struct{}, 1)}
-	for _, o := range opts {
-		if o != nil {
-			o(s)
-		}
+	cfg, err := option.Build("leader selector", []option.Name{option.ParticipantID, option.AutoRequeue, option.ErrorHandler}, opts)
+	if err != nil {
+		return nil, err
 	}
-	if s.id == "" {
-		s.id = defaultID()
-	}
+	s := &Selector{client: client, path: path, fn: fn, id: string(cfg.ID), requeue: cfg.AutoRequeue,
+		onError: cfg.OnError, requeues: make(chan struct{}, 1)}
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }
 	}

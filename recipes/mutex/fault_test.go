@@ -13,13 +13,14 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 type granted struct {
-	hold    *mutex.Hold
+	hold    *hold.Hold
 	at      time.Time
 	err     error
 	release func() error // runs Release on the goroutine that holds

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/zkrecipes/zkrecipes/hold"
 )
 
 // Lock is what a MultiLock is made of: a reentrant lock whose holds belong to
 // the goroutine that acquired them. *Mutex is one.
 type Lock interface {
-	Acquire(ctx context.Context) (*Hold, error)
+	Acquire(ctx context.Context) (*hold.Hold, error)
 	Release() error
 }
 
@@ -40,8 +42,8 @@ func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 // Acquire takes every lock in order under the one ctx. If any cannot be
 // taken, those already taken are released in reverse order and the error is
 // returned. The holds come back in the order of the locks.
-func (ml *MultiLock) Acquire(ctx context.Context) ([]*Hold, error) {
-	holds := make([]*Hold, 0, len(ml.locks))
+func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
+	holds := make([]*hold.Hold, 0, len(ml.locks))
 	for i, l := range ml.locks {
 		h, err := l.Acquire(ctx)
 		if err != nil {

@@ -4,53 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/hold"
+	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
+// The errors of this package: those every recipe shares (package hold
+// documents them), under the same names.
 var (
-	// ErrNotOwner: Release from a goroutine that does not hold the mutex
-	// while another goroutine does.
-	ErrNotOwner = reentrant.ErrNotOwner
-	// ErrNotHeld: Release with nothing held (more releases than acquires).
-	ErrNotHeld = reentrant.ErrNotHeld
-	// ErrWouldBlock: TryAcquire found the mutex held.
-	ErrWouldBlock = reentrant.ErrWouldBlock
-	// ErrClosed: the Mutex (or its client) was closed.
-	ErrClosed = reentrant.ErrClosed
-	// ErrNilClient: New without a client.
-	ErrNilClient = errors.New("mutex: nil client")
-	// ErrHoldLost: the hold stopped being trusted before Release; see
-	// Hold.Err for why. Anything done after that moment was unprotected.
-	ErrHoldLost = hold.ErrHoldLost
-	// ErrSuspended: the link to ZooKeeper dropped while held (standard error
-	// policy). The session may still be alive, but nothing proves the hold
-	// any more.
-	ErrSuspended = hold.ErrSuspended
-	// ErrSessionLost: the session that held the lock is gone; so is the lock.
-	ErrSessionLost = hold.ErrSessionLost
-	// ErrNodeDeleted: the hold's node was deleted, or replaced by a node of
-	// another session, by someone other than the holder (an operator's
-	// deleteall, a misbehaving client). Others may be granted the lock
-	// already.
-	ErrNodeDeleted = hold.ErrNodeDeleted
-	// ErrReleased: the hold was released; a second Release of the same Hold
-	// returns it.
-	ErrReleased = hold.ErrReleased
+	ErrNotOwner      = hold.ErrNotOwner
+	ErrNotHeld       = hold.ErrNotHeld
+	ErrWouldBlock    = hold.ErrWouldBlock
+	ErrClosed        = hold.ErrClosed
+	ErrNilClient     = hold.ErrNilClient
+	ErrInvalidOption = hold.ErrInvalidOption
+	ErrHoldLost      = hold.ErrHoldLost
+	ErrSuspended     = hold.ErrSuspended
+	ErrSessionLost   = hold.ErrSessionLost
+	ErrNodeDeleted   = hold.ErrNodeDeleted
+	ErrReleased      = hold.ErrReleased
 )
-
-// Hold is one acquisition of a lock: its fencing token (Token), the signal
-// that it can no longer be trusted (Done, Err, Context), revocation requests
-// (Revoked), and Release, which gives back exactly this acquisition. Read
-// and write locks hand out the same type. See the package documentation for
-// the rules.
-type Hold = hold.Hold
 
 // lockName is Curator's node name for InterProcessMutex.
 const lockName = "lock-"
@@ -72,16 +51,16 @@ type Mutex struct {
 // New returns a mutex on the lock directory path.
 func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
 	if err := framework.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	cfg, err := buildConfig(opts)
+	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable}, opts)
 	if err != nil {
 		return nil, err
 	}
-	l := reentrant.New(client, contend.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: contend.First(1)}, cfg.revocable)
+	l := reentrant.New(client, contend.Request{Dir: path, Name: lockName, Data: cfg.ID, Driver: contend.First(1)}, cfg.Revocable)
 	return &Mutex{client: client, path: path, lock: l}, nil
 }
 
@@ -93,11 +72,11 @@ func (m *Mutex) Path() string { return m.path }
 // holds it, Acquire returns at once with a new Hold on the same node (same
 // token), one more acquisition to release; if that hold was lost, it
 // returns an error wrapping ErrHoldLost and the loss instead.
-func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) { return m.lock.Acquire(ctx, false) }
+func (m *Mutex) Acquire(ctx context.Context) (*hold.Hold, error) { return m.lock.Acquire(ctx, false) }
 
 // TryAcquire takes the mutex only if no one else holds or waits for it: it
 // queues, and if it is not first, leaves the queue and returns ErrWouldBlock.
-func (m *Mutex) TryAcquire(ctx context.Context) (*Hold, error) { return m.lock.Acquire(ctx, true) }
+func (m *Mutex) TryAcquire(ctx context.Context) (*hold.Hold, error) { return m.lock.Acquire(ctx, true) }
 
 // Release gives up the calling goroutine's most recent acquisition, as
 // Curator's release (Hold.Release gives up a given one, from any
@@ -112,7 +91,7 @@ func (m *Mutex) Release() error { return m.lock.Release() }
 
 // Held reports whether the calling goroutine holds the mutex (and returns
 // the hold), as Curator's isOwnedByCurrentThread.
-func (m *Mutex) Held() (*Hold, bool) { return m.lock.Held() }
+func (m *Mutex) Held() (*hold.Hold, bool) { return m.lock.Held() }
 
 // HeldInProcess reports whether any goroutine holds the mutex through this
 // Mutex, as Curator's isAcquiredInThisProcess.
@@ -137,43 +116,19 @@ func (m *Mutex) Close() error { return m.lock.Close() }
 // ParticipantNodes lists the lock nodes under path in Curator's queue order.
 func ParticipantNodes(ctx context.Context, client *framework.Client, path string) ([]string, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	kids, _, err := client.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	sorted := contend.Sort(kids, lockName)
-	out := make([]string, len(sorted))
-	for i, k := range sorted {
-		out[i] = framework.Join(path, k)
-	}
-	return out, nil
+	return contend.Nodes(ctx, client, path, lockName)
 }
 
 // Participants returns the participant ids (node data) of the contenders
 // under path in queue order, holder first. It works on any Curator lock
 // directory (InterProcessMutex, LeaderSelector).
 func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
-	nodes, err := ParticipantNodes(ctx, client, path)
-	if err != nil {
-		return nil, err
+	if client == nil {
+		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	ids := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		data, _, err := client.Get(ctx, n)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // left while we looked
-		}
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, string(data))
-	}
-	return slices.Clip(ids), nil
+	return contend.Participants(ctx, client, path, lockName)
 }
 
 // Revoke asks the holder of the lock node at nodePath to release, with
@@ -181,9 +136,9 @@ func Participants(ctx context.Context, client *framework.Client, path string) ([
 // with WithRevocable sees it on Hold.Revoked and decides what to do.
 func Revoke(ctx context.Context, client *framework.Client, nodePath string) error {
 	if client == nil {
-		return ErrNilClient
+		return fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	_, err := client.Set(ctx, nodePath, []byte(hold.RevokeMessage), -1)
+	_, err := client.Set(ctx, nodePath, []byte(ihold.RevokeMessage), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // already released
 	}

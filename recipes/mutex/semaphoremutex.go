@@ -2,16 +2,18 @@ package mutex
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
 // ErrNotRevocable: WithRevocable given to NewSemaphoreMutex. Curator's
 // revocation protocol is the mutex's; a semaphore lease cannot be revoked.
-var ErrNotRevocable = errors.New("mutex: a SemaphoreMutex is not revocable")
+// It is an ErrInvalidOption too.
+var ErrNotRevocable = fmt.Errorf("mutex: %w: a SemaphoreMutex is not revocable", ErrInvalidOption)
 
 // SemaphoreMutex is a distributed mutex that is not reentrant and not tied to
 // a goroutine, wire-compatible with Curator's InterProcessSemaphoreMutex: a
@@ -22,9 +24,9 @@ var ErrNotRevocable = errors.New("mutex: a SemaphoreMutex is not revocable")
 // being reentrant: Acquire while this process already holds it waits for
 // itself (until ctx ends), and TryAcquire returns ErrWouldBlock.
 //
-// Acquire returns the hold as a *semaphore.Lease, with the fencing token
-// (Token) and loss signal (Done, Err, Context). Give it back with the
-// lease's Release, from any goroutine. There is no SemaphoreMutex.Release:
+// Acquire returns the hold as a *hold.Hold, as every recipe, with the
+// fencing token (Token) and loss signal (Done, Err, Context). Give it back
+// with its Release, from any goroutine. There is no SemaphoreMutex.Release:
 // without a goroutine to tie a hold to, "release the mutex" cannot say
 // which acquisition it means, and a late or repeated one would end a hold
 // that another goroutine has just taken.
@@ -37,16 +39,16 @@ type SemaphoreMutex struct {
 // (ErrNotRevocable).
 func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*SemaphoreMutex, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	cfg, err := buildConfig(opts)
+	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable}, opts)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.revocable {
+	if cfg.Revocable {
 		return nil, ErrNotRevocable
 	}
-	sem, err := semaphore.New(client, path, 1, semaphore.WithParticipantID(string(cfg.id)))
+	sem, err := semaphore.New(client, path, 1, semaphore.WithParticipantID(string(cfg.ID)))
 	if err != nil {
 		return nil, err
 	}
@@ -59,10 +61,10 @@ func (m *SemaphoreMutex) Path() string { return m.sem.Path() }
 // Acquire blocks until this process holds the mutex, ctx ends (its deadline
 // is the timeout), or the SemaphoreMutex is closed. It is not reentrant: if
 // the mutex is already held, by this process too, Acquire waits.
-func (m *SemaphoreMutex) Acquire(ctx context.Context) (*semaphore.Lease, error) {
+func (m *SemaphoreMutex) Acquire(ctx context.Context) (*hold.Hold, error) {
 	leases, err := m.sem.Acquire(ctx, 1)
 	if err != nil {
-		return nil, m.mapErr(err)
+		return nil, err
 	}
 	return leases[0], nil
 }
@@ -70,10 +72,10 @@ func (m *SemaphoreMutex) Acquire(ctx context.Context) (*semaphore.Lease, error) 
 // TryAcquire takes the mutex only if it is free at once, else it returns
 // ErrWouldBlock (also when this process holds it) and leaves nothing
 // behind.
-func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*semaphore.Lease, error) {
+func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 	leases, err := m.sem.TryAcquire(ctx, 1)
 	if err != nil {
-		return nil, m.mapErr(err)
+		return nil, err
 	}
 	return leases[0], nil
 }
@@ -91,14 +93,3 @@ func (m *SemaphoreMutex) Participants(ctx context.Context) ([]string, error) {
 // Close ends waits in progress with ErrClosed and releases the mutex if this
 // SemaphoreMutex holds it. The client is not closed.
 func (m *SemaphoreMutex) Close() error { return m.sem.Close() }
-
-// mapErr gives the semaphore's errors the mutex package's sentinels too.
-func (m *SemaphoreMutex) mapErr(err error) error {
-	switch {
-	case errors.Is(err, semaphore.ErrWouldBlock):
-		return fmt.Errorf("%w: %w", ErrWouldBlock, err)
-	case errors.Is(err, semaphore.ErrClosed):
-		return fmt.Errorf("%w: %w", ErrClosed, err)
-	}
-	return err
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -25,7 +26,7 @@ func newSemaphoreMutex(t testing.TB, c *framework.Client, path string, opts ...m
 }
 
 type leased struct {
-	lease *semaphore.Lease
+	lease *hold.Hold
 	err   error
 }
 
@@ -79,13 +80,13 @@ func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "a second Acquire waits for the first release")
 
 	errc := make(chan error)
-	go func() { errc <- l.Close() }() // the lease's own Close, from another goroutine
+	go func() { errc <- l.Release() }() // the lease's own Close, from another goroutine
 	require.NoError(t, <-errc)
 	assert.False(t, m.HeldInProcess())
 	l, err = m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, l.Release())
-	assert.ErrorIs(t, l.Close(), semaphore.ErrReleased, "Release closed it")
+	assert.ErrorIs(t, l.Release(), semaphore.ErrReleased, "Release closed it")
 }
 
 func TestSemaphoreMutexExcludesOtherProcesses(t *testing.T) {

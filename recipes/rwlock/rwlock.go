@@ -23,10 +23,11 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/hold"
+	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // Curator's node names for the two sides.
@@ -35,31 +36,25 @@ const (
 	writeName = "__WRIT__"
 )
 
+// The errors of this package: ErrUpgrade, and those every recipe shares
+// (package hold documents them) under the same names.
 var (
 	// ErrUpgrade: the goroutine holds the read lock and asked for the write
 	// lock. That would wait for itself; it is refused at once.
 	ErrUpgrade = errors.New("rwlock: cannot upgrade a read hold to a write hold")
-	// ErrNilClient: New without a client.
-	ErrNilClient = errors.New("rwlock: nil client")
-	// ErrNotOwner, ErrNotHeld, ErrWouldBlock, ErrClosed, ErrHoldLost,
-	// ErrSuspended, ErrSessionLost, ErrReleased and ErrNodeDeleted are the
-	// mutex's.
-	ErrNotOwner    = mutex.ErrNotOwner
-	ErrNotHeld     = mutex.ErrNotHeld
-	ErrWouldBlock  = mutex.ErrWouldBlock
-	ErrClosed      = mutex.ErrClosed
-	ErrHoldLost    = mutex.ErrHoldLost
-	ErrSuspended   = mutex.ErrSuspended
-	ErrSessionLost = mutex.ErrSessionLost
-	ErrReleased    = mutex.ErrReleased
-	ErrNodeDeleted = mutex.ErrNodeDeleted
-	// ErrInvalidOption: an option was given a value it cannot take (the
-	// mutex's).
-	ErrInvalidOption = mutex.ErrInvalidOption
-)
 
-// Hold is the mutex's Hold: token, loss signal, revocation.
-type Hold = mutex.Hold
+	ErrNilClient     = hold.ErrNilClient
+	ErrInvalidOption = hold.ErrInvalidOption
+	ErrNotOwner      = hold.ErrNotOwner
+	ErrNotHeld       = hold.ErrNotHeld
+	ErrWouldBlock    = hold.ErrWouldBlock
+	ErrClosed        = hold.ErrClosed
+	ErrHoldLost      = hold.ErrHoldLost
+	ErrSuspended     = hold.ErrSuspended
+	ErrSessionLost   = hold.ErrSessionLost
+	ErrReleased      = hold.ErrReleased
+	ErrNodeDeleted   = hold.ErrNodeDeleted
+)
 
 // RWLock is a read-write lock on one directory. It is safe for concurrent
 // use.
@@ -83,45 +78,39 @@ type WriteLock struct {
 	lock *reentrant.Lock
 }
 
-// Option configures an RWLock.
-type Option func(*RWLock) error
+// Option configures an RWLock. Every recipe's Option has this shape, and
+// an option of the same name means the same thing in each.
+type Option func(*option.Config) error
 
 // WithParticipantID sets the data of this process's nodes (default
-// mutex.DefaultParticipantID, as Curator).
-func WithParticipantID(id string) Option {
-	return func(l *RWLock) error {
-		if id == "" {
-			return fmt.Errorf("%w: empty participant id", ErrInvalidOption)
-		}
-		l.id = []byte(id)
-		return nil
-	}
-}
+// mutex.DefaultParticipantID, as Curator). It must not be empty.
+func WithParticipantID(id string) Option { return Option(option.WithParticipantID(id)) }
+
+// WithRevocable makes holds of both sides follow Curator's revocation
+// requests (mutex.Revoke on a node; hold.Hold.Revoked), as each side of
+// Curator's lock is a revocable InterProcessMutex.
+func WithRevocable() Option { return Option(option.WithRevocable()) }
 
 // New returns the read-write lock on directory path.
 func New(client *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("rwlock: %w", ErrNilClient)
 	}
 	if err := framework.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	l := &RWLock{client: client, path: path, id: []byte(mutex.DefaultParticipantID())}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(l); err != nil {
-			return nil, err
-		}
+	cfg, err := option.Build("rwlock", []option.Name{option.ParticipantID, option.Revocable}, opts)
+	if err != nil {
+		return nil, err
 	}
+	l := &RWLock{client: client, path: path, id: cfg.ID}
 	markers := []string{readName, writeName}
 	l.read = &ReadLock{rw: l, lock: reentrant.New(client, contend.Request{
 		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
-	}, false)}
+	}, cfg.Revocable)}
 	l.write = &WriteLock{rw: l, lock: reentrant.New(client, contend.Request{
 		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
-	}, false)}
+	}, cfg.Revocable)}
 	return l, nil
 }
 
@@ -170,12 +159,12 @@ func (l *RWLock) Close() error {
 // Acquire takes the read lock for the calling goroutine, blocking while a
 // writer queued before it holds or waits, until ctx ends. A goroutine that
 // holds the write lock gets it at once (downgrade).
-func (r *ReadLock) Acquire(ctx context.Context) (*Hold, error) { return r.acquire(ctx, false) }
+func (r *ReadLock) Acquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, false) }
 
 // TryAcquire takes the read lock only if no writer is queued before it.
-func (r *ReadLock) TryAcquire(ctx context.Context) (*Hold, error) { return r.acquire(ctx, true) }
+func (r *ReadLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, true) }
 
-func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*Hold, error) {
+func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 	if _, held := r.lock.Held(); !held {
 		if wh, ok := r.rw.write.lock.Held(); ok {
 			return r.downgrade(ctx, wh)
@@ -188,7 +177,7 @@ func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*Hold, error) {
 // ephemeral read node named after the write node's sequence number, so it
 // sorts into the write node's place and no writer queued behind can get
 // ahead of it when the write lock is released.
-func (r *ReadLock) downgrade(ctx context.Context, wh *Hold) (*Hold, error) {
+func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, error) {
 	if err := wh.Err(); err != nil {
 		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", ErrHoldLost, err)
 	}
@@ -206,10 +195,10 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *Hold) (*Hold, error) {
 		err = fmt.Errorf("%w: session changed during downgrade", ErrSessionLost)
 	}
 	if err != nil {
-		_ = c.DeleteLater(path, s.ID)
+		_ = contend.Leave(c, path, s.ID)
 		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
 	}
-	return r.lock.Adopt(hold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false))
+	return r.lock.Adopt(ihold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false))
 }
 
 // Release gives up one read hold of the calling goroutine (see
@@ -217,17 +206,17 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *Hold) (*Hold, error) {
 func (r *ReadLock) Release() error { return r.lock.Release() }
 
 // Held reports whether the calling goroutine holds the read lock.
-func (r *ReadLock) Held() (*Hold, bool) { return r.lock.Held() }
+func (r *ReadLock) Held() (*hold.Hold, bool) { return r.lock.Held() }
 
 // Acquire takes the write lock for the calling goroutine: it blocks until
 // it is first in the queue, or ctx ends. A goroutine holding only the read
 // lock gets ErrUpgrade at once.
-func (w *WriteLock) Acquire(ctx context.Context) (*Hold, error) { return w.acquire(ctx, false) }
+func (w *WriteLock) Acquire(ctx context.Context) (*hold.Hold, error) { return w.acquire(ctx, false) }
 
 // TryAcquire takes the write lock only if no one else holds or waits.
-func (w *WriteLock) TryAcquire(ctx context.Context) (*Hold, error) { return w.acquire(ctx, true) }
+func (w *WriteLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return w.acquire(ctx, true) }
 
-func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*Hold, error) {
+func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 	if _, holdsWrite := w.lock.Held(); !holdsWrite {
 		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {
 			return nil, ErrUpgrade
@@ -241,4 +230,4 @@ func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*Hold, error) {
 func (w *WriteLock) Release() error { return w.lock.Release() }
 
 // Held reports whether the calling goroutine holds the write lock.
-func (w *WriteLock) Held() (*Hold, bool) { return w.lock.Held() }
+func (w *WriteLock) Held() (*hold.Hold, bool) { return w.lock.Held() }

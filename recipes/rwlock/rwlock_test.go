@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -42,7 +43,7 @@ func newRW(t testing.TB, c *framework.Client, path string) *rwlock.RWLock {
 type async struct {
 	got     chan error
 	release chan chan error
-	hold    *rwlock.Hold
+	hold    *hold.Hold
 }
 
 func acquireAsync(l mutex.Lock) *async {

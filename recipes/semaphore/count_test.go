@@ -78,10 +78,10 @@ func TestLoweringSharedCountMakesNewAcquirersWait(t *testing.T) {
 
 	got := acquireAsync(ctxT(t, 30*time.Second), waiter, 1)
 	waitNodes(t, obs, "/sem/lower/leases", 3)
-	require.NoError(t, held[0].Close())
+	require.NoError(t, held[0].Release())
 	// One lease held and the waiter's: two, above the new maximum of one.
 	notGranted(t, got)
-	require.NoError(t, held[1].Close())
+	require.NoError(t, held[1].Release())
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	closeAll(t, a.leases)

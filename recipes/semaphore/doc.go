@@ -3,13 +3,14 @@
 // processes can share one semaphore path, and together never hold more
 // leases than its maximum.
 //
-// A Semaphore hands out Leases. Each Lease carries a fencing token (Token:
-// the czxid of its node, growing from each lease to the next) and a loss
-// signal (Done, Err, Context) that fires as soon as the lease can no longer
-// be trusted: under the client's standard error policy when its link drops,
-// which is before the server can expire the session and let anyone else take
-// the lease. Leases are handles, not owned by a goroutine: any goroutine may
-// Close one.
+// A Semaphore hands out leases, each a *hold.Hold, the handle every recipe
+// of this module shares (package hold states its rules): a fencing token
+// (Token: the czxid of its node, growing from each lease to the next), a
+// loss signal (Done, Err, Context) that fires as soon as the lease can no
+// longer be trusted, under the client's standard error policy when its
+// link drops, which is before the server can expire the session and let
+// anyone else take the lease, and Release. Leases are not owned by a
+// goroutine: any goroutine may Release one.
 //
 // The maximum is fixed (New) or read from a Curator SharedCount node
 // (NewShared) and followed when it changes: raising it lets waiting acquirers

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
@@ -27,17 +28,17 @@ type tracker struct {
 	max int
 
 	mu         sync.Mutex
-	live       map[*semaphore.Lease]struct{}
+	live       map[*hold.Hold]struct{}
 	total      int
 	peak       int
 	violations []string
 }
 
 func newTracker(max int) *tracker {
-	return &tracker{max: max, live: map[*semaphore.Lease]struct{}{}}
+	return &tracker{max: max, live: map[*hold.Hold]struct{}{}}
 }
 
-func (tr *tracker) granted(ls []*semaphore.Lease) {
+func (tr *tracker) granted(ls []*hold.Hold) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for l := range tr.live {
@@ -98,7 +99,7 @@ func loop(s *semaphore.Semaphore, tr *tracker, stop <-chan struct{}, timeout tim
 		tr.granted(ls)
 		time.Sleep(2 * time.Millisecond) // the protected work
 		for _, l := range ls {
-			_ = l.Close()
+			_ = l.Release()
 		}
 	}
 }
@@ -140,7 +141,7 @@ func TestBlackholedHolderLearnsBeforeAnotherExceedsMax(t *testing.T) {
 	tr.check(t)
 
 	p.Heal()
-	assert.ErrorIs(t, la[0].Close(), semaphore.ErrLeaseLost)
+	assert.ErrorIs(t, la[0].Release(), semaphore.ErrHoldLost)
 	closeAll(t, append(lb, g.leases...))
 	waitNodes(t, obs, "/sem/blackhole/leases", 0)
 }
@@ -263,7 +264,7 @@ func TestServerRestartKeepsLeasesAndLeavesNoNode(t *testing.T) {
 	assert.Contains(t, kids, framework.Base(h[0].Path()), "the holder's lease survived the restart")
 	notGranted(t, got)
 
-	assert.ErrorIs(t, h[0].Close(), semaphore.ErrLeaseLost)
+	assert.ErrorIs(t, h[0].Release(), semaphore.ErrHoldLost)
 	g := receive(t, got, 30*time.Second)
 	require.NoError(t, g.err)
 	assert.Greater(t, g.leases[0].Token(), h[0].Token())

@@ -51,12 +51,12 @@ func TestCuratorWaitsWhileGoHoldsEveryLease(t *testing.T) {
 	assert.Equal(t, []string{"go-1", "go-1", semaphore.DefaultParticipantID()}, ids,
 		"Curator's leases carry its default node data, the host's address")
 
-	require.NoError(t, held[1].Close())
+	require.NoError(t, held[1].Release())
 	got := java.Expect(t, "sem-acquired j ", 10*time.Second)
 	assert.Equal(t, "sem-acquired j "+javaNode, got, "Curator holds through the node it waited with")
 	assert.Nil(t, held[0].Err())
 	java.Call(t, "sem-release j", "sem-released j", 10*time.Second)
-	require.NoError(t, held[0].Close())
+	require.NoError(t, held[0].Release())
 	waitNodes(t, obs, "/sem/interop/leases", 0)
 	waitNodes(t, obs, "/sem/interop/locks", 0)
 }
@@ -184,7 +184,7 @@ func goLoop(s *semaphore.Semaphore, iterations int, hold time.Duration, logPath,
 		if err == nil {
 			_, err = f.WriteString("exit " + id + " " + node + "\n")
 		}
-		if cerr := leases[0].Close(); err == nil {
+		if cerr := leases[0].Release(); err == nil {
 			err = cerr
 		}
 		if err != nil {

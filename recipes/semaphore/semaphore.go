@@ -6,48 +6,43 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
+// The errors of this package. Those every recipe shares (package hold
+// documents them) come under the same names; the rest are the semaphore's
+// own bad input.
 var (
-	// ErrNilClient: New or NewShared without a client.
-	ErrNilClient = errors.New("semaphore: nil client")
 	// ErrInvalidMax: New with a maximum below 1.
-	ErrInvalidMax = errors.New("semaphore: max leases must be at least 1")
+	ErrInvalidMax = fmt.Errorf("semaphore: %w: max leases must be at least 1", hold.ErrInvalidOption)
 	// ErrInvalidCount: Acquire or TryAcquire of fewer than 1 lease.
 	ErrInvalidCount = errors.New("semaphore: must acquire at least 1 lease")
 	// ErrTooMany: Acquire or TryAcquire of more leases than a fixed maximum;
 	// it could never succeed.
 	ErrTooMany = errors.New("semaphore: more leases asked than the maximum")
-	// ErrWouldBlock: TryAcquire found too few leases free.
-	ErrWouldBlock = errors.New("semaphore: not enough leases free")
-	// ErrClosed: the Semaphore (or its client) was closed.
-	ErrClosed = errors.New("semaphore: closed")
-	// ErrReleased: the lease was closed. Lease.Err reports it after Close,
-	// and a second Lease.Close returns it.
-	ErrReleased = hold.ErrReleased
-	// ErrLeaseLost: the lease stopped being trusted before it was closed; see
-	// Lease.Err for why. Anything done after that moment was unprotected.
-	// (It is mutex.ErrHoldLost too.)
-	ErrLeaseLost = hold.ErrHoldLost
-	// ErrSuspended: the link to ZooKeeper dropped while the lease was held
-	// (standard error policy). The session may still be alive, but nothing
-	// proves the lease any more.
-	ErrSuspended = hold.ErrSuspended
-	// ErrSessionLost: the session that held the lease is gone; so is the
-	// lease.
-	ErrSessionLost = hold.ErrSessionLost
-	// ErrNodeDeleted: the lease's node was deleted, or replaced by a node of
-	// another session, by someone other than the holder.
-	ErrNodeDeleted = hold.ErrNodeDeleted
+
+	ErrNilClient     = hold.ErrNilClient
+	ErrInvalidOption = hold.ErrInvalidOption
+	ErrWouldBlock    = hold.ErrWouldBlock
+	ErrClosed        = hold.ErrClosed
+	ErrReleased      = hold.ErrReleased
+	ErrHoldLost      = hold.ErrHoldLost
+	ErrSuspended     = hold.ErrSuspended
+	ErrSessionLost   = hold.ErrSessionLost
+	ErrNodeDeleted   = hold.ErrNodeDeleted
 )
+
+// errNoRoom is the semaphore's ErrWouldBlock.
+var errNoRoom = fmt.Errorf("semaphore: not enough leases free: %w", ErrWouldBlock)
 
 // Curator's names (InterProcessSemaphoreV2, InterProcessMutex).
 const (
@@ -56,10 +51,6 @@ const (
 	lockName  = "lock-"
 	leaseName = "lease-"
 )
-
-// sendTimeout bounds how long a delete waits to be sent before it is left to
-// the background.
-const sendTimeout = time.Second
 
 // Semaphore is a distributed counting semaphore, wire-compatible with
 // Curator's InterProcessSemaphoreV2 (see the package doc for the protocol).
@@ -83,7 +74,7 @@ type Semaphore struct {
 	maxChanged chan struct{} // closed and replaced when max changes
 
 	mu     sync.Mutex
-	held   map[*Lease]struct{}
+	held   map[*ihold.Hold]struct{}
 	closed bool
 }
 
@@ -92,7 +83,7 @@ type Semaphore struct {
 // do, or use NewShared.
 func New(client *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("semaphore: %w", ErrNilClient)
 	}
 	if maxLeases < 1 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidMax, maxLeases)
@@ -112,7 +103,7 @@ func New(client *framework.Client, path string, maxLeases int, opts ...Option) (
 // acquirers wait. Until the node exists and holds a count, acquirers wait.
 func NewShared(client *framework.Client, path, countPath string, opts ...Option) (*Semaphore, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, fmt.Errorf("semaphore: %w", ErrNilClient)
 	}
 	if err := framework.ValidatePath(countPath, false); err != nil {
 		return nil, err
@@ -131,7 +122,7 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 	if err := framework.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	cfg, err := buildConfig(opts)
+	cfg, err := option.Build("semaphore", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -140,9 +131,9 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 		path:       path,
 		locks:      framework.Join(path, locksDir),
 		leases:     framework.Join(path, leasesDir),
-		id:         cfg.id,
+		id:         cfg.ID,
 		maxChanged: make(chan struct{}),
-		held:       map[*Lease]struct{}{},
+		held:       map[*ihold.Hold]struct{}{},
 	}
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -171,9 +162,9 @@ func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 
 // Acquire blocks until it holds n leases, ctx ends (its deadline is the
 // timeout), or the Semaphore is closed. It returns all n leases or none:
-// whatever it took before failing is returned. Close each lease when done
-// (any goroutine may).
-func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
+// whatever it took before failing is returned. Release each lease when
+// done (any goroutine may).
+func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*hold.Hold, error) {
 	return s.acquire(ctx, n, false)
 }
 
@@ -182,11 +173,11 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
 // Acquire, so it fails while anyone waits for room; it may also fail when
 // several processes try for the last free leases at the same moment. ctx
 // bounds the round trips.
-func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, error) {
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*hold.Hold, error) {
 	return s.acquire(ctx, n, true)
 }
 
-func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, error) {
+func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*hold.Hold, error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
@@ -200,8 +191,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 			return s.adopt(g)
 		}
 		switch {
-		case s.life.Err() != nil || s.client.Closed() || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
-			return nil, errors.Join(ErrClosed, err)
+		case s.life.Err() != nil || s.client.Closed():
+			return nil, contend.Err(err, true)
 		// contend.ErrSessionLost: the nodes of the attempt (lease or
 		// internal lock) are gone or belong to a session that is (being)
 		// replaced; the acquire starts over. Never returned to callers.
@@ -211,7 +202,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "why", err)
 			continue
 		}
-		return nil, err
+		return nil, contend.Err(err, false)
 	}
 }
 
@@ -251,7 +242,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		defer s.unlock(lock)
 		sess = lock.Session
 	}
-	var nodes []*framework.Queued
+	var nodes []*fwlink.Queued
 	defer func() {
 		if err != nil {
 			for _, q := range nodes {
@@ -260,7 +251,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		}
 	}()
 	for len(nodes) < n {
-		q, err := c.Enqueue(ctx, framework.Join(s.leases, leaseName), s.id)
+		q, err := fwlink.Of(c).Enqueue(ctx, framework.Join(s.leases, leaseName), s.id)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +273,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 // grant is what a successful attempt hands to adopt: the lease nodes, and
 // the session that owns them and that the leases' loss signals follow.
 type grant struct {
-	nodes   []*framework.Queued
+	nodes   []*fwlink.Queued
 	session conn.Session
 }
 
@@ -290,7 +281,7 @@ type grant struct {
 // included (Curator counts every child), watching the directory. A try
 // also fails at once when the same list leaves no room for the more leases
 // it still has to take, rather than create them only to delete them.
-func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framework.Queued, try bool, more int) error {
+func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *fwlink.Queued, try bool, more int) error {
 	c := s.client
 	name := framework.Base(q.Path)
 	kids := q.Children // listed right behind our create
@@ -309,12 +300,12 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 		max, known, changed := s.currentMax()
 		if known && len(kids) <= max {
 			if try && len(kids)+more > max {
-				return ErrWouldBlock
+				return errNoRoom
 			}
 			return nil
 		}
 		if try {
-			return ErrWouldBlock
+			return errNoRoom
 		}
 		if watch == nil {
 			if err := list(); err != nil {
@@ -350,7 +341,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 // verify is the grant, the contenders engine's own (contend.Trust): the
 // leases are handed out only under a session that owns every node and that
 // the error policy still trusts.
-func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn.Session, error) {
+func (s *Semaphore) verify(ctx context.Context, nodes []*fwlink.Queued) (conn.Session, error) {
 	paths := make([]string, len(nodes))
 	for i, q := range nodes {
 		paths[i] = q.Path
@@ -358,23 +349,29 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn
 	return contend.Trust(ctx, s.client, nodes[0].Owner, paths...)
 }
 
-// adopt turns granted nodes into Leases, unless the Semaphore was closed
-// meanwhile.
-func (s *Semaphore) adopt(g *grant) ([]*Lease, error) {
-	leases := make([]*Lease, len(g.nodes))
+// adopt turns granted nodes into leases, unless the Semaphore was closed
+// meanwhile or a node lost trust already.
+func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
+	leases := make([]*hold.Hold, 0, len(g.nodes))
+	nodes := make([]*ihold.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		e := &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}
-		leases[i] = &Lease{sem: s, hold: hold.NewNode(s.client, e, false)}
-		if err := leases[i].hold.Err(); err != nil && lost == nil {
-			lost = fmt.Errorf("%w: %w", ErrLeaseLost, err) // never hand out a lost lease
+		n := ihold.NewNode(s.client, &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}, false)
+		nodes[i] = n
+		h, err := ihold.NewHold(n, func(h *ihold.Hold) error { s.forget(h); return n.Release() })
+		if err != nil {
+			if lost == nil {
+				lost = err // never hand out a lost lease
+			}
+			continue
 		}
+		leases = append(leases, (*hold.Hold)(h))
 	}
 	s.mu.Lock()
 	if s.closed || lost != nil {
 		s.mu.Unlock()
-		for _, l := range leases {
-			l.close()
+		for _, n := range nodes {
+			_ = n.Release()
 		}
 		if lost != nil {
 			return nil, lost
@@ -382,7 +379,7 @@ func (s *Semaphore) adopt(g *grant) ([]*Lease, error) {
 		return nil, ErrClosed
 	}
 	for _, l := range leases {
-		s.held[l] = struct{}{}
+		s.held[(*ihold.Hold)(l)] = struct{}{}
 	}
 	s.mu.Unlock()
 	return leases, nil
@@ -392,22 +389,18 @@ func (s *Semaphore) adopt(g *grant) ([]*Lease, error) {
 // of a failed attempt.
 func (s *Semaphore) unlock(lock *contend.Entry) { s.remove(lock.Path, lock.Session.ID) }
 
-// remove deletes a node of ours, guaranteed (framework.DeleteOwn): while
-// its session is the current one and the link is up, the delete is only
-// sent; ZooKeeper applies it before anything this client sends next, so a
-// retry cannot count the node, and the next holder of the internal mutex is
-// woken by the delete itself.
+// remove leaves a node of ours (contend.Leave): while its session is the
+// current one and the link is up, the delete is only sent; ZooKeeper
+// applies it before anything this client sends next, so a retry cannot
+// count the node, and the next holder of the internal mutex is woken by the
+// delete itself.
 func (s *Semaphore) remove(path string, owner int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-	defer cancel()
-	err := s.client.DeleteOwn(ctx, path, owner)
-	// Deferred: not sent in time, it goes on in the background.
-	if err != nil && !errors.Is(err, framework.ErrClosed) && !errors.Is(err, framework.ErrDeferred) {
+	if err := contend.Leave(s.client, path, owner); err != nil {
 		s.client.Logger().Warn("zookeeper semaphore: cannot delete node", "path", path, "err", err)
 	}
 }
 
-func (s *Semaphore) forget(l *Lease) {
+func (s *Semaphore) forget(l *ihold.Hold) {
 	s.mu.Lock()
 	delete(s.held, l)
 	s.mu.Unlock()
@@ -416,12 +409,12 @@ func (s *Semaphore) forget(l *Lease) {
 // Held returns the leases taken through this Semaphore and not closed yet,
 // in no particular order (as Curator's InterProcessSemaphoreMutex's
 // isAcquiredInThisProcess, for any number of leases).
-func (s *Semaphore) Held() []*Lease {
+func (s *Semaphore) Held() []*hold.Hold {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Lease, 0, len(s.held))
+	out := make([]*hold.Hold, 0, len(s.held))
 	for l := range s.held {
-		out = append(out, l)
+		out = append(out, (*hold.Hold)(l))
 	}
 	return out
 }
@@ -430,41 +423,14 @@ func (s *Semaphore) Held() []*Lease {
 // As Curator's getParticipantNodes, they include the node of an acquirer
 // that is waiting for room (at most one: it holds the internal mutex).
 func (s *Semaphore) ParticipantNodes(ctx context.Context) ([]string, error) {
-	kids, _, err := s.client.Children(ctx, s.leases)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	sorted := contend.Sort(kids, leaseName)
-	out := make([]string, len(sorted))
-	for i, k := range sorted {
-		out[i] = framework.Join(s.leases, k)
-	}
-	return out, nil
+	return contend.Nodes(ctx, s.client, s.leases, leaseName)
 }
 
 // Participants returns the participant ids (node data) of the lease nodes
 // in sequence order (see ParticipantNodes). Curator's leases carry its
 // default node data, the host's address.
 func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
-	nodes, err := s.ParticipantNodes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		data, _, err := s.client.Get(ctx, n)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // returned while we looked
-		}
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, string(data))
-	}
-	return slices.Clip(ids), nil
+	return contend.Participants(ctx, s.client, s.leases, leaseName)
 }
 
 // Close ends waits in progress with ErrClosed, closes every lease still
@@ -479,13 +445,13 @@ func (s *Semaphore) Close() error {
 	}
 	s.closed = true
 	held := s.held
-	s.held = map[*Lease]struct{}{}
+	s.held = map[*ihold.Hold]struct{}{}
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	var errs []error
 	for l := range held {
-		if err := l.close(); err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrReleased) {
+		if err := l.Release(); err != nil && !errors.Is(err, ErrHoldLost) && !errors.Is(err, ErrReleased) {
 			errs = append(errs, err)
 		}
 	}

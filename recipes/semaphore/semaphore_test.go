@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -60,7 +61,7 @@ func newShared(t testing.TB, c *framework.Client, path, countPath string) *semap
 
 // acquired is what an Acquire on another goroutine came back with.
 type acquired struct {
-	leases []*semaphore.Lease
+	leases []*hold.Hold
 	at     time.Time
 	err    error
 }
@@ -97,10 +98,10 @@ func notGranted(t testing.TB, got <-chan acquired) {
 	}
 }
 
-func closeAll(t testing.TB, leases []*semaphore.Lease) {
+func closeAll(t testing.TB, leases []*hold.Hold) {
 	t.Helper()
 	for _, l := range leases {
-		require.NoError(t, l.Close())
+		require.NoError(t, l.Release())
 	}
 }
 
@@ -128,13 +129,13 @@ func TestLeaseIsCuratorNodeWithParticipantIDAndToken(t *testing.T) {
 	assert.Equal(t, c.Session().ID, l.SessionID())
 	assert.Nil(t, l.Err())
 	waitNodes(t, obs, "/sem/a/locks", 0) // the internal mutex is released at once
-	assert.Equal(t, []*semaphore.Lease{l}, s.Held())
+	assert.Equal(t, []*hold.Hold{l}, s.Held())
 
-	require.NoError(t, l.Close())
+	require.NoError(t, l.Release())
 	waitNodes(t, obs, "/sem/a/leases", 0)
 	<-l.Done()
 	assert.ErrorIs(t, l.Err(), semaphore.ErrReleased)
-	assert.ErrorIs(t, l.Close(), semaphore.ErrReleased, "a second Close")
+	assert.ErrorIs(t, l.Release(), semaphore.ErrReleased, "a second Close")
 	assert.Empty(t, s.Held())
 }
 
@@ -142,7 +143,7 @@ func TestMaxLeasesAreHeldAtOnceAndTheNextWaits(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	const max = 3
-	var held []*semaphore.Lease
+	var held []*hold.Hold
 	for range max {
 		s := newSem(t, newClient(t, cl.Addrs()), "/sem/max", max)
 		ls, err := s.Acquire(ctxT(t, 10*time.Second), 1)
@@ -154,14 +155,14 @@ func TestMaxLeasesAreHeldAtOnceAndTheNextWaits(t *testing.T) {
 	waitNodes(t, obs, "/sem/max/leases", max+1) // it queued: its node is there
 	notGranted(t, got)
 
-	require.NoError(t, held[1].Close())
+	require.NoError(t, held[1].Release())
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	for _, l := range held {
 		assert.Greater(t, a.leases[0].Token(), l.Token(), "tokens grow with every grant")
 	}
 	closeAll(t, a.leases)
-	closeAll(t, []*semaphore.Lease{held[0], held[2]})
+	closeAll(t, []*hold.Hold{held[0], held[2]})
 	waitNodes(t, obs, "/sem/max/leases", 0)
 }
 
@@ -186,7 +187,7 @@ func TestLeasesNeverExceedMaxUnderContention(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond) // hold briefly so others queue up
 				inside.Add(-1)
-				assert.NoError(t, ls[0].Close())
+				assert.NoError(t, ls[0].Release())
 			}
 		}()
 	}
@@ -215,12 +216,12 @@ func TestAcquireSeveralIsAllOrNone(t *testing.T) {
 	assert.Empty(t, nodes(t, obs, "/sem/many/locks"), "the internal mutex was released")
 	assert.Empty(t, other.Held())
 
-	require.NoError(t, two[0].Close())
+	require.NoError(t, two[0].Release())
 	got, err := other.Acquire(ctxT(t, 10*time.Second), 2)
 	require.NoError(t, err)
 	assert.Len(t, got, 2)
 	closeAll(t, got)
-	require.NoError(t, two[1].Close())
+	require.NoError(t, two[1].Release())
 }
 
 // A waiter for two leases that has taken one and waits for the second gives
@@ -271,7 +272,7 @@ func TestTryAcquireTakesOnlyWhatIsFreeAndLeavesNothingOtherwise(t *testing.T) {
 		nodes(t, obs, "/sem/try/leases"), "failed tries left nothing")
 	assert.Empty(t, nodes(t, obs, "/sem/try/locks"), "a try never takes the internal mutex")
 
-	require.NoError(t, first[0].Close())
+	require.NoError(t, first[0].Release())
 	third, err := s.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	closeAll(t, append(second, third...))
@@ -288,7 +289,7 @@ func TestTryAcquireFailsWhileAnotherWaits(t *testing.T) {
 	got := acquireAsync(ctxT(t, 30*time.Second), waiter, 1)
 	waitNodes(t, obs, "/sem/try-wait/leases", 2)
 
-	require.NoError(t, h[0].Close())
+	require.NoError(t, h[0].Release())
 	a := receive(t, got, 10*time.Second) // the waiter's node was counted first
 	require.NoError(t, a.err)
 	_, err = tryer.TryAcquire(ctxT(t, 10*time.Second), 1)
@@ -305,9 +306,9 @@ func TestLeaseIsClosedByAnyGoroutine(t *testing.T) {
 	require.NoError(t, a.err)
 
 	errc := make(chan error, 2)
-	go func() { errc <- a.leases[0].Close() }()
+	go func() { errc <- a.leases[0].Release() }()
 	require.NoError(t, <-errc)
-	go func() { errc <- a.leases[0].Close() }()
+	go func() { errc <- a.leases[0].Release() }()
 	assert.ErrorIs(t, <-errc, semaphore.ErrReleased)
 	waitNodes(t, obs, "/sem/handle/leases", 0)
 }
@@ -377,7 +378,7 @@ func TestCloseEndsWaitsAndClosesLeases(t *testing.T) {
 	require.NoError(t, holder.Close())
 	<-h[0].Done()
 	assert.ErrorIs(t, h[0].Err(), semaphore.ErrReleased)
-	assert.ErrorIs(t, h[0].Close(), semaphore.ErrReleased, "closed by the Semaphore already")
+	assert.ErrorIs(t, h[0].Release(), semaphore.ErrReleased, "closed by the Semaphore already")
 	waitNodes(t, obs, "/sem/close/leases", 0)
 	waitNodes(t, obs, "/sem/close/locks", 0)
 }
@@ -456,7 +457,7 @@ func ExampleSemaphore() {
 		return
 	}
 	lease := leases[0]
-	defer lease.Close()
+	defer lease.Release()
 
 	// Run the work under the lease's context: it is cancelled the moment the
 	// lease can no longer be trusted.
@@ -467,7 +468,7 @@ func ExampleSemaphore() {
 	fmt.Println("two more at once:", err)
 	// Output:
 	// leased, token > 0: true trusted: true
-	// two more at once: semaphore: not enough leases free
+	// two more at once: semaphore: not enough leases free: would block
 }
 
 func ExampleNewShared() {

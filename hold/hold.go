@@ -1,0 +1,121 @@
+// Package hold is the one handle every recipe of this module hands out for
+// one acquisition, and the errors they share: a mutex hold
+// (recipes/mutex), a read or write hold (recipes/rwlock), a semaphore lease
+// (recipes/semaphore) and a term of leadership (recipes/leader) are all a
+// *Hold, with the same methods meaning the same thing.
+//
+// The rules every recipe keeps:
+//   - every successful Acquire or TryAcquire returns a Hold of its own;
+//   - Release gives back exactly that acquisition, once: a second Release
+//     returns ErrReleased, never panics and never releases another
+//     acquisition;
+//   - Done closes, and Err says why, the moment the hold can no longer be
+//     trusted: the link is in doubt (ErrSuspended, under the client's
+//     standard error policy), the session is gone (ErrSessionLost), or its
+//     node was deleted or re-created by someone else (ErrNodeDeleted); under
+//     the standard policy this happens before the server can expire the
+//     session, and so before anyone else can be granted the lock; Release
+//     ends it too (ErrReleased);
+//   - no acquire ever returns a Hold whose signal has already fired: a
+//     reentrant acquire of a lost hold returns an error wrapping
+//     ErrHoldLost instead;
+//   - Release of a hold that was lost still cleans up (the node is deleted
+//     while its session lives) and returns an error wrapping ErrHoldLost:
+//     whatever the holder did after Done fired was unprotected.
+//
+// Hand Token, the fencing token, to every resource the hold protects, and
+// have it refuse tokens lower than the highest it has seen.
+package hold
+
+import (
+	"context"
+
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+)
+
+// The errors every recipe shares. Each recipe package re-exports the ones
+// it returns under the same names (mutex.ErrHoldLost is ErrHoldLost), so
+// errors.Is matches either.
+var (
+	// ErrSuspended: the link to ZooKeeper dropped while held (standard
+	// error policy). The session may still be alive, but nothing proves
+	// the hold any more.
+	ErrSuspended = errs.ErrSuspended
+	// ErrSessionLost: the session that held it is gone; so is the hold.
+	ErrSessionLost = errs.ErrSessionLost
+	// ErrNodeDeleted: the hold's node was deleted, or replaced by a node of
+	// another session, by someone other than the holder (an operator, a
+	// misbehaving client). Others may be granted the lock already.
+	ErrNodeDeleted = errs.ErrNodeDeleted
+	// ErrReleased: the hold was released; a second Release returns it.
+	ErrReleased = errs.ErrReleased
+	// ErrHoldLost: the hold stopped being trusted before Release; Err says
+	// why. Anything done after that moment was unprotected.
+	ErrHoldLost = errs.ErrHoldLost
+	// ErrClosed: the recipe (or its client) was closed.
+	ErrClosed = errs.ErrClosed
+	// ErrWouldBlock: a TryAcquire found the lock held (or the leases
+	// taken).
+	ErrWouldBlock = errs.ErrWouldBlock
+	// ErrNotOwner: a goroutine released a reentrant lock that another
+	// goroutine holds.
+	ErrNotOwner = errs.ErrNotOwner
+	// ErrNotHeld: a reentrant lock was released more times than acquired.
+	ErrNotHeld = errs.ErrNotHeld
+	// ErrInvalidOption: an option was given a value it cannot take, or
+	// given to a recipe it does not apply to.
+	ErrInvalidOption = errs.ErrInvalidOption
+	// ErrNilClient: a constructor was given no client.
+	ErrNilClient = errs.ErrNilClient
+)
+
+// Hold is one acquisition. Its methods are safe for concurrent use, and
+// any goroutine may Release it (a recipe's own per-goroutine Release, as
+// Curator's, is a separate way to give back the calling goroutine's most
+// recent acquisition).
+type Hold ihold.Hold
+
+func (h *Hold) in() *ihold.Hold { return (*ihold.Hold)(h) }
+
+// Token is the fencing token: the czxid of the hold's node. It grows
+// strictly from each holder to the next, even if the recipe's directory is
+// deleted and made again. With several holders at once (semaphore leases,
+// read holds), tokens order grants, not exclusive holders.
+func (h *Hold) Token() int64 { return h.in().Token() }
+
+// Path is the hold's node (without the client's namespace).
+func (h *Hold) Path() string { return h.in().Path() }
+
+// SessionID is the ZooKeeper session that owns the hold's node.
+func (h *Hold) SessionID() int64 { return h.in().SessionID() }
+
+// Done is closed when the hold can no longer be trusted, or is released
+// (see the package rules).
+func (h *Hold) Done() <-chan struct{} { return h.in().Done() }
+
+// Err is nil while the hold is trusted, then says why it is not:
+// ErrSuspended, ErrSessionLost, ErrNodeDeleted, ErrReleased, or ErrClosed
+// (a leader's term when its latch closes).
+func (h *Hold) Err() error { return h.in().Err() }
+
+// Context returns a context, derived from parent, that is cancelled when
+// the hold ends, with Err as its cause: run the protected work under it.
+// Cancel parent to free the context's goroutine early.
+func (h *Hold) Context(parent context.Context) context.Context { return h.in().Context(parent) }
+
+// Revoked is closed when another process asks the holder to release, with
+// Curator's revocation protocol (the node's data becomes "__REVOKE__"). It
+// is only ever closed for a hold of a recipe made revocable; what to do is
+// the holder's choice.
+func (h *Hold) Revoked() <-chan struct{} { return h.in().Revoked() }
+
+// Release gives back this acquisition (for a leader's term: steps down).
+// The last open acquisition of a node deletes it; Release returns once the
+// delete is on its way to the server, which applies it before anything
+// this client sends afterwards (if the server cannot be reached, the client
+// goes on deleting in the background; framework.Client.Drain waits for
+// it). A second Release returns ErrReleased and does nothing. If the hold
+// was lost before, Release still cleans up and returns an error wrapping
+// ErrHoldLost.
+func (h *Hold) Release() error { return h.in().Release() }

@@ -1,0 +1,38 @@
+// Package connlink hands framework the parts of a *conn.Conn that users must
+// not reach: the raw go-zookeeper connection (which bypasses every rule of
+// the framework) and the wire traces of creates and deletes. Package conn
+// registers them from init; only this module can import an internal
+// package, so the plumbing stays out of the public API (the pattern of
+// google.golang.org/grpc/internal).
+package connlink
+
+import "github.com/go-zookeeper/zk"
+
+// Trace follows one create or delete through the wire.
+type Trace interface {
+	// Sent is closed once the request has been written to the server.
+	Sent() <-chan struct{}
+	// Result is the reply of a traced create: the path made, its czxid and
+	// the session it was sent on; ok is false until it arrived.
+	Result() (path string, zxid, session int64, ok bool)
+	// Close stops tracing.
+	Close()
+}
+
+// Conn is the plumbing of one *conn.Conn.
+type Conn interface {
+	// ZK is the go-zookeeper connection of the current session.
+	ZK() *zk.Conn
+	// TraceCreate traces the next create whose path starts with prefix.
+	TraceCreate(prefix string) Trace
+	// TraceDelete traces the next delete of path.
+	TraceDelete(path string) Trace
+}
+
+var of func(c any) Conn
+
+// Register is called once, by package conn.
+func Register(f func(c any) Conn) { of = f }
+
+// Of returns the plumbing of c, a *conn.Conn.
+func Of(c any) Conn { return of(c) }

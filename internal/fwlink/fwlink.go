@@ -1,0 +1,49 @@
+// Package fwlink hands the engine and the recipes the parts of a
+// *framework.Client that users must not reach: the pipelined queue create,
+// deletes bound to the session that made a node, and the error policy's
+// loss signal. Package framework registers them from init; only this module
+// can import an internal package (the pattern of
+// google.golang.org/grpc/internal).
+package fwlink
+
+import (
+	"context"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+)
+
+// Queued is a node made by Enqueue.
+type Queued struct {
+	// Path is the new node, without the namespace.
+	Path string
+	// Czxid is the zxid that created it.
+	Czxid int64
+	// Owner is the session that created it.
+	Owner int64
+	// Children of the parent, listed after the create: they include Path.
+	Children []string
+}
+
+// Client is the plumbing of one *framework.Client.
+type Client interface {
+	// Enqueue makes a protected ephemeral-sequential node at path (parents
+	// as containers) and lists its parent, pipelined.
+	Enqueue(ctx context.Context, path string, data []byte) (*Queued, error)
+	// DeleteLater deletes path in the background, guaranteed; with owner
+	// not 0, only while it is an ephemeral of session owner.
+	DeleteLater(path string, owner int64) error
+	// DeleteOwn deletes a node session owner made: sent at once while
+	// owner is current and the link up, else DeleteLater.
+	DeleteOwn(ctx context.Context, path string, owner int64) error
+	// LossSignal closes when, under the client's error policy, what was
+	// built on s can no longer be trusted.
+	LossSignal(s conn.Session) <-chan struct{}
+}
+
+var of func(c any) Client
+
+// Register is called once, by package framework.
+func Register(f func(c any) Client) { of = f }
+
+// Of returns the plumbing of c, a *framework.Client.
+func Of(c any) Client { return of(c) }

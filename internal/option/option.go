@@ -1,0 +1,106 @@
+// Package option is the one option shape of every recipe: each recipe
+// package declares
+//
+//	type Option func(*option.Config) error
+//
+// and exports the constructors that apply to it, built from the ones here,
+// so that an option name means the same thing, and is checked the same
+// way, in every recipe. A recipe builds its Config with Build, which also
+// refuses an option that does not apply to it (two recipes of one package
+// may take different options).
+package option
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/internal/participant"
+)
+
+// Name names an option, as its constructor is called.
+type Name string
+
+// The options of the recipes.
+const (
+	ParticipantID Name = "WithParticipantID"
+	Revocable     Name = "WithRevocable"
+	AutoRequeue   Name = "WithAutoRequeue"
+	ErrorHandler  Name = "WithErrorHandler"
+)
+
+// Config is what the options of one recipe set.
+type Config struct {
+	// ID is the data of the recipe's nodes: the participant id (default:
+	// participant.Default(), as Curator).
+	ID          []byte
+	Revocable   bool
+	AutoRequeue bool
+	OnError     func(error)
+
+	given []Name
+}
+
+// Func is the shape of every recipe's Option.
+type Func = func(*Config) error
+
+func mark(c *Config, n Name) { c.given = append(c.given, n) }
+
+// WithParticipantID sets the participant id; it must not be empty.
+func WithParticipantID(id string) Func {
+	return func(c *Config) error {
+		mark(c, ParticipantID)
+		if id == "" {
+			return fmt.Errorf("%w: empty participant id", errs.ErrInvalidOption)
+		}
+		c.ID = []byte(id)
+		return nil
+	}
+}
+
+// WithRevocable makes holds follow Curator's revocation requests.
+func WithRevocable() Func {
+	return func(c *Config) error { mark(c, Revocable); c.Revocable = true; return nil }
+}
+
+// WithAutoRequeue makes a leader selector compete again after each term.
+func WithAutoRequeue() Func {
+	return func(c *Config) error { mark(c, AutoRequeue); c.AutoRequeue = true; return nil }
+}
+
+// WithErrorHandler receives a leader selector's errors; it must not be nil.
+func WithErrorHandler(f func(error)) Func {
+	return func(c *Config) error {
+		mark(c, ErrorHandler)
+		if f == nil {
+			return fmt.Errorf("%w: nil error handler", errs.ErrInvalidOption)
+		}
+		c.OnError = f
+		return nil
+	}
+}
+
+// Build applies opts (nil ones are skipped) for recipe, refusing any
+// option not in allowed with an error wrapping errs.ErrInvalidOption.
+func Build[O ~func(*Config) error](recipe string, allowed []Name, opts []O) (Config, error) {
+	var c Config
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		before := len(c.given)
+		if err := o(&c); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", recipe, err)
+		}
+		if len(c.given) == before {
+			continue
+		}
+		if n := c.given[len(c.given)-1]; !slices.Contains(allowed, n) {
+			return Config{}, fmt.Errorf("%s: %w: %s does not apply", recipe, errs.ErrInvalidOption, n)
+		}
+	}
+	if c.ID == nil {
+		c.ID = []byte(participant.Default())
+	}
+	return c, nil
+}
