@@ -2,6 +2,7 @@ package conn
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -59,11 +60,18 @@ type sniffConn struct {
 	// the link "alive" while the server expires the session. Only a reply
 	// to one of our own requests or pings proves the server hears us, so
 	// the read deadline go-zookeeper sets is cut to lastProof+recvTimeout.
+	//
+	// And a reply proves that the server heard us as of when the request
+	// was sent, not when the answer arrived: a server that stalls before
+	// answering (or a slow return path) has restarted the session's clock
+	// at the request, so the proof is the request's send time.
 	recvTimeout atomic.Int64 // nanoseconds; 0 until the handshake
-	lastProof   atomic.Int64 // unix nanoseconds of the last reply to us
+	lastProof   atomic.Int64 // unix nanoseconds: send time of the last request answered
+	connectSent int64        // unix nanoseconds: when the connect request went out
 
 	mu      sync.Mutex
 	pending map[int32]*createTrace // xid of a traced create → its trace
+	sent    map[int32][]int64      // xid → send times of requests not yet answered
 	session int64
 
 	// read side: the frame being parsed
@@ -80,13 +88,59 @@ const headLimit = 4 + 16 + 4 + 1024
 func (c *sniffConn) Write(b []byte) (int, error) {
 	if !c.wrote {
 		c.wrote = true
+		c.connectSent = time.Now().UnixNano()
 		if c.askReadOnly && len(b) >= 4 {
 			return c.writeConnectReadOnly(b)
 		}
 		return c.Conn.Write(b)
 	}
 	c.noteRequest(b)
+	c.noteSent(b)
 	return c.Conn.Write(b)
+}
+
+// noteSent records when a request (or ping, auth, set-watches) with its
+// xid goes out; several may share one (pings), answered in order.
+func (c *sniffConn) noteSent(b []byte) {
+	if len(b) < 8 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(b[4:8]))
+	now := time.Now().UnixNano()
+	c.mu.Lock()
+	if c.sent == nil {
+		c.sent = map[int32][]int64{}
+	}
+	c.sent[xid] = append(c.sent[xid], now)
+	c.mu.Unlock()
+}
+
+// answered returns the send time of the oldest request with xid not yet
+// answered, and forgets it; ok is false for a reply to nothing we sent.
+func (c *sniffConn) answered(xid int32) (at int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.sent[xid]
+	if len(q) == 0 {
+		return 0, false
+	}
+	at = q[0]
+	if len(q) == 1 {
+		delete(c.sent, xid)
+	} else {
+		c.sent[xid] = q[1:]
+	}
+	return at, true
+}
+
+// prove moves lastProof forward to at.
+func (c *sniffConn) prove(at int64) {
+	for {
+		old := c.lastProof.Load()
+		if at <= old || c.lastProof.CompareAndSwap(old, at) {
+			return
+		}
+	}
 }
 
 // writeConnectReadOnly appends the readOnly byte the protocol allows after
@@ -159,6 +213,14 @@ func (c *sniffConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.consume(b[:n])
 	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		// The link is given up: close it now, so that a write blocked on
+		// a full socket buffer fails at once instead of holding
+		// go-zookeeper's report of the disconnect (and the loss signal)
+		// until its own write deadline.
+		_ = c.Conn.Close()
+	}
 	return n, err
 }
 
@@ -201,7 +263,7 @@ func (c *sniffConn) frame() {
 			c.mu.Lock()
 			c.session = h.sessionID
 			c.mu.Unlock()
-			c.lastProof.Store(time.Now().UnixNano())
+			c.prove(c.connectSent)
 			// go-zookeeper's own receive timeout, from the same number.
 			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
 			c.onHandshake(h)
@@ -213,8 +275,11 @@ func (c *sniffConn) frame() {
 	}
 	xid := int32(binary.BigEndian.Uint32(head[4:8]))
 	if xid != xidWatchEvent {
-		// A reply to a request or ping of ours: the server hears us.
-		c.lastProof.Store(time.Now().UnixNano())
+		// A reply to a request or ping of ours: the server heard us when
+		// we sent it.
+		if at, ok := c.answered(xid); ok {
+			c.prove(at)
+		}
 	}
 	if len(head) < 20 || xid < 0 {
 		return // watch event, ping, auth

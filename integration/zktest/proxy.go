@@ -16,6 +16,7 @@ type Proxy struct {
 	fwds    []*forwarder
 	mode    atomic.Int32 // a proxyMode
 	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
+	delayUp atomic.Int64 // nanoseconds added before each chunk the server sends
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -144,11 +145,17 @@ func (p *Proxy) DropRequests() {
 // Delay adds d before every chunk forwarded in either direction.
 func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
 
+// DelayReplies adds d before every chunk the server sends, as a server that
+// stalls before it answers (a slow fsync) or a slow return path does: the
+// server has heard the request long before the client sees the answer.
+func (p *Proxy) DelayReplies(d time.Duration) { p.delayUp.Store(int64(d)) }
+
 // Heal ends every fault: forwarding resumes at full speed, and the links that
 // lost bytes are closed (a stream with a hole in it cannot be resumed; the
 // client reconnects).
 func (p *Proxy) Heal() {
 	p.delay.Store(0)
+	p.delayUp.Store(0)
 	p.mode.Store(int32(modeForward))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -252,7 +259,11 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 				}
 				continue
 			}
-			if d := time.Duration(p.delay.Load()); d > 0 {
+			d := time.Duration(p.delay.Load())
+			if fromServer {
+				d += time.Duration(p.delayUp.Load())
+			}
+			if d > 0 {
 				time.Sleep(d)
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -78,4 +79,40 @@ func TestLossSignalFiresBeforeAnyOtherGrantUnderEveryFaultShape(t *testing.T) {
 			require.NoError(t, g.release())
 		})
 	}
+}
+
+// A reply that comes late proves only that the server heard the request
+// when it was sent, not when the answer arrived. Here the server's answers
+// take half a session timeout to come back, and right after a request goes
+// out, nothing the holder sends reaches the server any more: the server
+// last heard it at about sent, and may expire its session a timeout after
+// that. The hold's signal must fire before then. Before, the late reply
+// counted as proof at its arrival, and the signal fired half a timeout
+// too late.
+func TestALateReplyProvesLifeOnlyAsOfItsRequest(t *testing.T) {
+	const timeout = 4 * time.Second
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	holderClient := newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(timeout)))
+	h, err := newMutex(t, holderClient, "/locks/late").Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+
+	p.DelayReplies(timeout / 2)
+	sent := time.Now()
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		_, _, _ = holderClient.Exists(context.Background(), "/locks/late")
+	}()
+	time.Sleep(50 * time.Millisecond) // on loopback the request is at the server by now
+	p.DropRequests()
+
+	select {
+	case <-h.Done():
+		assert.Less(t, time.Since(sent), timeout, "the signal fired after the server could expire the session")
+	case <-time.After(2 * timeout):
+		t.Fatal("the holder's loss signal never fired")
+	}
+	p.Heal()
+	<-answered
 }
