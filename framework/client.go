@@ -113,6 +113,11 @@ type Client struct {
 	ephMu      sync.Mutex
 	ephemerals map[string]int64
 
+	// What must learn of Close before anything else happens (a hold's
+	// loss signal): called first thing in Close.
+	closersMu sync.Mutex
+	closers   map[*func()]struct{}
+
 	closed  atomic.Bool
 	quit    chan struct{}   // closed by Close: stops background work
 	life    context.Context // cancelled by Close: ends background calls
@@ -237,6 +242,16 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	// Holds on this client's nodes end before anything else: the drain and
+	// the sweep below delete nodes, and no other session may be granted a
+	// lock while a hold of ours still looks held.
+	c.closersMu.Lock()
+	closers := c.closers
+	c.closers = nil
+	c.closersMu.Unlock()
+	for f := range closers {
+		(*f)()
+	}
 	if c.drain > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), c.drain)
 		_ = c.deleter.drain(ctx)
@@ -256,6 +271,28 @@ func (c *Client) Close() error {
 	}
 	c.wg.Wait()
 	return nil
+}
+
+// onClose registers f to run at the start of Close (at once if the client
+// is closed already) and returns a function that unregisters it.
+func (c *Client) onClose(f func()) (remove func()) {
+	p := &f
+	c.closersMu.Lock()
+	if c.closed.Load() {
+		c.closersMu.Unlock()
+		f()
+		return func() {}
+	}
+	if c.closers == nil {
+		c.closers = map[*func()]struct{}{}
+	}
+	c.closers[p] = struct{}{}
+	c.closersMu.Unlock()
+	return func() {
+		c.closersMu.Lock()
+		delete(c.closers, p)
+		c.closersMu.Unlock()
+	}
 }
 
 // remember records an ephemeral node made by session owner.

@@ -31,6 +31,7 @@ func (p plumbing) DeleteOwn(ctx context.Context, path string, owner int64) error
 	return p.c.deleteOwn(ctx, path, owner)
 }
 func (p plumbing) LossSignal(s conn.Session) <-chan struct{} { return p.c.lossSignal(s) }
+func (p plumbing) OnClose(f func()) (remove func())          { return p.c.onClose(f) }
 
 func init() {
 	fwlink.Register(func(c any) fwlink.Client { return plumbing{c.(*Client)} })

@@ -38,6 +38,9 @@ type Client interface {
 	// LossSignal closes when, under the client's error policy, what was
 	// built on s can no longer be trusted.
 	LossSignal(s conn.Session) <-chan struct{}
+	// OnClose registers f to run first thing in the client's Close (at
+	// once if it is closed already); remove unregisters it.
+	OnClose(f func()) (remove func())
 }
 
 var of func(c any) Client

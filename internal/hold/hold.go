@@ -70,6 +70,8 @@ type Node struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 
+	unhook func() // unregisters from the client's Close
+
 	mu          sync.Mutex
 	err         error
 	holds       map[*Hold]struct{} // open acquisitions of this node
@@ -99,6 +101,13 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool) *Node {
 	if isClosed(signal) {
 		n.finish(n.lossCause())
 	}
+	// The client's Close ends the node before it deletes anything, and
+	// ends its watchers: a client over a shared connection does not end
+	// the session, so the loss signal would not.
+	n.unhook = fwlink.Of(client).OnClose(func() {
+		n.finish(errClientClosed)
+		n.stop()
+	})
 	n.wg.Add(2)
 	go n.watchSignal(signal)
 	go n.watchNode()
@@ -220,6 +229,7 @@ func (n *Node) finish(err error) {
 func (n *Node) Forget(reason error) {
 	n.releaseOnce.Do(func() {
 		n.finish(reason)
+		n.unhook()
 		n.stop()
 		n.wg.Wait()
 	})
@@ -235,6 +245,7 @@ func (n *Node) Release() error {
 }
 
 func (n *Node) release() error {
+	n.unhook()
 	n.stop()
 	n.wg.Wait()
 	lost := n.Err()
