@@ -8,6 +8,7 @@ package reentrant
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -149,25 +150,35 @@ func (l *Lock) releaser(g int64) func(*hold.Hold) error {
 // Curator's release, per thread); the last one releases the node.
 func (l *Lock) Release() error {
 	g := goid.Current()
-	l.mu.Lock()
-	e := l.holds[g]
-	if e == nil {
-		held := len(l.holds) > 0
-		l.mu.Unlock()
-		if held {
-			return ErrNotOwner
+	for {
+		l.mu.Lock()
+		e := l.holds[g]
+		if e == nil {
+			held := len(l.holds) > 0
+			l.mu.Unlock()
+			if held {
+				return ErrNotOwner
+			}
+			return ErrNotHeld
 		}
-		return ErrNotHeld
+		h := e.holds[len(e.holds)-1]
+		l.mu.Unlock()
+		if testHookAfterPick != nil {
+			testHookAfterPick()
+		}
+		err := h.Release()
+		if !errors.Is(err, hold.ErrReleased) {
+			return err
+		}
+		// Released through its handle meanwhile, by another goroutine:
+		// give back the next most recent one, if any is left.
+		runtime.Gosched()
 	}
-	h := e.holds[len(e.holds)-1]
-	l.mu.Unlock()
-	err := h.Release()
-	if errors.Is(err, hold.ErrReleased) {
-		// Released through its handle meanwhile by another goroutine.
-		return ErrNotHeld
-	}
-	return err
 }
+
+// testHookAfterPick, when set by a test, runs in Release between picking
+// the acquisition to give back and giving it back.
+var testHookAfterPick func()
 
 // Held returns the calling goroutine's most recent acquisition, if any.
 func (l *Lock) Held() (*pub.Hold, bool) {

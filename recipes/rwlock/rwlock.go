@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -173,6 +175,10 @@ func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error)
 	return r.lock.Acquire(ctx, noWait)
 }
 
+// testHookBeforeDowngradeCreate, when set by a test, runs in a downgrade
+// just before the read node is created.
+var testHookBeforeDowngradeCreate func()
+
 // downgrade takes the read lock while holding the write lock: a plain
 // ephemeral read node named after the write node's sequence number, so it
 // sorts into the write node's place and no writer queued behind can get
@@ -185,6 +191,12 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	name := framework.Base(wh.Path())
 	seq := contend.SortKey(name, writeName)
 	s := c.Session()
+	if s.ID != wh.SessionID() {
+		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", ErrHoldLost, ErrSessionLost)
+	}
+	if testHookBeforeDowngradeCreate != nil {
+		testHookBeforeDowngradeCreate()
+	}
 	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
 		framework.WithMode(framework.Ephemeral), framework.WithProtectedID(framework.NewProtectedID()))
 	if err != nil {
@@ -193,6 +205,18 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	ok, st, err := c.Exists(ctx, path)
 	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
 		err = fmt.Errorf("%w: session changed during downgrade", ErrSessionLost)
+	}
+	if err == nil {
+		// The read node only takes the write node's place if that is
+		// still ours once the read node exists (our session's requests
+		// are applied in order): deleted by someone else before, the next
+		// writer may hold already, and would find a reader beside it.
+		var wok bool
+		var wst *zk.Stat
+		wok, wst, err = c.Exists(ctx, wh.Path())
+		if err == nil && (!wok || wst.EphemeralOwner != s.ID || wh.Err() != nil) {
+			err = fmt.Errorf("%w: %w: the write node is gone", ErrHoldLost, ErrNodeDeleted)
+		}
 	}
 	if err != nil {
 		_ = contend.Leave(c, path, s.ID)
