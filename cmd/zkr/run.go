@@ -95,9 +95,12 @@ func (c *child) run(env []string, h held) (outcome, error) {
 		return outcome{code: exitFailed}, err
 	}
 	cmd := exec.Command(self, c.argv...)
-	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d", supervisorEnv, c.grace, c.watchdog()))
+	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d %d", supervisorEnv, c.grace, c.watchdog(), shellPgrp()))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // fds 3 and 4
+	// A process group of its own: what stops zkr's job must not stop the
+	// supervisor, whose watchdog then ends COMMAND in time.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.mu.Lock()
 	if c.stopping {
 		c.mu.Unlock()
@@ -144,15 +147,26 @@ func (c *child) run(env []string, h held) (outcome, error) {
 	var out outcome
 	lost := h.done
 	stoppedAt := time.Time{} // when COMMAND stopped, while it is stopped
+	commandPid := 0
 	for {
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				return out, errors.New("the supervisor ended without a word")
+				// Killed, most likely: COMMAND died with it (parent-death
+				// signal); what it started in its process group goes too,
+				// before the hold is released.
+				if commandPid > 0 {
+					_ = syscall.Kill(-commandPid, syscall.SIGKILL)
+				}
+				out.code = exitFailed
+				return out, errors.New("the supervisor ended without a word: COMMAND was killed")
 			}
 			verb, arg, _ := strings.Cut(ev, " ")
 			switch verb {
+			case evWarn:
+				c.log.printf("%s", arg)
 			case evStarted:
+				commandPid, _ = strconv.Atoi(arg)
 			case evFailed:
 				code, msg, _ := strings.Cut(arg, " ")
 				out.code, _ = strconv.Atoi(code)

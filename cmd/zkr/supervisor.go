@@ -17,8 +17,11 @@ package main
 //     and hands the terminal back, and it resumes COMMAND only when zkr,
 //     having checked the hold again, says so.
 //
-// It runs in zkr's process group, so the shell's job is zkr and the
-// supervisor together: Ctrl-Z then fg, or bg, stop and continue both.
+// It runs in a process group of its own, and is named zkr-supervisor, so
+// that nothing aimed at zkr stops or kills it with zkr: a shell stopping
+// zkr's job (kill -STOP %1, SIGTTOU under stty tostop) freezes zkr alone,
+// and the watchdog then ends COMMAND in time; killall -9 zkr kills zkr
+// alone, and the supervisor then ends the tree.
 
 import (
 	"bufio"
@@ -29,6 +32,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,8 +41,9 @@ import (
 )
 
 // supervisorEnv marks a zkr started as a supervisor; its value is
-// "GRACE WATCHDOG" in nanoseconds. The supervisor removes it before it
-// starts COMMAND.
+// "GRACE WATCHDOG SHELLPGRP": durations in nanoseconds, and the process
+// group of zkr's job when zkr runs in the foreground of a terminal (job
+// control), else -1. The supervisor removes it before it starts COMMAND.
 const supervisorEnv = "ZKR_INTERNAL_SUPERVISE"
 
 // The supervisor's pipes, as its file descriptors.
@@ -59,7 +64,12 @@ const (
 	evExited   = "exited"   // "exited STATUS": COMMAND and everything it started are gone
 	evFailed   = "failed"   // "failed STATUS MESSAGE": COMMAND could not be started
 	evWatchdog = "watchdog" // the heartbeats stopped: COMMAND is being stopped
+	evWarn     = "warn"     // "warn MESSAGE": for zkr to log (the supervisor never writes to the terminal)
 )
+
+// supervisorName is the supervisor's process name (comm), which killall
+// and top show: not zkr's own, so that killall -9 zkr spares it.
+const supervisorName = "zkr-supervisor"
 
 // prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER.
 const prSetChildSubreaper = 36
@@ -68,7 +78,8 @@ const prSetChildSubreaper = 36
 func supervise(spec string, argv []string) int {
 	os.Unsetenv(supervisorEnv)
 	var grace, watchdog time.Duration
-	if _, err := fmt.Sscan(spec, &grace, &watchdog); err != nil || len(argv) == 0 {
+	var shellPgrp int
+	if _, err := fmt.Sscan(spec, &grace, &watchdog, &shellPgrp); err != nil || len(argv) == 0 {
 		fmt.Fprintf(os.Stderr, "zkr: %s is for zkr's own use\n", supervisorEnv)
 		return exitUsage
 	}
@@ -78,7 +89,17 @@ func supervise(spec string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "zkr: %s is for zkr's own use\n", supervisorEnv)
 		return exitUsage
 	}
-	s := &supervisor{grace: grace, watchdog: watchdog, events: events}
+	// Not for COMMAND: with the control pipe it could eat zkr's commands,
+	// with the events pipe forge "exited 0", and either held by a
+	// descendant would hide the supervisor's end from zkr.
+	syscall.CloseOnExec(controlFD)
+	syscall.CloseOnExec(eventsFD)
+	// The thread group leader's name is the process's.
+	_ = os.WriteFile(fmt.Sprintf("/proc/self/task/%d/comm", os.Getpid()), []byte(supervisorName), 0)
+	s := &supervisor{grace: grace, watchdog: watchdog, events: events, tty: -1, shellPgrp: shellPgrp}
+	if shellPgrp >= 0 {
+		s.tty = 0
+	}
 	return s.run(argv, ctl)
 }
 
@@ -86,7 +107,9 @@ type supervisor struct {
 	grace, watchdog time.Duration
 	events          io.Writer
 	tty             int // the terminal COMMAND gets, or -1: no job control
+	shellPgrp       int // the process group of zkr's job: the terminal goes back to it
 	pid             int // COMMAND, the leader of its process group
+	treeStopped     []int
 }
 
 type waited struct {
@@ -110,18 +133,19 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 		}
 	}()
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		fmt.Fprintf(os.Stderr, "zkr: cannot become the child subreaper: %v\n", errno)
+		s.emit("%s cannot become the child subreaper: %v", evWarn, errno)
 	}
 	// COMMAND's parent-death signal follows the thread that started it.
 	runtime.LockOSThread()
 
-	s.tty = foregroundTTY()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if s.tty >= 0 {
 		// COMMAND is the terminal's foreground job: it reads the terminal,
-		// and Ctrl-C and Ctrl-Z reach it (and not zkr).
+		// and Ctrl-C and Ctrl-Z reach it (and not zkr). Go's fork makes
+		// the terminal's foreground change with signals blocked, so it
+		// works from the supervisor's background process group.
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = s.tty
 	}
@@ -181,8 +205,12 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				}
 			case cmdLost:
 				watchdog = nil
-				s.resumeStopped(stopped) // a stopped COMMAND cannot act on SIGTERM
-				stopped = false
+				if stopped {
+					// A stopped COMMAND never runs again once the hold is
+					// lost, not even to act on SIGTERM.
+					s.killTree()
+					continue
+				}
 				endTree()
 			case cmdKill:
 				s.killTree()
@@ -196,7 +224,7 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 					if arg == "fg" && s.tty >= 0 {
 						setForeground(s.tty, s.pid)
 					}
-					_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+					s.resumeTree()
 					resetWatchdog()
 				}
 			}
@@ -207,9 +235,14 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 			switch {
 			case w.status.Stopped():
 				stopped = true
-				watchdog = nil // zkr checks the hold before COMMAND goes on
+				// The whole tree stops, not only COMMAND's process group:
+				// nothing of it may run while the hold lapses. Then the
+				// watchdog may rest: zkr checks the hold before any of it
+				// goes on.
+				s.stopTree()
+				watchdog = nil
 				if s.tty >= 0 {
-					setForeground(s.tty, syscall.Getpgrp())
+					setForeground(s.tty, s.shellPgrp)
 				}
 				s.emit("%s", evStopped)
 			case w.status.Exited() || w.status.Signaled():
@@ -218,7 +251,7 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 					status = 128 + int(w.status.Signal())
 				}
 				if s.tty >= 0 {
-					setForeground(s.tty, syscall.Getpgrp())
+					setForeground(s.tty, s.shellPgrp)
 				}
 				// What COMMAND started must not run on after it: the hold
 				// is released once the supervisor reports.
@@ -264,11 +297,35 @@ func reap(out chan<- waited) {
 	}
 }
 
-// resumeStopped continues a stopped COMMAND so that it can end.
-func (s *supervisor) resumeStopped(stopped bool) {
-	if stopped {
-		_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+// stopTree stops every process of the tree that runs: Ctrl-Z stops only
+// COMMAND's process group, and a descendant in a session of its own, or
+// one that handles SIGTSTP, would run on. It looks again until a pass
+// finds nothing new, for what was forked meanwhile.
+func (s *supervisor) stopTree() {
+	for range 20 {
+		fresh := 0
+		for _, pid := range descendantsOf(os.Getpid()) {
+			if st := state(pid); st == 'T' || st == 't' || st == 'Z' || slices.Contains(s.treeStopped, pid) {
+				continue
+			}
+			if syscall.Kill(pid, syscall.SIGSTOP) == nil {
+				s.treeStopped = append(s.treeStopped, pid)
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			return
+		}
 	}
+}
+
+// resumeTree continues what Ctrl-Z and stopTree stopped.
+func (s *supervisor) resumeTree() {
+	_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+	for _, pid := range s.treeStopped {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	s.treeStopped = nil
 }
 
 // signalTree sends sig to COMMAND's process group and to every process
@@ -306,6 +363,25 @@ func (s *supervisor) treeEmpty() bool {
 		}
 	}
 	return true
+}
+
+// descendantsOf lists every process below root, from one read of /proc.
+func descendantsOf(root int) []int {
+	dirs, _ := os.ReadDir("/proc")
+	kids := map[int][]int{}
+	for _, d := range dirs {
+		if pid, err := strconv.Atoi(d.Name()); err == nil {
+			if pp := parentOf(pid); pp > 0 {
+				kids[pp] = append(kids[pp], pid)
+			}
+		}
+	}
+	var out []int
+	for queue := kids[root]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, kids[queue[0]]...)
+	}
+	return out
 }
 
 // childrenOf lists the processes whose parent is ppid, from /proc.
@@ -354,15 +430,15 @@ func state(pid int) byte {
 	return f[0][0]
 }
 
-// foregroundTTY returns stdin's descriptor if it is a terminal whose
-// foreground process group is ours (zkr runs as the shell's foreground
-// job), else -1: no job control, as under cron, systemd or CI.
-func foregroundTTY() int {
+// shellPgrp returns the process group of zkr's job if zkr runs in the
+// foreground of a terminal on stdin (job control), else -1, as under cron,
+// systemd or CI.
+func shellPgrp() int {
 	pgrp, err := tcgetpgrp(0)
 	if err != nil || pgrp != syscall.Getpgrp() {
 		return -1
 	}
-	return 0
+	return pgrp
 }
 
 func tcgetpgrp(fd int) (int, error) {

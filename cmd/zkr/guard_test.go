@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The holes an adversarial review of the supervisor found, each shown
+// first against the code before the fix.
+
+func readPid(t *testing.T, f string) int {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	require.NoError(t, err)
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return n
+}
+
+// COMMAND inherits none of the supervisor's pipes: with them it could eat
+// zkr's heartbeats or forge "exited 0". Before, fds 3 and 4 leaked into
+// the whole tree.
+func TestCommandInheritsNoSupervisorPipe(t *testing.T) {
+	_, connect := server(t)
+	r := zkr(t, args(connect, cmd("lock", "/fd"), sh(`test -e /proc/$$/fd/3 && echo "fd 3"; test -e /proc/$$/fd/4 && echo "fd 4"; echo done`))...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "done\n", r.stdout)
+}
+
+// A supervisor that dies without a word (kill -9) is a failure, not
+// COMMAND's success, and what COMMAND started in its process group dies
+// before the lock is released. Before, zkr exited 0.
+func TestSupervisorDeathFailsAndEndsCommandsGroup(t *testing.T) {
+	_, connect := server(t)
+	child := filepath.Join(t.TempDir(), "child")
+	z := start(t, args(connect, cmd("lock", "/supdie"), sh(`sleep 300 & echo $! > `+child+`; echo ready; wait`))...)
+	z.expectLine(t, "ready")
+	sup := childrenOf(z.cmd.Process.Pid)
+	require.Len(t, sup, 1)
+	require.NoError(t, syscall.Kill(sup[0], syscall.SIGKILL))
+	r := z.wait(t, 10*time.Second)
+	assert.Equal(t, exitFailed, r.code, r.stderr)
+	n := readPid(t, child)
+	assert.Eventually(t, func() bool { return !alive(n) }, 5*time.Second, 10*time.Millisecond, "COMMAND's child outlived the supervisor")
+}
+
+// killall -9 zkr kills the processes named zkr: the supervisor is not one
+// of them, and ends COMMAND's whole tree when zkr dies. Before, it shared
+// zkr's name and died with it, and COMMAND's child ran on unlocked.
+func TestKillallZkrLeavesTheSupervisorToEndTheTree(t *testing.T) {
+	_, connect := server(t)
+	child := filepath.Join(t.TempDir(), "child")
+	z := start(t, args(connect, cmd("lock", "/killall"), sh(`sleep 300 & echo $! > `+child+`; echo ready; wait`))...)
+	z.expectLine(t, "ready")
+	sup := childrenOf(z.cmd.Process.Pid)
+	require.Len(t, sup, 1)
+	for _, pid := range []int{z.cmd.Process.Pid, sup[0]} {
+		if comm(pid) == "zkr" { // what killall -9 zkr does
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	z.wait(t, 10*time.Second)
+	n := readPid(t, child)
+	assert.Eventually(t, func() bool { return !alive(n) }, 5*time.Second, 10*time.Millisecond, "COMMAND's child outlived killall -9 zkr")
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return strings.TrimSpace(string(b))
+}
+
+// Stopping zkr's job from the shell (kill -STOP %1, or SIGTTOU under stty
+// tostop) freezes zkr, not the supervisor: COMMAND is stopped before
+// anyone else can be granted the lock. Before, the supervisor froze with
+// zkr, and COMMAND, in a process group of its own, ran beside the next
+// holder.
+func TestStoppingZkrsJobEndsCommandBeforeTheNextHolder(t *testing.T) {
+	const session = 4 * time.Second
+	cl, connect := server(t)
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	c := exec.Command(zkrBin, args(connect, cmd("--session-timeout", session.String(), "lock", "/stopjob"),
+		sh(`while :; do echo "holder $(date +%s%N)" >> `+stamps+`; sleep 0.01; done`))...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a job of its own, as a shell makes it
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGCONT); _ = c.Process.Kill(); _ = c.Wait() })
+	waitChildren(t, client(t, cl), "/stopjob", 1)
+	require.NoError(t, syscall.Kill(-c.Process.Pid, syscall.SIGSTOP)) // kill -STOP %1
+
+	waiter := start(t, args(connect, cmd("--session-timeout", session.String(), "lock", "/stopjob"),
+		sh(`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
+	r := waiter.wait(t, 30*time.Second)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, syscall.Kill(-c.Process.Pid, syscall.SIGCONT))
+	err := c.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitLost, ee.ExitCode())
+	assertHolderEndedFirst(t, stamps)
+}
+
+// Ctrl-Z stops all of COMMAND's tree, not only its process group: a
+// descendant in a session of its own (setsid) stops too, and never runs
+// beside the next holder. Before, it ran on while zkr was stopped.
+func TestTerminalCtrlZStopsCommandsWholeTree(t *testing.T) {
+	_, connect := server(t)
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
+		`setsid sh -c "while :; do echo holder \$(date +%s%N) >> ` + stamps + `; sleep 0.05; done" & echo tick; wait` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+
+	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
+		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
+	require.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
+	s.typeKeys("fg\n")
+	assert.Equal(t, exitLost, s.status(), "fg after the loss")
+	assertHolderEndedFirst(t, stamps)
+}
