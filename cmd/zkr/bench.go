@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/connlink"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -27,6 +28,7 @@ SYNOPSIS
     zkr bench --mode contended [--clients C] [--duration D] [OPTIONS]
     zkr bench --mode latch [--rounds R] [OPTIONS]
     zkr bench --mode queue [--waiters W] [OPTIONS]
+    zkr bench --mode keys [--keys K] [--workers W] [--duration D] [OPTIONS]
 
 DESCRIPTION
     Runs one measurement on a fresh path, /zkr-bench/MODE-RANDOM, removed
@@ -55,13 +57,26 @@ DESCRIPTION
                   the lock, divided by W.
         peer=zkrecipes mode=queue waiters=W per_handoff_us=..
 
+    keys          a lock per entity: one session, W goroutines, each
+                  acquiring and releasing a new Mutex on one of K paths
+                  picked at random, for D; then, on the same session and
+                  paths, the server's floor for the same work: a bare
+                  ephemeral-sequential create and delete per operation
+                  through the raw client. per_s and the latencies are the
+                  lock's; floor_per_s the floor's, so the ratio is measured.
+        peer=zkrecipes mode=keys keys=K workers=W per_s=.. p50_us=..
+        p99_us=.. floor_per_s=..
+
 OPTIONS
-    --mode MODE    uncontended, contended, latch or queue (required).
+    --mode MODE    uncontended, contended, latch, queue or keys (required).
     --n N          uncontended: timed rounds (default 1000).
     --clients C    contended: sessions (default 8).
-    --duration D   contended: how long (default 5s).
+    --duration D   contended, keys: how long (default 5s; keys runs the
+                   lock, then the floor, each for D).
     --rounds R     latch: handovers (default 20).
     --waiters W    queue: waiters (default 100).
+    --keys K       keys: distinct lock paths (default 1000).
+    --workers W    keys: goroutines (default 32).
 
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
@@ -88,10 +103,12 @@ type benchOptions struct {
 	duration time.Duration
 	rounds   int
 	waiters  int
+	keys     int
+	workers  int
 }
 
 func runBench(a *app, g *globals, args []string) int {
-	o := benchOptions{n: 1000, clients: 8, duration: 5 * time.Second, rounds: 20, waiters: 100}
+	o := benchOptions{n: 1000, clients: 8, duration: 5 * time.Second, rounds: 20, waiters: 100, keys: 1000, workers: 32}
 	fs := newFlagSet("bench")
 	g.register(fs)
 	fs.StringVar(&o.mode, "mode", "", "")
@@ -100,6 +117,8 @@ func runBench(a *app, g *globals, args []string) int {
 	fs.DurationVar(&o.duration, "duration", o.duration, "")
 	fs.IntVar(&o.rounds, "rounds", o.rounds, "")
 	fs.IntVar(&o.waiters, "waiters", o.waiters, "")
+	fs.IntVar(&o.keys, "keys", o.keys, "")
+	fs.IntVar(&o.workers, "workers", o.workers, "")
 	code, ok := a.parseArgs("bench", benchHelp, func() error {
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -134,16 +153,16 @@ func runBench(a *app, g *globals, args []string) int {
 
 func (o *benchOptions) check() error {
 	switch o.mode {
-	case "uncontended", "contended", "latch", "queue":
+	case "uncontended", "contended", "latch", "queue", "keys":
 	case "":
-		return errors.New("missing --mode (uncontended, contended, latch or queue)")
+		return errors.New("missing --mode (uncontended, contended, latch, queue or keys)")
 	default:
-		return fmt.Errorf("--mode %q: want uncontended, contended, latch or queue", o.mode)
+		return fmt.Errorf("--mode %q: want uncontended, contended, latch, queue or keys", o.mode)
 	}
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"--n", o.n}, {"--clients", o.clients}, {"--rounds", o.rounds}, {"--waiters", o.waiters}} {
+	}{{"--n", o.n}, {"--clients", o.clients}, {"--rounds", o.rounds}, {"--waiters", o.waiters}, {"--keys", o.keys}, {"--workers", o.workers}} {
 		if v.n < 1 {
 			return fmt.Errorf("%s %d: must be at least 1", v.name, v.n)
 		}
@@ -172,6 +191,8 @@ func (b *bench) run(o benchOptions) (string, error) {
 		return b.contended(o.clients, o.duration)
 	case "latch":
 		return b.latch(o.rounds)
+	case "keys":
+		return b.keys(o.keys, o.workers, o.duration)
 	default:
 		return b.queue(o.waiters)
 	}
@@ -456,6 +477,92 @@ func (b *bench) queue(waiters int) (string, error) {
 	}
 	return fmt.Sprintf("peer=zkrecipes mode=queue waiters=%d per_handoff_us=%d",
 		waiters, elapsed.Microseconds()/int64(waiters)), nil
+}
+
+// keys is a lock per entity, then the server's floor for the same work.
+func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
+	c, err := b.dial()
+	if err != nil {
+		return "", err
+	}
+	key := func(i int) string { return b.path + "/k" + strconv.Itoa(i) }
+	b.log.printf("keys: %d workers on %d lock paths under %s for %v", workers, keys, b.path, d)
+	n, lat, err := b.loop(workers, keys, d, func(i int) error {
+		m, err := mutex.New(c, key(i), mutex.WithParticipantID("bench"))
+		if err != nil {
+			return err
+		}
+		h, err := m.Acquire(b.ctx)
+		if err != nil {
+			return err
+		}
+		return h.Release()
+	})
+	if err != nil {
+		return "", err
+	}
+	// The floor: what the server must do for any lock of this shape, a
+	// create and a delete of an ephemeral-sequential node, sent by the raw
+	// client with nothing around it.
+	z := connlink.Of(c.Conn()).ZK()
+	acl := zk.WorldACL(zk.PermAll)
+	full := func(p string) string {
+		if ns := c.Namespace(); ns != "" {
+			return "/" + ns + p
+		}
+		return p
+	}
+	for i := range keys {
+		if _, err := c.Create(b.ctx, key(i)+"-floor", nil, framework.WithParents()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return "", err
+		}
+	}
+	b.log.printf("keys: the floor, %d workers for %v", workers, d)
+	floor, _, err := b.loop(workers, keys, d, func(i int) error {
+		p, err := z.Create(full(key(i)+"-floor/n-"), nil, zk.FlagEphemeralSequential, acl)
+		if err != nil {
+			return err
+		}
+		return z.Delete(p, -1)
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("peer=zkrecipes mode=keys keys=%d workers=%d per_s=%d p50_us=%d p99_us=%d floor_per_s=%d",
+		keys, workers, int64(float64(n)/d.Seconds()), percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(floor)/d.Seconds())), nil
+}
+
+// loop runs op on a random key from workers goroutines for d and returns
+// how many completed and each one's latency.
+func (b *bench) loop(workers, keys int, d time.Duration, op func(key int) error) (int, []time.Duration, error) {
+	lats := make([][]time.Duration, workers)
+	errs := make([]error, workers)
+	end := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for time.Now().Before(end) && b.ctx.Err() == nil {
+				t0 := time.Now()
+				if err := op(rand.IntN(keys)); err != nil {
+					errs[w] = err
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, nil, err
+	}
+	if err := context.Cause(b.ctx); err != nil {
+		return 0, nil, err
+	}
+	all := slices.Concat(lats...)
+	if len(all) == 0 {
+		return 0, nil, errors.New("no operation completed")
+	}
+	return len(all), all, nil
 }
 
 // percentile returns the p-th percentile of d in whole microseconds.

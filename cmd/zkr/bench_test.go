@@ -23,6 +23,8 @@ func TestBenchPrintsOneWellFormedLine(t *testing.T) {
 			`^peer=zkrecipes mode=latch rounds=5 p50_us=\d+ p99_us=\d+\n$`},
 		"queue": {[]string{"--waiters", "15"},
 			`^peer=zkrecipes mode=queue waiters=15 per_handoff_us=\d+\n$`},
+		"keys": {[]string{"--keys", "20", "--workers", "4", "--duration", "500ms"},
+			`^peer=zkrecipes mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`},
 	} {
 		t.Run(mode, func(t *testing.T) {
 			r := zkr(t, args(connect, cmd("bench", "--mode", mode), tc.args)...)

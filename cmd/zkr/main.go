@@ -90,15 +90,16 @@ DESCRIPTION
     ZooKeeper for 2/3 of the session timeout, before the server can give the
     lock to anyone else), zkr stops COMMAND and everything it started:
     SIGTERM, then SIGKILL after --grace, which always ends before anyone
-    else can be granted the lock. A small supervisor (zkr itself) sits
-    between zkr and COMMAND: if zkr is killed (kill -9, the OOM killer) or
-    stops answering, it kills COMMAND's whole process tree, daemons in
-    sessions of their own included. When COMMAND exits, whatever it left
-    running is stopped too, before the lock is released.
+    else can be granted the lock. A small supervisor (zkr itself, named
+    zkr-supervisor) sits between zkr and COMMAND: if zkr is killed (kill -9,
+    killall -9 zkr, the OOM killer), stopped (kill -STOP) or stops
+    answering, it kills COMMAND's whole process tree, daemons in sessions
+    of their own included. When COMMAND exits, whatever it left running is
+    stopped too, before the lock is released.
 
     In the foreground of a terminal, COMMAND is the terminal's foreground
-    job: it reads the terminal, Ctrl-C reaches it, and Ctrl-Z stops it and
-    gives the terminal back to the shell. fg or bg continue it only if a
+    job: it reads the terminal, Ctrl-C reaches it, and Ctrl-Z stops it (and
+    everything it started) and gives the terminal back to the shell. fg or bg continue it only if a
     fresh answer from ZooKeeper shows the hold intact; otherwise COMMAND is
     killed and zkr exits 122. A stopped COMMAND never runs again once its
     hold is lost.
