@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -53,6 +54,9 @@ var errClientClosed = fmt.Errorf("%w: its client was closed", ErrSessionLost)
 // RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
 // process writes to a holder's node to ask it to release.
 const RevokeMessage = "__REVOKE__"
+
+// nodeWatchDelay is how long a hold waits before it watches its own node.
+const nodeWatchDelay = 50 * time.Millisecond
 
 // Node is one granted node: its fencing token and the signal that it can no
 // longer be trusted. The recipe that granted it releases it once, when its
@@ -163,6 +167,17 @@ func (n *Node) watchSignal(signal <-chan struct{}) {
 func (n *Node) watchNode() {
 	defer n.wg.Done()
 	ctx := n.life
+	// Not at once: a hold given back within moments (a lock per request,
+	// per entity) would pay a request for a watch it never uses, a quarter
+	// of the server's work for such a lock. A deletion by someone else in
+	// those moments is seen when the watch is set.
+	wait := time.NewTimer(nodeWatchDelay)
+	select {
+	case <-wait.C:
+	case <-ctx.Done():
+		wait.Stop()
+		return
+	}
 	for {
 		data, st, ch, err := n.client.GetW(ctx, n.path)
 		switch {
