@@ -105,6 +105,7 @@ type Client struct {
 	nsReady bool
 
 	deleter *deleter
+	listers listers
 
 	// Ephemeral nodes this client made and has not seen deleted, by path
 	// (without namespace), with the session that made each. A client over a

@@ -51,7 +51,7 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	case <-trace.Sent():
 		listc = make(chan listed, 1)
 		go func() {
-			kids, _, err := c.Children(ctx, parent)
+			kids, err := c.listAfter(ctx, parent)
 			listc <- listed{kids, err}
 		}()
 		res = <-createc
@@ -70,7 +70,7 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 		q.Children = l.kids
 	} else {
 		// The list went out before the create that succeeded (a retry).
-		kids, _, err := c.Children(ctx, parent)
+		kids, err := c.listAfter(ctx, parent)
 		if err != nil {
 			return nil, c.enqueueFailed(q.Path, err)
 		}

@@ -39,6 +39,22 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 	return r.data, r.stat, c.watch(ctx, r.watch), nil
 }
 
+// getWRaw sets a data watch on path and returns go-zookeeper's own channel:
+// no goroutine forwards it, so a waiter costs none. The caller must also
+// watch ctx and the client's closing itself (the channel only ever gets the
+// node's change, or an EventNotWatching when the session ends), and must
+// not read the event's path (it carries the namespace).
+func (c *Client) getWRaw(ctx context.Context, path string) (<-chan zk.Event, error) {
+	if err := c.check("getw", path, false); err != nil {
+		return nil, err
+	}
+	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
+		_, _, ch, err := z.GetW(c.ns.fix(path))
+		return nodeResult{watch: ch}, err
+	})
+	return r.watch, err
+}
+
 // Set writes data to the node at path if its version is version (-1: any).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
 	if err := c.check("set", path, false); err != nil {

@@ -16,6 +16,7 @@
 package contend
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,7 +152,6 @@ func Sort(children []string, markers ...string) []string {
 // among children.
 func Ahead(children []string, ours string, markers ...string) (ahead []string, ok bool) {
 	key := SortKey(ours, markers...)
-	type keyed struct{ name, key string }
 	var before []keyed
 	for _, c := range children {
 		if c == ours {
@@ -159,23 +159,54 @@ func Ahead(children []string, ours string, markers ...string) (ahead []string, o
 			continue
 		}
 		if k := SortKey(c, markers...); k < key || (k == key && c < ours) {
-			before = append(before, keyed{c, k})
+			before = append(before, newKeyed(c, k))
 		}
 	}
 	if !ok {
 		return nil, false
 	}
-	slices.SortFunc(before, func(a, b keyed) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(before, keyed.compare)
 	ahead = make([]string, 0, len(before)+1)
 	for _, k := range before {
 		ahead = append(ahead, k.name)
 	}
 	return append(ahead, ours), true
+}
+
+// keyed is a child with its sort key. ZooKeeper's sequence suffixes are ten
+// digits: two such keys compare as their numbers do, which is several
+// times quicker than comparing the strings, and a deep queue is sorted on
+// every look. Other keys compare as strings, so the order is Sort's.
+type keyed struct {
+	name, key string
+	seq       int64 // the key as a number, or -1 if it is not ten digits
+}
+
+func newKeyed(name, key string) keyed {
+	k := keyed{name: name, key: key, seq: -1}
+	if len(k.key) == 10 {
+		var n int64
+		for i := range 10 {
+			d := k.key[i] - '0'
+			if d > 9 {
+				return k
+			}
+			n = n*10 + int64(d)
+		}
+		k.seq = n
+	}
+	return k
+}
+
+func (a keyed) compare(b keyed) int {
+	if a.seq >= 0 && b.seq >= 0 {
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
+			return c
+		}
+	} else if c := strings.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	return strings.Compare(a.name, b.name)
 }
 
 // Enter queues a contender and waits until its driver says it holds, ctx
@@ -209,11 +240,15 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 		return nil, err
 	}
 	w := &waiter{r: r, ctx: ctx, path: q.Path, name: framework.Base(q.Path), owner: q.Owner, czxid: q.Czxid}
-	e, err := w.run(q.Children)
+	// The listing is not kept while we wait: in a queue of N it is N names,
+	// so N waiters keeping theirs would hold N² of them.
+	kids := q.Children
+	q = nil
+	e, err := w.run(kids)
 	if err != nil {
 		// Ours to clean up whatever happened: a cancelled wait, an error, a
 		// lost session (then the owner check makes this a no-op).
-		if derr := Leave(c, q.Path, w.owner); derr != nil {
+		if derr := Leave(c, w.path, w.owner); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return nil, err
@@ -248,7 +283,9 @@ func (w *waiter) run(kids []string) (*Entry, error) {
 		if w.r.NoWait {
 			return nil, ErrWouldBlock
 		}
-		granted, err := w.wait(framework.Join(w.r.Dir, sorted[d.Watch]), d.OnlyObstacle)
+		watch := framework.Join(w.r.Dir, sorted[d.Watch])
+		kids, sorted = nil, nil // see enterOnce
+		granted, err := w.wait(watch, d.OnlyObstacle)
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +303,11 @@ func (w *waiter) run(kids []string) (*Entry, error) {
 // is gone and it was our only obstacle.
 func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) {
 	c := w.r.Client
-	_, _, ch, err := c.GetW(w.ctx, path)
+	// The raw watch: a waiter costs no goroutine of its own beyond its
+	// caller's, however many wait (ctx and the client's closing are
+	// selected on below).
+	link := fwlink.Of(c)
+	ch, err := link.GetWRaw(w.ctx, path)
 	// The session is read after the watch is set: if GetW was retried
 	// across a session change, the watch is fine but our node is gone, and
 	// waiting on the new session's Lost channel would wait in vain until
@@ -287,8 +328,6 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 		switch {
 		case ev.Type == zk.EventNodeDeleted:
 			return onlyObstacle, nil
-		case ev.Type == zk.EventNotWatching && w.ctx.Err() != nil:
-			return false, w.ctx.Err() // the watch ended with our wait
 		case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
 			return false, fmt.Errorf("%w: %v", ErrSessionLost, ev.Err)
 		case ev.Type == zk.EventNotWatching:
@@ -299,6 +338,8 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 		return false, fmt.Errorf("%w: while waiting on %s", ErrSessionLost, path)
 	case <-w.ctx.Done():
 		return false, w.ctx.Err()
+	case <-link.Closing():
+		return false, fmt.Errorf("watch on %s ended: %w", path, framework.ErrClosed)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
@@ -51,14 +52,53 @@ func TestFirstWaitsOnTheNodeMaxHoldersAhead(t *testing.T) {
 	assert.True(t, slices.IsSorted(q))
 }
 
-func BenchmarkAhead1000(b *testing.B) {
+// The engine's hot paths, run with allocations reported so that a
+// regression shows in review:
+//
+//	go test -run '^$' -bench Engine -benchmem ./internal/contend/
+
+func queueOf(n int) []string {
 	var kids []string
-	for i := 0; i < 1000; i++ {
+	for i := range n {
 		kids = append(kids, fmt.Sprintf("_c_%08x-0000-0000-0000-000000000000-lock-%010d", i*7919, i))
 	}
-	ours := kids[3]
+	return kids
+}
+
+// BenchmarkEngineAhead: one look at the queue, as every contender takes on
+// each listing, near the head of queues of several depths (a contender
+// that just queued is at the tail: see the "tail" cases).
+func BenchmarkEngineAhead(b *testing.B) {
+	for _, n := range []int{8, 1000, 10000} {
+		kids := queueOf(n)
+		for _, at := range []struct {
+			name string
+			i    int
+		}{{"head", min(3, n-1)}, {"tail", n - 1}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, at.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					Ahead(kids, kids[at.i], "lock-")
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkEngineSortKey(b *testing.B) {
+	name := queueOf(1)[0]
+	b.ReportAllocs()
 	for b.Loop() {
-		Ahead(kids, ours, "lock-")
+		SortKey(name, "lock-")
+	}
+}
+
+func BenchmarkEngineDecide(b *testing.B) {
+	q := queueOf(8)
+	d := First(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Decide(q, len(q)-1)
 	}
 }
 
@@ -86,5 +126,36 @@ func TestErrGivesEveryErrorTheRecipesSentinels(t *testing.T) {
 				assert.True(t, errors.Is(got, w), "%v is not %v", got, w)
 			}
 		})
+	}
+}
+
+// Ahead's quick comparison of ten-digit keys keeps Sort's order exactly,
+// whatever mix of names a queue holds (Curator's, ours, foreign ones,
+// negative sequence numbers after the counter wrapped).
+func TestAheadKeepsSortsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	forms := []func() string{
+		func() string { return fmt.Sprintf("_c_%08x-lock-%010d", r.Uint32(), r.IntN(50)) },
+		func() string { return fmt.Sprintf("lock-%010d", r.IntN(50)) },
+		func() string { return fmt.Sprintf("x-lock-%d", r.IntN(50)) },
+		func() string { return fmt.Sprintf("lock-%011d", r.IntN(50)) },
+		func() string { return fmt.Sprintf("lock--%09d", r.IntN(50)) },
+		func() string { return fmt.Sprintf("other%d", r.IntN(50)) },
+	}
+	for range 2000 {
+		seen := map[string]bool{}
+		var kids []string
+		for range 1 + r.IntN(12) {
+			n := forms[r.IntN(len(forms))]()
+			if !seen[n] {
+				seen[n] = true
+				kids = append(kids, n)
+			}
+		}
+		sorted := Sort(kids, "lock-")
+		ours := kids[r.IntN(len(kids))]
+		ahead, ok := Ahead(kids, ours, "lock-")
+		require.True(t, ok)
+		require.Equal(t, sorted[:slices.Index(sorted, ours)+1], ahead, "kids %q", kids)
 	}
 }

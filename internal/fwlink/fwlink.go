@@ -9,6 +9,8 @@ package fwlink
 import (
 	"context"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/conn"
 )
 
@@ -41,6 +43,12 @@ type Client interface {
 	// OnClose registers f to run first thing in the client's Close (at
 	// once if it is closed already); remove unregisters it.
 	OnClose(f func()) (remove func())
+	// Closing is closed when the client's Close begins to stop its work.
+	Closing() <-chan struct{}
+	// GetWRaw sets a data watch on path and returns go-zookeeper's own
+	// channel, with no goroutine to forward it: the caller watches its ctx
+	// and Closing itself, and must not read the event's path.
+	GetWRaw(ctx context.Context, path string) (<-chan zk.Event, error)
 }
 
 var of func(c any) Client

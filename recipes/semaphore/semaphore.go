@@ -259,7 +259,9 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		if q.Owner != sess.ID {
 			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", contend.ErrSessionLost, q.Path, q.Owner, sess.ID)
 		}
-		if err := s.waitRoom(ctx, sess, q, try, n-len(nodes)); err != nil {
+		err = s.waitRoom(ctx, sess, q, try, n-len(nodes))
+		q.Children = nil // not kept while the lease is held: a listing is N names
+		if err != nil {
 			return nil, err
 		}
 	}

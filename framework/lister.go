@@ -1,0 +1,94 @@
+package framework
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// listers coalesces the listings that enqueue makes of one directory. A
+// process whose goroutines queue by the thousand on one hot lock would
+// otherwise send one listing each: N listings of up to N names, gigabytes
+// for ten thousand waiters, behind which the session's pings wait until
+// the link is judged dead. One listing serves every caller whose create
+// went out before it was sent, since ZooKeeper answers a session's
+// requests in order; at most one is in flight per directory, and those who
+// come meanwhile share the next.
+type listers struct {
+	mu   sync.Mutex
+	dirs map[string]*dirListing
+	sent atomic.Int64 // listings sent, for tests
+}
+
+// dirListing is the state of one directory's listings.
+type dirListing struct {
+	inflight bool
+	next     *listing // not sent yet: joined by whoever comes now
+}
+
+// listing is one shared Children call. kids is read-only once done is
+// closed: every caller gets the same slice.
+type listing struct {
+	done chan struct{}
+	kids []string
+	err  error
+}
+
+// listAfter returns a listing of dir that was sent after the call began: it
+// sees every node whose create went out before. The call itself runs on the
+// client's life, not ctx: others may share it.
+func (c *Client) listAfter(ctx context.Context, dir string) ([]string, error) {
+	l := &c.listers
+	l.mu.Lock()
+	if l.dirs == nil {
+		l.dirs = map[string]*dirListing{}
+	}
+	d := l.dirs[dir]
+	if d == nil {
+		d = &dirListing{}
+		l.dirs[dir] = d
+	}
+	var mine *listing
+	switch {
+	case d.next != nil:
+		mine = d.next
+	case d.inflight:
+		mine = &listing{done: make(chan struct{})}
+		d.next = mine
+	default:
+		mine = &listing{done: make(chan struct{})}
+		d.inflight = true
+		if !c.sendListing(dir, d, mine) {
+			d.inflight = false
+			delete(l.dirs, dir)
+			l.mu.Unlock()
+			return nil, ErrClosed
+		}
+	}
+	l.mu.Unlock()
+	select {
+	case <-mine.done:
+		return mine.kids, mine.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// sendListing sends one listing of dir and, when it is answered, the next
+// one if anybody joined it. Called with c.listers.mu held.
+func (c *Client) sendListing(dir string, d *dirListing, cur *listing) bool {
+	return c.spawn(func() {
+		for cur != nil {
+			c.listers.sent.Add(1)
+			cur.kids, _, cur.err = c.Children(c.life, dir)
+			close(cur.done)
+			c.listers.mu.Lock()
+			cur, d.next = d.next, nil
+			if cur == nil {
+				d.inflight = false
+				delete(c.listers.dirs, dir)
+			}
+			c.listers.mu.Unlock()
+		}
+	})
+}

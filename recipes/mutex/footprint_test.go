@@ -1,0 +1,65 @@
+package mutex_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// A parked waiter costs its own goroutine and a few KiB, not a copy of the
+// queue: before, each kept the listing it queued with, N names for N
+// waiters, about 60 KiB each at a thousand and growing with the queue.
+func TestQueuedWaitersKeepNoListingAndNoGoroutine(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	holder := newMutex(t, newClient(t, cl.Addrs()), "/deep")
+	_, err := holder.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	m := newMutex(t, c, "/deep")
+
+	const n = 1000
+	g0, heap0 := footprint()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := m.Acquire(ctx); err == nil {
+				_ = m.Release()
+			}
+		})
+	}
+	defer func() { cancel(); wg.Wait() }()
+	waitNodes(t, c, "/deep", n+1)
+	// Each request in flight has a goroutine: a still count for a while is
+	// every waiter parked on its watch.
+	deadline := time.Now().Add(60 * time.Second)
+	last, still := runtime.NumGoroutine(), 0
+	for still < 10 {
+		require.True(t, time.Now().Before(deadline), "the waiters never settled")
+		time.Sleep(100 * time.Millisecond) // sampling the goroutine count
+		if g := runtime.NumGoroutine(); g != last {
+			last, still = g, 0
+		} else {
+			still++
+		}
+	}
+	g1, heap1 := footprint()
+	perWaiter := (heap1 - heap0) / n
+	t.Logf("per waiter: %d goroutines, %d heap bytes", (g1-g0+n/2)/n, perWaiter)
+	assert.LessOrEqual(t, g1-g0, n+10, "goroutines beyond the waiters' own")
+	assert.Less(t, perWaiter, int64(16<<10), "heap per waiter")
+}
+
+func footprint() (int, int64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), int64(ms.HeapAlloc)
+}
