@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -54,9 +53,6 @@ var errClientClosed = fmt.Errorf("%w: its client was closed", ErrSessionLost)
 // RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
 // process writes to a holder's node to ask it to release.
 const RevokeMessage = "__REVOKE__"
-
-// nodeWatchDelay is how long a hold waits before it watches its own node.
-const nodeWatchDelay = 50 * time.Millisecond
 
 // Node is one granted node: its fencing token and the signal that it can no
 // longer be trusted. The recipe that granted it releases it once, when its
@@ -167,17 +163,9 @@ func (n *Node) watchSignal(signal <-chan struct{}) {
 func (n *Node) watchNode() {
 	defer n.wg.Done()
 	ctx := n.life
-	// Not at once: a hold given back within moments (a lock per request,
-	// per entity) would pay a request for a watch it never uses, a quarter
-	// of the server's work for such a lock. A deletion by someone else in
-	// those moments is seen when the watch is set.
-	wait := time.NewTimer(nodeWatchDelay)
-	select {
-	case <-wait.C:
-	case <-ctx.Done():
-		wait.Stop()
-		return
-	}
+	// At once, not after a pause: a deletion in the pause would go unseen
+	// while the next waiter holds, or for ever if the hold ended first. The
+	// watch costs a request per hold; rule 9 is worth it.
 	for {
 		data, st, ch, err := n.client.GetW(ctx, n.path)
 		switch {
@@ -203,7 +191,9 @@ func (n *Node) watchNode() {
 				return // a new session: the loss signal says so
 			}
 			continue
-		case st.EphemeralOwner != n.session.ID:
+		case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
+			// Another session's node, or a node made again at our path:
+			// either way not the node we were granted.
 			n.finish(ErrNodeDeleted)
 			return
 		}

@@ -3,6 +3,7 @@ package mutex_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,33 @@ func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost)
 	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
 	require.NoError(t, g.release())
+}
+
+// A hold watches its node from the moment it is granted: a deletion right
+// after the grant is learnt within a round trip or so, not after a delay in
+// which the next waiter already holds. (Before: the watch was set 50 ms
+// after the grant, and a deletion in those 50 ms went unseen until then, or
+// for ever if the hold was released first.) The median over several rounds
+// keeps one slow scheduling from deciding the test; the delay it guards
+// against is more than twice the bound.
+func TestHoldLearnsADeletionRightAfterItsGrant(t *testing.T) {
+	cl := zktest.Standalone(t)
+	operator := newClient(t, cl.Addrs())
+	m := newMutex(t, newClient(t, cl.Addrs()), "/handles/early")
+	var lags []time.Duration
+	for range 5 {
+		h, err := m.Acquire(ctxT(t, 10*time.Second))
+		require.NoError(t, err)
+		require.NoError(t, operator.Delete(context.Background(), h.Path(), -1))
+		deleted := time.Now()
+		testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
+		lags = append(lags, time.Since(deleted))
+		assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
+		assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+	}
+	slices.Sort(lags)
+	assert.Less(t, lags[len(lags)/2], 20*time.Millisecond,
+		"a deletion right after the grant was learnt late: %v", lags)
 }
 
 // A client over a shared connection deletes its nodes when it closes (the
