@@ -113,6 +113,7 @@ type Client struct {
 	// on, and so would they.
 	ephMu      sync.Mutex
 	ephemerals map[string]int64
+	swept      bool // Close swept ephemerals: later creates clean up after themselves
 
 	// What must learn of Close before anything else happens (a hold's
 	// loss signal): called first thing in Close.
@@ -296,10 +297,15 @@ func (c *Client) onClose(f func()) (remove func()) {
 	}
 }
 
-// remember records an ephemeral node made by session owner.
-func (c *Client) remember(path string, owner int64) {
+// remember records an ephemeral node made by session owner. It reports
+// false once Close has swept the record: nobody will delete the node then,
+// so the caller must.
+func (c *Client) remember(path string, owner int64) bool {
 	c.ephMu.Lock()
 	defer c.ephMu.Unlock()
+	if c.swept {
+		return false
+	}
 	if len(c.ephemerals) >= 1024 {
 		// Nodes of earlier sessions went with them; a client whose callers
 		// never delete their own nodes must not grow without bound.
@@ -310,6 +316,7 @@ func (c *Client) remember(path string, owner int64) {
 		}
 	}
 	c.ephemerals[path] = owner
+	return true
 }
 
 // forget drops path from the record: it is deleted, or not ours.
@@ -321,10 +328,14 @@ func (c *Client) forget(path string) {
 
 // sweepEphemerals deletes the recorded ephemeral nodes that the current
 // session still owns.
+//
+// A create still in flight may land after the sweep; remember then refuses
+// it and the create deletes its node itself (deleteUnswept).
 func (c *Client) sweepEphemerals() {
 	c.ephMu.Lock()
 	nodes := c.ephemerals
 	c.ephemerals = map[string]int64{}
+	c.swept = true
 	c.ephMu.Unlock()
 	session := c.conn.Session().ID
 	ctx, cancel := context.WithTimeout(context.Background(), max(c.drain, time.Second))
@@ -333,22 +344,36 @@ func (c *Client) sweepEphemerals() {
 		if owner != session {
 			continue // gone with its session
 		}
-		_, err := callValue(c, ctx, func() (struct{}, error) {
-			z := c.zk()
-			ok, st, err := z.Exists(c.ns.fix(path))
-			if err != nil || !ok || st.EphemeralOwner != owner {
-				return struct{}{}, err
-			}
-			err = z.Delete(c.ns.fix(path), st.Version)
-			if errors.Is(err, zk.ErrNoNode) {
-				err = nil
-			}
+		c.deleteEphemeral(ctx, path, owner)
+	}
+}
+
+// deleteUnswept deletes an ephemeral node whose create was answered after
+// Close swept the client's record. Close may have stopped the client's
+// goroutines, so the calls run on the caller's (a context without Done does
+// that); the connection bounds each by its receive timeout.
+func (c *Client) deleteUnswept(path string, owner int64) {
+	c.deleteEphemeral(context.Background(), path, owner)
+}
+
+// deleteEphemeral deletes path if session owner still owns it, and logs
+// what it could not delete.
+func (c *Client) deleteEphemeral(ctx context.Context, path string, owner int64) {
+	_, err := callValue(c, ctx, func() (struct{}, error) {
+		z := c.zk()
+		ok, st, err := z.Exists(c.ns.fix(path))
+		if err != nil || !ok || st.EphemeralOwner != owner {
 			return struct{}{}, err
-		})
-		if err != nil {
-			c.log.Warn("zookeeper client closing: cannot delete its ephemeral node; it stays until the session ends",
-				"path", path, "session", fmt.Sprintf("0x%x", owner), "err", err)
 		}
+		err = z.Delete(c.ns.fix(path), st.Version)
+		if errors.Is(err, zk.ErrNoNode) {
+			err = nil
+		}
+		return struct{}{}, err
+	})
+	if err != nil {
+		c.log.Warn("zookeeper client closing: cannot delete its ephemeral node; it stays until the session ends",
+			"path", path, "session", fmt.Sprintf("0x%x", owner), "err", err)
 	}
 }
 

@@ -675,6 +675,44 @@ func TestCloseOfClientOverSharedConnDeletesItsEphemeralNodes(t *testing.T) {
 	assert.True(t, exists(t, obs, "/shared"), "a persistent node went too")
 }
 
+// An ephemeral create whose reply arrives after Close of a client over a
+// shared connection (the sweep has run) does not leave its node behind
+// under the live session: the create deletes it and reports ErrClosed.
+// Before, the late reply put the node in a record nobody swept again, and
+// a queued lock node stayed in the queue until the session ended.
+func TestCreateAnsweredAfterCloseOfClientOverSharedConnLeavesNoNode(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := rawObserver(t, cl)
+	p := cl.NewProxy()
+	zc, err := conn.Dial(testCtx(t), p.Addrs(), conn.WithSessionTimeout(20*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { zc.Close() })
+	c, err := framework.New(zc)
+	require.NoError(t, err)
+	mustCreate(t, obs, "/late", nil)
+
+	p.DelayReplies(time.Second)
+	type res struct {
+		path string
+		err  error
+	}
+	out := make(chan res, 1)
+	go func() {
+		path, err := c.Create(testCtx(t), "/late/eph", nil, framework.WithMode(framework.Ephemeral))
+		out <- res{path, err}
+	}()
+	require.Eventually(t, func() bool {
+		ok, _, err := obs.Exists(testCtx(t), "/late/eph")
+		return err == nil && ok
+	}, waitFor, 10*time.Millisecond, "the create never reached the server")
+	require.NoError(t, c.Close())
+	r := <-out
+	p.Heal()
+	assert.ErrorIs(t, r.err, framework.ErrClosed, "a create whose node is gone reported %q", r.path)
+	requireGone(t, obs, "/late/eph")
+	assert.True(t, zc.State().IsConnected(), "the session had to end for the node to go")
+}
+
 // 8. Multi.
 
 func TestMultiAppliesAllOps(t *testing.T) {

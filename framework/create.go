@@ -140,7 +140,11 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		out, err = c.createProtected(ctx, path, data, &o)
 	}
 	if err == nil && o.mode.ephemeral() {
-		c.remember(out, c.zk().SessionID())
+		owner := c.zk().SessionID()
+		if !c.remember(out, owner) {
+			c.deleteUnswept(out, owner)
+			return "", opErr("create", path, ErrClosed)
+		}
 	}
 	return out, err
 }
