@@ -260,7 +260,12 @@ func (n *Node) release() error {
 	// the next contender is woken by the delete itself, not by our waiting.
 	// A lost hold's node may belong to a session being replaced: Leave
 	// then deletes it in the background, only while it is still ours.
-	err := contend.Leave(n.client, n.path, n.session.ID)
+	var err error
+	if !errors.Is(lost, ErrNodeDeleted) {
+		// A node known to be gone, or made again by anyone, is not ours to
+		// delete: a delete sent to its path would take the other node.
+		err = contend.Leave(n.client, n.path, n.session.ID)
+	}
 	if lost != nil {
 		err = errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
 	}

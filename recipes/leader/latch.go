@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
@@ -190,7 +191,10 @@ func (l *Latch) run() {
 		}
 		if e == nil && err == nil {
 			if node != "" {
-				_ = contend.Leave(c, node, owner)
+				// Gone or not ours: only a check of its owner may delete
+				// it, never a blind delete that could take a node someone
+				// else has made at the path since.
+				_ = fwlink.Of(c).DeleteLater(node, owner)
 				node = ""
 			}
 			e, err = contend.Enter(l.life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1)})

@@ -151,6 +151,32 @@ func TestHoldLearnsADeletionRightAfterItsGrant(t *testing.T) {
 		"a deletion right after the grant was learnt late: %v", lags)
 }
 
+// Releasing a hold whose node someone else deleted does not delete a node
+// that another session has made since at the same path: the hold knows its
+// node is gone, so nothing at that path is its own. (Before: Release sent
+// a delete with version -1 to the path, and took the other node with it.)
+func TestReleaseAfterItsNodeWasDeletedSparesANewNodeAtThePath(t *testing.T) {
+	cl := zktest.Standalone(t)
+	operator := newClient(t, cl.Addrs())
+	holder := newClient(t, cl.Addrs())
+	m := newMutex(t, holder, "/handles/reused")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, operator.Delete(context.Background(), h.Path(), -1))
+	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
+	_, err = operator.Create(ctxT(t, 10*time.Second), h.Path(), nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+
+	assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+	// The holder's session is answered in order: a delete it sent is
+	// applied before this look is.
+	ok, st, err := holder.Exists(ctxT(t, 10*time.Second), h.Path())
+	require.NoError(t, err)
+	require.True(t, ok, "the release deleted another session's node at its old path")
+	assert.Equal(t, operator.Session().ID, st.EphemeralOwner)
+}
+
 // A client over a shared connection deletes its nodes when it closes (the
 // session goes on), and a hold made through it reports the loss.
 func TestHoldOfAClientOverASharedConnEndsWithItsClose(t *testing.T) {
