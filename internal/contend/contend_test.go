@@ -159,3 +159,49 @@ func TestAheadKeepsSortsOrder(t *testing.T) {
 		require.Equal(t, sorted[:slices.Index(sorted, ours)+1], ahead, "kids %q", kids)
 	}
 }
+
+// First's one-pass look decides as Ahead and Decide do over the sorted
+// queue, for any number of holders.
+func TestFirstLookDecidesAsTheSortedQueue(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		n := 1 + r.IntN(30)
+		seen := map[string]bool{}
+		var kids []string
+		for len(kids) < n {
+			name := fmt.Sprintf("_c_%04x-lock-%010d", r.IntN(1<<16), r.IntN(60))
+			if r.IntN(8) == 0 {
+				name = fmt.Sprintf("odd-%d", r.IntN(60))
+			}
+			if !seen[name] {
+				seen[name] = true
+				kids = append(kids, name)
+			}
+		}
+		ours := kids[r.IntN(len(kids))]
+		f := first(1 + r.IntN(3))
+		sorted, ok := Ahead(kids, ours, "lock-")
+		require.True(t, ok)
+		want := f.Decide(sorted, len(sorted)-1)
+		d, watch, ok := f.look(kids, ours, []string{"lock-"})
+		require.True(t, ok)
+		require.Equal(t, want, d, "kids %q ours %s", kids, ours)
+		if !d.Holds {
+			require.Equal(t, sorted[want.Watch], watch, "kids %q ours %s", kids, ours)
+		}
+	}
+	_, _, ok := first(1).look([]string{"a-lock-1"}, "b-lock-2", []string{"lock-"})
+	assert.False(t, ok)
+}
+
+func BenchmarkEngineFirstLook(b *testing.B) {
+	for _, n := range []int{8, 1000, 10000} {
+		kids := queueOf(n)
+		b.Run(fmt.Sprintf("n=%d/tail", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				first(1).look(kids, kids[n-1], []string{"lock-"})
+			}
+		})
+	}
+}
