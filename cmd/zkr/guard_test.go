@@ -131,3 +131,32 @@ func TestTerminalCtrlZStopsCommandsWholeTree(t *testing.T) {
 	assert.Equal(t, exitLost, s.status(), "fg after the loss")
 	assertHolderEndedFirst(t, stamps)
 }
+
+// A SIGCONT that zkr did not send (kill -CONT, a debugger) does not let a
+// COMMAND stopped with Ctrl-Z run while zkr, stopped too, watches nothing:
+// the supervisor stops the tree again at once, and fg after the loss kills
+// it. COMMAND's whole process group is continued, not only its pid: sh
+// waits for a stopped sleep, and would not run on alone. Before, the
+// continued COMMAND ran beside the next holder (no watchdog while stopped).
+func TestTerminalForeignSIGCONTDoesNotResumeCommand(t *testing.T) {
+	_, connect := server(t)
+	dir := t.TempDir()
+	stamps, pidFile := filepath.Join(dir, "stamps"), filepath.Join(dir, "pid")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
+		`echo $$ > ` + pidFile + `; while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	command := readPid(t, pidFile)
+	require.NoError(t, syscall.Kill(command, syscall.SIGCONT))  // kill -CONT PID
+	require.NoError(t, syscall.Kill(-command, syscall.SIGCONT)) // kill -CONT -PGID
+
+	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
+		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
+	require.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
+	s.typeKeys("fg\n")
+	assert.Equal(t, exitLost, s.status(), "fg after the loss")
+	assertHolderEndedFirst(t, stamps)
+}

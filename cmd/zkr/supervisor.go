@@ -106,10 +106,11 @@ func supervise(spec string, argv []string) int {
 type supervisor struct {
 	grace, watchdog time.Duration
 	events          io.Writer
-	tty             int // the terminal COMMAND gets, or -1: no job control
-	shellPgrp       int // the process group of zkr's job: the terminal goes back to it
-	pid             int // COMMAND, the leader of its process group
-	treeStopped     []int
+	tty             int   // the terminal COMMAND gets, or -1: no job control
+	shellPgrp       int   // the process group of zkr's job: the terminal goes back to it
+	pid             int   // COMMAND, the leader of its process group
+	treeStopped     []int // what stopTree stopped, to be continued on resume
+	treeSeen        []int // every process of the stopped tree
 }
 
 type waited struct {
@@ -229,11 +230,27 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				}
 			}
 		case w := <-reaped:
+			if w.status.Continued() {
+				if stopped {
+					// A SIGCONT zkr did not send (zkr's resume clears
+					// stopped first): kill -CONT, a debugger. zkr, stopped
+					// too, vouches for nothing and no watchdog runs: the
+					// tree stops again before it goes on unsupervised.
+					s.stopTree()
+				}
+				continue
+			}
 			if w.pid != s.pid {
 				continue // an orphan of COMMAND's tree, reaped
 			}
 			switch {
 			case w.status.Stopped():
+				if stopped {
+					continue // stopped again by stopTree: zkr knows already
+				}
+				if st := state(s.pid); st != 'T' && st != 't' {
+					continue // continued since: a stale report
+				}
 				stopped = true
 				// The whole tree stops, not only COMMAND's process group:
 				// nothing of it may run while the hold lapses. Then the
@@ -270,7 +287,13 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 			s.killTree()
 		case <-poll.C:
 			// Polling for the end of the tree once COMMAND is gone: orphans
-			// are reaped as they come, but one may linger unreaped.
+			// are reaped as they come, but one may linger unreaped. While
+			// stopped, polling for a process of the tree that a SIGCONT
+			// not zkr's continued: the supervisor hears only of its own
+			// children's.
+			if stopped && s.treeRuns() {
+				s.stopTree()
+			}
 		}
 		if status >= 0 && s.treeEmpty() {
 			s.emit("%s %d", evExited, status)
@@ -279,12 +302,12 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 	}
 }
 
-// reap waits for every child, COMMAND's stops included, until none is
-// left for good.
+// reap waits for every child, COMMAND's stops and continues included,
+// until none is left for good.
 func reap(out chan<- waited) {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WUNTRACED, nil)
+		pid, err := syscall.Wait4(-1, &ws, syscall.WUNTRACED|syscall.WCONTINUED, nil)
 		switch {
 		case err == nil:
 			out <- waited{pid, ws}
@@ -300,17 +323,25 @@ func reap(out chan<- waited) {
 // stopTree stops every process of the tree that runs: Ctrl-Z stops only
 // COMMAND's process group, and a descendant in a session of its own, or
 // one that handles SIGTSTP, would run on. It looks again until a pass
-// finds nothing new, for what was forked meanwhile.
+// finds nothing new, for what was forked meanwhile. It remembers what it
+// stopped (treeStopped, for resumeTree) and every process of the tree
+// (treeSeen, for treeRuns).
 func (s *supervisor) stopTree() {
 	for range 20 {
+		tree := descendantsOf(os.Getpid())
+		s.treeSeen = slices.DeleteFunc(s.treeSeen, func(pid int) bool { return !slices.Contains(tree, pid) })
 		fresh := 0
-		for _, pid := range descendantsOf(os.Getpid()) {
-			if st := state(pid); st == 'T' || st == 't' || st == 'Z' || slices.Contains(s.treeStopped, pid) {
+		for _, pid := range tree {
+			st := state(pid)
+			if st == 0 || st == 'Z' {
 				continue
 			}
-			if syscall.Kill(pid, syscall.SIGSTOP) == nil {
-				s.treeStopped = append(s.treeStopped, pid)
+			if !slices.Contains(s.treeSeen, pid) {
+				s.treeSeen = append(s.treeSeen, pid)
 				fresh++
+			}
+			if st != 'T' && st != 't' && syscall.Kill(pid, syscall.SIGSTOP) == nil && !slices.Contains(s.treeStopped, pid) {
+				s.treeStopped = append(s.treeStopped, pid)
 			}
 		}
 		if fresh == 0 {
@@ -319,13 +350,23 @@ func (s *supervisor) stopTree() {
 	}
 }
 
+// treeRuns reports whether a process of the stopped tree runs again.
+func (s *supervisor) treeRuns() bool {
+	for _, pid := range s.treeSeen {
+		if st := state(pid); st != 0 && st != 'T' && st != 't' && st != 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
 // resumeTree continues what Ctrl-Z and stopTree stopped.
 func (s *supervisor) resumeTree() {
 	_ = syscall.Kill(-s.pid, syscall.SIGCONT)
 	for _, pid := range s.treeStopped {
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 	}
-	s.treeStopped = nil
+	s.treeStopped, s.treeSeen = nil, nil
 }
 
 // signalTree sends sig to COMMAND's process group and to every process
