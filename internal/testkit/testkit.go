@@ -1,6 +1,8 @@
 // Package testkit holds the few helpers every recipe's tests repeat: a
 // client on a test server, a context bounded by the test, a look at a
-// directory, and a child process that a test can kill -9.
+// directory, a child process that a test can kill -9, a goroutine of its
+// own for per-goroutine locks, a lost session, and a table of failures and
+// the sentinels they must match.
 package testkit
 
 import (
@@ -22,6 +24,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
 // SessionTimeout is the session timeout of Client's sessions: short, so
@@ -169,5 +172,104 @@ func WaitClosed(t testing.TB, ch <-chan struct{}, timeout time.Duration, what st
 	case <-ch:
 	case <-time.After(timeout):
 		t.Fatalf("%s within %v", what, timeout)
+	}
+}
+
+// Expired is a context whose deadline has passed: a call given it fails
+// with context.DeadlineExceeded.
+func Expired() context.Context {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	cancel() // the deadline has passed: Err stays DeadlineExceeded
+	return ctx
+}
+
+// Cancelled is a context that was cancelled.
+func Cancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// Elsewhere runs f on a goroutine of its own, which holds nothing, and
+// returns its result: a release by a goroutine that is not the holder.
+func Elsewhere(f func() error) error {
+	out := make(chan error, 1)
+	go func() { out <- f() }()
+	return <-out
+}
+
+// Goroutine is one goroutine that runs the calls given to Do, one at a
+// time, until t ends: the holder of a per-goroutine (reentrant) lock that
+// a test can ask to acquire or release again later.
+type Goroutine struct {
+	calls chan func()
+}
+
+// NewGoroutine starts a Goroutine; it ends when t does.
+func NewGoroutine(t testing.TB) *Goroutine {
+	g := &Goroutine{calls: make(chan func())}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case f := <-g.calls:
+				f()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { close(quit); <-done })
+	return g
+}
+
+// Do runs f on g's goroutine and returns its result.
+func (g *Goroutine) Do(f func() error) error {
+	out := make(chan error, 1)
+	g.calls <- func() { out <- f() }
+	return <-out
+}
+
+// LoseSession makes the server expire c's session, c being connected
+// through p alone (zktest.ExpireSession), and waits until c has learnt it:
+// its loss signal has fired and it runs on a new session.
+func LoseSession(t testing.TB, p *zktest.Proxy, c *framework.Client) {
+	t.Helper()
+	old := c.Session()
+	zktest.ExpireSession(t, p, old.ID)
+	WaitClosed(t, old.Lost, 30*time.Second, "the client did not learn that its session was lost")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		s, err := c.Conn().WaitConnected(ctx)
+		if assert.NoError(ct, err) {
+			assert.NotEqual(ct, old.ID, s.ID, "still on the expired session")
+		}
+	}, 30*time.Second, 20*time.Millisecond)
+}
+
+// Failure is one row of a table over a package's failures: the call, and
+// every sentinel its error must match (errors.Is).
+type Failure struct {
+	Call func() error
+	Want []error
+}
+
+// Fails is the row for call, whose error must match every one of want.
+func Fails(call func() error, want ...error) Failure { return Failure{Call: call, Want: want} }
+
+// MatchSentinels runs every row as a subtest: the call must fail, with an
+// error that matches each sentinel the row wants.
+func MatchSentinels(t *testing.T, rows map[string]Failure) {
+	t.Helper()
+	for name, row := range rows {
+		t.Run(name, func(t *testing.T) {
+			err := row.Call()
+			require.Error(t, err)
+			for _, want := range row.Want {
+				assert.True(t, errors.Is(err, want), "got %v, want %v", err, want)
+			}
+		})
 	}
 }

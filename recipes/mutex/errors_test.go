@@ -2,7 +2,6 @@ package mutex_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -10,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -40,46 +41,59 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	lease, err := sm.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 
-	expired, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
-	defer cancel()
-	<-expired.Done()
+	// A goroutine's holds whose session the server has expired. The
+	// session-only policy keeps the link's suspension before the expiry
+	// from being the holds' reason.
+	p := cl.NewProxy()
+	lc := newClient(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
+	lostM := newMutex(t, lc, "/errs/lost")
+	lostR := newMutex(t, lc, "/errs/lost-release")
+	lostSM := newSemaphoreMutex(t, lc, "/errs/lost-sm")
+	holder := testkit.NewGoroutine(t)
+	var lostH *hold.Hold
+	require.NoError(t, holder.Do(func() (err error) { lostH, err = lostM.Acquire(ctxT(t, 10*time.Second)); return err }))
+	require.NoError(t, holder.Do(func() error { _, err := lostR.Acquire(ctxT(t, 10*time.Second)); return err }))
+	lostLease, err := lostSM.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	testkit.LoseSession(t, p, lc)
+	testkit.WaitClosed(t, lostH.Done(), 10*time.Second, "the hold was not lost with its session")
+	onHolder := func(f func() error) func() error { return func() error { return holder.Do(f) } }
 
-	for name, tc := range map[string]struct {
-		call func() error
-		want error
-	}{
-		"New: nil client":                    {func() error { _, err := mutex.New(nil, "/x"); return err }, mutex.ErrNilClient},
-		"New: bad path":                      {func() error { _, err := mutex.New(c, "x/"); return err }, framework.ErrInvalidPath},
-		"New: empty participant id":          {func() error { _, err := mutex.New(c, "/x", mutex.WithParticipantID("")); return err }, mutex.ErrInvalidOption},
-		"TryAcquire: held elsewhere":         {func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, mutex.ErrWouldBlock},
-		"Acquire: deadline":                  {func() error { _, err := newMutex(t, c, "/errs/held").Acquire(expired); return err }, context.DeadlineExceeded},
-		"Acquire: Mutex closed":              {func() error { _, err := closedMutex.Acquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed},
-		"TryAcquire: Mutex closed":           {func() error { _, err := closedMutex.TryAcquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed},
-		"Acquire: client closed":             {func() error { _, err := onClosed.Acquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed},
-		"Release: nothing held":              {m.Release, mutex.ErrNotHeld},
-		"Release: held by another goroutine": {func() error { return <-releaseElsewhere(held) }, mutex.ErrNotOwner},
-		"Hold.Release: twice":                {h.Release, mutex.ErrReleased},
-		"Participants: nil client":           {func() error { _, err := mutex.Participants(context.Background(), nil, "/x"); return err }, mutex.ErrNilClient},
-		"Revoke: nil client":                 {func() error { return mutex.Revoke(context.Background(), nil, "/x/y") }, mutex.ErrNilClient},
-		"NewMultiLock: none":                 {func() error { _, err := mutex.NewMultiLock(); return err }, mutex.ErrNoLocks},
-		"NewMultiLock: nil lock":             {func() error { _, err := mutex.NewMultiLock(m, (*mutex.Mutex)(nil)); return err }, mutex.ErrNoLocks},
-		"NewSemaphoreMutex: nil client":      {func() error { _, err := mutex.NewSemaphoreMutex(nil, "/x"); return err }, mutex.ErrNilClient},
-		"NewSemaphoreMutex: revocable":       {func() error { _, err := mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable()); return err }, mutex.ErrNotRevocable},
-		"SemaphoreMutex.TryAcquire: held":    {func() error { _, err := sm.TryAcquire(ctxT(t, 10*time.Second)); return err }, mutex.ErrWouldBlock},
-	} {
-		t.Run(name, func(t *testing.T) {
-			err := tc.call()
-			assert.True(t, errors.Is(err, tc.want), "got %v, want %v", err, tc.want)
-		})
-	}
+	testkit.MatchSentinels(t, map[string]testkit.Failure{
+		"New: nil client":                            testkit.Fails(func() error { _, err := mutex.New(nil, "/x"); return err }, mutex.ErrNilClient),
+		"New: bad path":                              testkit.Fails(func() error { _, err := mutex.New(c, "x/"); return err }, framework.ErrInvalidPath),
+		"New: empty participant id":                  testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithParticipantID("")); return err }, mutex.ErrInvalidOption),
+		"TryAcquire: held elsewhere":                 testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, mutex.ErrWouldBlock),
+		"Acquire: deadline":                          testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Expired()); return err }, context.DeadlineExceeded),
+		"Acquire: cancelled":                         testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Cancelled()); return err }, context.Canceled),
+		"Acquire: Mutex closed":                      testkit.Fails(func() error { _, err := closedMutex.Acquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed),
+		"TryAcquire: Mutex closed":                   testkit.Fails(func() error { _, err := closedMutex.TryAcquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed),
+		"Acquire: client closed":                     testkit.Fails(func() error { _, err := onClosed.Acquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed),
+		"Release: nothing held":                      testkit.Fails(m.Release, mutex.ErrNotHeld),
+		"Release: held by another goroutine":         testkit.Fails(func() error { return testkit.Elsewhere(held.Release) }, mutex.ErrNotOwner),
+		"Hold.Release: twice":                        testkit.Fails(h.Release, mutex.ErrReleased),
+		"Participants: nil client":                   testkit.Fails(func() error { _, err := mutex.Participants(context.Background(), nil, "/x"); return err }, mutex.ErrNilClient),
+		"Revoke: nil client":                         testkit.Fails(func() error { return mutex.Revoke(context.Background(), nil, "/x/y") }, mutex.ErrNilClient),
+		"NewMultiLock: none":                         testkit.Fails(func() error { _, err := mutex.NewMultiLock(); return err }, mutex.ErrNoLocks),
+		"NewMultiLock: nil lock":                     testkit.Fails(func() error { _, err := mutex.NewMultiLock(m, (*mutex.Mutex)(nil)); return err }, mutex.ErrNoLocks),
+		"NewSemaphoreMutex: nil client":              testkit.Fails(func() error { _, err := mutex.NewSemaphoreMutex(nil, "/x"); return err }, mutex.ErrNilClient),
+		"NewSemaphoreMutex: revocable":               testkit.Fails(func() error { _, err := mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable()); return err }, mutex.ErrNotRevocable, mutex.ErrInvalidOption),
+		"SemaphoreMutex.TryAcquire: held":            testkit.Fails(func() error { _, err := sm.TryAcquire(ctxT(t, 10*time.Second)); return err }, mutex.ErrWouldBlock),
+		"Hold.Err: session lost":                     testkit.Fails(lostH.Err, mutex.ErrSessionLost),
+		"Acquire: own hold's session lost":           testkit.Fails(onHolder(func() error { _, err := lostM.Acquire(ctxT(t, 10*time.Second)); return err }), mutex.ErrHoldLost, mutex.ErrSessionLost),
+		"TryAcquire: own hold's session lost":        testkit.Fails(onHolder(func() error { _, err := lostM.TryAcquire(ctxT(t, 10*time.Second)); return err }), mutex.ErrHoldLost, mutex.ErrSessionLost),
+		"Release: session lost":                      testkit.Fails(onHolder(lostR.Release), mutex.ErrHoldLost, mutex.ErrSessionLost),
+		"SemaphoreMutex lease: session lost":         testkit.Fails(lostLease.Err, mutex.ErrSessionLost),
+		"SemaphoreMutex lease.Release: session lost": testkit.Fails(lostLease.Release, mutex.ErrHoldLost, mutex.ErrSessionLost),
+	})
 	require.NoError(t, lease.Release())
 	assert.Empty(t, nodes(t, c, "/errs/m"), "a failure left a node")
 	assert.Len(t, nodes(t, c, "/errs/held"), 1, "a failure left a node")
-}
-
-// releaseElsewhere calls m.Release from a goroutine that holds nothing.
-func releaseElsewhere(m *mutex.Mutex) <-chan error {
-	out := make(chan error, 1)
-	go func() { out <- m.Release() }()
-	return out
+	// The failed nested acquires counted nothing: one acquisition to
+	// release, and no node left behind.
+	assert.ErrorIs(t, holder.Do(lostM.Release), mutex.ErrHoldLost)
+	assert.ErrorIs(t, holder.Do(lostM.Release), mutex.ErrNotHeld)
+	for _, dir := range []string{"/errs/lost", "/errs/lost-release", "/errs/lost-sm/leases"} {
+		waitNodes(t, c, dir, 0)
+	}
 }
