@@ -91,7 +91,20 @@ func start(t *testing.T, args ...string) *proc {
 // startWith is start with env added to the environment.
 func startWith(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startAttr(t, env, nil, args...)
+}
+
+// startJob is start with zkr in a process group of its own, as a shell
+// starts a job: what zkr does to its own group stays there.
+func startJob(t *testing.T, args ...string) *proc {
+	t.Helper()
+	return startAttr(t, nil, &syscall.SysProcAttr{Setpgid: true}, args...)
+}
+
+func startAttr(t *testing.T, env []string, attr *syscall.SysProcAttr, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(zkrBin, args...)
+	cmd.SysProcAttr = attr
 	// A race-enabled zkr would sleep a second at exit; a race it finds
 	// still fails the test with its status (66) and report.
 	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))

@@ -160,3 +160,39 @@ func TestTerminalForeignSIGCONTDoesNotResumeCommand(t *testing.T) {
 	assert.Equal(t, exitLost, s.status(), "fg after the loss")
 	assertHolderEndedFirst(t, stamps)
 }
+
+// Without a terminal (cron, systemd, CI) a COMMAND stopped by kill -STOP
+// changes nothing for zkr: it does not stop itself, it keeps its session
+// and the hold beyond the session timeout, and kill -CONT continues
+// COMMAND, which then ends normally. Before, zkr stopped its own job as
+// under Ctrl-Z, and its session expired.
+func TestWithoutTerminalAStoppedCommandLeavesZkrRunning(t *testing.T) {
+	const session = 2 * time.Second
+	cl, connect := server(t)
+	c := client(t, cl)
+	dir := t.TempDir()
+	pidFile, ticks, done := filepath.Join(dir, "pid"), filepath.Join(dir, "ticks"), filepath.Join(dir, "done")
+	z := startJob(t, args(connect, cmd("--session-timeout", session.String(), "lock", "/nojc"), sh(
+		`echo $$ > `+pidFile+`; echo ready; while [ ! -e `+done+` ]; do echo tick >> `+ticks+`; sleep 0.05; done`))...)
+	z.expectLine(t, "ready")
+	node := children(t, c, "/nojc")
+	require.Len(t, node, 1)
+	command := readPid(t, pidFile)
+	require.NoError(t, syscall.Kill(command, syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return state(command) == 'T' }, 5*time.Second, 10*time.Millisecond)
+
+	// An absence window longer than the session timeout: zkr never stops.
+	for end := time.Now().Add(session * 3 / 2); time.Now().Before(end); {
+		require.NotEqual(t, byte('T'), state(z.cmd.Process.Pid), "zkr stopped itself")
+		time.Sleep(20 * time.Millisecond) // polling zkr's state
+	}
+	assert.Equal(t, node, children(t, c, "/nojc"), "the hold did not survive the stop")
+
+	ticked := func() int { b, _ := os.ReadFile(ticks); return strings.Count(string(b), "\n") }
+	before := ticked()
+	require.NoError(t, syscall.Kill(command, syscall.SIGCONT))
+	require.Eventually(t, func() bool { return ticked() > before }, 5*time.Second, 10*time.Millisecond, "COMMAND did not go on after kill -CONT")
+	require.NoError(t, touch(done))
+	r := z.wait(t, 30*time.Second)
+	assert.Equal(t, 0, r.code, r.stderr)
+}

@@ -94,8 +94,11 @@ func (c *child) run(env []string, h held) (outcome, error) {
 		ctlW.Close()
 		return outcome{code: exitFailed}, err
 	}
+	// Job control: zkr runs in the foreground of a terminal. Without it
+	// (cron, systemd, CI), a stopped COMMAND changes nothing for zkr.
+	pgrp := shellPgrp()
 	cmd := exec.Command(self, c.argv...)
-	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d %d", supervisorEnv, c.grace, c.watchdog(), shellPgrp()))
+	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d %d", supervisorEnv, c.grace, c.watchdog(), pgrp))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // fds 3 and 4
 	// A process group of its own: what stops zkr's job must not stop the
@@ -182,6 +185,13 @@ func (c *child) run(env []string, h held) (outcome, error) {
 			case evStopped:
 				if out.lost != nil {
 					c.send(cmdKill) // lost already: a stopped COMMAND never runs again
+					continue
+				}
+				if pgrp < 0 {
+					// No job control: zkr is nobody's job to stop. It keeps
+					// the hold alive; SIGCONT continues COMMAND, and a loss
+					// kills it.
+					c.log.infof("COMMAND stopped; zkr keeps the hold (no terminal: no job control)")
 					continue
 				}
 				// Ctrl-Z: COMMAND is stopped and the terminal is ours again.

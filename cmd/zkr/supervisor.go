@@ -60,7 +60,7 @@ const (
 	cmdSignal  = "signal"   // "signal N": pass signal N to COMMAND's process group
 	cmdResume  = "resume"   // "resume fg" or "resume bg": continue a stopped COMMAND
 	evStarted  = "started"  // "started PID"
-	evStopped  = "stopped"  // COMMAND stopped (Ctrl-Z, SIGTTIN...): the terminal is zkr's again
+	evStopped  = "stopped"  // COMMAND stopped (Ctrl-Z, SIGTTIN...): under job control, the terminal is zkr's again
 	evExited   = "exited"   // "exited STATUS": COMMAND and everything it started are gone
 	evFailed   = "failed"   // "failed STATUS MESSAGE": COMMAND could not be started
 	evWatchdog = "watchdog" // the heartbeats stopped: COMMAND is being stopped
@@ -169,7 +169,12 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 	go reap(reaped)
 
 	status := -1 // COMMAND's, once it has exited
-	stopped := false
+	// stopped: under job control, COMMAND stopped (Ctrl-Z) with its whole
+	// tree, until zkr, having checked the hold, resumes it. paused:
+	// without job control (cron, systemd, CI), COMMAND stopped (kill -STOP)
+	// and nothing else changes: zkr goes on watching the hold, the watchdog
+	// runs, and whoever stopped COMMAND continues it.
+	stopped, paused := false, false
 	var watchdog, kill <-chan time.Time
 	var watchdogTimer *time.Timer
 	resetWatchdog := func() {
@@ -206,7 +211,7 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				}
 			case cmdLost:
 				watchdog = nil
-				if stopped {
+				if stopped || paused {
 					// A stopped COMMAND never runs again once the hold is
 					// lost, not even to act on SIGTERM.
 					s.killTree()
@@ -218,6 +223,11 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 			case cmdSignal:
 				if n, err := strconv.Atoi(arg); err == nil {
 					_ = syscall.Kill(-s.pid, syscall.Signal(n))
+					if paused {
+						// A paused COMMAND would never act on it, and zkr
+						// would wait for ever: it goes on, under the hold.
+						_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+					}
 				}
 			case cmdResume:
 				if stopped {
@@ -231,12 +241,15 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 			}
 		case w := <-reaped:
 			if w.status.Continued() {
-				if stopped {
+				switch {
+				case stopped:
 					// A SIGCONT zkr did not send (zkr's resume clears
 					// stopped first): kill -CONT, a debugger. zkr, stopped
 					// too, vouches for nothing and no watchdog runs: the
 					// tree stops again before it goes on unsupervised.
 					s.stopTree()
+				case w.pid == s.pid:
+					paused = false
 				}
 				continue
 			}
@@ -250,6 +263,11 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				}
 				if st := state(s.pid); st != 'T' && st != 't' {
 					continue // continued since: a stale report
+				}
+				if s.tty < 0 {
+					paused = true
+					s.emit("%s", evStopped)
+					continue
 				}
 				stopped = true
 				// The whole tree stops, not only COMMAND's process group:
