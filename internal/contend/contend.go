@@ -352,6 +352,11 @@ func (w *waiter) look(kids []string) (Decision, string, bool) {
 	return d, sorted[d.Watch], true
 }
 
+// testHookBeforeWatch, when set by a test, runs in wait before the watch
+// is set: a session that changes there leaves a good watch on the new
+// session, and only the look at the session after it tells.
+var testHookBeforeWatch func()
+
 // wait sets a watch on path (a data watch, as Curator: none is left behind if
 // the node is already gone) and waits for it. granted is true when the node
 // is gone and it was our only obstacle.
@@ -361,6 +366,9 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	// caller's, however many wait (ctx and the client's closing are
 	// selected on below).
 	link := fwlink.Of(c)
+	if testHookBeforeWatch != nil {
+		testHookBeforeWatch()
+	}
 	ch, err := link.GetWRaw(w.ctx, path)
 	// The session is read after the watch is set: if GetW was retried
 	// across a session change, the watch is fine but our node is gone, and

@@ -1,0 +1,7 @@
+package contend
+
+// SetTestHookBeforeWatch sets testHookBeforeWatch until the test ends.
+func SetTestHookBeforeWatch(cleanup func(func()), f func()) {
+	testHookBeforeWatch = f
+	cleanup(func() { testHookBeforeWatch = nil })
+}

@@ -1,0 +1,79 @@
+package contend_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+)
+
+func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
+
+func dial(t *testing.T, addrs []string) *framework.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, addrs)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A waiter whose session is replaced just before it sets its watch queues
+// again at once, while the node it watches is still there. The watch is
+// then set on the new session and never ends by itself; a waiter that
+// took the new session's channels for its own would wait until the
+// watched node changed. (The suspected hole of issue 14 §6.2.)
+func TestWaiterWhoseSessionIsReplacedBeforeItsWatchQueuesAgainAtOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := dial(t, cl.Addrs())
+	holder := dial(t, cl.Addrs())
+	p := cl.NewProxy()
+	waiterClient := dial(t, p.Addrs())
+	req := func(c *framework.Client) contend.Request {
+		return contend.Request{Client: c, Dir: "/q", Name: "lock-", Driver: contend.First(1)}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	held, err := contend.Enter(ctx, req(holder))
+	require.NoError(t, err)
+
+	// The hook parks the waiter right before its first watch is set; the
+	// test ends the session meanwhile, then lets it go on.
+	parked, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	contend.SetTestHookBeforeWatch(t.Cleanup, func() {
+		once.Do(func() { close(parked); <-resume })
+	})
+	got := make(chan error, 1)
+	go func() {
+		e, err := contend.Enter(ctx, req(waiterClient))
+		if err == nil {
+			err = contend.Leave(waiterClient, e.Path, e.Session.ID)
+		}
+		got <- err
+	}()
+	testkit.WaitClosed(t, parked, 30*time.Second, "the waiter never set its watch")
+	before, err := testkit.List(obs, "/q")
+	require.NoError(t, err)
+	old := waiterClient.Session().ID
+	zktest.ExpireSession(t, p, old)
+	require.Eventually(t, func() bool {
+		s := waiterClient.Session()
+		return s.ID != old && s.ID != 0
+	}, 30*time.Second, 10*time.Millisecond, "no new session")
+	close(resume)
+	// The holder's node is untouched, so only the waiter's own look at its
+	// session can make it queue again.
+	testkit.Requeued(t, obs, "/q", before)
+	require.NoError(t, contend.Leave(holder, held.Path, held.Session.ID))
+	require.NoError(t, <-got)
+}
