@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
 
@@ -173,20 +176,28 @@ func runElect(a *app, g *globals, args []string) int {
 	id := g.participantID()
 	term := func(ctx context.Context, token int64) error {
 		log.infof("leading %s as %s (fencing token %d)", path, id, token)
+		// The term belongs to the session it began on. After an expiry the
+		// client silently makes a new session, on which a bare answer from
+		// the server proves nothing: the check before COMMAND starts or
+		// goes on finds the term's node owned by this very session, still
+		// the client's (rule 3), as zkr lock does.
+		session := client.Session().ID
+		node := ""
+		verify := func() error {
+			if node == "" {
+				n, err := termNode(ctx, client, path, token, ch.timeout)
+				if err != nil {
+					return err
+				}
+				node = n
+			}
+			return verifyNode(client, node, session, ch.timeout)
+		}
 		out, err := ch.run([]string{
 			"ZKR_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
 			"ZKR_LOCK_PATH=" + path,
 			"ZKR_PARTICIPANT_ID=" + id,
-		}, held{ctx.Done(), func() error { return context.Cause(ctx) }, func() error {
-			// The selector's term follows its node; any fresh answer from
-			// the server, with the term still on, shows the session alive.
-			vctx, cancel := context.WithTimeout(ctx, max(ch.timeout/3, time.Second))
-			defer cancel()
-			if _, _, err := client.Exists(vctx, path); err != nil {
-				return fmt.Errorf("no answer from ZooKeeper: %w", err)
-			}
-			return nil
-		}})
+		}, held{ctx.Done(), func() error { return context.Cause(ctx) }, verify})
 		select {
 		case results <- result{out, err}:
 		case <-quit:
@@ -270,6 +281,37 @@ func runElect(a *app, g *globals, args []string) int {
 			return stop(signalCode(s))
 		}
 	}
+}
+
+// termNode finds the node of the term whose fencing token is token: the
+// child of path created at that zxid (the token is its czxid). The
+// leader's node is the first in queue order, so that is where it looks
+// first.
+func termNode(ctx context.Context, c *framework.Client, path string, token int64, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(timeout/3, time.Second))
+	defer cancel()
+	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return "", fmt.Errorf("no answer from ZooKeeper: %w", err)
+	}
+	seq := func(name string) string {
+		if i := strings.LastIndex(name, "lock-"); i >= 0 {
+			return name[i+len("lock-"):]
+		}
+		return name
+	}
+	slices.SortFunc(kids, func(a, b string) int { return strings.Compare(seq(a), seq(b)) })
+	for _, k := range kids {
+		node := path + "/" + k
+		ok, st, err := c.Exists(ctx, node)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("no answer from ZooKeeper: %w", err)
+		case ok && st.Czxid == token:
+			return node, nil
+		}
+	}
+	return "", fmt.Errorf("the node of the term with fencing token %d is gone from %s", token, path)
 }
 
 func runLeader(a *app, g *globals, args []string) int {
