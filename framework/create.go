@@ -99,14 +99,14 @@ func WithParentContainers() CreateOption {
 // expired) is deleted and created again.
 func Protected() CreateOption { return func(o *createOptions) { o.protected = true } }
 
-// WithProtectedID is Protected with a caller-chosen UUID (dashed, 36
-// characters), for recipes that need to know it before the create.
-func WithProtectedID(id string) CreateOption {
+// withProtectedID is Protected with a chosen UUID (dashed, 36 characters),
+// for the enqueue, which must know it before the create. It is not
+// exported: a create that loses its reply deletes every ephemeral with its
+// prefix owned by another session, so a user who chose another process's
+// id would delete that process's live lock node.
+func withProtectedID(id string) CreateOption {
 	return func(o *createOptions) { o.protected, o.protectID = true, id }
 }
-
-// NewProtectedID returns a fresh id for WithProtectedID.
-func NewProtectedID() string { return uuid.NewString() }
 
 // Create makes a node at path and returns its actual path (with the sequence
 // number, and the protected prefix if any), without the namespace.

@@ -37,7 +37,7 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	createc := make(chan created, 1)
 	before := c.conn.Session()
 	go func() {
-		p, err := c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), WithProtectedID(id))
+		p, err := c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id))
 		createc <- created{p, err}
 	}()
 

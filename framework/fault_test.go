@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -113,7 +114,7 @@ func TestProtectedCreateDeletesItsEphemeralLeftFromAnotherSession(t *testing.T) 
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)
-	id := framework.NewProtectedID()
+	id := uuid.NewString()
 	// What a previous, expired session of ours would have left: same prefix,
 	// another owner.
 	stale, err := obs.Create(t.Context(), "/q/_c_"+id+"-lock-", nil,

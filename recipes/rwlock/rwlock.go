@@ -198,7 +198,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 		testHookBeforeDowngradeCreate()
 	}
 	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
-		framework.WithMode(framework.Ephemeral), framework.WithProtectedID(framework.NewProtectedID()))
+		framework.WithMode(framework.Ephemeral), framework.Protected())
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
 	}

@@ -1,0 +1,5 @@
+package framework
+
+// WithProtectedID lets the tests choose a protected create's id, to leave
+// the node an earlier session of ours would have left.
+var WithProtectedID = withProtectedID
