@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // ErrBadCount: a SharedCount node whose data is not a 4-byte integer.
@@ -103,11 +104,11 @@ func SetCount(ctx context.Context, client *framework.Client, countPath string, n
 	for {
 		_, err := client.Set(ctx, countPath, data, -1)
 		if !errors.Is(err, zk.ErrNoNode) {
-			return err
+			return contend.Err(err, false)
 		}
 		_, err = client.Create(ctx, countPath, data, framework.WithParentContainers())
 		if !errors.Is(err, zk.ErrNodeExists) {
-			return err
+			return contend.Err(err, false)
 		}
 		// Made by someone else meanwhile: set it.
 	}

@@ -425,14 +425,16 @@ func (s *Semaphore) Held() []*hold.Hold {
 // As Curator's getParticipantNodes, they include the node of an acquirer
 // that is waiting for room (at most one: it holds the internal mutex).
 func (s *Semaphore) ParticipantNodes(ctx context.Context) ([]string, error) {
-	return contend.Nodes(ctx, s.client, s.leases, leaseName)
+	nodes, err := contend.Nodes(ctx, s.client, s.leases, leaseName)
+	return nodes, contend.Err(err, false)
 }
 
 // Participants returns the participant ids (node data) of the lease nodes
 // in sequence order (see ParticipantNodes). Curator's leases carry its
 // default node data, the host's address.
 func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
-	return contend.Participants(ctx, s.client, s.leases, leaseName)
+	ids, err := contend.Participants(ctx, s.client, s.leases, leaseName)
+	return ids, contend.Err(err, false)
 }
 
 // Close ends waits in progress with ErrClosed, closes every lease still
