@@ -276,18 +276,14 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				// goes on.
 				s.stopTree()
 				watchdog = nil
-				if s.tty >= 0 {
-					setForeground(s.tty, s.shellPgrp)
-				}
+				s.giveTerminalBack()
 				s.emit("%s", evStopped)
 			case w.status.Exited() || w.status.Signaled():
 				status = w.status.ExitStatus()
 				if w.status.Signaled() {
 					status = 128 + int(w.status.Signal())
 				}
-				if s.tty >= 0 {
-					setForeground(s.tty, s.shellPgrp)
-				}
+				s.giveTerminalBack()
 				// What COMMAND started must not run on after it: the hold
 				// is released once the supervisor reports.
 				endTree()
@@ -376,6 +372,18 @@ func (s *supervisor) treeRuns() bool {
 		}
 	}
 	return false
+}
+
+// giveTerminalBack hands the terminal to zkr's job when COMMAND stops or
+// ends, if COMMAND's process group has it: after bg the shell has it, and
+// taking it from the shell would leave the shell without its terminal.
+func (s *supervisor) giveTerminalBack() {
+	if s.tty < 0 {
+		return
+	}
+	if fg, err := tcgetpgrp(s.tty); err == nil && fg == s.pid {
+		setForeground(s.tty, s.shellPgrp)
+	}
 }
 
 // resumeTree continues what Ctrl-Z and stopTree stopped.

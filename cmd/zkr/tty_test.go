@@ -199,3 +199,27 @@ func TestTerminalFgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 
 	assertHolderEndedFirst(t, stamps)
 }
+
+// After Ctrl-Z and bg the shell owns the terminal, and keeps it when the
+// backgrounded COMMAND ends: the supervisor gives the terminal back only if
+// COMMAND's group has it. Before, it handed the terminal to zkr's group as
+// COMMAND ended, and the shell lost it.
+func TestTerminalBgThenCommandEndsLeavesTheShellItsTerminal(t *testing.T) {
+	_, connect := server(t)
+	done := filepath.Join(t.TempDir(), "done")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " lock /tty -- sh -c 'echo ready; " + waitFile(done) + "; echo finished'\n")
+	s.expectAfter(m, `\nready`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	m = s.mark()
+	s.typeKeys("bg\n")
+	s.expectAfter(m, `\$ $`, 10*time.Second) // the shell's prompt: the job runs in the background
+	require.NoError(t, touch(done))
+	s.expectAfter(m, `finished`, 10*time.Second)
+	require.Eventually(t, func() bool { return len(childrenOf(s.cmd.Process.Pid)) == 0 }, 10*time.Second, 10*time.Millisecond, "zkr did not exit")
+	m = s.mark()
+	s.typeKeys("echo alive-$((6*7))\n")
+	s.expectAfter(m, `alive-42`, 10*time.Second)
+}
