@@ -182,7 +182,7 @@ func buildOptions(opts []Option) (options, error) {
 	}
 	if o.namespace != "" {
 		ns := "/" + strings.TrimPrefix(o.namespace, "/")
-		if err := ValidatePath(ns, false); err != nil || ns == "/" {
+		if err := ValidatePath(ns); err != nil || ns == "/" {
 			return o, fmt.Errorf("%w: namespace %q", ErrInvalidArgument, o.namespace)
 		}
 		o.namespace = ns
@@ -489,7 +489,7 @@ func (c *Client) check(op, path string, sequential bool) error {
 	if c.closed.Load() {
 		return opErr(op, path, ErrClosed)
 	}
-	if err := ValidatePath(path, sequential); err != nil {
+	if err := validatePath(path, sequential); err != nil {
 		return opErr(op, path, err)
 	}
 	return nil

@@ -187,7 +187,10 @@ func TestValidatePath(t *testing.T) {
 		{"/a\U0001F600", false, false},
 		{"/a\U0010FFFF", true, false},
 	} {
-		err := framework.ValidatePath(tc.path, tc.sequential)
+		err := framework.ValidateCreatePath(tc.path, tc.sequential)
+		if !tc.sequential {
+			assert.Equal(t, err, framework.ValidatePath(tc.path), "%q", tc.path)
+		}
 		if tc.ok {
 			assert.NoError(t, err, "%q sequential=%v", tc.path, tc.sequential)
 			continue

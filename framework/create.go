@@ -274,7 +274,7 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 	parent := Parent(path)
 	prefix := protectedName(id, "")
 	ppath := Join(parent, protectedName(id, Base(path)))
-	if err := ValidatePath(ppath, o.mode.sequential()); err != nil {
+	if err := validatePath(ppath, o.mode.sequential()); err != nil {
 		return "", opErr("create", path, err)
 	}
 

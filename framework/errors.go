@@ -44,9 +44,13 @@ func opErr(op, path string, err error) error {
 	return &OpError{Op: op, Path: path, Err: err}
 }
 
-// ValidatePath reports why path is not a usable ZooKeeper path, or nil. A
-// sequential create may end in "/" (the server appends the sequence number).
-func ValidatePath(path string, sequential bool) error {
+// ValidatePath reports why path is not a usable path for a node, or nil:
+// what every recipe checks before it sends anything.
+func ValidatePath(path string) error { return validatePath(path, false) }
+
+// validatePath is ValidatePath where a sequential create may end in "/"
+// (the server appends the sequence number).
+func validatePath(path string, sequential bool) error {
 	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidPath, path, why) }
 	switch {
 	case path == "":

@@ -211,7 +211,7 @@ func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, err
 		default:
 			return nil, opErr("multi", "", errors.Join(ErrInvalidArgument, errors.New("unsupported op type")))
 		}
-		if err := ValidatePath(path, sequential); err != nil {
+		if err := validatePath(path, sequential); err != nil {
 			return nil, opErr("multi", path, err)
 		}
 	}

@@ -184,7 +184,7 @@ func (g *globals) check() error {
 	}
 	if g.namespace != "" {
 		ns := "/" + strings.TrimPrefix(g.namespace, "/")
-		if ns == "/" || framework.ValidatePath(ns, false) != nil {
+		if ns == "/" || framework.ValidatePath(ns) != nil {
 			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
 		}
 	}
@@ -349,7 +349,7 @@ func (g *globals) participantID() string {
 // checkPath refuses what is not a usable lock path. The root is refused too:
 // a lock's nodes would clutter it.
 func checkPath(path string) error {
-	if err := framework.ValidatePath(path, false); err != nil {
+	if err := framework.ValidatePath(path); err != nil {
 		return fmt.Errorf("PATH %q: not a valid ZooKeeper path (absolute, no trailing or double slash, no . or ..)", path)
 	}
 	if path == "/" {

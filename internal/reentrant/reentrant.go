@@ -199,7 +199,7 @@ func (l *Lock) HeldInProcess() bool {
 }
 
 // Close ends waits in progress with ErrClosed and releases every hold.
-// Further calls return ErrClosed; so does Release of a Hold it released.
+// Later calls return nil; Release of a Hold it released returns ErrClosed.
 // The client is not closed.
 func (l *Lock) Close() error {
 	l.mu.Lock()

@@ -49,7 +49,7 @@ func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, er
 	if client == nil {
 		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path, false); err != nil {
+	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	cfg, err := option.Build("leader latch", []option.Name{option.ParticipantID}, opts)

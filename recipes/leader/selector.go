@@ -50,7 +50,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Option)
 	if fn == nil {
 		return nil, ErrNilFunc
 	}
-	if err := framework.ValidatePath(path, false); err != nil {
+	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	cfg, err := option.Build("leader selector", []option.Name{option.ParticipantID, option.AutoRequeue, option.ErrorHandler}, opts)

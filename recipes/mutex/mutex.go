@@ -53,7 +53,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if client == nil {
 		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path, false); err != nil {
+	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable}, opts)
@@ -109,8 +109,11 @@ func (m *Mutex) ParticipantNodes(ctx context.Context) ([]string, error) {
 }
 
 // Close ends waits in progress with ErrClosed and releases every hold of the
-// Mutex (deleting the nodes). Further calls return ErrClosed. The client is
-// not closed.
+// Mutex (deleting the nodes). It is idempotent: later calls return nil, and
+// Acquire and Release after it return ErrClosed. It is bounded: it waits
+// only for each node's delete to be sent, at most contend's five seconds,
+// after which the client deletes it in the background. The client is not
+// closed.
 func (m *Mutex) Close() error { return m.lock.Close() }
 
 // ParticipantNodes lists the lock nodes under path in Curator's queue order.

@@ -98,7 +98,7 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if client == nil {
 		return nil, fmt.Errorf("rwlock: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path, false); err != nil {
+	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	cfg, err := option.Build("rwlock", []option.Name{option.ParticipantID, option.Revocable}, opts)

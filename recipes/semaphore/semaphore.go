@@ -105,7 +105,7 @@ func NewShared(client *framework.Client, path, countPath string, opts ...Option)
 	if client == nil {
 		return nil, fmt.Errorf("semaphore: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(countPath, false); err != nil {
+	if err := framework.ValidatePath(countPath); err != nil {
 		return nil, err
 	}
 	s, err := newSemaphore(client, path, opts)
@@ -119,7 +119,7 @@ func NewShared(client *framework.Client, path, countPath string, opts ...Option)
 }
 
 func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaphore, error) {
-	if err := framework.ValidatePath(path, false); err != nil {
+	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	cfg, err := option.Build("semaphore", []option.Name{option.ParticipantID}, opts)
@@ -143,8 +143,11 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 func (s *Semaphore) Path() string { return s.path }
 
 // MaxLeases returns the maximum number of leases: the fixed one at once, the
-// shared count as last read, waiting until it has been read once.
+// shared count as last read, waiting until it has been read once, ctx ends,
+// or the Semaphore or its client is closed (ErrClosed: the count will not be
+// read any more).
 func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
+	clientClosing := fwlink.Of(s.client).Closing()
 	for {
 		max, known, changed := s.currentMax()
 		if known {
@@ -155,6 +158,8 @@ func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-s.life.Done():
+			return 0, ErrClosed
+		case <-clientClosing:
 			return 0, ErrClosed
 		}
 	}
