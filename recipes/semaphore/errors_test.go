@@ -35,6 +35,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 
 	closedClient := newClient(t, cl.Addrs())
 	onClosed := newSem(t, closedClient, "/errs/closed-client", 2)
+	sharedOnClosed := newShared(t, closedClient, "/errs/closed-client", "/errs/counts/unset")
 	require.NoError(t, closedClient.Close())
 	closedSem := newSem(t, c, "/errs/closed", 2)
 	require.NoError(t, closedSem.Close())
@@ -105,6 +106,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"MaxLeases: Semaphore closed":     testkit.Fails(maxLeases(closedShared, ctx10), semaphore.ErrClosed),
 		"Acquire: client closed":          testkit.Fails(acquire(onClosed, ctx10, 1), semaphore.ErrClosed),
 		"TryAcquire: client closed":       testkit.Fails(try(onClosed, 1), semaphore.ErrClosed),
+		"MaxLeases: client closed":        testkit.Fails(maxLeases(sharedOnClosed, ctx10), semaphore.ErrClosed),
 		"Participants: client closed":     testkit.Fails(func() error { _, err := onClosed.Participants(ctx10()); return err }, semaphore.ErrClosed),
 		"ParticipantNodes: client closed": testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctx10()); return err }, semaphore.ErrClosed),
 		"SetCount: client closed":         testkit.Fails(func() error { return semaphore.SetCount(ctx10(), closedClient, "/errs/counts/x", 1) }, semaphore.ErrClosed),
