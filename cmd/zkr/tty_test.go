@@ -200,6 +200,32 @@ func TestTerminalFgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 	assertHolderEndedFirst(t, stamps)
 }
 
+// bg, like fg, never continues a COMMAND whose hold was lost while it was
+// stopped: COMMAND is killed, zkr exits 122, and the waiter on another
+// session never overlaps it.
+func TestTerminalBgAfterTheHoldWasLostKillsCommand(t *testing.T) {
+	_, connect := server(t)
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
+		`while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+
+	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
+		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
+	assert.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
+
+	m = s.mark()
+	s.typeKeys("bg\n")
+	s.typeKeys("wait %1\n")
+	assert.Equal(t, exitLost, s.status(), "bg after the loss")
+	assert.NotRegexp(t, `\ntick\r?\n`, s.screen()[m:], "COMMAND ran again after bg")
+	assertHolderEndedFirst(t, stamps)
+}
+
 // After Ctrl-Z and bg the shell owns the terminal, and keeps it when the
 // backgrounded COMMAND ends: the supervisor gives the terminal back only if
 // COMMAND's group has it. Before, it handed the terminal to zkr's group as
