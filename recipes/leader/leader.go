@@ -95,8 +95,11 @@ func Leader(ctx context.Context, client *framework.Client, path string) (string,
 	return ids[0], nil
 }
 
+// participants lists the ids; a closed client is ErrClosed, as everywhere
+// in the package.
 func participants(ctx context.Context, client *framework.Client, path string, markers ...string) ([]string, error) {
-	return contend.Participants(ctx, client, path, markers...)
+	ids, err := contend.Participants(ctx, client, path, markers...)
+	return ids, contend.Err(err, false)
 }
 
 // Subscription delivers leadership changes in order through an unbounded

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -114,7 +115,8 @@ func (s *Selector) HasLeadership() bool {
 
 // Participants returns the ids of the participants, the leader first.
 func (s *Selector) Participants(ctx context.Context) ([]string, error) {
-	return s.mutex.Participants(ctx)
+	ids, err := s.mutex.Participants(ctx)
+	return ids, contend.Err(err, false)
 }
 
 // Close stops competing: a running Func's ctx is cancelled and Close waits
