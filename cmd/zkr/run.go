@@ -151,6 +151,14 @@ func (c *child) run(env []string, h held) (outcome, error) {
 	lost := h.done
 	stoppedAt := time.Time{} // when COMMAND stopped, while it is stopped
 	commandPid := 0
+	loseHold := func() {
+		lost = nil
+		if out.lost == nil {
+			out.lost = h.why()
+		}
+		c.send(cmdLost) // the command first, the message after: see below
+		c.log.printf("hold lost (%v): stopping COMMAND (SIGTERM, SIGKILL after %v)", out.lost, c.grace)
+	}
 	for {
 		select {
 		case ev, ok := <-events:
@@ -213,28 +221,34 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				err = fmt.Errorf("stopped for %v, 2/3 of the session timeout or more", time.Since(stoppedAt).Round(time.Millisecond))
 			}
 			stoppedAt = time.Time{}
+			// The command first, the message after: in the background
+			// under stty tostop, writing to the terminal stops zkr
+			// (SIGTTOU), and what zkr decided must not wait for fg.
 			if err != nil {
-				c.log.printf("hold lost while COMMAND was stopped (%v): killing COMMAND", err)
 				out.lost = err
 				lost = nil
 				c.send(cmdKill)
+				c.log.printf("hold lost while COMMAND was stopped (%v): COMMAND killed", err)
 				continue
 			}
 			where := "bg"
 			if fg, _ := tcgetpgrp(0); fg == syscall.Getpgrp() {
 				where = "fg"
 			}
-			c.log.infof("hold intact: COMMAND continues (%s)", where)
 			c.send(cmdResume + " " + where)
+			c.log.infof("hold intact: COMMAND continues (%s)", where)
 		case <-lost:
-			lost = nil
-			if out.lost == nil {
-				out.lost = h.why()
-			}
-			c.log.printf("hold lost (%v): stopping COMMAND (SIGTERM, SIGKILL after %v)", out.lost, c.grace)
-			c.send(cmdLost)
+			loseHold()
 		case <-beat.C:
-			if lost != nil && stoppedAt.IsZero() {
+			if lost == nil || !stoppedAt.IsZero() {
+				continue
+			}
+			// select picks at random among ready cases: the hold may have
+			// ended while this tick waited. No heartbeat for a lost hold.
+			select {
+			case <-lost:
+				loseHold()
+			default:
 				c.send(cmdAlive)
 			}
 		}

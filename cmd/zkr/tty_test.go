@@ -226,6 +226,36 @@ func TestTerminalBgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 	assertHolderEndedFirst(t, stamps)
 }
 
+// Under stty tostop a background zkr stops (SIGTTOU) when it writes to the
+// terminal: it sends the supervisor its command before it logs. bg after
+// the loss kills the stopped COMMAND at once, even though zkr's own
+// message then stops zkr until fg. Before, zkr logged first and stopped,
+// and COMMAND was left stopped, not killed, until fg.
+func TestTerminalTostopBgAfterTheHoldWasLostKillsCommandAtOnce(t *testing.T) {
+	_, connect := server(t)
+	dir := t.TempDir()
+	stamps, pidFile := filepath.Join(dir, "stamps"), filepath.Join(dir, "pid")
+	s := startShell(t)
+	s.typeKeys("stty tostop\n")
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
+		`echo $$ > ` + pidFile + `; while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	command := readPid(t, pidFile)
+
+	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
+		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
+	require.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
+
+	s.typeKeys("bg\n")
+	assert.Eventually(t, func() bool { return !alive(command) }, 10*time.Second, 10*time.Millisecond, "COMMAND was not killed on bg")
+	s.typeKeys("fg\n") // zkr, stopped by its own message, finishes
+	assert.Equal(t, exitLost, s.status())
+	assertHolderEndedFirst(t, stamps)
+}
+
 // After Ctrl-Z and bg the shell owns the terminal, and keeps it when the
 // backgrounded COMMAND ends: the supervisor gives the terminal back only if
 // COMMAND's group has it. Before, it handed the terminal to zkr's group as
