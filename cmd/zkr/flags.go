@@ -41,6 +41,9 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
     --auth USER:PASSWORD
            the same on the command line, where every local user can read
            it (ps): zkr warns. Prefer --auth-file or ZKR_AUTH.
+           Give one of the three: --auth or --auth-file wins over ZKR_AUTH
+           and ZKR_AUTH_FILE; both options, or both variables, is a usage
+           error.
     --tls-ca FILE, --tls-cert FILE, --tls-key FILE
            [ZKR_TLS_CA, ZKR_TLS_CERT, ZKR_TLS_KEY]
            connect with TLS (to the servers' secureClientPort), trusting the
@@ -66,8 +69,8 @@ type globals struct {
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	namespace      string
-	auth           secret // USER:PASSWORD from ZKR_AUTH or --auth
-	authFile       string
+	auth           argValue // USER:PASSWORD from --auth or ZKR_AUTH
+	authFile       argValue // from --auth-file or ZKR_AUTH_FILE
 	tlsCA          string
 	tlsCert        string
 	tlsKey         string
@@ -78,17 +81,36 @@ type globals struct {
 	stderr io.Writer // for the one warning about --auth
 }
 
-// secret is --auth: it remembers whether it came from the command line.
-type secret struct {
+// argValue is --auth or --auth-file: it remembers whether it came from the
+// command line, which wins over the environment (see credentials).
+type argValue struct {
 	value   string
 	fromArg bool
 }
 
-func (s *secret) String() string { return "" } // never printed
+func (s *argValue) String() string { return "" } // never printed
 
-func (s *secret) Set(v string) error {
+func (s *argValue) Set(v string) error {
 	s.value, s.fromArg = v, true
 	return nil
+}
+
+// credentials says where the digest credentials come from: USER:PASSWORD
+// itself, or the file that holds it (at most one of them set). An option
+// wins over a variable; two options, or two variables, are a conflict for
+// the user to settle, not for zkr to guess.
+func (g *globals) credentials() (auth, file string, err error) {
+	switch {
+	case g.auth.fromArg && g.authFile.fromArg:
+		return "", "", errors.New("--auth and --auth-file: give one")
+	case g.auth.fromArg:
+		return g.auth.value, "", nil
+	case g.authFile.fromArg:
+		return "", g.authFile.value, nil
+	case g.auth.value != "" && g.authFile.value != "":
+		return "", "", errors.New("ZKR_AUTH and ZKR_AUTH_FILE are both set: unset one (or give --auth-file, which wins)")
+	}
+	return g.auth.value, g.authFile.value, nil
 }
 
 // defaultGlobals are the defaults, with the ZKR_ environment applied.
@@ -118,7 +140,7 @@ func defaultGlobals() *globals {
 	duration("ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
 	g.namespace = os.Getenv("ZKR_NAMESPACE")
 	g.auth.value = os.Getenv("ZKR_AUTH")
-	g.authFile = os.Getenv("ZKR_AUTH_FILE")
+	g.authFile.value = os.Getenv("ZKR_AUTH_FILE")
 	g.tlsCA = os.Getenv("ZKR_TLS_CA")
 	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
 	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
@@ -142,7 +164,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.DurationVar(&g.connectTimeout, "connect-timeout", g.connectTimeout, "")
 	fs.StringVar(&g.namespace, "namespace", g.namespace, "")
 	fs.Var(&g.auth, "auth", "")
-	fs.StringVar(&g.authFile, "auth-file", g.authFile, "")
+	fs.Var(&g.authFile, "auth-file", "")
 	fs.StringVar(&g.tlsCA, "tls-ca", g.tlsCA, "")
 	fs.StringVar(&g.tlsCert, "tls-cert", g.tlsCert, "")
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
@@ -188,12 +210,13 @@ func (g *globals) check() error {
 			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
 		}
 	}
-	if g.auth.value != "" {
-		if user, _, ok := strings.Cut(g.auth.value, ":"); !ok || user == "" {
+	auth, _, err := g.credentials()
+	if err != nil {
+		return err
+	}
+	if auth != "" {
+		if user, _, ok := strings.Cut(auth, ":"); !ok || user == "" {
 			return errors.New("--auth (or ZKR_AUTH): want USER:PASSWORD")
-		}
-		if g.authFile != "" && g.auth.fromArg {
-			return errors.New("--auth and --auth-file: give one")
 		}
 	}
 	if (g.tlsCert == "") != (g.tlsKey == "") {
@@ -256,9 +279,12 @@ func (g *globals) prepare() ([]framework.Option, error) {
 		return nil, err
 	}
 	connOpts := []conn.Option{conn.WithSessionTimeout(g.sessionTimeout)}
-	auth := g.auth.value
-	if g.authFile != "" && !g.auth.fromArg {
-		if auth, err = readAuthFile(g.authFile); err != nil {
+	auth, file, err := g.credentials()
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		if auth, err = readAuthFile(file); err != nil {
 			return nil, err
 		}
 	}

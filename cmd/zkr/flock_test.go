@@ -134,3 +134,39 @@ func TestTimeoutCountsTheConnection(t *testing.T) {
 	assert.Less(t, time.Since(started), 10*time.Second, "--timeout did not bound the connection")
 	p.Heal()
 }
+
+// The command line wins over the environment for credentials too: --auth
+// over ZKR_AUTH_FILE, --auth-file over ZKR_AUTH. Two given the same way
+// (both options, or both variables) are a usage error that names them,
+// not a silent choice. Before, ZKR_AUTH_FILE with --auth exited 2, and
+// ZKR_AUTH with ZKR_AUTH_FILE silently used the file.
+func TestAuthOptionsWinOverTheEnvironment(t *testing.T) {
+	cl, connect := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	alice, err := framework.Dial(ctx, cl.Addrs(),
+		framework.WithConnOptions(conn.WithDigestAuth("alice", "s3cret")), framework.WithACLProvider(framework.CreatorACL()))
+	require.NoError(t, err)
+	defer alice.Close()
+	_, err = alice.Create(ctx, "/secure", nil)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	aliceFile, bobFile := filepath.Join(dir, "alice"), filepath.Join(dir, "bob")
+	require.NoError(t, os.WriteFile(aliceFile, []byte("alice:s3cret\n"), 0o600))
+	require.NoError(t, os.WriteFile(bobFile, []byte("bob:nope\n"), 0o600))
+
+	run := func(env []string, opts ...string) result {
+		return startWith(t, env, args(connect, opts, cmd("lock", "/secure/auth", "--", "true"))...).wait(t, time.Minute)
+	}
+	r := run([]string{"ZKR_AUTH_FILE=" + bobFile}, "--auth", "alice:s3cret")
+	assert.Equal(t, 0, r.code, "--auth wins over ZKR_AUTH_FILE: %s", r.stderr)
+	r = run([]string{"ZKR_AUTH=bob:nope"}, "--auth-file", aliceFile)
+	assert.Equal(t, 0, r.code, "--auth-file wins over ZKR_AUTH: %s", r.stderr)
+
+	r = run([]string{"ZKR_AUTH=alice:s3cret", "ZKR_AUTH_FILE=" + aliceFile})
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "ZKR_AUTH and ZKR_AUTH_FILE")
+	r = run(nil, "--auth", "alice:s3cret", "--auth-file", aliceFile)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--auth and --auth-file")
+}
