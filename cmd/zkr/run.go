@@ -58,9 +58,16 @@ func (c *child) watchdog() time.Duration { return graceBudget(c.timeout) - c.gra
 // lock to another session a full timeout after it last heard from this
 // one; that leaves a third, less a margin for scheduling.
 func graceBudget(timeout time.Duration) time.Duration {
-	margin := max(timeout/30, 100*time.Millisecond)
+	margin := max(timeout/30, minMargin)
 	return max(timeout/3-margin, 0)
 }
+
+// minMargin is graceBudget's least margin for scheduling.
+const minMargin = 100 * time.Millisecond
+
+// minSessionTimeout is the session timeout at and below which graceBudget
+// is 0: no time at all to stop COMMAND. A longer one is needed.
+const minSessionTimeout = 3 * minMargin
 
 // maxGrace is the longest --grace that still kills COMMAND before anyone
 // else can be granted: half the budget, the other half being the watchdog's

@@ -33,6 +33,8 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"bench bad mode":             {"bench", "--mode", "fast"},
 		"zero session timeout":       {"--session-timeout", "0s", "lock", "/p", "--", "true"},
 		"session timeout > int32 ms": {"--session-timeout", "720h", "lock", "/p", "--", "true"},
+		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
+		"elect, no slack":            {"elect", "--session-timeout", "250ms", "/p", "--", "true"},
 		"auth without password":      {"--auth", "nobody", "lock", "/p", "--", "true"},
 		"missing TLS CA":             {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
 		"TLS cert without key":       {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
@@ -52,6 +54,19 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		})
 	}
 	assert.ElementsMatch(t, []string{"zookeeper"}, children(t, c, "/"), "a usage error touched the server")
+}
+
+// A session timeout that leaves no time to stop COMMAND between the moment
+// the hold is in doubt (2/3 of it) and the moment the server may grant it
+// elsewhere (all of it, less a margin) is refused, with the reason and the
+// bound. Before, zkr ran COMMAND with a watchdog of zero.
+func TestSessionTimeoutWithoutSlackIsRefused(t *testing.T) {
+	r := zkr(t, "--connect", "127.0.0.1:1", "--session-timeout", "300ms", "lock", "/x", "--", "true")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--session-timeout 300ms: too short")
+	assert.Contains(t, r.stderr, "more than "+minSessionTimeout.String())
+	r = startWith(t, []string{"ZKR_SESSION_TIMEOUT=100ms"}, "--connect", "127.0.0.1:1", "elect", "/x", "--", "true").wait(t, time.Minute)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
 }
 
 func TestHelpReadsLikeAManPage(t *testing.T) {
