@@ -26,11 +26,15 @@ DESCRIPTION
     leads. When COMMAND exits, leadership passes to the next participant.
 
     If leadership can no longer be trusted while COMMAND runs (the link to
-    ZooKeeper has been down for 2/3 of --session-timeout), COMMAND's process
-    group gets SIGTERM, then SIGKILL after --grace: it never runs while
-    another participant may lead. If zkr is killed, the kernel kills COMMAND
-    (its own process, not what it started) and the next participant leads
-    once the session has expired (at most --session-timeout later).
+    ZooKeeper has been down for 2/3 of --session-timeout), COMMAND and
+    everything it started get SIGTERM, then SIGKILL after --grace: it never
+    runs while another participant may lead. If zkr is killed, its
+    supervisor kills COMMAND and everything it started, and the next
+    participant leads once the session has expired (at most
+    --session-timeout later). Ctrl-Z, fg and bg work as for zkr lock: a
+    term stopped for more than about 2/3 of --session-timeout is lost, and
+    fg or bg kill COMMAND. What COMMAND runs as another user (sudo) is
+    beyond zkr's reach.
 
     Without --requeue, zkr campaigns once: it exits with COMMAND's status,
     or 122 if leadership was lost while COMMAND ran.
@@ -59,7 +63,8 @@ EXIT STATUS
            interrupted.
     2      Usage error. Nothing was contacted.
     122    Without --requeue: leadership was lost while COMMAND ran; COMMAND
-           was stopped.
+           was stopped. Or COMMAND was killed on resume (fg, bg) because
+           leadership was lost while it was stopped.
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
     126, 127
            COMMAND cannot be executed, or is not found.
@@ -68,8 +73,7 @@ EXIT STATUS
            running); zkr left the queue.
 
 ENVIRONMENT
-    ZK_CONNECT           default for --connect.
-    COMMAND gets, besides zkr's own environment:
+` + globalEnvHelp + `    COMMAND gets, besides zkr's own environment:
     ZKR_FENCING_TOKEN    the term's fencing token (czxid of the leader's
                          node), higher for every later term.
     ZKR_LOCK_PATH        PATH, as given.
@@ -112,8 +116,7 @@ EXIT STATUS
            interrupted.
 
 ENVIRONMENT
-    ZK_CONNECT    default for --connect.
-
+` + globalEnvHelp + `
 EXAMPLES
     $ zkr leader /services/scheduler
     host-a:4711

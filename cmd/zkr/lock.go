@@ -17,6 +17,15 @@ import (
 
 // lock, rlock, wlock and sem: take something, run COMMAND, give it back.
 
+// globalEnvHelp lists the variables of the global options, for the
+// ENVIRONMENT section of each manual page.
+const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
+    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
+    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE
+                         the global options (see GLOBAL OPTIONS); an
+                         option on the command line wins.
+`
+
 const heldOptionsHelp = `    --timeout D
            give up after D (exit 124), connecting to ZooKeeper included.
            Default: wait as long as it takes (connecting is bounded by
@@ -36,8 +45,7 @@ const heldOptionsHelp = `    --timeout D
 `
 
 const heldEnvHelp = `ENVIRONMENT
-    ZK_CONNECT           default for --connect.
-    COMMAND gets, besides zkr's own environment:
+` + globalEnvHelp + `    COMMAND gets, besides zkr's own environment:
     ZKR_FENCING_TOKEN    the fencing token: the czxid of the hold's node, a
                          decimal number that grows from each holder to the
                          next, even if PATH is deleted and made again.
@@ -62,7 +70,11 @@ DESCRIPTION
     (no answer from ZooKeeper for 2/3 of --session-timeout, so the server
     may soon give the lock to the next waiter), COMMAND and everything it
     started get SIGTERM, then SIGKILL after --grace, and zkr exits 122.
-    Ctrl-Z, fg and bg work as in zkr --help.
+    Ctrl-Z, fg and bg work as in zkr --help: a job stopped for more than
+    about 2/3 of --session-timeout has lost its hold (zkr is stopped too,
+    and nothing keeps its session alive), and fg or bg kill COMMAND (exit
+    122). What COMMAND runs as another user (sudo) is beyond zkr's reach:
+    zkr cannot kill it.
 
     SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits
     128+signal. While COMMAND runs: the signal goes to COMMAND's process

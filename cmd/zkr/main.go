@@ -46,7 +46,8 @@ const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a sig
     2      Usage error: bad option, path or argument. Nothing was contacted.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
            2/3 of the session timeout, or session expired); COMMAND was sent
-           SIGTERM, then SIGKILL after --grace.
+           SIGTERM, then SIGKILL after --grace. Or COMMAND was killed on
+           resume (fg, bg) because the hold was lost while it was stopped.
     124    --timeout passed before the hold was granted. COMMAND did not run.
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
            COMMAND did not run.
@@ -99,10 +100,20 @@ DESCRIPTION
 
     In the foreground of a terminal, COMMAND is the terminal's foreground
     job: it reads the terminal, Ctrl-C reaches it, and Ctrl-Z stops it (and
-    everything it started) and gives the terminal back to the shell. fg or bg continue it only if a
-    fresh answer from ZooKeeper shows the hold intact; otherwise COMMAND is
-    killed and zkr exits 122. A stopped COMMAND never runs again once its
-    hold is lost.
+    everything it started) and gives the terminal back to the shell. fg or
+    bg continue it only if a fresh answer from ZooKeeper shows the hold
+    intact; otherwise COMMAND is killed and zkr exits 122. A stopped COMMAND
+    never runs again once its hold is lost, and a SIGCONT that zkr did not
+    send (kill -CONT, a debugger) stops it again until fg or bg. zkr is
+    stopped with COMMAND, so nothing keeps its session alive: a job stopped
+    for more than about 2/3 of the session timeout has lost its hold, and
+    fg or bg kill it (exit 122). Without a terminal (cron, systemd, CI) none
+    of this applies: a COMMAND stopped with kill -STOP keeps its hold while
+    zkr watches it, kill -CONT continues it, and a loss kills it.
+
+    zkr can signal only processes it may signal: what COMMAND starts as
+    another user (sudo, setuid programs) cannot be stopped or killed by zkr,
+    and may outlive the hold.
 
     lock      exclusive lock (Curator's InterProcessMutex)
     rlock     shared side of a read-write lock (InterProcessReadWriteLock)

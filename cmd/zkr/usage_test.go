@@ -94,6 +94,23 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 	}
 }
 
+// The ENVIRONMENT section of every subcommand that takes the global options
+// names their ZKR_ variables (it named ZK_CONNECT alone), and the manual
+// gives 122 both of its meanings.
+func TestManualsNameTheVariablesAndWhat122Means(t *testing.T) {
+	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader"} {
+		r := zkr(t, sub, "--help")
+		_, env, _ := strings.Cut(r.stdout, "\nENVIRONMENT\n")
+		env, _, _ = strings.Cut(env, "\nEXAMPLES\n")
+		for _, v := range []string{"ZKR_CONNECT", "ZK_CONNECT", "ZKR_SESSION_TIMEOUT", "ZKR_AUTH_FILE", "ZKR_ID", "ZKR_VERBOSE"} {
+			assert.Contains(t, env, v, "zkr %s --help: ENVIRONMENT does not name %s", sub, v)
+		}
+		if sub != "leader" {
+			assert.Contains(t, strings.Join(strings.Fields(r.stdout), " "), "killed on resume", "zkr %s --help: 122", sub)
+		}
+	}
+}
+
 // Global options work before and after the subcommand; --namespace,
 // --auth and the TLS options reach the server.
 func TestGlobalOptionsReachTheServer(t *testing.T) {
