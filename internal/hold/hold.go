@@ -127,7 +127,22 @@ func (n *Node) SessionID() int64 { return n.session.ID }
 func (n *Node) Err() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.err
+	return n.told(n.err)
+}
+
+// errSuspendedThenLost: a hold that ended with its link in doubt, whose
+// session the client has since found lost.
+var errSuspendedThenLost = fmt.Errorf("%w, then %w", ErrSuspended, ErrSessionLost)
+
+// told is err as it should be told now: the first reason a hold ended never
+// changes, but a hold that ended in doubt (ErrSuspended) says so too once
+// its session is known lost, so that errors.Is(err, ErrSessionLost) holds
+// for what is lost for good.
+func (n *Node) told(err error) error {
+	if err == ErrSuspended && isClosed(n.session.Lost) {
+		return errSuspendedThenLost
+	}
+	return err
 }
 
 // Done is closed when the node can no longer be trusted, or is released.
@@ -297,7 +312,7 @@ func NewHold(n *Node, release func(*Hold) error) (*Hold, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHoldLost, n.err)
+		return nil, fmt.Errorf("%w: %w", ErrHoldLost, n.told(n.err))
 	}
 	h := &Hold{node: n, release: release, done: make(chan struct{})}
 	n.holds[h] = struct{}{}
@@ -336,7 +351,7 @@ func (h *Hold) Done() <-chan struct{} { return h.done }
 func (h *Hold) Err() error {
 	h.node.mu.Lock()
 	defer h.node.mu.Unlock()
-	return h.err
+	return h.node.told(h.err)
 }
 
 // Context returns a context, derived from parent, that is cancelled when the
@@ -375,7 +390,7 @@ func (h *Hold) Release() error {
 	}
 	n := h.node
 	n.mu.Lock()
-	lost := h.err
+	lost := n.told(h.err)
 	h.finishLocked(ErrReleased)
 	delete(n.holds, h)
 	n.mu.Unlock()

@@ -100,6 +100,32 @@ func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
 	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
 }
 
+// Under the standard policy a hold ends as ErrSuspended when its link is in
+// doubt; once the session is known lost, what the hold reports says so
+// too: Err, a nested acquire on it and its release all match
+// ErrSessionLost (and still ErrSuspended, the first reason). Before, they
+// said ErrSuspended only, for ever.
+func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	m := newMutex(t, c, "/handles/suspended-then-lost")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	testkit.LoseSession(t, p, c)
+	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
+	assert.ErrorIs(t, h.Err(), mutex.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), mutex.ErrSuspended)
+	_, err = m.Acquire(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+	assert.ErrorIs(t, err, mutex.ErrSessionLost)
+	err = m.Release()
+	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+	assert.ErrorIs(t, err, mutex.ErrSessionLost)
+	assert.ErrorIs(t, h.Release(), mutex.ErrReleased, "m.Release gave back h, the only acquisition")
+}
+
 // A hold whose node someone else deletes (an operator's deleteall) is lost
 // at once, with ErrNodeDeleted, and says so on Release. (Before: it stayed
 // "held" while a newcomer took the lock.)
