@@ -488,7 +488,7 @@ func Nodes(ctx context.Context, c *framework.Client, dir string, markers ...stri
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, Err(err, false)
 	}
 	sorted := Sort(kids, markers...)
 	for i, k := range sorted {
@@ -511,7 +511,7 @@ func Participants(ctx context.Context, c *framework.Client, dir string, markers 
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, Err(err, false)
 		}
 		ids = append(ids, string(data))
 	}

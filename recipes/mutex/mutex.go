@@ -146,7 +146,7 @@ func Revoke(ctx context.Context, client *framework.Client, nodePath string) erro
 		return nil // already released
 	}
 	if err != nil {
-		return fmt.Errorf("mutex: revoke %s: %w", nodePath, err)
+		return fmt.Errorf("mutex: revoke %s: %w", nodePath, contend.Err(err, false))
 	}
 	return nil
 }
