@@ -22,7 +22,8 @@ type Cluster struct {
 	external []string // ZK_CONNECT addresses
 	proxy    *Proxy
 
-	secureProxy *Proxy // in front of the TLS ports; nil without WithTLS
+	secureProxy *Proxy            // in front of the TLS ports; nil without WithTLS
+	peerProxies map[[2]int]*Proxy // by (from, to) server ID; nil without WithPeerProxies
 }
 
 type config struct {
@@ -30,6 +31,7 @@ type config struct {
 	startTimeout time.Duration
 	tls          *tlsConfig // nil: no TLS port
 	clientPort   int        // 0: a free port
+	peerProxies  bool
 }
 
 func defaultConfig() config {
@@ -42,6 +44,12 @@ type Option func(*config)
 // WithTickTime sets the server tick (default 200ms). Session expiry is checked
 // once per tick, so a short tick keeps expiry tests short.
 func WithTickTime(d time.Duration) Option { return func(c *config) { c.server.TickTime = d } }
+
+// WithSyncLimit sets how many ticks a follower may fall behind the leader
+// (or the leader go unheard by it) before it is dropped from the quorum
+// (default 5, a second at the default tick). A test that lags a follower on
+// purpose must raise it above the lag.
+func WithSyncLimit(ticks int) Option { return func(c *config) { c.server.SyncLimit = ticks } }
 
 // WithSessionTimeouts sets the bounds the server negotiates session timeouts
 // into (default 1s..60s).
@@ -184,6 +192,9 @@ func (c *Cluster) startLocal(n int) {
 			s.signal(syscall.SIGKILL, 10*time.Second)
 		}
 	})
+	if c.cfg.peerProxies {
+		c.startPeerProxies(procs)
+	}
 	for _, s := range c.servers {
 		if err := s.proc.WriteConfig(procs, s.tlsConfigLines()); err != nil {
 			t.Fatalf("zktest: config for server %d: %v", s.ID, err)

@@ -17,6 +17,7 @@ type Proxy struct {
 	mode    atomic.Int32 // a proxyMode
 	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
 	delayUp atomic.Int64 // nanoseconds added before each chunk the server sends
+	lagUp   atomic.Int64 // nanoseconds every byte the server sends is held
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -45,6 +46,9 @@ type link struct {
 	// direction's stream now has a hole: nothing more may pass on it (the
 	// peer would parse garbage), and Heal closes the link.
 	lostUp, lostDown atomic.Bool
+
+	closeOnce sync.Once
+	dead      chan struct{} // closed by close
 }
 
 func (l *link) tainted() bool { return l.lostUp.Load() || l.lostDown.Load() }
@@ -52,6 +56,7 @@ func (l *link) tainted() bool { return l.lostUp.Load() || l.lostDown.Load() }
 func (l *link) close() {
 	l.client.Close()
 	l.server.Close()
+	l.closeOnce.Do(func() { close(l.dead) })
 }
 
 // NewProxy starts a new proxy in front of the cluster's servers, closed when
@@ -150,12 +155,21 @@ func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
 // server has heard the request long before the client sees the answer.
 func (p *Proxy) DelayReplies(d time.Duration) { p.delayUp.Store(int64(d)) }
 
+// LagReplies holds every byte the server sends for d, in order, as a slow
+// path does: unlike DelayReplies, which sleeps before each chunk (so that
+// under steady traffic the bytes of a whole stretch arrive together, up to
+// twice d late), each byte is held d from when the proxy read it, and bytes
+// read apart arrive as far apart. Heal ends it; bytes already held still
+// arrive at their time, ahead of later ones.
+func (p *Proxy) LagReplies(d time.Duration) { p.lagUp.Store(int64(d)) }
+
 // Heal ends every fault: forwarding resumes at full speed, and the links that
 // lost bytes are closed (a stream with a hole in it cannot be resumed; the
 // client reconnects).
 func (p *Proxy) Heal() {
 	p.delay.Store(0)
 	p.delayUp.Store(0)
+	p.lagUp.Store(0)
 	p.mode.Store(int32(modeForward))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -202,7 +216,7 @@ func (p *Proxy) accept(f *forwarder) {
 			cc.Close() // server down: the client sees a refused session
 			continue
 		}
-		l := &link{client: cc, server: sc}
+		l := &link{client: cc, server: sc, dead: make(chan struct{})}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
@@ -242,6 +256,12 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 	if fromServer {
 		lost = &l.lostDown
 	}
+	var held chan heldChunk // once lagging, every chunk goes through it, in order
+	defer func() {
+		if held != nil {
+			close(held)
+		}
+	}()
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
@@ -266,12 +286,49 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 			if d > 0 {
 				time.Sleep(d)
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if lag := time.Duration(p.lagUp.Load()); fromServer && (lag > 0 || held != nil) {
+				if held == nil {
+					held = make(chan heldChunk, 256)
+					p.wg.Add(1)
+					go func() { defer p.wg.Done(); releaseHeld(l, held, dst) }()
+				}
+				select {
+				case held <- heldChunk{b: append([]byte(nil), buf[:n]...), at: time.Now().Add(lag)}:
+				case <-l.dead:
+					return
+				}
+			} else if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
 		}
 		if err != nil {
 			return // EOF, reset, or closed by Cut/Heal/Close
+		}
+	}
+}
+
+// heldChunk is bytes a lagging link holds until at.
+type heldChunk struct {
+	b  []byte
+	at time.Time
+}
+
+// releaseHeld writes each held chunk to dst at its time, until held is closed
+// or the link dies.
+func releaseHeld(l *link, held <-chan heldChunk, dst net.Conn) {
+	for c := range held {
+		if wait := time.Until(c.at); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-l.dead:
+				t.Stop()
+				return
+			}
+		}
+		if _, err := dst.Write(c.b); err != nil {
+			l.close()
+			return
 		}
 	}
 }

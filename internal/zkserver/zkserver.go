@@ -117,6 +117,7 @@ func fileExists(p string) bool {
 // Config is what every server of one ensemble shares.
 type Config struct {
 	TickTime       time.Duration
+	SyncLimit      int           // ticks a follower may lag the leader before it is dropped; 0: 5
 	MinSession     time.Duration // bounds the server negotiates session timeouts into
 	MaxSession     time.Duration
 	ContainerCheck time.Duration // how often empty container nodes are deleted
@@ -148,6 +149,11 @@ type Server struct {
 	Dir        string // data dir, config and log; survive a restart
 	Install    *Install
 	Config     *Config
+	// PeerPorts, when set, names the port this server dials to reach another
+	// member's quorum port, by that member's ID (a proxy in between, say);
+	// members it does not name are reached at their own PeerPort. Election
+	// ports are always reached directly.
+	PeerPorts map[int]int
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -194,6 +200,10 @@ func ModeAt(addr string) string {
 // member when there is more than one; extra lines go before Config.Extra.
 func (s *Server) WriteConfig(ensemble []*Server, extra []string) error {
 	cfg := s.Config
+	syncLimit := cfg.SyncLimit
+	if syncLimit <= 0 {
+		syncLimit = 5
+	}
 	data := filepath.Join(s.Dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return err
@@ -201,7 +211,7 @@ func (s *Server) WriteConfig(ensemble []*Server, extra []string) error {
 	lines := []string{
 		"tickTime=" + strconv.Itoa(int(cfg.TickTime/time.Millisecond)),
 		"initLimit=10",
-		"syncLimit=5",
+		"syncLimit=" + strconv.Itoa(syncLimit),
 		"dataDir=" + data,
 		"clientPort=" + strconv.Itoa(s.ClientPort),
 		"clientPortAddress=127.0.0.1",
@@ -219,7 +229,11 @@ func (s *Server) WriteConfig(ensemble []*Server, extra []string) error {
 	}
 	if len(ensemble) > 1 {
 		for _, o := range ensemble {
-			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", o.ID, o.PeerPort, o.ElecPort))
+			peer := o.PeerPort
+			if p, ok := s.PeerPorts[o.ID]; ok && o.ID != s.ID {
+				peer = p
+			}
+			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", o.ID, peer, o.ElecPort))
 		}
 		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(s.ID)+"\n"), 0o644); err != nil {
 			return err

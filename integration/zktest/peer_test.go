@@ -1,0 +1,64 @@
+package zktest_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// onServer reports whether session sid has a connection at addr.
+func onServer(addr string, sid int64) bool {
+	out, err := zktest.FourLetter(addr, "cons", 3*time.Second)
+	return err == nil && strings.Contains(out, fmt.Sprintf("sid=0x%x,", sid))
+}
+
+// Quorum traffic goes through the peer proxies, and lagging what the leader
+// sends a follower holds back that follower's answers from the leader (a
+// sync) without dropping it from the quorum.
+func TestPeerProxiesCarryTheQuorumAndLagAFollower(t *testing.T) {
+	const lag = 500 * time.Millisecond
+	cl := zktest.Ensemble(t, 3, zktest.WithPeerProxies(), zktest.WithSyncLimit(25))
+	leader := cl.Leader(30 * time.Second)
+	var f *zktest.Server
+	for _, s := range cl.Servers() {
+		if s.ID != leader.ID {
+			f = s
+			assert.Positive(t, cl.PeerProxy(s.ID, leader.ID).Links(), "server %d does not follow through its proxy", s.ID)
+		}
+	}
+	c, _ := connect(t, []string{f.DirectAddr()}, 10*time.Second)
+
+	cl.PeerProxy(f.ID, leader.ID).LagReplies(lag)
+	start := time.Now()
+	_, err := c.Sync("/")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), lag, "the leader's answer was not held")
+	_, err = c.Create("/lagged", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	cl.PeerProxy(f.ID, leader.ID).Heal()
+	assert.Equal(t, "follower", f.Mode(), "the lagging follower left the quorum")
+}
+
+// A switch proxy sends new links to the server it is switched to; a client
+// it cut reconnects there with the same session.
+func TestSwitchProxyMovesAClientToAnotherServer(t *testing.T) {
+	cl := zktest.Ensemble(t, 3)
+	sw := cl.NewSwitchProxy(1)
+	c, r := connect(t, []string{sw.ConnectString()}, 10*time.Second)
+	sid := c.SessionID()
+	assert.True(t, onServer(cl.Server(1).DirectAddr(), sid), "the client is not on server 1")
+
+	from := r.len()
+	sw.SwitchTo(2)
+	sw.Cut()
+	r.waitSeq(t, from, 30*time.Second, zk.StateDisconnected, zk.StateHasSession)
+	assert.Equal(t, sid, c.SessionID())
+	assert.True(t, onServer(cl.Server(2).DirectAddr(), sid), "the client is not on server 2")
+}
