@@ -208,8 +208,22 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 	return cl
 }
 
-// Conn returns the connection the client runs on.
-func (c *Client) Conn() *conn.Conn { return c.conn }
+// The connection itself is not handed out: its Close would end the session
+// behind the client's back, before the client's holds learn of it (the
+// client's Close ends them first). What a user may ask of it is here.
+
+// State returns the connection's state (see conn.Conn.State).
+func (c *Client) State() conn.State { return c.conn.State() }
+
+// Subscribe returns a subscription to the connection's state changes (see
+// conn.Conn.Subscribe).
+func (c *Client) Subscribe() *conn.Subscription { return c.conn.Subscribe() }
+
+// WaitConnected waits until the connection is connected, or ctx ends, and
+// returns the session (see conn.Conn.WaitConnected).
+func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
+	return c.conn.WaitConnected(ctx)
+}
 
 // Namespace returns the namespace ("" or "/app").
 func (c *Client) Namespace() string { return string(c.ns) }

@@ -249,7 +249,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close())
-	assert.Equal(t, conn.StateClosed, c.Conn().State())
+	assert.Equal(t, conn.StateClosed, c.State())
 }
 
 // 3. Errors.
@@ -839,7 +839,7 @@ func secureTree(t *testing.T, cl *zktest.Cluster) {
 		framework.WithACLProvider(framework.CreatorACL()))
 	mustCreate(t, alice, "/secure", nil)
 	mustCreate(t, alice, "/secure/child", []byte("mine"))
-	acl, _, err := connlink.Of(alice.Conn()).ZK().GetACL("/secure/child")
+	acl, _, err := connlink.Of(fwlink.Of(alice).Conn()).ZK().GetACL("/secure/child")
 	require.NoError(t, err)
 	assert.Equal(t, zk.DigestACL(zk.PermAll, "alice", "pw"), acl)
 }
@@ -899,7 +899,7 @@ func TestPathACLOverridesOnlyItsPath(t *testing.T) {
 		"/ns/b":   zk.WorldACL(zk.PermAll),
 		"/ns/a/d": explicit,
 	} {
-		got, _, err := connlink.Of(c.Conn()).ZK().GetACL(p)
+		got, _, err := connlink.Of(fwlink.Of(c).Conn()).ZK().GetACL(p)
 		require.NoError(t, err, p)
 		assert.Equal(t, want, got, p)
 	}

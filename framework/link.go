@@ -33,6 +33,7 @@ func (p plumbing) DeleteOwn(ctx context.Context, path string, owner int64) error
 func (p plumbing) LossSignal(s conn.Session) <-chan struct{} { return p.c.lossSignal(s) }
 func (p plumbing) OnClose(f func()) (remove func())          { return p.c.onClose(f) }
 func (p plumbing) Closing() <-chan struct{}                  { return p.c.quit }
+func (p plumbing) Conn() *conn.Conn                          { return p.c.conn }
 func (p plumbing) GetWRaw(ctx context.Context, path string) (<-chan zk.Event, error) {
 	return p.c.getWRaw(ctx, path)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/connlink"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -504,7 +505,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
 	// The floor: what the server must do for any lock of this shape, a
 	// create and a delete of an ephemeral-sequential node, sent by the raw
 	// client with nothing around it.
-	z := connlink.Of(c.Conn()).ZK()
+	z := connlink.Of(fwlink.Of(c).Conn()).ZK()
 	acl := zk.WorldACL(zk.PermAll)
 	full := func(p string) string {
 		if ns := c.Namespace(); ns != "" {

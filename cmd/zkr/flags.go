@@ -344,7 +344,7 @@ func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework
 // session closes or expires either way.
 func closeClient(c *framework.Client) {
 	wait := 3 * time.Second
-	switch c.Conn().State() {
+	switch c.State() {
 	case conn.StateConnected, conn.StateReconnected, conn.StateReadOnly:
 	default:
 		wait = 0 // nothing can reach the server now

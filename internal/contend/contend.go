@@ -272,7 +272,7 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent for a wait that is already over
 	}
-	if _, err := c.Conn().WaitConnected(ctx); err != nil {
+	if _, err := c.WaitConnected(ctx); err != nil {
 		return nil, err
 	}
 	q, err := fwlink.Of(c).Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
@@ -437,7 +437,7 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 		}
 		select {
 		case <-fwlink.Of(c).LossSignal(s):
-			if _, err := c.Conn().WaitConnected(ctx); err != nil {
+			if _, err := c.WaitConnected(ctx); err != nil {
 				return s, err
 			}
 			for _, p := range paths {

@@ -45,6 +45,9 @@ type Client interface {
 	OnClose(f func()) (remove func())
 	// Closing is closed when the client's Close begins to stop its work.
 	Closing() <-chan struct{}
+	// Conn is the client's connection, whose Close must not be called
+	// behind the client's back: for tests and the benchmark's raw client.
+	Conn() *conn.Conn
 	// GetWRaw sets a data watch on path and returns go-zookeeper's own
 	// channel, with no goroutine to forward it: the caller watches its ctx
 	// and Closing itself, and must not read the event's path.

@@ -199,7 +199,7 @@ func (n *Node) watchNode() {
 			if ctx.Err() != nil || n.client.Closed() {
 				return
 			}
-			if _, werr := n.client.Conn().WaitConnected(ctx); werr != nil {
+			if _, werr := n.client.WaitConnected(ctx); werr != nil {
 				return
 			}
 			if n.client.Session().ID != n.session.ID {

@@ -242,7 +242,7 @@ func LoseSession(t testing.TB, p *zktest.Proxy, c *framework.Client) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		s, err := c.Conn().WaitConnected(ctx)
+		s, err := c.WaitConnected(ctx)
 		if assert.NoError(ct, err) {
 			assert.NotEqual(ct, old.ID, s.ID, "still on the expired session")
 		}

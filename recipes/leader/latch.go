@@ -261,7 +261,7 @@ func (l *Latch) run() {
 // entry and nil error mean "queue anew".
 func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error) {
 	c := l.client
-	if _, err := c.Conn().WaitConnected(l.life); err != nil {
+	if _, err := c.WaitConnected(l.life); err != nil {
 		return nil, err
 	}
 	kids, _, err := c.Children(l.life, l.path)

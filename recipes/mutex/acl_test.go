@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/connlink"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // ZooKeeper checks DELETE (and CREATE) against the parent's ACL, so a lock
@@ -58,7 +59,7 @@ func TestCreatorACLProtectsLockNodesAndTheirDirectory(t *testing.T) {
 	java.ExpectNone(t, "acquired j", absenceWindow)
 	require.NoError(t, h.Release())
 	javaNode := strings.TrimPrefix(java.Expect(t, "acquired j ", 10*time.Second), "acquired j ")
-	acl, _, err := connlink.Of(alice.Conn()).ZK().GetACL(javaNode)
+	acl, _, err := connlink.Of(fwlink.Of(alice).Conn()).ZK().GetACL(javaNode)
 	require.NoError(t, err)
 	assert.Equal(t, zk.DigestACL(zk.PermAll, "alice", "pw"), acl, "Curator's node is alice's too")
 	java.Call(t, "mutex-release j", "released j", 10*time.Second)

@@ -177,7 +177,7 @@ func TestManySessionsWithCutsAndExpiriesNeverExceedMax(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // chaos pacing, not synchronisation
 		}
 		victim := (round*2 + 1) % contenders
-		sess, err := cr.clients[victim].Conn().WaitConnected(ctxT(t, 30*time.Second))
+		sess, err := cr.clients[victim].WaitConnected(ctxT(t, 30*time.Second))
 		require.NoError(t, err)
 		zktest.ExpireSession(t, cr.proxies[victim], sess.ID)
 	}

@@ -207,7 +207,7 @@ func holdSessionAliveButLost(t *testing.T, cl *zktest.Cluster, p *zktest.Proxy, 
 	require.Eventually(t, func() bool { return cl.SessionAlive(sess.ID) }, 5*time.Second, 50*time.Millisecond,
 		"the server must still hold the session")
 	p.Heal()
-	now, err := c.Conn().WaitConnected(ctxT(t, 30*time.Second))
+	now, err := c.WaitConnected(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, sess.ID, now.ID, "back on the same session")
 	return sess.ID

@@ -231,7 +231,7 @@ func (s *Semaphore) check(n int) error {
 // with the internal mutex held across all n (none with try).
 func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err error) {
 	c := s.client
-	sess, err := c.Conn().WaitConnected(ctx)
+	sess, err := c.WaitConnected(ctx)
 	if err != nil {
 		return nil, err
 	}
