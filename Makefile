@@ -7,7 +7,7 @@ GO ?= go
 STATICCHECK := $(GO) tool staticcheck
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: deps build test chaos demo bench vet fmt-check staticcheck
+.PHONY: deps build test chaos demo bench bench-peers bench-engine vet fmt-check staticcheck
 
 ## deps: ZooKeeper 3.8, a JDK and the Curator 5.4 jars from Debian; the Go
 ## modules and pinned tools (downloads only: go.mod pins their versions).
@@ -52,3 +52,13 @@ demo: deps build
 ## bench: the speed targets, each against go-zookeeper's zk.Lock on one server.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./recipes/mutex/
+
+## bench-peers: zkrecipes beside go-zookeeper's zk.Lock and Curator 5.4 on the
+## same workloads and server; rewrites the table in docs/benchmarks.md.
+bench-peers: deps
+	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 60m ./integration/peers/ \
+		-args -peers.out=$(CURDIR)/docs/benchmarks.md
+
+## bench-engine: the engine's hot paths, allocations included.
+bench-engine:
+	$(GO) test -run '^$$' -bench Engine -benchmem ./internal/contend/

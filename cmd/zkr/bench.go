@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +39,11 @@ DESCRIPTION
     stderr. The line is a contract other tools read: space-separated
     key=value fields, always in this order, integers only.
 
+    --peer zklock runs the same workload with go-zookeeper's own zk.Lock
+    instead of this module's Mutex (a new zk.Lock for each acquisition, as
+    it cannot be shared), so that the two compare on your server in one
+    sitting; its line starts peer=zklock. It has no leader latch.
+
     uncontended   one session: 50 warm-up rounds, then N acquire+release of
                   one mutex, each timed.
         peer=zkrecipes mode=uncontended n=N p50_us=.. p99_us=.. ops_per_s=..
@@ -53,10 +60,14 @@ DESCRIPTION
                   place in the queue before the next round.
         peer=zkrecipes mode=latch rounds=R p50_us=.. p99_us=..
 
-    queue         W waiters (goroutines over up to 10 sessions) queue behind
-                  a holder, which then releases; the time until all have had
-                  the lock, divided by W.
+    queue         W waiters (goroutines over S sessions, default up to 10)
+                  queue behind a holder, which then releases; the time
+                  until all have had the lock, divided by W. With all W
+                  queued, the goroutines and the memory (live heap and
+                  goroutine stacks) zkr holds beyond its idle baseline,
+                  divided by W: each waiter's own goroutine included.
         peer=zkrecipes mode=queue waiters=W per_handoff_us=..
+        goroutines_per_waiter=.. bytes_per_waiter=..
 
     keys          a lock per entity: one session, W goroutines, each
                   acquiring and releasing a new Mutex on one of K paths
@@ -70,12 +81,14 @@ DESCRIPTION
 
 OPTIONS
     --mode MODE    uncontended, contended, latch, queue or keys (required).
+    --peer P       zkrecipes (default) or zklock: whose lock is measured.
     --n N          uncontended: timed rounds (default 1000).
     --clients C    contended: sessions (default 8).
     --duration D   contended, keys: how long (default 5s; keys runs the
                    lock, then the floor, each for D).
     --rounds R     latch: handovers (default 20).
     --waiters W    queue: waiters (default 100).
+    --sessions S   queue: sessions the waiters share (default: up to 10).
     --keys K       keys: distinct lock paths (default 1000).
     --workers W    keys: goroutines (default 32).
 
@@ -99,6 +112,7 @@ EXAMPLES
 
 type benchOptions struct {
 	mode     string
+	peer     string
 	n        int
 	clients  int
 	duration time.Duration
@@ -106,13 +120,15 @@ type benchOptions struct {
 	waiters  int
 	keys     int
 	workers  int
+	sessions int
 }
 
 func runBench(a *app, g *globals, args []string) int {
-	o := benchOptions{n: 1000, clients: 8, duration: 5 * time.Second, rounds: 20, waiters: 100, keys: 1000, workers: 32}
+	o := benchOptions{peer: "zkrecipes", n: 1000, clients: 8, duration: 5 * time.Second, rounds: 20, waiters: 100, keys: 1000, workers: 32}
 	fs := newFlagSet("bench")
 	g.register(fs)
 	fs.StringVar(&o.mode, "mode", "", "")
+	fs.StringVar(&o.peer, "peer", o.peer, "")
 	fs.IntVar(&o.n, "n", o.n, "")
 	fs.IntVar(&o.clients, "clients", o.clients, "")
 	fs.DurationVar(&o.duration, "duration", o.duration, "")
@@ -120,6 +136,7 @@ func runBench(a *app, g *globals, args []string) int {
 	fs.IntVar(&o.waiters, "waiters", o.waiters, "")
 	fs.IntVar(&o.keys, "keys", o.keys, "")
 	fs.IntVar(&o.workers, "workers", o.workers, "")
+	fs.IntVar(&o.sessions, "sessions", 0, "")
 	code, ok := a.parseArgs("bench", benchHelp, func() error {
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -139,7 +156,7 @@ func runBench(a *app, g *globals, args []string) int {
 	log := a.logger("bench", g)
 	sig := watchSignals(nil)
 	defer sig.stop()
-	b := &bench{g: g, opts: opts, log: log, ctx: sig.ctx,
+	b := &bench{g: g, opts: opts, log: log, ctx: sig.ctx, peer: o.peer,
 		path: "/zkr-bench/" + o.mode + "-" + strconv.FormatUint(rand.Uint64(), 36)}
 	line, err := b.run(o)
 	b.close()
@@ -171,6 +188,15 @@ func (o *benchOptions) check() error {
 	if o.duration <= 0 {
 		return fmt.Errorf("--duration %v: must be positive", o.duration)
 	}
+	if o.sessions < 0 {
+		return fmt.Errorf("--sessions %d: must be at least 1", o.sessions)
+	}
+	switch {
+	case o.peer != "zkrecipes" && o.peer != "zklock":
+		return fmt.Errorf("--peer %q: want zkrecipes or zklock", o.peer)
+	case o.peer == "zklock" && o.mode == "latch":
+		return errors.New("--peer zklock --mode latch: go-zookeeper has no leader latch")
+	}
 	return nil
 }
 
@@ -180,8 +206,48 @@ type bench struct {
 	opts     []framework.Option
 	log      *logger
 	ctx      context.Context
+	peer     string
 	path     string
 	cleanups []func()
+}
+
+// locker takes the lock once and returns how to release it.
+type locker func(ctx context.Context) (release func() error, err error)
+
+// locker returns the peer's lock on path over c. Ours is a Mutex, made
+// once: reentrant per goroutine, so goroutines sharing it contend as
+// processes do; keep closes it when the measurement ends. go-zookeeper's
+// zk.Lock cannot be shared, so each of its acquisitions makes its own.
+func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker, error) {
+	if b.peer == "zklock" {
+		z := connlink.Of(fwlink.Of(c).Conn()).ZK()
+		full := path
+		if ns := c.Namespace(); ns != "" {
+			full = "/" + ns + path
+		}
+		acl := zk.WorldACL(zk.PermAll)
+		return func(context.Context) (func() error, error) {
+			l := zk.NewLock(z, full, acl)
+			if err := l.Lock(); err != nil {
+				return nil, err
+			}
+			return l.Unlock, nil
+		}, nil
+	}
+	m, err := mutex.New(c, path, mutex.WithParticipantID(id))
+	if err != nil {
+		return nil, err
+	}
+	if keep {
+		b.later(func() { m.Close() })
+	}
+	return func(ctx context.Context) (func() error, error) {
+		h, err := m.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return h.Release, nil
+	}, nil
 }
 
 func (b *bench) run(o benchOptions) (string, error) {
@@ -195,7 +261,7 @@ func (b *bench) run(o benchOptions) (string, error) {
 	case "keys":
 		return b.keys(o.keys, o.workers, o.duration)
 	default:
-		return b.queue(o.waiters)
+		return b.queue(o.waiters, o.sessions)
 	}
 }
 
@@ -241,29 +307,21 @@ func (b *bench) dialN(n int) ([]*framework.Client, error) {
 	return cs, nil
 }
 
-func (b *bench) mutex(c *framework.Client, id string) (*mutex.Mutex, error) {
-	m, err := mutex.New(c, b.path, mutex.WithParticipantID(id))
-	if err != nil {
-		return nil, err
-	}
-	b.later(func() { m.Close() })
-	return m, nil
-}
-
 func (b *bench) uncontended(n int) (string, error) {
 	c, err := b.dial()
 	if err != nil {
 		return "", err
 	}
-	m, err := b.mutex(c, "bench")
+	lock, err := b.locker(c, b.path, "bench", true)
 	if err != nil {
 		return "", err
 	}
 	round := func() error {
-		if _, err := m.Acquire(b.ctx); err != nil {
+		release, err := lock(b.ctx)
+		if err != nil {
 			return err
 		}
-		return m.Release()
+		return release()
 	}
 	b.log.printf("uncontended: 50 warm-up rounds on %s", b.path)
 	for range 50 {
@@ -282,8 +340,8 @@ func (b *bench) uncontended(n int) (string, error) {
 		lat[i] = time.Since(t0)
 	}
 	total := time.Since(start)
-	return fmt.Sprintf("peer=zkrecipes mode=uncontended n=%d p50_us=%d p99_us=%d ops_per_s=%d",
-		n, percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(n)/total.Seconds())), nil
+	return fmt.Sprintf("peer=%s mode=uncontended n=%d p50_us=%d p99_us=%d ops_per_s=%d",
+		b.peer, n, percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(n)/total.Seconds())), nil
 }
 
 func (b *bench) contended(clients int, d time.Duration) (string, error) {
@@ -291,9 +349,9 @@ func (b *bench) contended(clients int, d time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ms := make([]*mutex.Mutex, clients)
+	ls := make([]locker, clients)
 	for i, c := range cs {
-		if ms[i], err = b.mutex(c, "bench-"+strconv.Itoa(i)); err != nil {
+		if ls[i], err = b.locker(c, b.path, "bench-"+strconv.Itoa(i), true); err != nil {
 			return "", err
 		}
 	}
@@ -304,10 +362,11 @@ func (b *bench) contended(clients int, d time.Duration) (string, error) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	end := start.Add(d)
-	for i, m := range ms {
+	for i, lock := range ls {
 		wg.Go(func() {
 			for time.Now().Before(end) {
-				if _, err := m.Acquire(b.ctx); err != nil {
+				release, err := lock(b.ctx)
+				if err != nil {
 					errs[i] = err
 					return
 				}
@@ -316,7 +375,7 @@ func (b *bench) contended(clients int, d time.Duration) (string, error) {
 				}
 				counts[i]++
 				inside.Add(-1)
-				if err := m.Release(); err != nil {
+				if err := release(); err != nil {
 					errs[i] = err
 					return
 				}
@@ -332,8 +391,8 @@ func (b *bench) contended(clients int, d time.Duration) (string, error) {
 	for _, n := range counts {
 		total += n
 	}
-	line := fmt.Sprintf("peer=zkrecipes mode=contended clients=%d acquisitions=%d per_s=%d min_client=%d max_client=%d overlaps=%d",
-		clients, total, int64(float64(total)/elapsed.Seconds()), slices.Min(counts), slices.Max(counts), overlaps.Load())
+	line := fmt.Sprintf("peer=%s mode=contended clients=%d acquisitions=%d per_s=%d min_client=%d max_client=%d overlaps=%d",
+		b.peer, clients, total, int64(float64(total)/elapsed.Seconds()), slices.Min(counts), slices.Max(counts), overlaps.Load())
 	if overlaps.Load() > 0 {
 		return line, fmt.Errorf("mutual exclusion broken: %d overlaps", overlaps.Load())
 	}
@@ -423,40 +482,45 @@ func count(names []string, marker string) int {
 	return n
 }
 
-func (b *bench) queue(waiters int) (string, error) {
-	sessions := min(waiters, 10)
+func (b *bench) queue(waiters, sessions int) (string, error) {
+	if sessions == 0 {
+		sessions = min(waiters, 10)
+	}
 	cs, err := b.dialN(sessions + 1)
 	if err != nil {
 		return "", err
 	}
-	holder, err := b.mutex(cs[0], "bench-holder")
+	holder, err := b.locker(cs[0], b.path, "bench-holder", true)
 	if err != nil {
 		return "", err
 	}
-	if _, err := holder.Acquire(b.ctx); err != nil {
+	release, err := holder(b.ctx)
+	if err != nil {
 		return "", err
 	}
-	ms := make([]*mutex.Mutex, sessions)
-	for i := range ms {
-		if ms[i], err = b.mutex(cs[i+1], "bench-"+strconv.Itoa(i)); err != nil {
+	ls := make([]locker, sessions)
+	for i := range ls {
+		if ls[i], err = b.locker(cs[i+1], b.path, "bench-"+strconv.Itoa(i), true); err != nil {
 			return "", err
 		}
 	}
 	b.log.printf("queue: %d waiters over %d sessions on %s", waiters, sessions, b.path)
+	goroutines0, bytes0 := footprint()
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup
 	// A waiter that fails never queues: the wait for a full queue must end.
 	queued, abort := context.WithCancelCause(b.ctx)
 	defer abort(nil)
 	for i := range waiters {
-		m := ms[i%sessions]
+		lock := ls[i%sessions]
 		wg.Go(func() {
-			if _, err := m.Acquire(b.ctx); err != nil {
+			release, err := lock(b.ctx)
+			if err != nil {
 				errs[i] = err
 				abort(err)
 				return
 			}
-			errs[i] = m.Release()
+			errs[i] = release()
 		})
 	}
 	err = b.awaitQueue(queued, cs[0], "lock-", waiters+1)
@@ -464,11 +528,17 @@ func (b *bench) queue(waiters int) (string, error) {
 		err = nil // a waiter's failure, which errs reports
 	}
 	if err == nil && queued.Err() == nil {
-		// Let the last waiters set their watches: not part of the handoffs.
-		time.Sleep(200 * time.Millisecond)
+		// Every node is in the queue, but the last waiters may still be
+		// reading it or setting their watches: not part of the handoffs,
+		// nor of what a parked waiter costs.
+		err = settle(queued)
+		if b.ctx.Err() == nil && queued.Err() != nil {
+			err = nil
+		}
 	}
+	goroutines1, bytes1 := footprint()
 	start := time.Now()
-	if rerr := holder.Release(); err == nil {
+	if rerr := release(); err == nil {
 		err = rerr
 	}
 	wg.Wait()
@@ -476,8 +546,40 @@ func (b *bench) queue(waiters int) (string, error) {
 	if err := errors.Join(append(errs, err)...); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("peer=zkrecipes mode=queue waiters=%d per_handoff_us=%d",
-		waiters, elapsed.Microseconds()/int64(waiters)), nil
+	return fmt.Sprintf("peer=%s mode=queue waiters=%d per_handoff_us=%d goroutines_per_waiter=%d bytes_per_waiter=%d",
+		b.peer, waiters, elapsed.Microseconds()/int64(waiters),
+		int64(math.Round(float64(goroutines1-goroutines0)/float64(waiters))), (bytes1-bytes0)/int64(waiters)), nil
+}
+
+// settle waits until the process's goroutines have stopped changing for a
+// second: each request in flight has one, so a still count means every
+// waiter is parked on its watch.
+func settle(ctx context.Context) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last, still := runtime.NumGoroutine(), 0
+	for still < 10 {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-tick.C:
+		}
+		if n := runtime.NumGoroutine(); n != last {
+			last, still = n, 0
+			continue
+		}
+		still++
+	}
+	return nil
+}
+
+// footprint is the process's goroutines, and its live heap plus goroutine
+// stacks after a collection.
+func footprint() (goroutines int, bytes int64) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return runtime.NumGoroutine(), int64(m.HeapAlloc + m.StackInuse)
 }
 
 // keys is a lock per entity, then the server's floor for the same work.
@@ -489,15 +591,15 @@ func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
 	key := func(i int) string { return b.path + "/k" + strconv.Itoa(i) }
 	b.log.printf("keys: %d workers on %d lock paths under %s for %v", workers, keys, b.path, d)
 	n, lat, err := b.loop(workers, keys, d, func(i int) error {
-		m, err := mutex.New(c, key(i), mutex.WithParticipantID("bench"))
+		lock, err := b.locker(c, key(i), "bench", false) // a new lock value each time
 		if err != nil {
 			return err
 		}
-		h, err := m.Acquire(b.ctx)
+		release, err := lock(b.ctx)
 		if err != nil {
 			return err
 		}
-		return h.Release()
+		return release()
 	})
 	if err != nil {
 		return "", err
@@ -529,8 +631,8 @@ func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("peer=zkrecipes mode=keys keys=%d workers=%d per_s=%d p50_us=%d p99_us=%d floor_per_s=%d",
-		keys, workers, int64(float64(n)/d.Seconds()), percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(floor)/d.Seconds())), nil
+	return fmt.Sprintf("peer=%s mode=keys keys=%d workers=%d per_s=%d p50_us=%d p99_us=%d floor_per_s=%d",
+		b.peer, keys, workers, int64(float64(n)/d.Seconds()), percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(floor)/d.Seconds())), nil
 }
 
 // loop runs op on a random key from workers goroutines for d and returns

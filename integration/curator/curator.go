@@ -14,6 +14,9 @@
 //	mutex-loop <path> <n> <holdMs> <logFile> <id>
 //	                                        loop-done <id>
 //	participants <path>                     participants <id1>,<id2>,...
+//	mutex-bench <mode> <path> <x> <y>       mutex-bench peer=curator mode=<mode> ...
+//	                                        (zkr bench's line; see Agent.java)
+//	latch-bench <path> <rounds>             latch-bench p50_us=<n> p99_us=<n>
 //	sem-acquire <name> <path> <max> <qty>   sem-acquired <name> <leasePath>...
 //	sem-release <name>                      sem-released <name>
 //	sem-loop <path> <max> <n> <holdMs> <logFile> <id>

@@ -152,6 +152,7 @@ public final class Agent {
         register("latch-start", 3, "<name> <path> <id>", this::latchStart);
         register("latch-close", 1, "<name>", this::latchClose);
         register("latch-bench", 2, "<path> <rounds>", this::latchBench);
+        register("mutex-bench", 4, "uncontended|contended|keys|queue <path> <x> <y>", this::mutexBench);
         register("selector-start", 3, "<name> <path> <id>", this::selectorStart);
         register("selector-release", 1, "<name>", this::selectorRelease);
         register("selector-close", 1, "<name>", this::selectorClose);
@@ -681,6 +682,170 @@ public final class Agent {
         }, "latch-bench");
         t.setDaemon(true);
         t.start();
+    }
+
+    /**
+     * mutex-bench MODE PATH X Y: the workloads of zkr bench, for
+     * InterProcessMutex, answered as "mutex-bench " + zkr bench's own line
+     * with peer=curator: uncontended PATH N - (50 warm-up rounds, then N
+     * timed), contended PATH CLIENTS MILLIS (a session each), keys PATH
+     * KEYS WORKERS (5 s on this session, a new mutex per acquisition on
+     * one of KEYS paths), queue PATH WAITERS - (a holder, then WAITERS
+     * threads over up to 10 sessions queued behind it; per handoff).
+     */
+    private void mutexBench(String[] a) {
+        String mode = a[0], path = a[1];
+        int x = Integer.parseInt(a[2]);
+        Thread t = new Thread(() -> {
+            List<CuratorFramework> extra = new ArrayList<>();
+            try {
+                String line;
+                switch (mode) {
+                    case "uncontended": {
+                        InterProcessMutex m = new InterProcessMutex(client, path);
+                        long[] lat = new long[x];
+                        for (int i = -50; i < x; i++) {
+                            long t0 = System.nanoTime();
+                            m.acquire();
+                            m.release();
+                            if (i >= 0) {
+                                lat[i] = System.nanoTime() - t0;
+                            }
+                        }
+                        long total = Arrays.stream(lat).sum();
+                        Arrays.sort(lat);
+                        line = "mode=uncontended n=" + x + " p50_us=" + lat[x / 2] / 1000 + " p99_us=" + lat[x * 99 / 100] / 1000
+                                + " ops_per_s=" + (long) (x / (total / 1e9));
+                        break;
+                    }
+                    case "contended": {
+                        long millis = Long.parseLong(a[3]);
+                        long[] counts = new long[x];
+                        java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+                        java.util.concurrent.atomic.AtomicLong overlaps = new java.util.concurrent.atomic.AtomicLong();
+                        List<Thread> ts = new ArrayList<>();
+                        long start = System.nanoTime(), end = start + millis * 1_000_000;
+                        for (int i = 0; i < x; i++) {
+                            CuratorFramework c = session(extra);
+                            InterProcessMutex m = new InterProcessMutex(c, path);
+                            int id = i;
+                            ts.add(new Thread(() -> {
+                                try {
+                                    while (System.nanoTime() < end) {
+                                        m.acquire();
+                                        if (inside.incrementAndGet() > 1) {
+                                            overlaps.incrementAndGet();
+                                        }
+                                        counts[id]++;
+                                        inside.decrementAndGet();
+                                        m.release();
+                                    }
+                                } catch (Exception e) {
+                                    throw new RuntimeException(e);
+                                }
+                            }));
+                        }
+                        ts.forEach(Thread::start);
+                        for (Thread th : ts) {
+                            th.join();
+                        }
+                        long total = Arrays.stream(counts).sum();
+                        double secs = (System.nanoTime() - start) / 1e9;
+                        line = "mode=contended clients=" + x + " acquisitions=" + total + " per_s=" + (long) (total / secs)
+                                + " min_client=" + Arrays.stream(counts).min().getAsLong() + " max_client="
+                                + Arrays.stream(counts).max().getAsLong() + " overlaps=" + overlaps.get();
+                        break;
+                    }
+                    case "keys": {
+                        int workers = Integer.parseInt(a[3]);
+                        long end = System.nanoTime() + 5_000_000_000L;
+                        List<List<Long>> lats = new ArrayList<>();
+                        List<Thread> ts = new ArrayList<>();
+                        for (int w = 0; w < workers; w++) {
+                            List<Long> mine = new ArrayList<>();
+                            lats.add(mine);
+                            ts.add(new Thread(() -> {
+                                java.util.Random r = new java.util.Random();
+                                try {
+                                    while (System.nanoTime() < end) {
+                                        long t0 = System.nanoTime();
+                                        InterProcessMutex m = new InterProcessMutex(client, path + "/k" + r.nextInt(x));
+                                        m.acquire();
+                                        m.release();
+                                        mine.add(System.nanoTime() - t0);
+                                    }
+                                } catch (Exception e) {
+                                    throw new RuntimeException(e);
+                                }
+                            }));
+                        }
+                        ts.forEach(Thread::start);
+                        for (Thread th : ts) {
+                            th.join();
+                        }
+                        long[] all = lats.stream().flatMap(List::stream).mapToLong(Long::longValue).sorted().toArray();
+                        line = "mode=keys keys=" + x + " workers=" + workers + " per_s=" + all.length / 5 + " p50_us="
+                                + all[all.length / 2] / 1000 + " p99_us=" + all[all.length * 99 / 100] / 1000;
+                        break;
+                    }
+                    case "queue": {
+                        int sessions = Math.min(x, 10);
+                        InterProcessMutex holder = new InterProcessMutex(client, path);
+                        holder.acquire();
+                        List<InterProcessMutex> ms = new ArrayList<>();
+                        for (int i = 0; i < sessions; i++) {
+                            ms.add(new InterProcessMutex(session(extra), path));
+                        }
+                        java.util.concurrent.CountDownLatch drained = new java.util.concurrent.CountDownLatch(x);
+                        for (int i = 0; i < x; i++) {
+                            InterProcessMutex m = ms.get(i % sessions);
+                            Thread th = new Thread(() -> {
+                                try {
+                                    m.acquire();
+                                    m.release();
+                                    drained.countDown();
+                                } catch (Exception e) {
+                                    answerError("mutex-bench", e);
+                                }
+                            });
+                            th.setDaemon(true);
+                            th.start();
+                        }
+                        while (client.getChildren().forPath(path).size() < x + 1) {
+                            Thread.sleep(20); // until every waiter has queued
+                        }
+                        Thread.sleep(1000); // and set its watch: not part of the handoffs
+                        long t0 = System.nanoTime();
+                        holder.release();
+                        drained.await();
+                        line = "mode=queue waiters=" + x + " per_handoff_us=" + (System.nanoTime() - t0) / 1000 / x;
+                        break;
+                    }
+                    default:
+                        throw new IllegalArgumentException("unknown mode " + mode);
+                }
+                answer("mutex-bench peer=curator " + line);
+            } catch (Throwable e) {
+                answerError("mutex-bench", e);
+            } finally {
+                extra.forEach(CuratorFramework::close);
+            }
+        }, "mutex-bench");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** session opens one more session to the agent's servers, closed by the caller. */
+    private CuratorFramework session(List<CuratorFramework> opened) throws InterruptedException {
+        CuratorFramework c = CuratorFrameworkFactory.newClient(
+                client.getZookeeperClient().getCurrentConnectionString(), 10_000, 15_000,
+                new ExponentialBackoffRetry(100, 10));
+        opened.add(c);
+        c.start();
+        if (!c.blockUntilConnected(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("a bench session did not connect");
+        }
+        return c;
     }
 
     /**
