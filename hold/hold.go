@@ -101,7 +101,9 @@ func (h *Hold) Err() error { return h.in().Err() }
 
 // Context returns a context, derived from parent, that is cancelled when
 // the hold ends, with Err as its cause: run the protected work under it.
-// Cancel parent to free the context's goroutine early.
+// Cancel parent to free the context's goroutine early. The cause is Err as
+// it was when the hold ended; Err itself may say more later
+// (ErrSessionLost once a hold that ended in doubt is known lost).
 func (h *Hold) Context(parent context.Context) context.Context { return h.in().Context(parent) }
 
 // Revoked is closed when another process asks the holder to release, with

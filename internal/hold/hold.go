@@ -276,9 +276,16 @@ func (n *Node) release() error {
 	// A lost hold's node may belong to a session being replaced: Leave
 	// then deletes it in the background, only while it is still ours.
 	var err error
-	if !errors.Is(lost, ErrNodeDeleted) {
-		// A node known to be gone, or made again by anyone, is not ours to
-		// delete: a delete sent to its path would take the other node.
+	if errors.Is(lost, ErrNodeDeleted) {
+		// Gone, or not the node we were granted: a blind delete sent to
+		// its path would take a node someone else has made there since.
+		// The background delete checks the owner first, so it leaves
+		// another's node alone, and still removes ours should the belief
+		// that it is gone ever be wrong.
+		if derr := fwlink.Of(n.client).DeleteLater(n.path, n.session.ID); derr != nil && !errors.Is(derr, framework.ErrClosed) {
+			err = derr
+		}
+	} else {
 		err = contend.Leave(n.client, n.path, n.session.ID)
 	}
 	if lost != nil {
@@ -356,7 +363,9 @@ func (h *Hold) Err() error {
 
 // Context returns a context, derived from parent, that is cancelled when the
 // hold ends, with Err as its cause: run the protected work under it. Cancel
-// parent to free the context's goroutine early.
+// parent to free the context's goroutine early. The cause is Err as it was
+// when the hold ended; Err itself may say more later (ErrSessionLost once
+// a hold that ended in doubt is known lost).
 func (h *Hold) Context(parent context.Context) context.Context {
 	return UntilDone(parent, h.done, h.Err)
 }
