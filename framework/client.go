@@ -212,16 +212,27 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 // behind the client's back, before the client's holds learn of it (the
 // client's Close ends them first). What a user may ask of it is here.
 
-// State returns the connection's state (see conn.Conn.State).
-func (c *Client) State() conn.State { return c.conn.State() }
+// State returns the connection's state (see conn.Conn.State), or
+// StateClosed once the client is closed, even over a connection that lives
+// on.
+func (c *Client) State() conn.State {
+	if c.Closed() {
+		return conn.StateClosed
+	}
+	return c.conn.State()
+}
 
 // Subscribe returns a subscription to the connection's state changes (see
 // conn.Conn.Subscribe).
 func (c *Client) Subscribe() *conn.Subscription { return c.conn.Subscribe() }
 
 // WaitConnected waits until the connection is connected, or ctx ends, and
-// returns the session (see conn.Conn.WaitConnected).
+// returns the session (see conn.Conn.WaitConnected). On a closed client it
+// returns ErrClosed.
 func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
+	if c.Closed() {
+		return conn.Session{}, ErrClosed
+	}
 	return c.conn.WaitConnected(ctx)
 }
 
@@ -365,14 +376,37 @@ func (c *Client) sweepEphemerals() {
 // deleteUnswept deletes an ephemeral node whose create was answered after
 // Close swept the client's record. Close may have stopped the client's
 // goroutines, so the calls run on the caller's (a context without Done does
-// that); the connection bounds each by its receive timeout.
+// that; the connection bounds each call by its receive timeout), and a
+// failure is retried, as a guaranteed delete is, until the node or its
+// session is gone, or the bound passes.
 func (c *Client) deleteUnswept(path string, owner int64) {
-	c.deleteEphemeral(context.Background(), path, owner)
+	deadline := time.Now().Add(max(c.drain, 5*time.Second))
+	pause := 50 * time.Millisecond
+	for {
+		err := c.deleteIfOwned(context.Background(), path, owner)
+		if err == nil || c.conn.Session().ID != owner {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.logUndeleted(path, owner, err)
+			return
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Second)
+	}
 }
 
 // deleteEphemeral deletes path if session owner still owns it, and logs
 // what it could not delete.
 func (c *Client) deleteEphemeral(ctx context.Context, path string, owner int64) {
+	if err := c.deleteIfOwned(ctx, path, owner); err != nil {
+		c.logUndeleted(path, owner, err)
+	}
+}
+
+// deleteIfOwned deletes path if session owner still owns it: a node of the
+// same name made by anyone else is left alone.
+func (c *Client) deleteIfOwned(ctx context.Context, path string, owner int64) error {
 	_, err := callValue(c, ctx, func() (struct{}, error) {
 		z := c.zk()
 		ok, st, err := z.Exists(c.ns.fix(path))
@@ -385,10 +419,12 @@ func (c *Client) deleteEphemeral(ctx context.Context, path string, owner int64) 
 		}
 		return struct{}{}, err
 	})
-	if err != nil {
-		c.log.Warn("zookeeper client closing: cannot delete its ephemeral node; it stays until the session ends",
-			"path", path, "session", fmt.Sprintf("0x%x", owner), "err", err)
-	}
+	return err
+}
+
+func (c *Client) logUndeleted(path string, owner int64, err error) {
+	c.log.Warn("zookeeper client closing: cannot delete its ephemeral node; it stays until the session ends",
+		"path", path, "session", fmt.Sprintf("0x%x", owner), "err", err)
 }
 
 // Drain waits until every background delete has finished, or ctx ends.

@@ -250,6 +250,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close())
 	assert.Equal(t, conn.StateClosed, c.State())
+	assert.Equal(t, conn.StateClosed, fwlink.Of(c).Conn().State(), "a client closes the connection it owns")
 }
 
 // 3. Errors.
@@ -671,6 +672,9 @@ func TestCloseOfClientOverSharedConnDeletesItsEphemeralNodes(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	assert.True(t, zc.State().IsConnected(), "the connection is not the client's to close")
+	assert.Equal(t, conn.StateClosed, c.State(), "the client is closed, whatever its connection does")
+	_, err = c.WaitConnected(testCtx(t))
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	for _, path := range []string{e, q.Path, p} {
 		assert.False(t, exists(t, obs, path), "%s outlived its client's Close", path)
 	}
