@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -80,7 +81,8 @@ func (f DriverFunc) Decide(sorted []string, ours int) Decision { return f(sorted
 
 // First is the mutex's driver (and a semaphore of one): the first node
 // holds; everyone else waits on the node just before it.
-func First(maxHolders int) Driver { return first(maxHolders) }
+// A maxHolders below one is taken as one: nobody holding is no lock.
+func First(maxHolders int) Driver { return first(max(maxHolders, 1)) }
 
 type first int
 
@@ -355,7 +357,8 @@ func (w *waiter) look(kids []string) (Decision, string, bool) {
 // testHookBeforeWatch, when set by a test, runs in wait before the watch
 // is set: a session that changes there leaves a good watch on the new
 // session, and only the look at the session after it tells.
-var testHookBeforeWatch func()
+// Atomic: a test sets it while other tests' waiters may still run.
+var testHookBeforeWatch atomic.Pointer[func()]
 
 // wait sets a watch on path (a data watch, as Curator: none is left behind if
 // the node is already gone) and waits for it. granted is true when the node
@@ -366,8 +369,8 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	// caller's, however many wait (ctx and the client's closing are
 	// selected on below).
 	link := fwlink.Of(c)
-	if testHookBeforeWatch != nil {
-		testHookBeforeWatch()
+	if hook := testHookBeforeWatch.Load(); hook != nil {
+		(*hook)()
 	}
 	ch, err := link.GetWRaw(w.ctx, path)
 	// The session is read after the watch is set: if GetW was retried

@@ -2,6 +2,6 @@ package contend
 
 // SetTestHookBeforeWatch sets testHookBeforeWatch until the test ends.
 func SetTestHookBeforeWatch(cleanup func(func()), f func()) {
-	testHookBeforeWatch = f
-	cleanup(func() { testHookBeforeWatch = nil })
+	testHookBeforeWatch.Store(&f)
+	cleanup(func() { testHookBeforeWatch.Store(nil) })
 }
