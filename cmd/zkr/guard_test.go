@@ -196,3 +196,30 @@ func TestWithoutTerminalAStoppedCommandLeavesZkrRunning(t *testing.T) {
 	r := z.wait(t, 30*time.Second)
 	assert.Equal(t, 0, r.code, r.stderr)
 }
+
+// A COMMAND killed (kill -9, the OOM killer) while its job is stopped
+// leaves its orphans to the supervisor, which kills them outright: zkr is
+// stopped, the hold may be gone, and nothing of the tree may run again,
+// not even a SIGTERM handler. Before, the supervisor sent them SIGTERM and
+// SIGCONT, and their handlers ran while zkr vouched for nothing.
+func TestTerminalCommandKilledUnderCtrlZLeavesNoOrphanToRun(t *testing.T) {
+	_, connect := server(t)
+	dir := t.TempDir()
+	pidFile, childFile, stamp := filepath.Join(dir, "pid"), filepath.Join(dir, "child"), filepath.Join(dir, "stamp")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " lock /tty -- sh -c '" +
+		`echo $$ > ` + pidFile + `; sh -c "trap \"echo term > ` + stamp + `; exit\" TERM; sleep 300 & wait" & echo $! > ` + childFile + `; echo tick; wait` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	command, child := readPid(t, pidFile), readPid(t, childFile)
+	require.Eventually(t, func() bool { return state(child) == 'T' }, 5*time.Second, 10*time.Millisecond, "COMMAND's child was not stopped")
+
+	require.NoError(t, syscall.Kill(command, syscall.SIGKILL))
+	assert.Eventually(t, func() bool { return !alive(child) }, 10*time.Second, 10*time.Millisecond, "COMMAND's child outlived it")
+	_, err := os.Stat(stamp)
+	assert.True(t, os.IsNotExist(err), "COMMAND's orphan ran its SIGTERM handler while the job was stopped")
+	s.typeKeys("fg\n")
+	assert.Equal(t, 128+int(syscall.SIGKILL), s.status(), "COMMAND's status")
+}

@@ -285,8 +285,15 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				}
 				s.giveTerminalBack()
 				// What COMMAND started must not run on after it: the hold
-				// is released once the supervisor reports.
-				endTree()
+				// is released once the supervisor reports. Under Ctrl-Z,
+				// zkr is stopped and the hold may be gone already: the
+				// stopped tree never runs again, not even to act on
+				// SIGTERM (as for cmdLost).
+				if stopped {
+					s.killTree()
+				} else {
+					endTree()
+				}
 				if s.treeEmpty() {
 					s.emit("%s %d", evExited, status)
 					return 0
