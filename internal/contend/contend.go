@@ -390,13 +390,11 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	lost := s.Lost
 	select {
 	case ev := <-ch:
-		switch {
-		case ev.Type == zk.EventNodeDeleted:
+		if ev.Type == zk.EventNodeDeleted {
 			return onlyObstacle, nil
-		case ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired):
-			return false, fmt.Errorf("%w: %v", ErrSessionLost, ev.Err)
-		case ev.Type == zk.EventNotWatching:
-			return false, fmt.Errorf("watch on %s ended: %w", path, errors.Join(ev.Err, framework.ErrClosed))
+		}
+		if err := WatchEnded(w.ctx, path, ev); err != nil {
+			return false, err
 		}
 		return false, nil // data changed (a revocation request): look again
 	case <-lost:
@@ -406,6 +404,21 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	case <-link.Closing():
 		return false, fmt.Errorf("watch on %s ended: %w", path, framework.ErrClosed)
 	}
+}
+
+// WatchEnded says why a watch on path ended without an event, or nil if ev
+// is an event: ctx's end, the session's expiry (ErrSessionLost), or the
+// client's closing. Every wait of every recipe reads its watch with it.
+func WatchEnded(ctx context.Context, path string, ev zk.Event) error {
+	switch {
+	case ev.Type != zk.EventNotWatching:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err() // the watch ended with our wait
+	case errors.Is(ev.Err, zk.ErrSessionExpired):
+		return fmt.Errorf("%w: %v", ErrSessionLost, ev.Err)
+	}
+	return fmt.Errorf("watch on %s ended: %w", path, errors.Join(ev.Err, framework.ErrClosed))
 }
 
 // grant hands out the hold only under a session that Trust vouches for.
@@ -456,6 +469,20 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 		default:
 		}
 		return s, nil
+	}
+}
+
+// Pause waits before a recipe that runs on its own (a latch, a selector)
+// queues again after a failure, so that a persistent one (no auth, a
+// server refusing) does not spin; false if ctx ended first.
+func Pause(ctx context.Context) bool {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

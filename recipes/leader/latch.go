@@ -204,9 +204,7 @@ func (l *Latch) run() {
 				return
 			}
 			c.Logger().Warn("leader latch: will try again", "path", l.path, "err", err)
-			select {
-			case <-time.After(time.Second):
-			case <-l.life.Done():
+			if !contend.Pause(l.life) {
 				return
 			}
 			continue
@@ -264,12 +262,11 @@ func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error)
 	if _, err := c.WaitConnected(l.life); err != nil {
 		return nil, err
 	}
-	kids, _, err := c.Children(l.life, l.path)
+	nodes, err := contend.Nodes(l.life, c, l.path, latchName)
 	if err != nil {
 		return nil, err
 	}
-	ahead, ok := contend.Ahead(kids, framework.Base(node), latchName)
-	if !ok || len(ahead) != 1 {
+	if len(nodes) == 0 || nodes[0] != node {
 		return nil, nil
 	}
 	s, err := contend.Trust(l.life, c, owner, node)

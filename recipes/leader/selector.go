@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -161,10 +160,7 @@ func (s *Selector) term() error {
 			return nil
 		}
 		// Not leading, nothing held: pause before trying again.
-		select {
-		case <-time.After(time.Second):
-		case <-s.life.Done():
-		}
+		contend.Pause(s.life)
 		return err
 	}
 	s.setLeading(true)

@@ -322,14 +322,8 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *fwlink.Q
 		}
 		select {
 		case ev := <-watch:
-			if ev.Type == zk.EventNotWatching {
-				if ctx.Err() != nil {
-					return ctx.Err() // the watch ended with our wait
-				}
-				if errors.Is(ev.Err, zk.ErrSessionExpired) {
-					return fmt.Errorf("%w: %v", contend.ErrSessionLost, ev.Err)
-				}
-				return fmt.Errorf("watch on %s ended: %w", s.leases, errors.Join(ev.Err, framework.ErrClosed))
+			if err := contend.WatchEnded(ctx, s.leases, ev); err != nil {
+				return err
 			}
 			if err := list(); err != nil { // the children changed: look again
 				return err
