@@ -32,8 +32,8 @@ DESCRIPTION
     supervisor kills COMMAND and everything it started, and the next
     participant leads once the session has expired (at most
     --session-timeout later). Ctrl-Z, fg and bg work as for zkr lock: a
-    term stopped for more than about 2/3 of --session-timeout is lost, and
-    fg or bg kill COMMAND. What COMMAND runs as another user (sudo) is
+    term stopped for about 2/3 of --session-timeout is lost, COMMAND is
+    killed then, and fg or bg report 122. What COMMAND runs as another user (sudo) is
     beyond zkr's reach.
 
     Without --requeue, zkr campaigns once: it exits with COMMAND's status,

@@ -223,3 +223,46 @@ func TestTerminalCommandKilledUnderCtrlZLeavesNoOrphanToRun(t *testing.T) {
 	s.typeKeys("fg\n")
 	assert.Equal(t, 128+int(syscall.SIGKILL), s.status(), "COMMAND's status")
 }
+
+// The watchdog runs on while the job is stopped: zkr, stopped too, sends no
+// heartbeat, so once the budget has passed (the hold can no longer be
+// vouched for) the supervisor kills the stopped tree, and a SIGCONT that
+// comes later (kill -CONT) finds nothing to continue. fg then says 122 and
+// the shell has its terminal back. Before, the stopped tree lived on
+// unwatched until fg, and a foreign SIGCONT let it run until the
+// supervisor's next look, however long after the loss.
+func TestTerminalWatchdogKillsAStoppedJobOnceTheBudgetHasPassed(t *testing.T) {
+	const session = 2 * time.Second
+	_, connect := server(t)
+	dir := t.TempDir()
+	stamps, pidFile := filepath.Join(dir, "stamps"), filepath.Join(dir, "pid")
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout " + session.String() + " lock /tty -- sh -c '" +
+		`echo $$ > ` + pidFile + `; while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
+	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
+	s.typeKeys("\x1a")
+	s.expectAfter(m, `Stopped`, 10*time.Second)
+	stoppedAt := time.Now()
+	command := readPid(t, pidFile)
+
+	require.Eventually(t, func() bool { return !alive(command) }, 10*time.Second, 10*time.Millisecond,
+		"the stopped COMMAND is still there after the watchdog's budget")
+	assert.Less(t, time.Since(stoppedAt), session, "killed too late")
+	_ = syscall.Kill(command, syscall.SIGCONT)  // kill -CONT PID
+	_ = syscall.Kill(-command, syscall.SIGCONT) // kill -CONT -PGID
+	b, err := os.ReadFile(stamps)
+	require.NoError(t, err)
+	for _, l := range lines(string(b)) {
+		_, at, _ := strings.Cut(l, " ")
+		n, err := strconv.ParseInt(at, 10, 64)
+		require.NoError(t, err, l)
+		assert.Less(t, n, stoppedAt.UnixNano(), "the stopped COMMAND ran: %s", l)
+	}
+
+	m = s.mark()
+	s.typeKeys("fg\n")
+	assert.Equal(t, exitLost, s.status(), "fg after the watchdog")
+	s.typeKeys("echo alive-$((6*7))\n")
+	s.expectAfter(m, `alive-42`, 10*time.Second)
+}

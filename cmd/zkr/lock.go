@@ -70,10 +70,10 @@ DESCRIPTION
     (no answer from ZooKeeper for 2/3 of --session-timeout, so the server
     may soon give the lock to the next waiter), COMMAND and everything it
     started get SIGTERM, then SIGKILL after --grace, and zkr exits 122.
-    Ctrl-Z, fg and bg work as in zkr --help: a job stopped for more than
-    about 2/3 of --session-timeout has lost its hold (zkr is stopped too,
-    and nothing keeps its session alive), and fg or bg kill COMMAND (exit
-    122). What COMMAND runs as another user (sudo) is beyond zkr's reach:
+    Ctrl-Z, fg and bg work as in zkr --help: a job stopped for about 2/3
+    of --session-timeout has lost its hold (zkr is stopped too, and
+    nothing keeps its session alive): COMMAND is killed then, and fg or bg
+    report 122. What COMMAND runs as another user (sudo) is beyond zkr's reach:
     zkr cannot kill it.
 
     SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits

@@ -106,8 +106,9 @@ DESCRIPTION
     never runs again once its hold is lost, and a SIGCONT that zkr did not
     send (kill -CONT, a debugger) stops it again until fg or bg. zkr is
     stopped with COMMAND, so nothing keeps its session alive: a job stopped
-    for more than about 2/3 of the session timeout has lost its hold, and
-    fg or bg kill it (exit 122). Without a terminal (cron, systemd, CI) none
+    for about 2/3 of the session timeout has lost its hold, and the
+    supervisor kills COMMAND's tree then, without waiting for fg or bg,
+    which report 122. Without a terminal (cron, systemd, CI) none
     of this applies: a COMMAND stopped with kill -STOP keeps its hold while
     zkr watches it, kill -CONT continues it, and a loss kills it.
 

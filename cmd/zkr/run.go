@@ -193,9 +193,15 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				out.code, _ = strconv.Atoi(arg)
 				return out, nil
 			case evWatchdog:
-				c.log.printf("the supervisor heard nothing from zkr for %v: it is stopping COMMAND", c.watchdog())
+				why := errors.New("zkr stopped answering its supervisor")
+				if arg == "stopped" {
+					why = fmt.Errorf("stopped for 2/3 of the session timeout (%v) or more", c.timeout*2/3)
+					c.log.printf("COMMAND was %v: the supervisor killed it", why)
+				} else {
+					c.log.printf("the supervisor heard nothing from zkr for %v: it is stopping COMMAND", c.watchdog())
+				}
 				if out.lost == nil {
-					out.lost = errors.New("zkr stopped answering its supervisor")
+					out.lost = why
 				}
 			case evStopped:
 				if out.lost != nil {
@@ -212,7 +218,22 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				// Ctrl-Z: COMMAND is stopped and the terminal is ours again.
 				// The job stops with COMMAND, as the shell expects; fg or bg
 				// continue zkr (SIGCONT), which decides whether COMMAND may.
+				// A stopped zkr keeps no session alive: a fresh round trip
+				// first, after which the server grants the hold elsewhere
+				// a full session timeout later at the earliest, and the
+				// supervisor kills the stopped tree at 2/3 of it, when fg
+				// would kill it anyway, rather than leave it for a foreign
+				// SIGCONT to wake beside the next holder.
 				stoppedAt = time.Now()
+				if err := c.check(h); err != nil {
+					stoppedAt = time.Time{}
+					out.lost = err
+					lost = nil
+					c.send(cmdKill)
+					c.log.printf("hold lost as COMMAND stopped (%v): COMMAND killed", err)
+					continue
+				}
+				c.send(fmt.Sprintf("%s %d", cmdStoppedFor, int64(time.Until(stoppedAt.Add(c.timeout*2/3)))))
 				c.log.infof("COMMAND stopped: stopping zkr too")
 				_ = syscall.Kill(0, syscall.SIGTSTP)
 			}

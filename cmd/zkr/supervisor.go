@@ -54,16 +54,21 @@ const (
 
 // Commands, zkr to supervisor.
 const (
-	cmdAlive   = "alive"    // the hold is trusted: the watchdog starts over
-	cmdLost    = "lost"     // the hold is lost: SIGTERM the tree, SIGKILL after grace
-	cmdKill    = "kill"     // SIGKILL the tree now (a stopped COMMAND must not run again)
-	cmdSignal  = "signal"   // "signal N": pass signal N to COMMAND's process group
-	cmdResume  = "resume"   // "resume fg" or "resume bg": continue a stopped COMMAND
+	cmdAlive      = "alive"       // the hold is trusted: the watchdog starts over
+	cmdLost       = "lost"        // the hold is lost: SIGTERM the tree, SIGKILL after grace
+	cmdKill       = "kill"        // SIGKILL the tree now (a stopped COMMAND must not run again)
+	cmdSignal     = "signal"      // "signal N": pass signal N to COMMAND's process group
+	cmdResume     = "resume"      // "resume fg" or "resume bg": continue a stopped COMMAND
+	cmdStoppedFor = "stopped-for" // "stopped-for NANOS": under Ctrl-Z the hold is vouched for that long, then the tree is killed
+)
+
+// Events, supervisor to zkr.
+const (
 	evStarted  = "started"  // "started PID"
 	evStopped  = "stopped"  // COMMAND stopped (Ctrl-Z, SIGTTIN...): under job control, the terminal is zkr's again
 	evExited   = "exited"   // "exited STATUS": COMMAND and everything it started are gone
 	evFailed   = "failed"   // "failed STATUS MESSAGE": COMMAND could not be started
-	evWatchdog = "watchdog" // the heartbeats stopped: COMMAND is being stopped
+	evWatchdog = "watchdog" // the heartbeats stopped: COMMAND is being stopped ("watchdog stopped": a stopped COMMAND was killed)
 	evWarn     = "warn"     // "warn MESSAGE": for zkr to log (the supervisor never writes to the terminal)
 )
 
@@ -220,6 +225,14 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				endTree()
 			case cmdKill:
 				s.killTree()
+			case cmdStoppedFor:
+				if d, err := strconv.ParseInt(arg, 10, 64); err == nil && stopped {
+					if watchdogTimer != nil {
+						watchdogTimer.Stop()
+					}
+					watchdogTimer = time.NewTimer(time.Duration(d))
+					watchdog = watchdogTimer.C
+				}
 			case cmdSignal:
 				if n, err := strconv.Atoi(arg); err == nil {
 					_ = syscall.Kill(-s.pid, syscall.Signal(n))
@@ -245,8 +258,9 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				case stopped:
 					// A SIGCONT zkr did not send (zkr's resume clears
 					// stopped first): kill -CONT, a debugger. zkr, stopped
-					// too, vouches for nothing and no watchdog runs: the
-					// tree stops again before it goes on unsupervised.
+					// too, vouches for nothing: the tree stops again before
+					// it goes on unsupervised, and the watchdog kills it
+					// once the budget has passed.
 					s.stopTree()
 				case w.pid == s.pid:
 					paused = false
@@ -271,11 +285,13 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				}
 				stopped = true
 				// The whole tree stops, not only COMMAND's process group:
-				// nothing of it may run while the hold lapses. Then the
-				// watchdog may rest: zkr checks the hold before any of it
-				// goes on.
+				// nothing of it may run while the hold lapses. zkr checks
+				// the hold before any of it goes on; meanwhile the
+				// watchdog runs on: zkr, stopped too, sends no heartbeat,
+				// and once the time zkr vouched for (cmdStoppedFor; the
+				// last heartbeat's until then) has passed, the tree is
+				// killed, not left for a foreign SIGCONT to wake.
 				s.stopTree()
-				watchdog = nil
 				s.giveTerminalBack()
 				s.emit("%s", evStopped)
 			case w.status.Exited() || w.status.Signaled():
@@ -301,8 +317,18 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 			}
 		case <-watchdog:
 			watchdog = nil
-			s.emit("%s", evWatchdog)
-			endTree()
+			if stopped {
+				s.emit("%s stopped", evWatchdog)
+			} else {
+				s.emit("%s", evWatchdog)
+			}
+			if stopped || paused {
+				// A stopped COMMAND never runs again once the hold is in
+				// doubt, not even to act on SIGTERM.
+				s.killTree()
+			} else {
+				endTree()
+			}
 		case <-kill:
 			kill = nil
 			s.killTree()

@@ -251,7 +251,18 @@ func TestTerminalTostopBgAfterTheHoldWasLostKillsCommandAtOnce(t *testing.T) {
 
 	s.typeKeys("bg\n")
 	assert.Eventually(t, func() bool { return !alive(command) }, 10*time.Second, 10*time.Millisecond, "COMMAND was not killed on bg")
-	s.typeKeys("fg\n") // zkr, stopped by its own message, finishes
+	// zkr stops on its own message (SIGTTOU): fg only once it has, as the
+	// shell's jobs shows.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m := s.mark()
+		s.typeKeys("jobs\n")
+		if strings.Contains(s.expectAfter(m, `(?s)jobs.*\n\$ $`, 10*time.Second)[0], "Stopped") {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "zkr never stopped on its own message")
+		time.Sleep(50 * time.Millisecond) // polling the shell
+	}
+	s.typeKeys("fg\n") // zkr finishes
 	assert.Equal(t, exitLost, s.status())
 	assertHolderEndedFirst(t, stamps)
 }
