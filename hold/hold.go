@@ -8,14 +8,16 @@
 //   - every successful Acquire or TryAcquire returns a Hold of its own;
 //   - Release gives back exactly that acquisition, once: a second Release
 //     returns ErrReleased, never panics and never releases another
-//     acquisition;
+//     acquisition; after the recipe's Close gave the hold back, Release
+//     returns an error matching both ErrReleased and ErrClosed;
 //   - Done closes, and Err says why, the moment the hold can no longer be
 //     trusted: the link is in doubt (ErrSuspended, under the client's
 //     standard error policy), the session is gone (ErrSessionLost), or its
 //     node was deleted or re-created by someone else (ErrNodeDeleted); under
 //     the standard policy this happens before the server can expire the
 //     session, and so before anyone else can be granted the lock; Release
-//     ends it too (ErrReleased);
+//     ends it too (ErrReleased); a hold that ended in doubt says
+//     ErrSessionLost as well once its session is known lost;
 //   - no acquire ever returns a Hold whose signal has already fired: a
 //     reentrant acquire of a lost hold returns an error wrapping
 //     ErrHoldLost instead;

@@ -130,6 +130,11 @@ func (n *Node) Err() error {
 	return n.told(n.err)
 }
 
+// ErrReleasedByClose is what Release says of a hold its recipe's Close gave
+// back already: it matches ErrReleased (released, once) and ErrClosed (by
+// whom), in every recipe.
+var ErrReleasedByClose = fmt.Errorf("%w by its recipe's Close: %w", ErrReleased, ErrClosed)
+
 // errSuspendedThenLost: a hold that ended with its link in doubt, whose
 // session the client has since found lost.
 var errSuspendedThenLost = fmt.Errorf("%w, then %w", ErrSuspended, ErrSessionLost)
@@ -305,6 +310,7 @@ type Hold struct {
 	node     *Node
 	release  func(*Hold) error
 	released atomic.Bool
+	byClose  atomic.Bool // released by its recipe's Close
 
 	// Guarded by node.mu.
 	done chan struct{}
@@ -395,6 +401,9 @@ func (h *Hold) Revoked() <-chan struct{} { return h.node.revoked }
 // before, Release still cleans up and returns an error wrapping ErrHoldLost.
 func (h *Hold) Release() error {
 	if h.released.Swap(true) {
+		if h.byClose.Load() {
+			return ErrReleasedByClose
+		}
 		return ErrReleased
 	}
 	n := h.node
@@ -404,10 +413,23 @@ func (h *Hold) Release() error {
 	delete(n.holds, h)
 	n.mu.Unlock()
 	err := h.release(h)
-	if err == nil && lost != nil && !errors.Is(lost, ErrReleased) {
+	switch {
+	case errors.Is(err, ErrReleasedByClose) || lost == ErrClosed:
+		// Its recipe's Close ended it (a latch's term ends with ErrClosed):
+		// the user's own doing, not a loss.
+		h.byClose.Store(true)
+		return ErrReleasedByClose
+	case err == nil && lost != nil && !errors.Is(lost, ErrReleased):
 		err = fmt.Errorf("%w: %w", ErrHoldLost, lost)
 	}
 	return err
+}
+
+// ReleaseAtClose is Release by the hold's recipe's Close: a later Release
+// by the user returns ErrReleasedByClose.
+func (h *Hold) ReleaseAtClose() error {
+	h.byClose.Store(true)
+	return h.Release()
 }
 
 // Node returns the node this Hold is an acquisition of.

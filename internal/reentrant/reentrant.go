@@ -133,7 +133,7 @@ func (l *Lock) releaser(g int64) func(*hold.Hold) error {
 		e := l.holds[g]
 		if e == nil || !slices.Contains(e.holds, h) {
 			l.mu.Unlock()
-			return ErrClosed // Close released it already
+			return hold.ErrReleasedByClose // Close released it already
 		}
 		e.holds = slices.DeleteFunc(e.holds, func(x *hold.Hold) bool { return x == h })
 		if len(e.holds) > 0 {
@@ -199,7 +199,8 @@ func (l *Lock) HeldInProcess() bool {
 }
 
 // Close ends waits in progress with ErrClosed and releases every hold.
-// Later calls return nil; Release of a Hold it released returns ErrClosed.
+// Later calls return nil; Release of a Hold it released returns an error
+// matching both ErrReleased and ErrClosed.
 // The client is not closed.
 func (l *Lock) Close() error {
 	l.mu.Lock()

@@ -130,7 +130,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"Term.Err: stepped down":       testkit.Fails(steppedTerm.Err, leader.ErrReleased),
 		"Term.Release: twice":          testkit.Fails(steppedTerm.Release, leader.ErrReleased),
 		"Term.Err: latch closed":       testkit.Fails(closedTerm.Err, leader.ErrClosed),
-		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, leader.ErrClosed),
+		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, leader.ErrClosed, leader.ErrReleased),
 		"Term.Err: session lost":       testkit.Fails(lostTerm.Err, leader.ErrSessionLost),
 		"Term.Release: session lost":   testkit.Fails(lostTerm.Release, leader.ErrHoldLost, leader.ErrSessionLost),
 		"Selector.Start: twice":        testkit.Fails(startedSel.Start, leader.ErrStarted),

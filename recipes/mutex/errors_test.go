@@ -30,6 +30,8 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	require.NoError(t, closedClient.Close())
 
 	closedMutex := newMutex(t, c, "/errs/closed")
+	closedH, err := closedMutex.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
 	require.NoError(t, closedMutex.Close())
 
 	m := newMutex(t, c, "/errs/m")
@@ -66,6 +68,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"TryAcquire: held elsewhere":                 testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, mutex.ErrWouldBlock),
 		"Acquire: deadline":                          testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Expired()); return err }, context.DeadlineExceeded),
 		"Acquire: cancelled":                         testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Cancelled()); return err }, context.Canceled),
+		"Hold.Release: Mutex closed":                 testkit.Fails(closedH.Release, mutex.ErrClosed, mutex.ErrReleased),
 		"Acquire: Mutex closed":                      testkit.Fails(func() error { _, err := closedMutex.Acquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed),
 		"TryAcquire: Mutex closed":                   testkit.Fails(func() error { _, err := closedMutex.TryAcquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed),
 		"Acquire: client closed":                     testkit.Fails(func() error { _, err := onClosed.Acquire(ctxT(t, time.Second)); return err }, mutex.ErrClosed),

@@ -139,8 +139,8 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"ReadLock.Release: held by another goroutine":  testkit.Fails(func() error { return testkit.Elsewhere(reader.ReadLock().Release) }, rwlock.ErrNotOwner),
 		"WriteLock.Release: held by another goroutine": testkit.Fails(func() error { return testkit.Elsewhere(writer.WriteLock().Release) }, rwlock.ErrNotOwner),
 		"read Hold.Release: twice":                     testkit.Fails(rh.Release, rwlock.ErrReleased),
-		"read Hold.Release: RWLock closed":             testkit.Fails(closedRH.Release, rwlock.ErrClosed),
-		"write Hold.Release: RWLock closed":            testkit.Fails(closedWH.Release, rwlock.ErrClosed),
+		"read Hold.Release: RWLock closed":             testkit.Fails(closedRH.Release, rwlock.ErrClosed, rwlock.ErrReleased),
+		"write Hold.Release: RWLock closed":            testkit.Fails(closedWH.Release, rwlock.ErrClosed, rwlock.ErrReleased),
 		"write Hold.Release: twice":                    testkit.Fails(wh.Release, rwlock.ErrReleased),
 
 		"WriteLock.Acquire: holding the read lock":      testkit.Fails(onHolder(acquire(false, wr(upgrade), ctx10)), rwlock.ErrUpgrade),

@@ -114,7 +114,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"SetCount: bad path":              testkit.Fails(func() error { return semaphore.SetCount(ctx10(), c, "c/", 1) }, framework.ErrInvalidPath),
 		"SetCount: beyond 4 bytes":        testkit.Fails(func() error { return semaphore.SetCount(ctx10(), c, "/errs/counts/x", 1<<40) }, semaphore.ErrBadCount),
 		"lease Release: twice":            testkit.Fails(released[0].Release, semaphore.ErrReleased),
-		"lease Release: Semaphore closed": testkit.Fails(closedLease[0].Release, semaphore.ErrReleased),
+		"lease Release: Semaphore closed": testkit.Fails(closedLease[0].Release, semaphore.ErrReleased, semaphore.ErrClosed),
 		"lease Err: session lost":         testkit.Fails(lost[0].Err, semaphore.ErrSessionLost),
 		"lease Release: session lost":     testkit.Fails(lost[1].Release, semaphore.ErrHoldLost, semaphore.ErrSessionLost),
 	})

@@ -438,7 +438,8 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 
 // Close ends waits in progress with ErrClosed, closes every lease still
 // held (deleting its node) and stops following the shared count. Further
-// acquires return ErrClosed; closing a lease afterwards returns ErrReleased.
+// acquires return ErrClosed; releasing a lease afterwards returns an error
+// matching both ErrReleased and ErrClosed.
 // No goroutine of the Semaphore survives Close. The client is not closed.
 func (s *Semaphore) Close() error {
 	s.mu.Lock()
@@ -454,7 +455,7 @@ func (s *Semaphore) Close() error {
 	s.wg.Wait()
 	var errs []error
 	for l := range held {
-		if err := l.Release(); err != nil && !errors.Is(err, ErrHoldLost) && !errors.Is(err, ErrReleased) {
+		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, ErrHoldLost) && !errors.Is(err, ErrReleased) {
 			errs = append(errs, err)
 		}
 	}
