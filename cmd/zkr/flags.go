@@ -43,8 +43,8 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            the same on the command line, where every local user can read
            it (ps): zkr warns. Prefer --auth-file or ZKR_AUTH.
            Give one of the three: --auth or --auth-file wins over ZKR_AUTH
-           and ZKR_AUTH_FILE; both options, or both variables, is a usage
-           error.
+           and ZKR_AUTH_FILE; both options, or both variables, or an empty
+           option, is a usage error.
     --tls-ca FILE, --tls-cert FILE, --tls-key FILE
            [ZKR_TLS_CA, ZKR_TLS_CERT, ZKR_TLS_KEY]
            connect with TLS (to the servers' secureClientPort), trusting the
@@ -210,6 +210,12 @@ func (g *globals) check() error {
 		if ns == "/" || framework.ValidatePath(ns) != nil {
 			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
 		}
+	}
+	if g.auth.fromArg && g.auth.value == "" {
+		return errors.New("--auth '': empty; want USER:PASSWORD")
+	}
+	if g.authFile.fromArg && g.authFile.value == "" {
+		return errors.New("--auth-file '': empty; want a file")
 	}
 	auth, _, err := g.credentials()
 	if err != nil {

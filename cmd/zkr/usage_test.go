@@ -36,6 +36,8 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
 		"elect, no slack":            {"elect", "--session-timeout", "250ms", "/p", "--", "true"},
 		"auth without password":      {"--auth", "nobody", "lock", "/p", "--", "true"},
+		"empty auth":                 {"--auth", "", "lock", "/p", "--", "true"},
+		"empty auth file":            {"lock", "--auth-file", "", "/p", "--", "true"},
 		"missing TLS CA":             {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
 		"TLS cert without key":       {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
 		"bad connect string":         {"--connect", "localhost:http", "lock", "/p", "--", "true"},
