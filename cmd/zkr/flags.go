@@ -28,7 +28,7 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
     --session-timeout D   [ZKR_SESSION_TIMEOUT]
            session timeout asked of the server (default 10s). A holder cut
            off from ZooKeeper stops COMMAND after 2/3 of it; a dead zkr's
-           lock passes on after all of it. Must be more than 300ms, to
+           lock passes on after all of it. Must be at least 900ms, to
            leave time to stop COMMAND in between.
     --connect-timeout D   [ZKR_CONNECT_TIMEOUT]
            how long to try to reach ZooKeeper at start (default 15s).

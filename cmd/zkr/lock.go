@@ -205,9 +205,9 @@ func (g *graceFlag) Set(s string) error {
 // past the moment the server can grant the hold elsewhere, and a session
 // timeout that leaves no time at all to stop COMMAND.
 func (g *graceFlag) check(sessionTimeout time.Duration) error {
-	if sessionTimeout > 0 && graceBudget(sessionTimeout) <= 0 {
-		return fmt.Errorf("--session-timeout %v: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v); give more than %v",
-			sessionTimeout, minMargin, minSessionTimeout)
+	if sessionTimeout > 0 && graceBudget(sessionTimeout) < minBudget {
+		return fmt.Errorf("--session-timeout %v: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v, zkr needs at least %v); give at least %v",
+			sessionTimeout, minMargin, minBudget, minSessionTimeout)
 	}
 	if g.d < 0 {
 		return fmt.Errorf("--grace %v: must not be negative", g.d)

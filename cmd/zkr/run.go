@@ -65,9 +65,15 @@ func graceBudget(timeout time.Duration) time.Duration {
 // minMargin is graceBudget's least margin for scheduling.
 const minMargin = 100 * time.Millisecond
 
-// minSessionTimeout is the session timeout at and below which graceBudget
-// is 0: no time at all to stop COMMAND. A longer one is needed.
-const minSessionTimeout = 3 * minMargin
+// minBudget is the least graceBudget zkr accepts: the watchdog, at least
+// half of it (maxGrace), then covers five heartbeats of 20 ms or more
+// (zkr beats every fifth of the watchdog), and a zkr slow to be scheduled
+// is not taken for a stopped one.
+const minBudget = 200 * time.Millisecond
+
+// minSessionTimeout is the shortest session timeout whose graceBudget is
+// minBudget: timeout/3 less the least margin.
+const minSessionTimeout = 3 * (minBudget + minMargin)
 
 // maxGrace is the longest --grace that still kills COMMAND before anyone
 // else can be granted: half the budget, the other half being the watchdog's

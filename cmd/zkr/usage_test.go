@@ -34,6 +34,8 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"zero session timeout":       {"--session-timeout", "0s", "lock", "/p", "--", "true"},
 		"session timeout > int32 ms": {"--session-timeout", "720h", "lock", "/p", "--", "true"},
 		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
+		"session timeout, 1ms slack": {"--session-timeout", "303ms", "lock", "/p", "--", "true"},
+		"session timeout, too short": {"--session-timeout", "899ms", "lock", "/p", "--", "true"},
 		"elect, no slack":            {"elect", "--session-timeout", "250ms", "/p", "--", "true"},
 		"auth without password":      {"--auth", "nobody", "lock", "/p", "--", "true"},
 		"empty auth":                 {"--auth", "", "lock", "/p", "--", "true"},
@@ -66,9 +68,15 @@ func TestSessionTimeoutWithoutSlackIsRefused(t *testing.T) {
 	r := zkr(t, "--connect", "127.0.0.1:1", "--session-timeout", "300ms", "lock", "/x", "--", "true")
 	assert.Equal(t, exitUsage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "--session-timeout 300ms: too short")
-	assert.Contains(t, r.stderr, "more than "+minSessionTimeout.String())
+	assert.Contains(t, r.stderr, "at least "+minSessionTimeout.String())
 	r = startWith(t, []string{"ZKR_SESSION_TIMEOUT=100ms"}, "--connect", "127.0.0.1:1", "elect", "/x", "--", "true").wait(t, time.Minute)
 	assert.Equal(t, exitUsage, r.code, r.stderr)
+	// Just above: the watchdog was under a millisecond, and COMMAND was
+	// killed at once (122).
+	r = zkr(t, "--connect", "127.0.0.1:1", "--session-timeout", "310ms", "lock", "/x", "--", "true")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--session-timeout 310ms: too short")
+	assert.Equal(t, minBudget, graceBudget(minSessionTimeout), "the shortest session timeout taken has the least budget")
 }
 
 func TestHelpReadsLikeAManPage(t *testing.T) {
