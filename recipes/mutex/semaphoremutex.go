@@ -81,13 +81,18 @@ func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 }
 
 // HeldInProcess reports whether this SemaphoreMutex holds the mutex (a
-// lease it took is not closed yet), as Curator's isAcquiredInThisProcess.
-func (m *SemaphoreMutex) HeldInProcess() bool { return len(m.sem.Held()) > 0 }
+// lease it took is not released yet), as Curator's isAcquiredInThisProcess.
+func (m *SemaphoreMutex) HeldInProcess() bool { return len(m.sem.Leases()) > 0 }
 
 // Participants returns the participant ids of the lease nodes: the holder's,
 // and that of an acquirer waiting for it, if any.
 func (m *SemaphoreMutex) Participants(ctx context.Context) ([]string, error) {
 	return m.sem.Participants(ctx)
+}
+
+// ParticipantNodes returns the lease nodes in sequence order (full paths).
+func (m *SemaphoreMutex) ParticipantNodes(ctx context.Context) ([]string, error) {
+	return m.sem.ParticipantNodes(ctx)
 }
 
 // Close ends waits in progress with ErrClosed and releases the mutex if this

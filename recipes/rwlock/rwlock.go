@@ -153,6 +153,24 @@ func (l *RWLock) ReadLock() *ReadLock { return l.read }
 // WriteLock returns the exclusive side.
 func (l *RWLock) WriteLock() *WriteLock { return l.write }
 
+// HeldInProcess reports whether any goroutine holds either side through
+// this RWLock.
+func (l *RWLock) HeldInProcess() bool {
+	return l.read.lock.HeldInProcess() || l.write.lock.HeldInProcess()
+}
+
+// ParticipantNodes returns the nodes of both sides in queue order (full
+// paths): who holds and who waits, readers and writers alike.
+func (l *RWLock) ParticipantNodes(ctx context.Context) ([]string, error) {
+	return contend.Nodes(ctx, l.client, l.path, readName, writeName)
+}
+
+// Participants returns the participant ids (node data) of both sides in
+// queue order, as Curator's InterProcessReadWriteLock participants.
+func (l *RWLock) Participants(ctx context.Context) ([]string, error) {
+	return contend.Participants(ctx, l.client, l.path, readName, writeName)
+}
+
 // Close ends waits in progress and releases every hold of both sides.
 func (l *RWLock) Close() error {
 	return errors.Join(l.read.lock.Close(), l.write.lock.Close())

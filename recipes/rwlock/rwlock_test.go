@@ -335,3 +335,37 @@ func ExampleRWLock() {
 	_ = l.ReadLock().Release()
 	// Output: reading, trusted: true
 }
+
+// The lock reports its queue as every recipe does: both sides' nodes and
+// participant ids in queue order, and whether this process holds either
+// side.
+func TestRWLockReportsItsQueueAndWhetherItHolds(t *testing.T) {
+	cl := zktest.Standalone(t)
+	writer, err := rwlock.New(newClient(t, cl.Addrs()), "/rw/queue", rwlock.WithParticipantID("writer"))
+	require.NoError(t, err)
+	t.Cleanup(func() { writer.Close() })
+	reader, err := rwlock.New(newClient(t, cl.Addrs()), "/rw/queue", rwlock.WithParticipantID("reader"))
+	require.NoError(t, err)
+	t.Cleanup(func() { reader.Close() })
+
+	w, err := writer.WriteLock().Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	r := acquireAsync(reader.ReadLock())
+	waitNodes(t, newClient(t, cl.Addrs()), "/rw/queue", 2)
+
+	ids, err := writer.Participants(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"writer", "reader"}, ids)
+	paths, err := reader.ParticipantNodes(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Len(t, paths, 2)
+	assert.Equal(t, w.Path(), paths[0])
+	assert.True(t, writer.HeldInProcess())
+	assert.False(t, reader.HeldInProcess())
+
+	require.NoError(t, w.Release())
+	r.granted(t)
+	assert.True(t, reader.HeldInProcess())
+	assert.False(t, writer.HeldInProcess())
+	r.done(t)
+}

@@ -2,7 +2,6 @@ package semaphore
 
 import (
 	"github.com/zkrecipes/zkrecipes/internal/option"
-	"github.com/zkrecipes/zkrecipes/internal/participant"
 )
 
 // Option configures a Semaphore. Every recipe's Option has this shape, and
@@ -10,11 +9,6 @@ import (
 type Option func(*option.Config) error
 
 // WithParticipantID sets the data of this process's lease nodes, which
-// Participants reports (default: DefaultParticipantID, as Curator). It must
-// not be empty.
+// Participants reports (default: mutex.DefaultParticipantID, as Curator).
+// It must not be empty.
 func WithParticipantID(id string) Option { return Option(option.WithParticipantID(id)) }
-
-// DefaultParticipantID is Curator's default node data: the address this
-// host's name resolves to (Java's InetAddress.getLocalHost().getHostAddress()),
-// else the hostname itself. It is mutex.DefaultParticipantID too.
-func DefaultParticipantID() string { return participant.Default() }

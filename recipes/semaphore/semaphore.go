@@ -407,10 +407,12 @@ func (s *Semaphore) forget(l *ihold.Hold) {
 	s.mu.Unlock()
 }
 
-// Held returns the leases taken through this Semaphore and not closed yet,
-// in no particular order (as Curator's InterProcessSemaphoreMutex's
-// isAcquiredInThisProcess, for any number of leases).
-func (s *Semaphore) Held() []*hold.Hold {
+// Leases returns the leases taken through this Semaphore, by any goroutine,
+// and not released yet, in no particular order (as Curator's
+// InterProcessSemaphoreMutex's isAcquiredInThisProcess, for any number of
+// leases). A semaphore's leases belong to no goroutine, so it has no Held
+// in the mutex's per-goroutine sense.
+func (s *Semaphore) Leases() []*hold.Hold {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*hold.Hold, 0, len(s.held))

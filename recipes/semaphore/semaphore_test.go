@@ -129,14 +129,14 @@ func TestLeaseIsCuratorNodeWithParticipantIDAndToken(t *testing.T) {
 	assert.Equal(t, c.Session().ID, l.SessionID())
 	assert.Nil(t, l.Err())
 	waitNodes(t, obs, "/sem/a/locks", 0) // the internal mutex is released at once
-	assert.Equal(t, []*hold.Hold{l}, s.Held())
+	assert.Equal(t, []*hold.Hold{l}, s.Leases())
 
 	require.NoError(t, l.Release())
 	waitNodes(t, obs, "/sem/a/leases", 0)
 	<-l.Done()
 	assert.ErrorIs(t, l.Err(), semaphore.ErrReleased)
 	assert.ErrorIs(t, l.Release(), semaphore.ErrReleased, "a second Close")
-	assert.Empty(t, s.Held())
+	assert.Empty(t, s.Leases())
 }
 
 func TestMaxLeasesAreHeldAtOnceAndTheNextWaits(t *testing.T) {
@@ -214,7 +214,7 @@ func TestAcquireSeveralIsAllOrNone(t *testing.T) {
 	assert.ElementsMatch(t, []string{framework.Base(two[0].Path()), framework.Base(two[1].Path())},
 		nodes(t, obs, "/sem/many/leases"), "the lease it had taken was given back")
 	assert.Empty(t, nodes(t, obs, "/sem/many/locks"), "the internal mutex was released")
-	assert.Empty(t, other.Held())
+	assert.Empty(t, other.Leases())
 
 	require.NoError(t, two[0].Release())
 	got, err := other.Acquire(ctxT(t, 10*time.Second), 2)
