@@ -218,7 +218,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
 		framework.WithMode(framework.Ephemeral), framework.Protected())
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
+		return nil, fmt.Errorf("rwlock: downgrade: %w", contend.Err(err, false))
 	}
 	ok, st, err := c.Exists(ctx, path)
 	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
@@ -238,7 +238,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	}
 	if err != nil {
 		_ = contend.Leave(c, path, s.ID)
-		return nil, fmt.Errorf("rwlock: downgrade: %w", err)
+		return nil, fmt.Errorf("rwlock: downgrade: %w", contend.Err(err, false))
 	}
 	return r.lock.Adopt(ihold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false))
 }
