@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,13 +56,34 @@ func startShell(t *testing.T) *shell {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		// Everything the test left on the terminal goes first: a process
+		// still holding it (a job, script's child) would keep the reader
+		// blocked, and a failed test would hang instead of failing.
+		killSession(cmd.Process.Pid)
 		_ = cmd.Wait()
 		f.Close()
 		<-s.done
 	})
 	s.expect(`\$ $`, 10*time.Second) // the first prompt
 	return s
+}
+
+// killSession SIGKILLs every process of session sid (the shell leads it,
+// as pty.Start makes it).
+func killSession(sid int) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp session ...: comm may hold spaces.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 3 && f[3] == strconv.Itoa(sid) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // screen is everything the terminal has shown.
@@ -181,8 +203,28 @@ func TestTerminalFgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 	_, connect := server(t)
 	stamps := filepath.Join(t.TempDir(), "stamps")
 	s := startShell(t)
+	stopHolderAndLetAWaiterIn(t, s, connect, stamps, "")
+
 	m := s.mark()
-	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
+	s.typeKeys("fg\n")
+	assert.Equal(t, exitLost, s.status(), "fg after the loss")
+	assert.NotRegexp(t, `\ntick\r?\n`, s.screen()[m:], "COMMAND ran again after fg")
+
+	assertHolderEndedFirst(t, stamps)
+}
+
+// stopHolderAndLetAWaiterIn runs zkr lock /tty in s (2 s session) with a
+// COMMAND that ticks and stamps stamps (and writes its pid to pidFile, if
+// given), stops it with Ctrl-Z, and lets a waiter on another session take
+// the lock, stamp, and finish: the hold was lost while the job was stopped.
+func stopHolderAndLetAWaiterIn(t *testing.T, s *shell, connect []string, stamps, pidFile string) {
+	t.Helper()
+	pid := ""
+	if pidFile != "" {
+		pid = `echo $$ > ` + pidFile + `; `
+	}
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" + pid +
 		`while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
 	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second) // COMMAND's, not the echo of the line typed
 	s.typeKeys("\x1a")
@@ -190,14 +232,7 @@ func TestTerminalFgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 
 	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
 		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
-	assert.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
-
-	m = s.mark()
-	s.typeKeys("fg\n")
-	assert.Equal(t, exitLost, s.status(), "fg after the loss")
-	assert.NotRegexp(t, `\ntick\r?\n`, s.screen()[m:], "COMMAND ran again after fg")
-
-	assertHolderEndedFirst(t, stamps)
+	require.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
 }
 
 // bg, like fg, never continues a COMMAND whose hold was lost while it was
@@ -207,18 +242,9 @@ func TestTerminalBgAfterTheHoldWasLostKillsCommand(t *testing.T) {
 	_, connect := server(t)
 	stamps := filepath.Join(t.TempDir(), "stamps")
 	s := startShell(t)
+	stopHolderAndLetAWaiterIn(t, s, connect, stamps, "")
+
 	m := s.mark()
-	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
-		`while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
-	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
-	s.typeKeys("\x1a")
-	s.expectAfter(m, `Stopped`, 10*time.Second)
-
-	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
-		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
-	assert.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
-
-	m = s.mark()
 	s.typeKeys("bg\n")
 	s.typeKeys("wait %1\n")
 	assert.Equal(t, exitLost, s.status(), "bg after the loss")
@@ -237,17 +263,8 @@ func TestTerminalTostopBgAfterTheHoldWasLostKillsCommandAtOnce(t *testing.T) {
 	stamps, pidFile := filepath.Join(dir, "stamps"), filepath.Join(dir, "pid")
 	s := startShell(t)
 	s.typeKeys("stty tostop\n")
-	m := s.mark()
-	s.typeKeys("zkr " + strings.Join(connect, " ") + " --session-timeout 2s lock /tty -- sh -c '" +
-		`echo $$ > ` + pidFile + `; while :; do echo "holder $(date +%s%N)" >> ` + stamps + `; echo tick; sleep 0.05; done` + "'\n")
-	s.expectAfter(m, `\ntick\r?\n`, 30*time.Second)
-	s.typeKeys("\x1a")
-	s.expectAfter(m, `Stopped`, 10*time.Second)
+	stopHolderAndLetAWaiterIn(t, s, connect, stamps, pidFile)
 	command := readPid(t, pidFile)
-
-	waiter := start(t, args(connect, cmd("lock", "/tty"), sh(
-		`echo "waiter $(date +%s%N)" >> `+stamps+`; sleep 0.5; echo "waiter $(date +%s%N)" >> `+stamps))...)
-	require.Equal(t, 0, waiter.wait(t, 30*time.Second).code, "the waiter never got the lock")
 
 	s.typeKeys("bg\n")
 	assert.Eventually(t, func() bool { return !alive(command) }, 10*time.Second, 10*time.Millisecond, "COMMAND was not killed on bg")
@@ -289,4 +306,24 @@ func TestTerminalBgThenCommandEndsLeavesTheShellItsTerminal(t *testing.T) {
 	m = s.mark()
 	s.typeKeys("echo alive-$((6*7))\n")
 	s.expectAfter(m, `alive-42`, 10*time.Second)
+}
+
+// zkr started where no job-control shell can continue it (script -c, as
+// ssh -t, xterm -e or docker run -it do): it leads its own session, so the
+// stop it sends itself at Ctrl-Z is discarded, and nothing can fg it. It
+// must not hold the lock for ever with COMMAND stopped: COMMAND is killed
+// once the hold can no longer be vouched for, and zkr exits 122, releasing
+// the lock.
+func TestTerminalCtrlZWithoutAJobControlShellEndsInsteadOfHanging(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys(`script -qec "zkr --session-timeout 3s ` + strings.Join(connect, " ") +
+		` lock /tty-nojc -- sh -c 'echo ready; sleep 300'" /dev/null; echo "exit:$?"` + "\n")
+	s.expectAfter(m, `\nready`, 30*time.Second)
+	s.typeKeys("\x1a") // Ctrl-Z
+	got := s.expectAfter(m, `\nexit:(\d+)`, 30*time.Second)
+	assert.Equal(t, "122", got[1], "zkr's status: COMMAND killed, the hold no longer vouched for")
+	waitChildren(t, c, "/tty-nojc", 0)
 }
