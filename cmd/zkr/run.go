@@ -107,11 +107,16 @@ func (c *child) run(env []string, h held) (outcome, error) {
 		ctlW.Close()
 		return outcome{code: exitFailed}, err
 	}
-	// Job control: zkr runs in the foreground of a terminal. Without it
-	// (cron, systemd, CI), a stopped COMMAND changes nothing for zkr.
-	pgrp := shellPgrp()
+	// Job control: zkr runs on a terminal, in a job a shell can stop and
+	// continue. Without it (cron, systemd, CI, script -c), a stopped
+	// COMMAND does not stop zkr.
+	pgrp, jobControl := terminalMode()
+	jc := 0
+	if jobControl {
+		jc = 1
+	}
 	cmd := exec.Command(self, c.argv...)
-	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d %d", supervisorEnv, c.grace, c.watchdog(), pgrp))
+	cmd.Env = append(commandEnv(env), fmt.Sprintf("%s=%d %d %d %d", supervisorEnv, c.grace, c.watchdog(), pgrp, jc))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // fds 3 and 4
 	// A process group of its own: what stops zkr's job must not stop the
@@ -162,8 +167,63 @@ func (c *child) run(env []string, h held) (outcome, error) {
 
 	var out outcome
 	lost := h.done
-	stoppedAt := time.Time{} // when COMMAND stopped, while it is stopped
+	stoppedAt := time.Time{} // when COMMAND stopped, while it is stopped under job control
+	// paused: COMMAND stopped and zkr did not (no job control, or COMMAND
+	// touched the terminal from the background); onTTY: by SIGTTIN or
+	// SIGTTOU, so that it goes on once zkr can give it the terminal.
+	paused, onTTY := false, false
 	commandPid := 0
+	foreground := func() bool {
+		fg, err := tcgetpgrp(0)
+		return err == nil && fg == syscall.Getpgrp()
+	}
+	// resumePaused continues a paused COMMAND if a fresh answer from the
+	// server shows the hold intact, with the terminal if zkr's job has it;
+	// else has it killed.
+	resumePaused := func(why string) {
+		paused, onTTY = false, false
+		if err := c.check(h); err != nil {
+			out.lost = err
+			lost = nil
+			c.send(cmdKill)
+			c.log.printf("hold lost while COMMAND was stopped (%v): COMMAND killed", err)
+			return
+		}
+		where := "bg"
+		if foreground() {
+			where = "fg"
+		}
+		c.send(cmdResume + " " + where)
+		c.log.infof("hold intact: COMMAND continues (%s, %s)", where, why)
+	}
+	// resumeStopped continues COMMAND stopped under job control (zkr was
+	// stopped too) if a fresh answer from the server shows the hold intact
+	// and COMMAND was not stopped for the time zkr vouched for; else has it
+	// killed. Whatever happened while zkr was stopped, a stopped COMMAND
+	// only goes on under a hold that a fresh answer shows intact.
+	resumeStopped := func(why string) {
+		err := c.check(h)
+		if err == nil && time.Since(stoppedAt) >= c.timeout*2/3 {
+			err = fmt.Errorf("stopped for %v, 2/3 of the session timeout or more", time.Since(stoppedAt).Round(time.Millisecond))
+		}
+		stoppedAt = time.Time{}
+		// The command first, the message after: in the background
+		// under stty tostop, writing to the terminal stops zkr
+		// (SIGTTOU), and what zkr decided must not wait for fg.
+		if err != nil {
+			out.lost = err
+			lost = nil
+			c.send(cmdKill)
+			c.log.printf("hold lost while COMMAND was stopped (%v): COMMAND killed", err)
+			return
+		}
+		where := "bg"
+		if foreground() {
+			where = "fg"
+		}
+		c.send(cmdResume + " " + where)
+		c.log.infof("hold intact: COMMAND continues (%s, %s)", where, why)
+	}
 	loseHold := func() {
 		lost = nil
 		if out.lost == nil {
@@ -209,16 +269,36 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				if out.lost == nil {
 					out.lost = why
 				}
-			case evStopped:
+			case evWake:
+				// A signal went to a stopped COMMAND: it goes on to act on
+				// it, under a hold checked afresh.
+				switch {
+				case out.lost != nil:
+					c.send(cmdKill)
+				case !stoppedAt.IsZero():
+					resumeStopped("a signal")
+				case paused:
+					resumePaused("a signal")
+				}
+			case evPaused:
 				if out.lost != nil {
 					c.send(cmdKill) // lost already: a stopped COMMAND never runs again
 					continue
 				}
-				if pgrp < 0 {
-					// No job control: zkr is nobody's job to stop. It keeps
-					// the hold alive; SIGCONT continues COMMAND, and a loss
-					// kills it.
-					c.log.infof("COMMAND stopped; zkr keeps the hold (no terminal: no job control)")
+				n, _ := strconv.Atoi(arg)
+				paused, onTTY = true, syscall.Signal(n) == syscall.SIGTTIN || syscall.Signal(n) == syscall.SIGTTOU
+				if onTTY && foreground() {
+					resumePaused("it needs the terminal")
+					continue
+				}
+				if onTTY {
+					c.log.infof("COMMAND stopped on the terminal in the background; zkr keeps the hold, and fg continues it")
+				} else {
+					c.log.infof("COMMAND stopped; zkr keeps the hold (no job control)")
+				}
+			case evStopped:
+				if out.lost != nil {
+					c.send(cmdKill) // lost already: a stopped COMMAND never runs again
 					continue
 				}
 				// Ctrl-Z: COMMAND is stopped and the terminal is ours again.
@@ -245,37 +325,27 @@ func (c *child) run(env []string, h held) (outcome, error) {
 			}
 		case <-conts:
 			if stoppedAt.IsZero() {
+				// fg: COMMAND gets the terminal, and goes on if it stopped
+				// on reading it.
+				switch {
+				case paused && onTTY && foreground():
+					resumePaused("fg")
+				case !paused && lost != nil && foreground():
+					c.send(cmdResume + " fg")
+				}
 				continue
 			}
-			// Whatever happened while zkr was stopped, a stopped COMMAND
-			// only goes on under a hold that a fresh answer from the server
-			// shows intact.
-			err := c.check(h)
-			if err == nil && time.Since(stoppedAt) >= c.timeout*2/3 {
-				err = fmt.Errorf("stopped for %v, 2/3 of the session timeout or more", time.Since(stoppedAt).Round(time.Millisecond))
-			}
-			stoppedAt = time.Time{}
-			// The command first, the message after: in the background
-			// under stty tostop, writing to the terminal stops zkr
-			// (SIGTTOU), and what zkr decided must not wait for fg.
-			if err != nil {
-				out.lost = err
-				lost = nil
-				c.send(cmdKill)
-				c.log.printf("hold lost while COMMAND was stopped (%v): COMMAND killed", err)
-				continue
-			}
-			where := "bg"
-			if fg, _ := tcgetpgrp(0); fg == syscall.Getpgrp() {
-				where = "fg"
-			}
-			c.send(cmdResume + " " + where)
-			c.log.infof("hold intact: COMMAND continues (%s)", where)
+			resumeStopped("SIGCONT")
 		case <-lost:
 			loseHold()
 		case <-beat.C:
 			if lost == nil || !stoppedAt.IsZero() {
 				continue
+			}
+			if paused && onTTY && foreground() {
+				// fg without a SIGCONT, which a shell need not send to a
+				// running job.
+				resumePaused("fg")
 			}
 			// select picks at random among ready cases: the hold may have
 			// ended while this tick waited. No heartbeat for a lost hold.

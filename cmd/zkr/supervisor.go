@@ -41,9 +41,10 @@ import (
 )
 
 // supervisorEnv marks a zkr started as a supervisor; its value is
-// "GRACE WATCHDOG SHELLPGRP": durations in nanoseconds, and the process
-// group of zkr's job when zkr runs in the foreground of a terminal (job
-// control), else -1. The supervisor removes it before it starts COMMAND.
+// "GRACE WATCHDOG PGRP JOBCONTROL": durations in nanoseconds; the process
+// group of zkr's job when stdin is zkr's controlling terminal, else -1;
+// and 1 under job control (see terminalMode), else 0. The supervisor
+// removes it before it starts COMMAND.
 const supervisorEnv = "ZKR_INTERNAL_SUPERVISE"
 
 // The supervisor's pipes, as its file descriptors.
@@ -58,14 +59,16 @@ const (
 	cmdLost       = "lost"        // the hold is lost: SIGTERM the tree, SIGKILL after grace
 	cmdKill       = "kill"        // SIGKILL the tree now (a stopped COMMAND must not run again)
 	cmdSignal     = "signal"      // "signal N": pass signal N to COMMAND's process group
-	cmdResume     = "resume"      // "resume fg" or "resume bg": continue a stopped COMMAND
+	cmdResume     = "resume"      // "resume fg" or "resume bg": continue a stopped COMMAND; with fg, COMMAND gets the terminal if zkr's job has it
 	cmdStoppedFor = "stopped-for" // "stopped-for NANOS": under Ctrl-Z the hold is vouched for that long, then the tree is killed
 )
 
 // Events, supervisor to zkr.
 const (
 	evStarted  = "started"  // "started PID"
-	evStopped  = "stopped"  // COMMAND stopped (Ctrl-Z, SIGTTIN...): under job control, the terminal is zkr's again
+	evStopped  = "stopped"  // COMMAND stopped under job control (Ctrl-Z): the terminal is zkr's again, and zkr stops too
+	evPaused   = "paused"   // "paused SIGNAL": COMMAND stopped, zkr goes on (no job control, or SIGTTIN/SIGTTOU): it resumes COMMAND or not
+	evWake     = "wake"     // a signal was passed to a stopped COMMAND: zkr checks the hold and resumes COMMAND, or has it killed
 	evExited   = "exited"   // "exited STATUS": COMMAND and everything it started are gone
 	evFailed   = "failed"   // "failed STATUS MESSAGE": COMMAND could not be started
 	evWatchdog = "watchdog" // the heartbeats stopped: COMMAND is being stopped ("watchdog stopped": a stopped COMMAND was killed)
@@ -83,8 +86,8 @@ const prSetChildSubreaper = 36
 func supervise(spec string, argv []string) int {
 	os.Unsetenv(supervisorEnv)
 	var grace, watchdog time.Duration
-	var shellPgrp int
-	if _, err := fmt.Sscan(spec, &grace, &watchdog, &shellPgrp); err != nil || len(argv) == 0 {
+	var shellPgrp, jobControl int
+	if _, err := fmt.Sscan(spec, &grace, &watchdog, &shellPgrp, &jobControl); err != nil || len(argv) == 0 {
 		fmt.Fprintf(os.Stderr, "zkr: %s is for zkr's own use\n", supervisorEnv)
 		return exitUsage
 	}
@@ -101,7 +104,7 @@ func supervise(spec string, argv []string) int {
 	syscall.CloseOnExec(eventsFD)
 	// The thread group leader's name is the process's.
 	_ = os.WriteFile(fmt.Sprintf("/proc/self/task/%d/comm", os.Getpid()), []byte(supervisorName), 0)
-	s := &supervisor{grace: grace, watchdog: watchdog, events: events, tty: -1, shellPgrp: shellPgrp}
+	s := &supervisor{grace: grace, watchdog: watchdog, events: events, tty: -1, shellPgrp: shellPgrp, jobControl: jobControl == 1}
 	if shellPgrp >= 0 {
 		s.tty = 0
 	}
@@ -111,8 +114,9 @@ func supervise(spec string, argv []string) int {
 type supervisor struct {
 	grace, watchdog time.Duration
 	events          io.Writer
-	tty             int   // the terminal COMMAND gets, or -1: no job control
+	tty             int   // the terminal COMMAND may get, or -1: no terminal
 	shellPgrp       int   // the process group of zkr's job: the terminal goes back to it
+	jobControl      bool  // a shell can stop and continue zkr's job (see terminalMode)
 	pid             int   // COMMAND, the leader of its process group
 	treeStopped     []int // what stopTree stopped, to be continued on resume
 	treeSeen        []int // every process of the stopped tree
@@ -147,11 +151,12 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if s.tty >= 0 {
+	if s.zkrHasTerminal() {
 		// COMMAND is the terminal's foreground job: it reads the terminal,
 		// and Ctrl-C and Ctrl-Z reach it (and not zkr). Go's fork makes
 		// the terminal's foreground change with signals blocked, so it
-		// works from the supervisor's background process group.
+		// works from the supervisor's background process group. zkr in
+		// the background (&) leaves COMMAND there too, until fg.
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = s.tty
 	}
@@ -176,9 +181,12 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 	status := -1 // COMMAND's, once it has exited
 	// stopped: under job control, COMMAND stopped (Ctrl-Z) with its whole
 	// tree, until zkr, having checked the hold, resumes it. paused:
-	// without job control (cron, systemd, CI), COMMAND stopped (kill -STOP)
+	// without job control (cron, systemd, CI, script -c), or on reading
+	// the terminal from the background (SIGTTIN, SIGTTOU), COMMAND stopped
 	// and nothing else changes: zkr goes on watching the hold, the watchdog
-	// runs, and whoever stopped COMMAND continues it.
+	// runs, and whoever stopped COMMAND continues it, or zkr does, after
+	// checking the hold, once it can give COMMAND the terminal or passes
+	// it a signal.
 	stopped, paused := false, false
 	var watchdog, kill <-chan time.Time
 	var watchdogTimer *time.Timer
@@ -236,20 +244,25 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 			case cmdSignal:
 				if n, err := strconv.Atoi(arg); err == nil {
 					_ = syscall.Kill(-s.pid, syscall.Signal(n))
-					if paused {
-						// A paused COMMAND would never act on it, and zkr
-						// would wait for ever: it goes on, under the hold.
-						_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+					if stopped || paused {
+						// A stopped COMMAND would never act on it, and zkr
+						// would wait for ever: zkr checks the hold and
+						// resumes it, or has it killed.
+						s.emit("%s", evWake)
 					}
 				}
 			case cmdResume:
-				if stopped {
+				if arg == "fg" && s.zkrHasTerminal() {
+					setForeground(s.tty, s.pid)
+				}
+				switch {
+				case stopped:
 					stopped = false
-					if arg == "fg" && s.tty >= 0 {
-						setForeground(s.tty, s.pid)
-					}
 					s.resumeTree()
 					resetWatchdog()
+				case paused:
+					paused = false
+					_ = syscall.Kill(-s.pid, syscall.SIGCONT)
 				}
 			}
 		case w := <-reaped:
@@ -278,9 +291,15 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 				if st := state(s.pid); st != 'T' && st != 't' {
 					continue // continued since: a stale report
 				}
-				if s.tty < 0 {
+				if sig := w.status.StopSignal(); !s.jobControl || sig == syscall.SIGTTIN || sig == syscall.SIGTTOU {
+					// Nobody can stop and continue zkr's job (no terminal,
+					// or none a shell controls), or COMMAND, in the
+					// background, touched the terminal: zkr is not stopped,
+					// and on a terminal it gets the terminal back, so that
+					// Ctrl-C reaches it.
 					paused = true
-					s.emit("%s", evStopped)
+					s.giveTerminalBack()
+					s.emit("%s %d", evPaused, int(sig))
 					continue
 				}
 				stopped = true
@@ -419,6 +438,16 @@ func (s *supervisor) giveTerminalBack() {
 	}
 }
 
+// zkrHasTerminal reports whether zkr's job is the terminal's foreground
+// job (or COMMAND is, on zkr's behalf).
+func (s *supervisor) zkrHasTerminal() bool {
+	if s.tty < 0 {
+		return false
+	}
+	fg, err := tcgetpgrp(s.tty)
+	return err == nil && (fg == s.shellPgrp || fg == s.pid)
+}
+
 // resumeTree continues what Ctrl-Z and stopTree stopped.
 func (s *supervisor) resumeTree() {
 	_ = syscall.Kill(-s.pid, syscall.SIGCONT)
@@ -530,15 +559,45 @@ func state(pid int) byte {
 	return f[0][0]
 }
 
-// shellPgrp returns the process group of zkr's job if zkr runs in the
-// foreground of a terminal on stdin (job control), else -1, as under cron,
-// systemd or CI.
-func shellPgrp() int {
-	pgrp, err := tcgetpgrp(0)
-	if err != nil || pgrp != syscall.Getpgrp() {
-		return -1
+// terminalMode returns the process group of zkr's job if stdin is zkr's
+// controlling terminal, else -1 (cron, systemd, CI), and whether zkr runs
+// under job control: on a terminal, in a process group that is not
+// orphaned, so that a shell can stop its job and continue it (fg, bg).
+// Under script -c, ssh -t, xterm -e or docker run -it, zkr's group is
+// orphaned: the kernel discards the SIGTSTP zkr would send itself, and
+// nothing could fg it.
+func terminalMode() (pgrp int, jobControl bool) {
+	if _, err := tcgetpgrp(0); err != nil {
+		return -1, false
 	}
-	return pgrp
+	pgrp = syscall.Getpgrp()
+	return pgrp, !orphaned(pgrp)
+}
+
+// orphaned applies the kernel's rule: a process group is orphaned unless
+// one of its members has a parent in the same session but another group.
+func orphaned(pgrp int) bool {
+	self := statFields(os.Getpid())
+	if len(self) < 4 {
+		return true
+	}
+	sid := self[3]
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		f := statFields(pid) // state ppid pgrp session ...
+		if len(f) < 4 || f[2] != strconv.Itoa(pgrp) {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if p := statFields(ppid); len(p) >= 4 && p[2] != strconv.Itoa(pgrp) && p[3] == sid {
+			return false
+		}
+	}
+	return true
 }
 
 func tcgetpgrp(fd int) (int, error) {

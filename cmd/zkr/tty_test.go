@@ -309,21 +309,53 @@ func TestTerminalBgThenCommandEndsLeavesTheShellItsTerminal(t *testing.T) {
 }
 
 // zkr started where no job-control shell can continue it (script -c, as
-// ssh -t, xterm -e or docker run -it do): it leads its own session, so the
-// stop it sends itself at Ctrl-Z is discarded, and nothing can fg it. It
-// must not hold the lock for ever with COMMAND stopped: COMMAND is killed
-// once the hold can no longer be vouched for, and zkr exits 122, releasing
-// the lock.
-func TestTerminalCtrlZWithoutAJobControlShellEndsInsteadOfHanging(t *testing.T) {
+// ssh -t, xterm -e or docker run -it do) leads its own session: its process
+// group is orphaned, the stop it would send itself at Ctrl-Z is discarded,
+// and nothing can fg it. So zkr does not play at job control there: Ctrl-Z
+// stops COMMAND alone, zkr keeps the hold and takes the terminal back, and
+// Ctrl-C then reaches zkr, which passes it to COMMAND, checks the hold and
+// lets COMMAND act on it: COMMAND's status, the lock released, long before
+// the watchdog. Before, zkr stopped as under job control (to no effect),
+// the Ctrl-C stayed pending on the stopped COMMAND, and the watchdog killed
+// it at 2/3 of the session timeout (122).
+func TestTerminalCtrlZThenCtrlCWithoutAJobControlShellEndsCommand(t *testing.T) {
 	cl, connect := server(t)
 	c := client(t, cl)
 	s := startShell(t)
 	m := s.mark()
-	s.typeKeys(`script -qec "zkr --session-timeout 3s ` + strings.Join(connect, " ") +
+	s.typeKeys(`script -qec "zkr --session-timeout 10s ` + strings.Join(connect, " ") +
 		` lock /tty-nojc -- sh -c 'echo ready; sleep 300'" /dev/null; echo "exit:$?"` + "\n")
 	s.expectAfter(m, `\nready`, 30*time.Second)
-	s.typeKeys("\x1a") // Ctrl-Z
-	got := s.expectAfter(m, `\nexit:(\d+)`, 30*time.Second)
-	assert.Equal(t, "122", got[1], "zkr's status: COMMAND killed, the hold no longer vouched for")
+	start := time.Now()
+	s.typeKeys("\x1a")                 // Ctrl-Z
+	time.Sleep(500 * time.Millisecond) // the stop lands
+	s.typeKeys("\x03")                 // Ctrl-C
+	// exit: follows ^C on its line
+	got := s.expectAfter(m, `exit:(\d+)`, 30*time.Second)
+	assert.Less(t, time.Since(start), 4*time.Second, "zkr waited for the watchdog (about 6.7 s)")
+	assert.Contains(t, []string{"130", "122"}, got[1], "zkr's status: COMMAND's (SIGINT) or 122")
 	waitChildren(t, c, "/tty-nojc", 0)
+}
+
+// A COMMAND of a zkr started in the background (&) that reads the terminal
+// stops (SIGTTIN) while zkr keeps the hold; fg makes zkr check the hold
+// and continue COMMAND as the terminal's foreground job, which reads what
+// is typed. Before, fg brought zkr alone to the foreground, and COMMAND
+// stayed stopped, holding the lock for ever.
+func TestTerminalBackgroundCommandReadsAfterFg(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("zkr " + strings.Join(connect, " ") + ` lock /tty-bg -- sh -c 'read x; echo got-$x' &` + "\n")
+	s.expectAfter(m, `\[1\] \d+`, 10*time.Second)
+	require.Eventually(t, func() bool { return len(children(t, c, "/tty-bg")) == 1 }, 30*time.Second, 20*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // COMMAND reads, and stops
+	m = s.mark()
+	s.typeKeys("fg\n")
+	time.Sleep(500 * time.Millisecond) // COMMAND gets the terminal
+	s.typeKeys("hi\n")
+	s.expectAfter(m, `got-hi`, 10*time.Second)
+	assert.Equal(t, 0, s.status())
+	waitChildren(t, c, "/tty-bg", 0)
 }
