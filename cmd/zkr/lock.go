@@ -78,7 +78,8 @@ DESCRIPTION
 
     SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits
     128+signal. While COMMAND runs: the signal goes to COMMAND's process
-    group, and zkr releases the lock once COMMAND has exited.
+    group (a stopped COMMAND goes on to act on it once zkr has checked the
+    hold), and zkr releases the lock once COMMAND has exited.
 
 OPTIONS
 ` + heldOptionsHelp + `

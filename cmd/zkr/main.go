@@ -98,19 +98,30 @@ DESCRIPTION
     of their own included. When COMMAND exits, whatever it left running is
     stopped too, before the lock is released.
 
-    In the foreground of a terminal, COMMAND is the terminal's foreground
-    job: it reads the terminal, Ctrl-C reaches it, and Ctrl-Z stops it (and
-    everything it started) and gives the terminal back to the shell. fg or
-    bg continue it only if a fresh answer from ZooKeeper shows the hold
-    intact; otherwise COMMAND is killed and zkr exits 122. A stopped COMMAND
-    never runs again once its hold is lost, and a SIGCONT that zkr did not
-    send (kill -CONT, a debugger) stops it again until fg or bg. zkr is
-    stopped with COMMAND, so nothing keeps its session alive: a job stopped
-    for about 2/3 of the session timeout has lost its hold, and the
-    supervisor kills COMMAND's tree then, without waiting for fg or bg,
-    which report 122. Without a terminal (cron, systemd, CI) none
-    of this applies: a COMMAND stopped with kill -STOP keeps its hold while
-    zkr watches it, kill -CONT continues it, and a loss kills it.
+    On a terminal, COMMAND is the terminal's foreground job whenever zkr's
+    job is (at start, and after fg): it reads the terminal, Ctrl-C reaches
+    it, and Ctrl-Z stops it (and everything it started) and gives the
+    terminal back to the shell. fg or bg continue it only if a fresh
+    answer from ZooKeeper shows the hold intact; otherwise COMMAND is
+    killed and zkr exits 122. A stopped COMMAND never runs again once its
+    hold is lost, and a SIGCONT that zkr did not send (kill -CONT, a
+    debugger) stops it again until fg or bg. zkr is stopped with COMMAND,
+    so nothing keeps its session alive: a job stopped for about 2/3 of the
+    session timeout has lost its hold, and the supervisor kills COMMAND's
+    tree then, without waiting for fg or bg, which report 122. Started in
+    the background (&), zkr keeps the hold while a COMMAND that reads the
+    terminal waits (SIGTTIN); fg checks the hold and continues COMMAND with
+    the terminal.
+
+    Where no shell can stop and continue zkr's job (script -c, ssh -t,
+    xterm -e, docker run -it: zkr's process group is orphaned), Ctrl-Z
+    stops COMMAND alone: zkr keeps the hold and takes the terminal back,
+    and Ctrl-C then ends COMMAND. A signal zkr passes on to a stopped
+    COMMAND (SIGINT, SIGTERM, SIGHUP), in any case, makes zkr check the
+    hold afresh and continue COMMAND to act on it, or kill it (122).
+    Without a terminal (cron, systemd, CI), a COMMAND stopped with kill
+    -STOP keeps its hold while zkr watches it, kill -CONT continues it,
+    and a loss kills it.
 
     zkr can signal only processes it may signal: what COMMAND starts as
     another user (sudo, setuid programs) cannot be stopped or killed by zkr,
