@@ -177,39 +177,12 @@ func (c *child) run(env []string, h held) (outcome, error) {
 		fg, err := tcgetpgrp(0)
 		return err == nil && fg == syscall.Getpgrp()
 	}
-	// resumePaused continues a paused COMMAND if a fresh answer from the
-	// server shows the hold intact, with the terminal if zkr's job has it;
-	// else has it killed.
-	resumePaused := func(why string) {
-		paused, onTTY = false, false
-		if err := c.check(h); err != nil {
-			out.lost = err
-			lost = nil
-			c.send(cmdKill)
-			c.log.printf("hold lost while COMMAND was stopped (%v): COMMAND killed", err)
-			return
-		}
-		where := "bg"
-		if foreground() {
-			where = "fg"
-		}
-		c.send(cmdResume + " " + where)
-		c.log.infof("hold intact: COMMAND continues (%s, %s)", where, why)
-	}
-	// resumeStopped continues COMMAND stopped under job control (zkr was
-	// stopped too) if a fresh answer from the server shows the hold intact
-	// and COMMAND was not stopped for the time zkr vouched for; else has it
-	// killed. Whatever happened while zkr was stopped, a stopped COMMAND
-	// only goes on under a hold that a fresh answer shows intact.
-	resumeStopped := func(why string) {
-		err := c.check(h)
-		if err == nil && time.Since(stoppedAt) >= c.timeout*2/3 {
-			err = fmt.Errorf("stopped for %v, 2/3 of the session timeout or more", time.Since(stoppedAt).Round(time.Millisecond))
-		}
-		stoppedAt = time.Time{}
-		// The command first, the message after: in the background
-		// under stty tostop, writing to the terminal stops zkr
-		// (SIGTTOU), and what zkr decided must not wait for fg.
+	// resume continues a stopped COMMAND, with the terminal if zkr's job
+	// has it, unless err (the hold is not intact): then it has the tree
+	// killed. The command first, the message after: in the background
+	// under stty tostop, writing to the terminal stops zkr (SIGTTOU), and
+	// what zkr decided must not wait for fg.
+	resume := func(err error, why string) {
 		if err != nil {
 			out.lost = err
 			lost = nil
@@ -222,7 +195,25 @@ func (c *child) run(env []string, h held) (outcome, error) {
 			where = "fg"
 		}
 		c.send(cmdResume + " " + where)
-		c.log.infof("hold intact: COMMAND continues (%s, %s)", where, why)
+		c.log.infof("hold intact: COMMAND continues (%s, on %s)", where, why)
+	}
+	// resumePaused continues a paused COMMAND if a fresh answer from the
+	// server shows the hold intact.
+	resumePaused := func(why string) {
+		paused, onTTY = false, false
+		resume(c.check(h), why)
+	}
+	// resumeStopped continues COMMAND stopped under job control (zkr was
+	// stopped too): whatever happened meanwhile, only if a fresh answer
+	// from the server shows the hold intact, and COMMAND was not stopped
+	// beyond the time zkr vouched for.
+	resumeStopped := func(why string) {
+		err := c.check(h)
+		if err == nil && time.Since(stoppedAt) >= c.timeout*2/3 {
+			err = fmt.Errorf("stopped for %v, 2/3 of the session timeout or more", time.Since(stoppedAt).Round(time.Millisecond))
+		}
+		stoppedAt = time.Time{}
+		resume(err, why)
 	}
 	loseHold := func() {
 		lost = nil
@@ -293,6 +284,11 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				}
 				if onTTY {
 					c.log.infof("COMMAND stopped on the terminal in the background; zkr keeps the hold, and fg continues it")
+				} else if pgrp >= 0 {
+					// On a terminal no shell can fg zkr from (script -c,
+					// ssh -t): say what is left to do, or Ctrl-Z looks
+					// like a hang.
+					c.log.printf("COMMAND stopped, and nothing here can continue zkr's job (no job control): zkr keeps the hold; Ctrl-C ends COMMAND")
 				} else {
 					c.log.infof("COMMAND stopped; zkr keeps the hold (no job control)")
 				}

@@ -327,9 +327,9 @@ func TestTerminalCtrlZThenCtrlCWithoutAJobControlShellEndsCommand(t *testing.T) 
 		` lock /tty-nojc -- sh -c 'echo ready; sleep 300'" /dev/null; echo "exit:$?"` + "\n")
 	s.expectAfter(m, `\nready`, 30*time.Second)
 	start := time.Now()
-	s.typeKeys("\x1a")                 // Ctrl-Z
-	time.Sleep(500 * time.Millisecond) // the stop lands
-	s.typeKeys("\x03")                 // Ctrl-C
+	s.typeKeys("\x1a") // Ctrl-Z
+	s.expectAfter(m, `Ctrl-C ends COMMAND`, 5*time.Second)
+	s.typeKeys("\x03") // Ctrl-C
 	// exit: follows ^C on its line
 	got := s.expectAfter(m, `exit:(\d+)`, 30*time.Second)
 	assert.Less(t, time.Since(start), 4*time.Second, "zkr waited for the watchdog (about 6.7 s)")
