@@ -327,7 +327,9 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				case paused && onTTY && foreground():
 					resumePaused("fg")
 				case !paused && lost != nil && foreground():
-					c.send(cmdResume + " fg")
+					// The terminal only: a stop the supervisor made and zkr
+					// has not read yet must not be continued unchecked.
+					c.send(cmdForeground)
 				}
 				continue
 			}
@@ -342,6 +344,9 @@ func (c *child) run(env []string, h held) (outcome, error) {
 				// fg without a SIGCONT, which a shell need not send to a
 				// running job.
 				resumePaused("fg")
+				if lost == nil {
+					continue // found lost: no heartbeat for it
+				}
 			}
 			// select picks at random among ready cases: the hold may have
 			// ended while this tick waited. No heartbeat for a lost hold.

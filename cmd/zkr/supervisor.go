@@ -59,7 +59,8 @@ const (
 	cmdLost       = "lost"        // the hold is lost: SIGTERM the tree, SIGKILL after grace
 	cmdKill       = "kill"        // SIGKILL the tree now (a stopped COMMAND must not run again)
 	cmdSignal     = "signal"      // "signal N": pass signal N to COMMAND's process group
-	cmdResume     = "resume"      // "resume fg" or "resume bg": continue a stopped COMMAND; with fg, COMMAND gets the terminal if zkr's job has it
+	cmdResume     = "resume"      // "resume fg" or "resume bg": continue a stopped COMMAND (only after a fresh check of the hold); with fg, COMMAND gets the terminal if zkr's job has it
+	cmdForeground = "foreground"  // COMMAND gets the terminal if zkr's job has it; nothing stopped is continued
 	cmdStoppedFor = "stopped-for" // "stopped-for NANOS": under Ctrl-Z the hold is vouched for that long, then the tree is killed
 )
 
@@ -250,6 +251,13 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 						// resumes it, or has it killed.
 						s.emit("%s", evWake)
 					}
+				}
+			case cmdForeground:
+				// Only the terminal: what the supervisor has stopped (and
+				// zkr may not have heard of yet) goes on only by a resume,
+				// which follows a check of the hold.
+				if s.zkrHasTerminal() {
+					setForeground(s.tty, s.pid)
 				}
 			case cmdResume:
 				if arg == "fg" && s.zkrHasTerminal() {
