@@ -310,7 +310,8 @@ type Hold struct {
 	node     *Node
 	release  func(*Hold) error
 	released atomic.Bool
-	byClose  atomic.Bool // released by its recipe's Close
+	byClose  atomic.Bool           // released by its recipe's Close
+	closeErr atomic.Pointer[error] // what Release says then
 
 	// Guarded by node.mu.
 	done chan struct{}
@@ -402,6 +403,9 @@ func (h *Hold) Revoked() <-chan struct{} { return h.node.revoked }
 func (h *Hold) Release() error {
 	if h.released.Swap(true) {
 		if h.byClose.Load() {
+			if p := h.closeErr.Load(); p != nil {
+				return *p
+			}
 			return ErrReleasedByClose
 		}
 		return ErrReleased
@@ -413,14 +417,27 @@ func (h *Hold) Release() error {
 	delete(n.holds, h)
 	n.mu.Unlock()
 	err := h.release(h)
-	switch {
-	case errors.Is(err, ErrReleasedByClose) || lost == ErrClosed:
-		// Its recipe's Close ended it (a latch's term ends with ErrClosed):
-		// the user's own doing, not a loss.
+	var loss error
+	if lost != nil && !errors.Is(lost, ErrReleased) && lost != ErrClosed {
+		loss = fmt.Errorf("%w: %w", ErrHoldLost, lost)
+	}
+	if errors.Is(err, ErrReleasedByClose) || lost == ErrClosed || h.byClose.Load() {
+		// Its recipe's Close gave it back (a latch's term ends with
+		// ErrClosed): the user's own doing. A loss before it is still
+		// said: whatever the holder did after it was unprotected.
+		if errors.Is(err, ErrReleasedByClose) {
+			err = nil
+		}
+		e := ErrReleasedByClose
+		if loss != nil || err != nil {
+			e = errors.Join(ErrReleasedByClose, loss, err)
+		}
+		h.closeErr.Store(&e)
 		h.byClose.Store(true)
-		return ErrReleasedByClose
-	case err == nil && lost != nil && !errors.Is(lost, ErrReleased):
-		err = fmt.Errorf("%w: %w", ErrHoldLost, lost)
+		return e
+	}
+	if err == nil && loss != nil {
+		err = loss
 	}
 	return err
 }

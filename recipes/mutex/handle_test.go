@@ -126,6 +126,27 @@ func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
 	assert.ErrorIs(t, h.Release(), mutex.ErrReleased, "m.Release gave back h, the only acquisition")
 }
 
+// A hold lost before its Mutex was closed still says so when released
+// afterwards: ErrHoldLost, besides ErrReleased and ErrClosed (the Close gave
+// it back). Before, "released by Close" hid the loss, and a caller deciding
+// on errors.Is(err, ErrHoldLost) whether to roll back would not.
+func TestHoldLostBeforeCloseStillSaysSoOnRelease(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	m := newMutex(t, newClient(t, p.Addrs()), "/handles/lost-then-closed")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	p.Blackhole()
+	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
+	require.NoError(t, m.Close())
+	p.Heal()
+	err = h.Release()
+	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+	assert.ErrorIs(t, err, mutex.ErrReleased)
+	assert.ErrorIs(t, err, mutex.ErrClosed)
+}
+
 // A hold whose node someone else deletes (an operator's deleteall) is lost
 // at once, with ErrNodeDeleted, and says so on Release. (Before: it stayed
 // "held" while a newcomer took the lock.)
