@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -78,18 +79,24 @@ func TestNestedAcquisitionsAreHandlesOfTheirOwn(t *testing.T) {
 	waitNodes(t, obs, "/handles/nested", 0)
 }
 
-// A nested Acquire on a hold that was lost returns the loss and does not
-// count up. (Before: it returned the dead hold with a nil error.)
-func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
-	cl := zktest.Standalone(t)
-	p := cl.NewProxy()
-	m := newMutex(t, newClient(t, p.Addrs()), "/handles/lost")
-
+// lostHold acquires path on a client behind a proxy of a fresh server,
+// then blackholes the link until the hold's signal fires (ErrSuspended).
+func lostHold(t *testing.T, path string) (*mutex.Mutex, *hold.Hold, *zktest.Proxy) {
+	t.Helper()
+	p := zktest.Standalone(t).NewProxy()
+	m := newMutex(t, newClient(t, p.Addrs()), path)
 	h, err := m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	p.Blackhole()
 	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
-	_, err = m.Acquire(ctxT(t, 10*time.Second))
+	return m, h, p
+}
+
+// A nested Acquire on a hold that was lost returns the loss and does not
+// count up. (Before: it returned the dead hold with a nil error.)
+func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
+	m, _, p := lostHold(t, "/handles/lost")
+	_, err := m.Acquire(ctxT(t, 10*time.Second))
 	assert.ErrorIs(t, err, mutex.ErrHoldLost)
 	assert.ErrorIs(t, err, mutex.ErrSuspended)
 	_, err = m.TryAcquire(ctxT(t, 10*time.Second))
@@ -131,17 +138,10 @@ func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
 // it back). Before, "released by Close" hid the loss, and a caller deciding
 // on errors.Is(err, ErrHoldLost) whether to roll back would not.
 func TestHoldLostBeforeCloseStillSaysSoOnRelease(t *testing.T) {
-	cl := zktest.Standalone(t)
-	p := cl.NewProxy()
-	m := newMutex(t, newClient(t, p.Addrs()), "/handles/lost-then-closed")
-
-	h, err := m.Acquire(ctxT(t, 10*time.Second))
-	require.NoError(t, err)
-	p.Blackhole()
-	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
+	m, h, p := lostHold(t, "/handles/lost-then-closed")
 	require.NoError(t, m.Close())
 	p.Heal()
-	err = h.Release()
+	err := h.Release()
 	assert.ErrorIs(t, err, mutex.ErrHoldLost)
 	assert.ErrorIs(t, err, mutex.ErrReleased)
 	assert.ErrorIs(t, err, mutex.ErrClosed)
