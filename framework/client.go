@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -106,6 +107,7 @@ type Client struct {
 
 	deleter *deleter
 	listers listers
+	heads   fwlink.Heads // see fwlink.Heads
 
 	// Ephemeral nodes this client made and has not seen deleted, by path
 	// (without namespace), with the session that made each. A client over a

@@ -34,9 +34,10 @@ func (p plumbing) LossSignal(s conn.Session) <-chan struct{} { return p.c.lossSi
 func (p plumbing) OnClose(f func()) (remove func())          { return p.c.onClose(f) }
 func (p plumbing) Closing() <-chan struct{}                  { return p.c.quit }
 func (p plumbing) Conn() *conn.Conn                          { return p.c.conn }
-func (p plumbing) GetWRaw(ctx context.Context, path string) (<-chan zk.Event, error) {
+func (p plumbing) GetWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
 	return p.c.getWRaw(ctx, path)
 }
+func (p plumbing) Heads() *fwlink.Heads { return &p.c.heads }
 
 func init() {
 	fwlink.Register(func(c any) fwlink.Client { return plumbing{c.(*Client)} })

@@ -44,15 +44,15 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 // watch ctx and the client's closing itself (the channel only ever gets the
 // node's change, or an EventNotWatching when the session ends), and must
 // not read the event's path (it carries the namespace).
-func (c *Client) getWRaw(ctx context.Context, path string) (<-chan zk.Event, error) {
+func (c *Client) getWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
 	if err := c.check("getw", path, false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
-		_, _, ch, err := z.GetW(c.ns.fix(path))
-		return nodeResult{watch: ch}, err
+		_, st, ch, err := z.GetW(c.ns.fix(path))
+		return nodeResult{watch: ch, stat: st}, err
 	})
-	return r.watch, err
+	return r.watch, r.stat, err
 }
 
 // Set writes data to the node at path if its version is version (-1: any).

@@ -8,6 +8,7 @@ package fwlink
 
 import (
 	"context"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -50,8 +51,61 @@ type Client interface {
 	Conn() *conn.Conn
 	// GetWRaw sets a data watch on path and returns go-zookeeper's own
 	// channel, with no goroutine to forward it: the caller watches its ctx
-	// and Closing itself, and must not read the event's path.
-	GetWRaw(ctx context.Context, path string) (<-chan zk.Event, error)
+	// and Closing itself, and must not read the event's path. The stat is
+	// the node's as the watch was set.
+	GetWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error)
+	// Heads is the client's memory of the queue nodes it granted with
+	// nothing ahead of them.
+	Heads() *Heads
+}
+
+// Heads remembers the last queue nodes a client granted with nothing ahead
+// of them, by path and czxid: a waiter of the same client that watched
+// such a node knows, when it goes, that nothing is ahead of it either
+// (sequence numbers only grow, so nothing can queue ahead later), and need
+// not list the queue again. A node forgotten only costs that listing, so
+// the memory is a small ring. The zero value is ready to use.
+type Heads struct {
+	mu   sync.Mutex
+	set  map[headKey]struct{}
+	ring [headsKept]headKey
+	next int
+}
+
+// headsKept bounds the memory: a successor looks its predecessor up within
+// a round trip of the grant, and a client rarely grants this many holds in
+// one.
+const headsKept = 1024
+
+type headKey struct {
+	path  string
+	czxid int64
+}
+
+// Note remembers that the node at path, created at czxid, was granted with
+// nothing ahead of it.
+func (h *Heads) Note(path string, czxid int64) {
+	k := headKey{path, czxid}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.set == nil {
+		h.set = make(map[headKey]struct{}, headsKept)
+	}
+	delete(h.set, h.ring[h.next])
+	h.ring[h.next] = k
+	h.next = (h.next + 1) % headsKept
+	h.set[k] = struct{}{}
+}
+
+// Was reports whether the node at path created at czxid was noted, and
+// forgets it: a node has one successor.
+func (h *Heads) Was(path string, czxid int64) bool {
+	k := headKey{path, czxid}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.set[k]
+	delete(h.set, k)
+	return ok
 }
 
 var of func(c any) Client
