@@ -42,8 +42,9 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	}()
 
 	type listed struct {
-		kids []string
-		err  error
+		kids    []string
+		changed <-chan zk.Event
+		err     error
 	}
 	var listc chan listed
 	var res created
@@ -51,8 +52,8 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	case <-trace.Sent():
 		listc = make(chan listed, 1)
 		go func() {
-			kids, err := c.listAfter(ctx, parent)
-			listc <- listed{kids, err}
+			kids, changed, err := c.listAfter(ctx, parent)
+			listc <- listed{kids, changed, err}
 		}()
 		res = <-createc
 	case res = <-createc:
@@ -67,14 +68,14 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	q := &fwlink.Queued{Path: res.path}
 	name := Base(res.path)
 	if l.err == nil && slices.Contains(l.kids, name) {
-		q.Children = l.kids
+		q.Children, q.Changed = l.kids, l.changed
 	} else {
 		// The list went out before the create that succeeded (a retry).
-		kids, err := c.listAfter(ctx, parent)
+		kids, changed, err := c.listAfter(ctx, parent)
 		if err != nil {
 			return nil, c.enqueueFailed(q.Path, err)
 		}
-		q.Children = kids
+		q.Children, q.Changed = kids, changed
 	}
 	if p, zxid, session, ok := trace.Result(); ok && c.ns.unfix(p) == q.Path && session == before.ID {
 		q.Czxid, q.Owner = zxid, session

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // listers coalesces the listings that enqueue makes of one directory. A
@@ -27,17 +29,21 @@ type dirListing struct {
 }
 
 // listing is one shared Children call. kids is read-only once done is
-// closed: every caller gets the same slice.
+// closed: every caller gets the same slice. changed is the listing's child
+// watch, shared too: go-zookeeper closes a watch's channel once it has
+// fired, so every reader learns of the change.
 type listing struct {
-	done chan struct{}
-	kids []string
-	err  error
+	done    chan struct{}
+	kids    []string
+	changed <-chan zk.Event
+	err     error
 }
 
 // listAfter returns a listing of dir that was sent after the call began: it
 // sees every node whose create went out before. The call itself runs on the
-// client's life, not ctx: others may share it.
-func (c *Client) listAfter(ctx context.Context, dir string) ([]string, error) {
+// client's life, not ctx: others may share it. changed fires at the next
+// change of dir's children after the listing.
+func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, changed <-chan zk.Event, err error) {
 	l := &c.listers
 	l.mu.Lock()
 	if l.dirs == nil {
@@ -62,15 +68,15 @@ func (c *Client) listAfter(ctx context.Context, dir string) ([]string, error) {
 			d.inflight = false
 			delete(l.dirs, dir)
 			l.mu.Unlock()
-			return nil, ErrClosed
+			return nil, nil, ErrClosed
 		}
 	}
 	l.mu.Unlock()
 	select {
 	case <-mine.done:
-		return mine.kids, mine.err
+		return mine.kids, mine.changed, mine.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 }
 
@@ -80,7 +86,7 @@ func (c *Client) sendListing(dir string, d *dirListing, cur *listing) bool {
 	return c.spawn(func() {
 		for cur != nil {
 			c.listers.sent.Add(1)
-			cur.kids, _, cur.err = c.Children(c.life, dir)
+			cur.kids, cur.changed, cur.err = c.childrenWRaw(c.life, dir)
 			close(cur.done)
 			c.listers.mu.Lock()
 			cur, d.next = d.next, nil

@@ -123,6 +123,19 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 	return r.children, r.stat, c.watch(ctx, r.watch), nil
 }
 
+// childrenWRaw is ChildrenW with go-zookeeper's own channel, which it closes
+// once the watch has fired, and no goroutine to forward it.
+func (c *Client) childrenWRaw(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
+	if err := c.check("childrenw", path, false); err != nil {
+		return nil, nil, err
+	}
+	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
+		kids, _, ch, err := z.ChildrenW(c.ns.fix(path))
+		return nodeResult{children: kids, watch: ch}, err
+	})
+	return r.children, r.watch, err
+}
+
 // nodeResult carries a read's results out of the call that may be abandoned.
 type nodeResult struct {
 	data     []byte

@@ -138,3 +138,30 @@ func OwnJVMs() []int {
 	}
 	return pids
 }
+
+// Received returns how many requests (pings included) the server the
+// session is connected to has received on it, from the "cons" command; -1
+// if no running server lists the session. Tests count a recipe's round
+// trips with it.
+func (c *Cluster) Received(sessionID int64) int {
+	sid := fmt.Sprintf("sid=0x%x", sessionID)
+	for _, s := range c.servers {
+		out, err := FourLetter(s.DirectAddr(), "cons", 2*time.Second)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.Contains(line, sid+",") && !strings.Contains(line, sid+")") {
+				continue
+			}
+			for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '(' || r == ')' }) {
+				if n, ok := strings.CutPrefix(f, "recved="); ok {
+					if v, err := strconv.Atoi(n); err == nil {
+						return v
+					}
+				}
+			}
+		}
+	}
+	return -1
+}

@@ -162,6 +162,11 @@ type Entry struct {
 	// Session is the session the grant is trusted under: it owns Path, and
 	// its channels say when that trust ends.
 	Session conn.Session
+	// Changed, when not nil, is a child watch on the queue's directory set
+	// after Path was made, that has not fired by the grant: until it does,
+	// Path has not been deleted, so a hold need not watch Path itself yet.
+	// A contender granted straight from its enqueue gets one.
+	Changed <-chan zk.Event
 }
 
 // SortKey is Curator's fixForSorting: the part of name after the last
@@ -286,7 +291,7 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &waiter{r: r, ctx: ctx, path: q.Path, name: framework.Base(q.Path), owner: q.Owner, czxid: q.Czxid}
+	w := &waiter{r: r, ctx: ctx, path: q.Path, name: framework.Base(q.Path), owner: q.Owner, czxid: q.Czxid, changed: q.Changed}
 	// The listing is not kept while we wait: in a queue of N it is N names,
 	// so N waiters keeping theirs would hold N² of them.
 	kids := q.Children
@@ -310,6 +315,9 @@ type waiter struct {
 	name  string
 	owner int64 // session that created our node (0 until known)
 	czxid int64
+	// changed is the enqueue listing's child watch, kept only until the
+	// first look: a grant from that listing hands it on (Entry.Changed).
+	changed <-chan zk.Event
 }
 
 func (w *waiter) run(kids []string) (*Entry, error) {
@@ -329,7 +337,7 @@ func (w *waiter) run(kids []string) (*Entry, error) {
 		if w.r.NoWait {
 			return nil, ErrWouldBlock
 		}
-		kids = nil // see enterOnce
+		kids, w.changed = nil, nil // see enterOnce
 		granted, err := w.wait(framework.Join(w.r.Dir, watch), d.OnlyObstacle)
 		if err != nil {
 			return nil, err
@@ -454,7 +462,13 @@ func (w *waiter) grant() (*Entry, error) {
 	if f, ok := w.r.Driver.(first); ok && f == 1 {
 		fwlink.Of(w.r.Client).Heads().Note(w.path, w.czxid)
 	}
-	return &Entry{Path: w.path, Czxid: w.czxid, Session: s}, nil
+	e := &Entry{Path: w.path, Czxid: w.czxid, Session: s}
+	select {
+	case <-w.changed: // nil: blocks
+	default:
+		e.Changed = w.changed
+	}
+	return e, nil
 }
 
 // Trust returns the session under which nodes made by session owner can be

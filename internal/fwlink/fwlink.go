@@ -25,6 +25,10 @@ type Queued struct {
 	Owner int64
 	// Children of the parent, listed after the create: they include Path.
 	Children []string
+	// Changed is the listing's child watch: it fires (or is closed) at the
+	// first change of the parent's children after the listing, Path's
+	// deletion included.
+	Changed <-chan zk.Event
 }
 
 // Client is the plumbing of one *framework.Client.

@@ -110,7 +110,11 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool) *Node {
 	})
 	n.wg.Add(2)
 	go n.watchSignal(signal)
-	go n.watchNode()
+	changed := e.Changed
+	if revocable {
+		changed = nil // a revocation request changes data only: watch it now
+	}
+	go n.watchNode(changed)
 	return n
 }
 
@@ -180,12 +184,25 @@ func (n *Node) watchSignal(signal <-chan struct{}) {
 // another session, means lost (Curator would not notice: the next waiter is
 // granted while this holder carries on). A revocable node's data turning
 // into __REVOKE__ closes Revoked.
-func (n *Node) watchNode() {
+//
+// changed, if not nil, is a child watch on the node's directory set after
+// the node was made: the node cannot be deleted (or deleted and made again)
+// without firing it, so the node's own watch waits for it. An uncontended
+// hold then costs no request of its own; in a busy queue the directory
+// changes soon and the node's watch is set then, a round trip behind.
+func (n *Node) watchNode(changed <-chan zk.Event) {
 	defer n.wg.Done()
 	ctx := n.life
-	// At once, not after a pause: a deletion in the pause would go unseen
-	// while the next waiter holds, or for ever if the hold ended first. The
-	// watch costs a request per hold; rule 9 is worth it.
+	if changed != nil {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+	// Else at once, not after a pause: a deletion in the pause would go
+	// unseen while the next waiter holds, or for ever if the hold ended
+	// first.
 	for {
 		data, st, ch, err := n.client.GetW(ctx, n.path)
 		switch {
