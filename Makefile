@@ -61,4 +61,4 @@ bench-peers: deps
 
 ## bench-engine: the engine's hot paths, allocations included.
 bench-engine:
-	$(GO) test -run '^$$' -bench Engine -benchmem ./internal/contend/
+	$(GO) test -run '^$$' -bench Engine -benchmem ./internal/contend/ ./internal/fwlink/
