@@ -31,6 +31,7 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"elect bad path":             {"elect", "/p/../q", "--", "true"},
 		"leader extra argument":      {"leader", "/p", "extra"},
 		"bench bad mode":             {"bench", "--mode", "fast"},
+		"bench bad output":           {"bench", "--mode", "keys", "-o", "yaml"},
 		"zero session timeout":       {"--session-timeout", "0s", "lock", "/p", "--", "true"},
 		"session timeout > int32 ms": {"--session-timeout", "720h", "lock", "/p", "--", "true"},
 		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
@@ -57,6 +58,9 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 			assert.Contains(t, r.stderr, "--help")
 		})
 	}
+	r := startWith(t, []string{"ZKR_OUTPUT=yaml"}, args(connect, cmd("bench", "--mode", "keys"))...).wait(t, time.Minute)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "ZKR_OUTPUT")
 	assert.ElementsMatch(t, []string{"zookeeper"}, children(t, c, "/"), "a usage error touched the server")
 }
 
