@@ -71,6 +71,7 @@ SYNOPSIS
     zkr sem    --max N [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr leader [OPTIONS] PATH
+    zkr ls     [-o json] [OPTIONS] PATH
     zkr dev    [--port P]
     zkr bench  --mode MODE [OPTIONS]
     zkr version
@@ -133,6 +134,8 @@ DESCRIPTION
     sem       one lease of a counting semaphore (InterProcessSemaphoreV2)
     elect     leader election (LeaderSelector): COMMAND runs while leading
     leader    print who leads a lock, latch or selector path, and the queue
+    ls        show who holds and who waits on a path, since when, with
+              their sessions and fencing tokens
     dev       start a throwaway local ZooKeeper for trying zkr out
     bench     measure lock latency and throughput against a server
     version   print zkr's version (also zkr --version)
@@ -157,6 +160,7 @@ EXAMPLES
     zkr sem --max 3 /pools/db -- ./migrate     # at most three at once
     zkr elect --requeue /services/scheduler -- ./scheduler
     zkr leader /services/scheduler
+    zkr ls /jobs/billing                       # who holds, who waits
 `
 
 // app is one run of zkr: where it writes.
@@ -180,6 +184,7 @@ func subcommands() map[string]subcommand {
 		"leader":  {leaderHelp, runLeader},
 		"dev":     {devHelp, runDev},
 		"bench":   {benchHelp, runBench},
+		"ls":      {lsHelp, runLs},
 		"version": {versionHelp, runVersion},
 	}
 }
