@@ -10,13 +10,15 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 const lsHelp = `NAME
     zkr ls - show who holds and who waits on a lock, semaphore or election
 
 SYNOPSIS
-    zkr ls [-o json] [OPTIONS] PATH
+    zkr ls [--watch] [-o json] [OPTIONS] PATH
 
 DESCRIPTION
     Shows the queue of PATH, holders first: a path of zkr lock, rlock,
@@ -48,15 +50,25 @@ DESCRIPTION
              effort: ZooKeeper keeps no time of the grant, so FOR is how
              long it has held plus however long it waited before, exact
              only for a holder that never waited (as most semaphore
-             leases).
+             leases). --watch counts a holder it saw waiting from the
+             moment it saw the grant.
 
     A missing PATH, or one with no queue nodes, is an empty queue: lock
     directories are containers, which ZooKeeper removes once empty. A
     semaphore's maximum is not in its nodes: the leases shown as held are
     those whose acquirer has finished waiting.
 
+    --watch shows the queue as it changes, until Ctrl-C. On a terminal it
+    redraws the screen (ANSI escapes) at each change, and every second so
+    that FOR counts on; elsewhere (a pipe, a file, TERM=dumb), or with
+    -o json, it prints the queue again at each change only. It follows the
+    changes with ZooKeeper watches on PATH (and a semaphore's locks/ and
+    leases/): no polling of the server.
+
 OPTIONS
-` + outputHelp + `           For zkr ls, one object:
+    -w, --watch
+           show the queue as it changes, until interrupted.
+` + outputHelp + `           For zkr ls, one object per look:
            {"path":..,"kind":..,"time":..,"holding":N,"waiting":N,
             "queue":[{"pos":1,"role":"holds","side":"read","id":..,
             "session":"0x..","token":N,"created":..,"for_ms":N,
@@ -72,7 +84,8 @@ EXIT STATUS
     2      Usage error. Nothing was contacted.
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
     130, 143
-           interrupted.
+           interrupted by SIGINT (Ctrl-C) or SIGTERM: the way --watch
+           ends.
 
 ENVIRONMENT
 ` + globalEnvHelp + `    ZKR_OUTPUT           default for -o/--output (text or json).
@@ -85,6 +98,7 @@ EXAMPLES
     2    waits  host-b:913    0x10000a3c2f40002  4294967399  3m10s
     3    waits  10.0.0.7      0x20000b1d0e30005  4294967412  41s
 
+    $ zkr ls --watch /pools/db                   # live, until Ctrl-C
     $ zkr ls -o json /jobs/billing | jq -r '.queue[] | select(.role == "waits") | .id'
 `
 
@@ -93,6 +107,9 @@ func runLs(a *app, g *globals, args []string) int {
 	g.register(fs)
 	out := newOutput()
 	out.register(fs)
+	var watch bool
+	fs.BoolVar(&watch, "watch", false, "")
+	fs.BoolVar(&watch, "w", false, "")
 	var path string
 	code, ok := a.parseArgs("ls", lsHelp, func() error {
 		if err := fs.Parse(args); err != nil {
@@ -129,15 +146,25 @@ func runLs(a *app, g *globals, args []string) int {
 		return sig.failed(log, err)
 	}
 	defer closeClient(client)
-	q, err := readQueue(sig.ctx, client, path)
-	if err != nil {
-		return sig.failed(log, err)
+	l := &lister{client: client, path: path, out: out, w: a.stdout, log: log}
+	if !watch {
+		q, _, err := readQueue(sig.ctx, client, path, false)
+		if err != nil {
+			return sig.failed(log, err)
+		}
+		if err := l.print(q, false); err != nil {
+			return sig.failed(log, err)
+		}
+		return 0
 	}
-	l := &lister{out: out, w: a.stdout}
-	if err := l.print(q, false); err != nil {
-		return sig.failed(log, err)
+	if !out.json() {
+		if fd, ok := ansiTerminal(a.stdout); ok {
+			l.screen = &screen{w: a.stdout, fd: fd}
+		}
 	}
-	return 0
+	l.watch(sig.ctx)
+	s, _ := sig.received()
+	return signalCode(s)
 }
 
 // checkLsPath is checkPath without its refusal of the root: looking at
@@ -149,10 +176,20 @@ func checkLsPath(path string) error {
 	return checkPath(path)
 }
 
-// lister shows a path's queue.
+// lister shows one path's queue, once or as it changes.
 type lister struct {
-	out *output
-	w   io.Writer
+	client *framework.Client
+	path   string
+	out    *output
+	w      io.Writer
+	log    *logger
+	screen *screen // nil: no terminal to redraw
+
+	last    *queue
+	note    string               // shown under the header: why the queue may be stale
+	shown   string               // what was last printed, without the times
+	roles   map[string]string    // node -> role at the last look
+	granted map[string]time.Time // node -> when --watch saw it go from waits to holds
 }
 
 // print writes q once: a table, or a line of JSON.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,4 +278,103 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// holder runs zkr lock --id id PATH until release is called; it waits in
+// the queue while someone else holds PATH.
+func holder(t *testing.T, connect []string, path, id string) (release func() result) {
+	t.Helper()
+	done := filepath.Join(t.TempDir(), "done")
+	p := start(t, args(connect, cmd("lock", "--id", id, path), sh(waitFile(done)))...)
+	return func() result {
+		t.Helper()
+		require.NoError(t, touch(done))
+		return p.wait(t, 30*time.Second)
+	}
+}
+
+// zkr ls --watch in a terminal, as a person watches a queue: the screen
+// is redrawn as holders come and go, the times count on between changes,
+// and Ctrl-C ends it with 130, as it ends every other zkr that waits.
+func TestLsWatchRedrawsTheQueueLiveInATerminal(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	releaseAlice := holder(t, connect, "/live", "alice")
+	waitChildren(t, c, "/live", 1)
+	s := startShell(t)
+	m := s.mark()
+	s.typeKeys("TERM=xterm zkr " + strings.Join(connect, " ") + " ls --watch /live\n")
+	s.expectAfter(m, `\x1b\[H`, 30*time.Second) // drawing, not printing
+	s.expectAfter(m, `/live: lock, 1 holding, 0 waiting`, 10*time.Second)
+	s.expectAfter(m, `\n1 +holds +alice +0x`, 10*time.Second)
+
+	releaseBob := holder(t, connect, "/live", "bob")
+	s.expectAfter(m, `\n2 +waits +bob +0x`, 30*time.Second)
+
+	m = s.mark()
+	require.Equal(t, 0, releaseAlice().code)
+	s.expectAfter(m, `/live: lock, 1 holding, 0 waiting`, 30*time.Second)
+	s.expectAfter(m, `\n1 +holds +bob +0x\w+ +\d+ +0s`, 10*time.Second) // from the grant it saw
+	s.expectAfter(m, `\n1 +holds +bob +0x\w+ +\d+ +2s`, 10*time.Second) // redrawn, no change needed
+	assert.NotRegexp(t, `alice`, s.screen()[m:], "alice is gone from the screen")
+
+	s.typeKeys("\x03") // Ctrl-C
+	assert.Equal(t, 130, s.status())
+	assert.Len(t, children(t, c, "/live"), 1, "zkr ls took no place in the queue")
+	require.Equal(t, 0, releaseBob().code)
+}
+
+// Without a terminal, zkr ls --watch prints the queue again at each
+// change, and nothing else: no escapes, no redraw when only the times
+// move. SIGTERM ends it with 143.
+func TestLsWatchWithoutATerminalPrintsATablePerChange(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	p := start(t, args(connect, cmd("ls", "--watch", "/plain"))...)
+	waitOutput(t, p, `^/plain: nobody holds or waits \(\d\d:\d\d:\d\d\)\n$`)
+	release := holder(t, connect, "/plain", "alice")
+	waitOutput(t, p, `\n\n/plain: lock, 1 holding, 0 waiting \(\d\d:\d\d:\d\d\)\nPOS +ROLE +ID +SESSION +TOKEN +FOR\n1 +holds +alice +0x\w+ +\d+ +\d+s\n$`)
+	require.Equal(t, 0, release().code)
+	waitChildren(t, c, "/plain", 0)
+	out := waitOutput(t, p, `\n\n/plain: nobody holds or waits \(\d\d:\d\d:\d\d\)\n$`)
+	time.Sleep(1500 * time.Millisecond) // an absence window: nothing changes, nothing is printed
+	assert.Equal(t, out, p.stdout.String(), "printed without a change")
+	assert.NotContains(t, out, "\x1b", "escapes without a terminal")
+	p.signal(t, syscall.SIGTERM)
+	r := p.wait(t, 30*time.Second)
+	assert.Equal(t, 143, r.code, r.stderr)
+	assert.Equal(t, 3, strings.Count(r.stdout, "/plain:"), r.stdout)
+}
+
+// zkr ls --watch -o json prints one JSON object per change, each the whole
+// queue: jq can follow it line by line.
+func TestLsWatchJSONPrintsAnObjectPerChange(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	release := holder(t, connect, "/j", "alice")
+	waitChildren(t, c, "/j", 1)
+	p := start(t, args(connect, cmd("ls", "--watch", "-o", "json", "/j"))...)
+	waitOutput(t, p, `^\{.*"id":"alice".*\}\n$`)
+	releaseBob := holder(t, connect, "/j", "bob")
+	out := waitOutput(t, p, `^\{.*\}\n\{.*"id":"bob".*\}\n$`)
+	var v lsView
+	require.NoError(t, json.Unmarshal([]byte(lines(out)[1]), &v))
+	require.Len(t, v.Queue, 2)
+	assert.Equal(t, []string{"holds", "alice", "waits", "bob"}, []string{v.Queue[0].Role, v.Queue[0].ID, v.Queue[1].Role, v.Queue[1].ID})
+	p.signal(t, syscall.SIGINT)
+	assert.Equal(t, 130, p.wait(t, 30*time.Second).code)
+	require.Equal(t, 0, release().code)
+	require.Equal(t, 0, releaseBob().code)
+}
+
+// waitOutput waits until p's whole stdout matches re, and returns it.
+func waitOutput(t *testing.T, p *proc, re string) string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	var out string
+	require.Eventually(t, func() bool {
+		out = p.stdout.String()
+		return rx.MatchString(out)
+	}, 30*time.Second, 20*time.Millisecond, "stdout never matched %s; stderr:\n%s", re, p.stderr.String())
+	return out
 }

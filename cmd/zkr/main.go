@@ -71,7 +71,7 @@ SYNOPSIS
     zkr sem    --max N [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr leader [OPTIONS] PATH
-    zkr ls     [-o json] [OPTIONS] PATH
+    zkr ls     [--watch] [-o json] [OPTIONS] PATH
     zkr dev    [--port P]
     zkr bench  --mode MODE [OPTIONS]
     zkr version

@@ -95,13 +95,22 @@ type nodeInfo struct {
 	gone  bool // deleted between the listing and the read
 }
 
-// readQueue looks at path once.
-func readQueue(ctx context.Context, c *framework.Client, path string) (*queue, error) {
+// readQueue looks at path once. With watch, it also returns channels (at
+// most three) that fire at the next change of what it listed; they end
+// with ctx.
+func readQueue(ctx context.Context, c *framework.Client, path string, watch bool) (*queue, []<-chan zk.Event, error) {
 	q := &queue{Path: path, Time: time.Now()}
-	list := func(dir string) ([]string, error) { return listDir(ctx, c, dir) }
+	var watches []<-chan zk.Event
+	list := func(dir string) ([]string, error) {
+		kids, ch, err := listDir(ctx, c, dir, watch)
+		if ch != nil {
+			watches = append(watches, ch)
+		}
+		return kids, err
+	}
 	kids, err := list(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q.Kind = kindOf(kids)
 	switch q.Kind {
@@ -110,19 +119,19 @@ func readQueue(ctx context.Context, c *framework.Client, path string) (*queue, e
 	case kindSemaphore:
 		leases, err := list(framework.Join(path, semLeases))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		locks, err := list(framework.Join(path, semLocks))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lease, err := readNodes(ctx, c, path, semLeases, contend.Sort(leases, markLease))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lock, err := readNodes(ctx, c, path, semLocks, contend.Sort(locks, markLock))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		q.Nodes = semaphoreRoles(lease, lock)
 	default:
@@ -133,7 +142,7 @@ func readQueue(ctx context.Context, c *framework.Client, path string) (*queue, e
 		}[q.Kind]
 		nodes, err := readNodes(ctx, c, path, "", contend.Sort(kids, markers...))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if q.Kind == kindRWLock {
 			q.Nodes = rwlockRoles(nodes)
@@ -150,16 +159,30 @@ func readQueue(ctx context.Context, c *framework.Client, path string) (*queue, e
 			q.Waiting++
 		}
 	}
-	return q, nil
+	return q, watches, nil
 }
 
-// listDir lists dir's children; a missing dir has none.
-func listDir(ctx context.Context, c *framework.Client, dir string) ([]string, error) {
-	kids, _, err := c.Children(ctx, dir)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
+// listDir lists dir's children; a missing dir has none. With watch, ch
+// fires when the children change, or when a missing dir appears.
+func listDir(ctx context.Context, c *framework.Client, dir string, watch bool) (kids []string, ch <-chan zk.Event, err error) {
+	for {
+		if !watch {
+			kids, _, err = c.Children(ctx, dir)
+		} else {
+			kids, _, ch, err = c.ChildrenW(ctx, dir)
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return kids, ch, err
+		}
+		if !watch {
+			return nil, nil, nil
+		}
+		ok, _, ch, err := c.ExistsW(ctx, dir)
+		if err != nil || !ok {
+			return nil, ch, err
+		}
+		// Made in between: list it.
 	}
-	return kids, err
 }
 
 // kindOf tells the layout from the names of a path's children.
