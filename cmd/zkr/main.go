@@ -75,6 +75,7 @@ SYNOPSIS
     zkr dev    [--port P]
     zkr bench  --mode MODE [OPTIONS]
     zkr version
+    zkr completion bash|zsh|fish
     zkr help   [SUBCOMMAND]
 
 DESCRIPTION
@@ -139,6 +140,8 @@ DESCRIPTION
     dev       start a throwaway local ZooKeeper for trying zkr out
     bench     measure lock latency and throughput against a server
     version   print zkr's version (also zkr --version)
+    completion
+              print a completion script for bash, zsh or fish
     help      show the manual of a subcommand (as SUBCOMMAND --help)
 
 OPTIONS
@@ -176,16 +179,17 @@ type subcommand struct {
 
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
-		"lock":    {lockHelp, runLock},
-		"rlock":   {rlockHelp, runRLock},
-		"wlock":   {wlockHelp, runWLock},
-		"sem":     {semHelp, runSem},
-		"elect":   {electHelp, runElect},
-		"leader":  {leaderHelp, runLeader},
-		"dev":     {devHelp, runDev},
-		"bench":   {benchHelp, runBench},
-		"ls":      {lsHelp, runLs},
-		"version": {versionHelp, runVersion},
+		"lock":       {lockHelp, runLock},
+		"rlock":      {rlockHelp, runRLock},
+		"wlock":      {wlockHelp, runWLock},
+		"sem":        {semHelp, runSem},
+		"elect":      {electHelp, runElect},
+		"leader":     {leaderHelp, runLeader},
+		"dev":        {devHelp, runDev},
+		"bench":      {benchHelp, runBench},
+		"ls":         {lsHelp, runLs},
+		"completion": {completionHelp, runCompletion},
+		"version":    {versionHelp, runVersion},
 	}
 }
 

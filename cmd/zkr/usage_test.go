@@ -36,6 +36,9 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"ls extra argument":          {"ls", "/p", "extra"},
 		"ls relative path":           {"ls", "p"},
 		"ls bad output":              {"ls", "--output", "xml", "/p"},
+		"completion without a shell": {"completion"},
+		"completion of a new shell":  {"completion", "tcsh"},
+		"completion of two shells":   {"completion", "bash", "zsh"},
 		"zero session timeout":       {"--session-timeout", "0s", "lock", "/p", "--", "true"},
 		"session timeout > int32 ms": {"--session-timeout", "720h", "lock", "/p", "--", "true"},
 		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
@@ -93,7 +96,7 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 		{"--help"}, {"help"}, {"-h"},
 		{"lock", "--help"}, {"rlock", "--help"}, {"wlock", "--help"}, {"sem", "--help"},
 		{"elect", "--help"}, {"leader", "--help"}, {"dev", "--help"}, {"bench", "--help"},
-		{"ls", "--help"}, {"help", "ls"},
+		{"ls", "--help"}, {"help", "ls"}, {"completion", "--help"},
 		{"help", "lock"},
 	} {
 		t.Run(strings.Join(a, " "), func(t *testing.T) {
