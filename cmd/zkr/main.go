@@ -153,6 +153,7 @@ ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options (see OPTIONS).
+    ZKR_OUTPUT: -o/--output of ls and bench (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
 
@@ -164,6 +165,8 @@ EXAMPLES
     zkr elect --requeue /services/scheduler -- ./scheduler
     zkr leader /services/scheduler
     zkr ls /jobs/billing                       # who holds, who waits
+    zkr ls --watch /jobs/billing               # the same, live
+    source <(zkr completion bash)              # Tab completion
 `
 
 // app is one run of zkr: where it writes.
