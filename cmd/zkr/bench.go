@@ -37,7 +37,10 @@ DESCRIPTION
     Runs one measurement on a fresh path, /zkr-bench/MODE-RANDOM, removed
     afterwards, and prints one result line on stdout; progress goes to
     stderr. The line is a contract other tools read: space-separated
-    key=value fields, always in this order, integers only.
+    key=value fields, always in this order, integers only. With -o json
+    it is one JSON object with the same names in the same order, peer and
+    mode as strings, every other value a JSON number:
+        {"peer":"zkrecipes","mode":"uncontended","n":1000,"p50_us":..,...}
 
     --peer zklock runs the same workload with go-zookeeper's own zk.Lock
     instead of this module's Mutex (a new zk.Lock for each acquisition, as
@@ -91,7 +94,7 @@ OPTIONS
     --sessions S   queue: sessions the waiters share (default: up to 10).
     --keys K       keys: distinct lock paths (default 1000).
     --workers W    keys: goroutines (default 32).
-
+` + outputHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 EXIT STATUS
@@ -103,11 +106,12 @@ EXIT STATUS
            interrupted; the path was removed, nothing printed.
 
 ENVIRONMENT
-    ZK_CONNECT    default for --connect.
+` + globalEnvHelp + `    ZKR_OUTPUT           default for -o/--output (text or json).
 
 EXAMPLES
     zkr bench --connect 127.0.0.1:2181 --mode uncontended --n 1000
     zkr bench --mode contended --clients 8 --duration 5s
+    zkr bench -o json --mode keys | jq .per_s
 `
 
 type benchOptions struct {
@@ -137,12 +141,17 @@ func runBench(a *app, g *globals, args []string) int {
 	fs.IntVar(&o.keys, "keys", o.keys, "")
 	fs.IntVar(&o.workers, "workers", o.workers, "")
 	fs.IntVar(&o.sessions, "sessions", 0, "")
+	out := newOutput()
+	out.register(fs)
 	code, ok := a.parseArgs("bench", benchHelp, func() error {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
 		if len(fs.Args()) > 0 {
 			return fmt.Errorf("unexpected argument %q", fs.Args()[0])
+		}
+		if err := out.check(); err != nil {
+			return err
 		}
 		return o.check()
 	})
@@ -160,8 +169,10 @@ func runBench(a *app, g *globals, args []string) int {
 		path: "/zkr-bench/" + o.mode + "-" + strconv.FormatUint(rand.Uint64(), 36)}
 	line, err := b.run(o)
 	b.close()
-	if line != "" {
-		fmt.Fprintln(a.stdout, line)
+	if line != nil {
+		if werr := out.print(a.stdout, line); werr != nil && err == nil {
+			err = werr
+		}
 	}
 	if err != nil {
 		return sig.failed(log, err)
@@ -250,7 +261,7 @@ func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker,
 	}, nil
 }
 
-func (b *bench) run(o benchOptions) (string, error) {
+func (b *bench) run(o benchOptions) (record, error) {
 	switch o.mode {
 	case "uncontended":
 		return b.uncontended(o.n)
@@ -307,14 +318,14 @@ func (b *bench) dialN(n int) ([]*framework.Client, error) {
 	return cs, nil
 }
 
-func (b *bench) uncontended(n int) (string, error) {
+func (b *bench) uncontended(n int) (record, error) {
 	c, err := b.dial()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	lock, err := b.locker(c, b.path, "bench", true)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	round := func() error {
 		release, err := lock(b.ctx)
@@ -326,7 +337,7 @@ func (b *bench) uncontended(n int) (string, error) {
 	b.log.printf("uncontended: 50 warm-up rounds on %s", b.path)
 	for range 50 {
 		if err := round(); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	b.log.printf("uncontended: %d timed rounds", n)
@@ -335,24 +346,24 @@ func (b *bench) uncontended(n int) (string, error) {
 	for i := range lat {
 		t0 := time.Now()
 		if err := round(); err != nil {
-			return "", err
+			return nil, err
 		}
 		lat[i] = time.Since(t0)
 	}
 	total := time.Since(start)
-	return fmt.Sprintf("peer=%s mode=uncontended n=%d p50_us=%d p99_us=%d ops_per_s=%d",
-		b.peer, n, percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(n)/total.Seconds())), nil
+	return record{{"peer", b.peer}, {"mode", "uncontended"}, {"n", n}, {"p50_us", percentile(lat, 0.50)},
+		{"p99_us", percentile(lat, 0.99)}, {"ops_per_s", int64(float64(n) / total.Seconds())}}, nil
 }
 
-func (b *bench) contended(clients int, d time.Duration) (string, error) {
+func (b *bench) contended(clients int, d time.Duration) (record, error) {
 	cs, err := b.dialN(clients)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	ls := make([]locker, clients)
 	for i, c := range cs {
 		if ls[i], err = b.locker(c, b.path, "bench-"+strconv.Itoa(i), true); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	b.log.printf("contended: %d sessions on %s for %v", clients, b.path, d)
@@ -385,24 +396,25 @@ func (b *bench) contended(clients int, d time.Duration) (string, error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	if err := errors.Join(errs...); err != nil {
-		return "", err
+		return nil, err
 	}
 	total := int64(0)
 	for _, n := range counts {
 		total += n
 	}
-	line := fmt.Sprintf("peer=%s mode=contended clients=%d acquisitions=%d per_s=%d min_client=%d max_client=%d overlaps=%d",
-		b.peer, clients, total, int64(float64(total)/elapsed.Seconds()), slices.Min(counts), slices.Max(counts), overlaps.Load())
+	line := record{{"peer", b.peer}, {"mode", "contended"}, {"clients", clients}, {"acquisitions", total},
+		{"per_s", int64(float64(total) / elapsed.Seconds())}, {"min_client", slices.Min(counts)},
+		{"max_client", slices.Max(counts)}, {"overlaps", overlaps.Load()}}
 	if overlaps.Load() > 0 {
 		return line, fmt.Errorf("mutual exclusion broken: %d overlaps", overlaps.Load())
 	}
 	return line, nil
 }
 
-func (b *bench) latch(rounds int) (string, error) {
+func (b *bench) latch(rounds int) (record, error) {
 	cs, err := b.dialN(2)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var latches [2]*leader.Latch
 	start := func(i int) error {
@@ -421,37 +433,37 @@ func (b *bench) latch(rounds int) (string, error) {
 		}
 	}()
 	if err := start(0); err != nil {
-		return "", err
+		return nil, err
 	}
 	if _, err := latches[0].Await(b.ctx); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := start(1); err != nil {
-		return "", err
+		return nil, err
 	}
 	b.log.printf("latch: %d handovers on %s", rounds, b.path)
 	lat := make([]time.Duration, rounds)
 	lead := 0
 	for r := range lat {
 		if err := b.awaitQueue(b.ctx, cs[0], "latch-", 2); err != nil {
-			return "", err
+			return nil, err
 		}
 		next := 1 - lead
 		t0 := time.Now()
 		if err := latches[lead].Close(); err != nil {
-			return "", err
+			return nil, err
 		}
 		if _, err := latches[next].Await(b.ctx); err != nil {
-			return "", err
+			return nil, err
 		}
 		lat[r] = time.Since(t0)
 		if err := start(lead); err != nil {
-			return "", err
+			return nil, err
 		}
 		lead = next
 	}
-	return fmt.Sprintf("peer=zkrecipes mode=latch rounds=%d p50_us=%d p99_us=%d",
-		rounds, percentile(lat, 0.50), percentile(lat, 0.99)), nil
+	return record{{"peer", "zkrecipes"}, {"mode", "latch"}, {"rounds", rounds},
+		{"p50_us", percentile(lat, 0.50)}, {"p99_us", percentile(lat, 0.99)}}, nil
 }
 
 // awaitQueue waits until b.path has n nodes named with marker, or ctx ends.
@@ -482,26 +494,26 @@ func count(names []string, marker string) int {
 	return n
 }
 
-func (b *bench) queue(waiters, sessions int) (string, error) {
+func (b *bench) queue(waiters, sessions int) (record, error) {
 	if sessions == 0 {
 		sessions = min(waiters, 10)
 	}
 	cs, err := b.dialN(sessions + 1)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	holder, err := b.locker(cs[0], b.path, "bench-holder", true)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	release, err := holder(b.ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	ls := make([]locker, sessions)
 	for i := range ls {
 		if ls[i], err = b.locker(cs[i+1], b.path, "bench-"+strconv.Itoa(i), true); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	b.log.printf("queue: %d waiters over %d sessions on %s", waiters, sessions, b.path)
@@ -544,11 +556,12 @@ func (b *bench) queue(waiters, sessions int) (string, error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	if err := errors.Join(append(errs, err)...); err != nil {
-		return "", err
+		return nil, err
 	}
-	return fmt.Sprintf("peer=%s mode=queue waiters=%d per_handoff_us=%d goroutines_per_waiter=%d bytes_per_waiter=%d",
-		b.peer, waiters, elapsed.Microseconds()/int64(waiters),
-		int64(math.Round(float64(goroutines1-goroutines0)/float64(waiters))), (bytes1-bytes0)/int64(waiters)), nil
+	return record{{"peer", b.peer}, {"mode", "queue"}, {"waiters", waiters},
+		{"per_handoff_us", elapsed.Microseconds() / int64(waiters)},
+		{"goroutines_per_waiter", int64(math.Round(float64(goroutines1-goroutines0) / float64(waiters)))},
+		{"bytes_per_waiter", (bytes1 - bytes0) / int64(waiters)}}, nil
 }
 
 // settle waits until the process's goroutines have stopped changing for a
@@ -583,10 +596,10 @@ func footprint() (goroutines int, bytes int64) {
 }
 
 // keys is a lock per entity, then the server's floor for the same work.
-func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
+func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 	c, err := b.dial()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	key := func(i int) string { return b.path + "/k" + strconv.Itoa(i) }
 	b.log.printf("keys: %d workers on %d lock paths under %s for %v", workers, keys, b.path, d)
@@ -602,7 +615,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
 		return release()
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// The floor: what the server must do for any lock of this shape, a
 	// create and a delete of an ephemeral-sequential node, sent by the raw
@@ -617,7 +630,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
 	}
 	for i := range keys {
 		if _, err := c.Create(b.ctx, key(i)+"-floor", nil, framework.WithParents()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return "", err
+			return nil, err
 		}
 	}
 	b.log.printf("keys: the floor, %d workers for %v", workers, d)
@@ -629,10 +642,11 @@ func (b *bench) keys(keys, workers int, d time.Duration) (string, error) {
 		return z.Delete(p, -1)
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return fmt.Sprintf("peer=%s mode=keys keys=%d workers=%d per_s=%d p50_us=%d p99_us=%d floor_per_s=%d",
-		b.peer, keys, workers, int64(float64(n)/d.Seconds()), percentile(lat, 0.50), percentile(lat, 0.99), int64(float64(floor)/d.Seconds())), nil
+	return record{{"peer", b.peer}, {"mode", "keys"}, {"keys", keys}, {"workers", workers},
+		{"per_s", int64(float64(n) / d.Seconds())}, {"p50_us", percentile(lat, 0.50)}, {"p99_us", percentile(lat, 0.99)},
+		{"floor_per_s", int64(float64(floor) / d.Seconds())}}, nil
 }
 
 // loop runs op on a random key from workers goroutines for d and returns

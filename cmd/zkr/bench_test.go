@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // zkr bench's line is read by other tools: exactly one line on stdout, the
@@ -66,4 +70,67 @@ func TestBenchPeerZKLockPrintsItsOwnLine(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stderr)
 		assert.Empty(t, r.stdout)
 	}
+}
+
+// --output json (or ZKR_OUTPUT=json) prints the same result as one JSON
+// object on one line: the same field names, numbers as numbers, for jq and
+// scripts that would rather not split key=value fields.
+func TestBenchOutputJSONHasTheTextLinesFieldsAsNumbers(t *testing.T) {
+	_, connect := server(t)
+	text := zkr(t, args(connect, cmd("bench", "--mode", "uncontended", "--n", "20"))...)
+	require.Equal(t, 0, text.code, text.stderr)
+	var names []string
+	for _, f := range strings.Fields(text.stdout) {
+		name, _, _ := strings.Cut(f, "=")
+		names = append(names, name)
+	}
+
+	for name, run := range map[string]func() result{
+		"--output json": func() result {
+			return zkr(t, args(connect, cmd("bench", "--output", "json", "--mode", "uncontended", "--n", "20"))...)
+		},
+		"-o json": func() result {
+			return zkr(t, args(connect, cmd("bench", "--mode", "uncontended", "-o", "json", "--n", "20"))...)
+		},
+		"ZKR_OUTPUT=json": func() result {
+			return startWith(t, []string{"ZKR_OUTPUT=json"}, args(connect, cmd("bench", "--mode", "uncontended", "--n", "20"))...).wait(t, time.Minute)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := run()
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Equal(t, 1, strings.Count(r.stdout, "\n"), "one line: %q", r.stdout)
+			assert.Equal(t, names, jsonKeys(t, r.stdout), "the text line's names, in its order")
+			var got map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+			assert.Equal(t, "zkrecipes", got["peer"])
+			assert.Equal(t, "uncontended", got["mode"])
+			assert.Equal(t, float64(20), got["n"])
+			for _, k := range []string{"p50_us", "p99_us", "ops_per_s"} {
+				assert.IsType(t, float64(0), got[k], "%s is a JSON number", k)
+			}
+		})
+	}
+	// The command line wins over the variable.
+	r := startWith(t, []string{"ZKR_OUTPUT=json"}, args(connect, cmd("bench", "-o", "text", "--mode", "uncontended", "--n", "5"))...).wait(t, time.Minute)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `^peer=zkrecipes mode=uncontended n=5 `, r.stdout)
+}
+
+// jsonKeys returns the keys of the JSON object in line, in their order.
+func jsonKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok, "not an object: %s", line)
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		require.NoError(t, err)
+		keys = append(keys, k.(string))
+		var v json.RawMessage
+		require.NoError(t, dec.Decode(&v))
+	}
+	return keys
 }

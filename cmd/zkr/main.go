@@ -71,9 +71,11 @@ SYNOPSIS
     zkr sem    --max N [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr leader [OPTIONS] PATH
+    zkr ls     [--watch] [-o json] [OPTIONS] PATH
     zkr dev    [--port P]
     zkr bench  --mode MODE [OPTIONS]
     zkr version
+    zkr completion bash|zsh|fish
     zkr help   [SUBCOMMAND]
 
 DESCRIPTION
@@ -133,9 +135,13 @@ DESCRIPTION
     sem       one lease of a counting semaphore (InterProcessSemaphoreV2)
     elect     leader election (LeaderSelector): COMMAND runs while leading
     leader    print who leads a lock, latch or selector path, and the queue
+    ls        show who holds and who waits on a path, since when, with
+              their sessions and fencing tokens
     dev       start a throwaway local ZooKeeper for trying zkr out
     bench     measure lock latency and throughput against a server
     version   print zkr's version (also zkr --version)
+    completion
+              print a completion script for bash, zsh or fish
     help      show the manual of a subcommand (as SUBCOMMAND --help)
 
 OPTIONS
@@ -147,6 +153,7 @@ ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options (see OPTIONS).
+    ZKR_OUTPUT: -o/--output of ls and bench (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
 
@@ -157,6 +164,9 @@ EXAMPLES
     zkr sem --max 3 /pools/db -- ./migrate     # at most three at once
     zkr elect --requeue /services/scheduler -- ./scheduler
     zkr leader /services/scheduler
+    zkr ls /jobs/billing                       # who holds, who waits
+    zkr ls --watch /jobs/billing               # the same, live
+    source <(zkr completion bash)              # Tab completion
 `
 
 // app is one run of zkr: where it writes.
@@ -172,15 +182,17 @@ type subcommand struct {
 
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
-		"lock":    {lockHelp, runLock},
-		"rlock":   {rlockHelp, runRLock},
-		"wlock":   {wlockHelp, runWLock},
-		"sem":     {semHelp, runSem},
-		"elect":   {electHelp, runElect},
-		"leader":  {leaderHelp, runLeader},
-		"dev":     {devHelp, runDev},
-		"bench":   {benchHelp, runBench},
-		"version": {versionHelp, runVersion},
+		"lock":       {lockHelp, runLock},
+		"rlock":      {rlockHelp, runRLock},
+		"wlock":      {wlockHelp, runWLock},
+		"sem":        {semHelp, runSem},
+		"elect":      {electHelp, runElect},
+		"leader":     {leaderHelp, runLeader},
+		"dev":        {devHelp, runDev},
+		"bench":      {benchHelp, runBench},
+		"ls":         {lsHelp, runLs},
+		"completion": {completionHelp, runCompletion},
+		"version":    {versionHelp, runVersion},
 	}
 }
 

@@ -31,6 +31,14 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"elect bad path":             {"elect", "/p/../q", "--", "true"},
 		"leader extra argument":      {"leader", "/p", "extra"},
 		"bench bad mode":             {"bench", "--mode", "fast"},
+		"bench bad output":           {"bench", "--mode", "keys", "-o", "yaml"},
+		"ls missing path":            {"ls"},
+		"ls extra argument":          {"ls", "/p", "extra"},
+		"ls relative path":           {"ls", "p"},
+		"ls bad output":              {"ls", "--output", "xml", "/p"},
+		"completion without a shell": {"completion"},
+		"completion of a new shell":  {"completion", "tcsh"},
+		"completion of two shells":   {"completion", "bash", "zsh"},
 		"zero session timeout":       {"--session-timeout", "0s", "lock", "/p", "--", "true"},
 		"session timeout > int32 ms": {"--session-timeout", "720h", "lock", "/p", "--", "true"},
 		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
@@ -57,6 +65,9 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 			assert.Contains(t, r.stderr, "--help")
 		})
 	}
+	r := startWith(t, []string{"ZKR_OUTPUT=yaml"}, args(connect, cmd("bench", "--mode", "keys"))...).wait(t, time.Minute)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "ZKR_OUTPUT")
 	assert.ElementsMatch(t, []string{"zookeeper"}, children(t, c, "/"), "a usage error touched the server")
 }
 
@@ -85,6 +96,7 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 		{"--help"}, {"help"}, {"-h"},
 		{"lock", "--help"}, {"rlock", "--help"}, {"wlock", "--help"}, {"sem", "--help"},
 		{"elect", "--help"}, {"leader", "--help"}, {"dev", "--help"}, {"bench", "--help"},
+		{"ls", "--help"}, {"help", "ls"}, {"completion", "--help"},
 		{"help", "lock"},
 	} {
 		t.Run(strings.Join(a, " "), func(t *testing.T) {
@@ -108,14 +120,14 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 // names their ZKR_ variables (it named ZK_CONNECT alone), and the manual
 // gives 122 both of its meanings.
 func TestManualsNameTheVariablesAndWhat122Means(t *testing.T) {
-	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader"} {
+	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader", "ls", "bench"} {
 		r := zkr(t, sub, "--help")
 		_, env, _ := strings.Cut(r.stdout, "\nENVIRONMENT\n")
 		env, _, _ = strings.Cut(env, "\nEXAMPLES\n")
 		for _, v := range []string{"ZKR_CONNECT", "ZK_CONNECT", "ZKR_SESSION_TIMEOUT", "ZKR_AUTH_FILE", "ZKR_ID", "ZKR_VERBOSE"} {
 			assert.Contains(t, env, v, "zkr %s --help: ENVIRONMENT does not name %s", sub, v)
 		}
-		if sub != "leader" {
+		if sub != "leader" && sub != "ls" && sub != "bench" {
 			assert.Contains(t, strings.Join(strings.Fields(r.stdout), " "), "killed on resume", "zkr %s --help: 122", sub)
 		}
 	}
