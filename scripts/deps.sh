@@ -12,6 +12,12 @@ for p in "${pkgs[@]}"; do
 done
 command -v java >/dev/null || missing+=(default-jre-headless)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
+# zsh and fish only check zkr's completion scripts (the tests skip a shell
+# that is missing): installed where we may, never required.
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+	command -v zsh >/dev/null || missing+=(zsh)
+	command -v fish >/dev/null || missing+=(fish)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
