@@ -1,0 +1,467 @@
+package leader_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/curator"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+)
+
+// observe starts an observer of path on c that ends with the test.
+func observe(t *testing.T, c *framework.Client, path string) *leader.Observer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	o, err := leader.Observe(ctx, c, path)
+	require.NoError(t, err)
+	return o
+}
+
+// next waits for the observer's next change.
+func next(t *testing.T, o *leader.Observer) leader.Leadership {
+	t.Helper()
+	select {
+	case l, ok := <-o.Changes():
+		require.True(t, ok, "the stream ended: %v", o.Err())
+		return l
+	case <-time.After(30 * time.Second):
+		t.Fatal("no change within 30s")
+		return leader.Leadership{}
+	}
+}
+
+// quiet checks that no change comes within absenceWindow. Only call it
+// once whatever could cause a change has been waited for.
+func quiet(t *testing.T, o *leader.Observer, why string) {
+	t.Helper()
+	select {
+	case l, ok := <-o.Changes():
+		t.Fatalf("%s: got %+v (open: %v, err: %v)", why, l, ok, o.Err())
+	case <-time.After(absenceWindow):
+	}
+}
+
+// leads checks that l reports the term of latch or hold h.
+func leads(t *testing.T, l leader.Leadership, id string, token int64) {
+	t.Helper()
+	assert.True(t, l.HasLeader(), "%+v", l)
+	assert.Equal(t, id, l.ID)
+	assert.Equal(t, token, l.Token)
+}
+
+func await(t *testing.T, l *leader.Latch) int64 {
+	t.Helper()
+	term, err := l.Await(ctxT(t, 30*time.Second))
+	require.NoError(t, err)
+	return term.Token()
+}
+
+func TestObserveReportsTheCurrentLeaderFirst(t *testing.T) {
+	obs, _, ta, _ := leaderAndFollower(t, "/observe/first")
+	o := observe(t, obs, "/observe/first")
+	first := next(t, o)
+	leads(t, first, "a", ta.Token())
+	assert.Equal(t, ta.Path(), first.Node)
+	_, st, err := obs.Exists(ctxT(t, 10*time.Second), ta.Path())
+	require.NoError(t, err)
+	assert.Equal(t, st.Czxid, first.Token, "the token is the leader node's czxid")
+	assert.True(t, first.Since.Equal(time.UnixMilli(st.Ctime)), "a leader found leading: since its node was made (%v, want %v)", first.Since, time.UnixMilli(st.Ctime))
+
+	// Neither a participant queueing behind the leader nor a write to the
+	// leader's node (Curator's revocation request) changes who leads.
+	c := newLatch(t, obs, "/observe/first", "c") // the observer may take part
+	require.NoError(t, c.Start())
+	waitParticipants(t, obs, "/observe/first", 3)
+	_, err = obs.Set(ctxT(t, 10*time.Second), ta.Path(), []byte("__REVOKE__"), -1)
+	require.NoError(t, err)
+	quiet(t, o, "a queued participant or a data change is no change of leader")
+}
+
+func TestObserveReportsNobodyLeadingAPathThatIsEmptyOrMissing(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	o := observe(t, obs, "/observe/missing/deep")
+	first := next(t, o)
+	assert.False(t, first.HasLeader(), "%+v", first)
+	assert.Equal(t, leader.Leadership{}, first)
+
+	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/missing/deep", "a")
+	require.NoError(t, a.Start())
+	ta := await(t, a)
+	leads(t, next(t, o), "a", ta)
+	require.NoError(t, a.Close())
+	gone := next(t, o)
+	assert.False(t, gone.HasLeader(), "%+v", gone)
+	assert.False(t, gone.Since.IsZero(), "a vacancy seen happening has a time")
+	quiet(t, o, "nobody leads")
+}
+
+func TestObserveFollowsGracefulHandovers(t *testing.T) {
+	obs, a, ta, b := leaderAndFollower(t, "/observe/close")
+	o := observe(t, obs, "/observe/close")
+	leads(t, next(t, o), "a", ta.Token())
+
+	before := time.Now()
+	require.NoError(t, a.Close())
+	tb := await(t, b)
+	nb := next(t, o)
+	leads(t, nb, "b", tb)
+	assert.Greater(t, nb.Token, ta.Token())
+	assert.False(t, nb.Since.Before(before.Add(-time.Second)), "a handover seen live: since about when it was seen (%v, closed at %v)", nb.Since, before)
+
+	require.NoError(t, b.Close())
+	assert.False(t, next(t, o).HasLeader())
+	c := newLatch(t, obs, "/observe/close", "c")
+	require.NoError(t, c.Start())
+	leads(t, next(t, o), "c", await(t, c))
+	quiet(t, o, "c leads")
+}
+
+func TestObserveFollowsAKilledLeaderProcess(t *testing.T) {
+	cl := zktest.Standalone(t)
+	const sessionTimeout = 2 * time.Second
+	obs := newClient(t, cl.Addrs())
+	cmd := testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(cl.Addrs(), ","), "/observe/kill", "child", sessionTimeout), "leading")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/kill", "b")
+	require.NoError(t, b.Start())
+	waitParticipants(t, obs, "/observe/kill", 2)
+
+	o := observe(t, obs, "/observe/kill")
+	first := next(t, o)
+	assert.Equal(t, "child", first.ID)
+	require.NoError(t, cmd.Process.Kill())
+	leads(t, next(t, o), "b", await(t, b))
+	quiet(t, o, "b leads")
+}
+
+func TestObserveFollowsASelectorPath(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	tokens := make(chan int64, 2)
+	var selectors []*leader.Selector
+	for i, id := range []string{"s1", "s2"} {
+		s := newSelector(t, newClient(t, cl.Addrs()), "/observe/sel", func(ctx context.Context, token int64) error {
+			tokens <- token
+			<-ctx.Done()
+			return nil
+		}, leader.WithParticipantID(id))
+		require.NoError(t, s.Start())
+		waitParticipants(t, obs, "/observe/sel", i+1)
+		selectors = append(selectors, s)
+	}
+	o := observe(t, obs, "/observe/sel")
+	first := next(t, o)
+	leads(t, first, "s1", <-tokens)
+	assert.Contains(t, first.Node, "-lock-")
+
+	require.NoError(t, selectors[0].Close())
+	second := next(t, o)
+	leads(t, second, "s2", <-tokens)
+}
+
+// The observer's own link goes down while the leader changes: once it is
+// back, the stream has exactly that change, once. A cut during which
+// nothing changes adds nothing.
+func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	// A longer session than testkit's, so that the observer notices the
+	// dead link (at 2/3 of it) well before the server could expire it.
+	obs := newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(8*time.Second)))
+	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/cut", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/cut", "b")
+	require.NoError(t, a.Start())
+	ta := await(t, a)
+	require.NoError(t, b.Start())
+	waitParticipants(t, newClient(t, cl.Addrs()), "/observe/cut", 2)
+	states := obs.Subscribe()
+	defer states.Close()
+	session := obs.Session().ID
+
+	o := observe(t, obs, "/observe/cut")
+	leads(t, next(t, o), "a", ta)
+
+	// cutWhile runs change while the observer knows its link is down
+	// (Suspended), then heals the link and waits for the reconnect.
+	cutWhile := func(t *testing.T, change func()) {
+		t.Helper()
+		p.Blackhole()
+		expectState(t, states, conn.StateSuspended)
+		change()
+		p.Heal()
+		expectState(t, states, conn.StateReconnected)
+		require.Equal(t, session, obs.Session().ID, "the cut outlived the session: this test is about cuts")
+	}
+
+	t.Run("nothing changes", func(t *testing.T) {
+		p.Cut()
+		expectState(t, states, conn.StateSuspended)
+		expectState(t, states, conn.StateReconnected)
+		quiet(t, o, "the same leader after a cut")
+	})
+
+	t.Run("the leader changes", func(t *testing.T) {
+		var tb int64
+		cutWhile(t, func() {
+			require.NoError(t, a.Close())
+			tb = await(t, b)
+		})
+		leads(t, next(t, o), "b", tb)
+		quiet(t, o, "the change made during the cut, reported once")
+	})
+
+	t.Run("the same participant leads a new term", func(t *testing.T) {
+		// b steps down and, alone, queues again and leads: same id, new
+		// node and token. A change, as any new term.
+		term := b.Term()
+		require.NotNil(t, term)
+		var again int64
+		cutWhile(t, func() {
+			require.NoError(t, term.Release())
+			again = await(t, b)
+		})
+		require.Greater(t, again, term.Token())
+		leads(t, next(t, o), "b", again)
+		quiet(t, o, "the new term, reported once")
+	})
+}
+
+// expectState waits for the next state of a client that is not Connected
+// again after Reconnected.
+func expectState(t *testing.T, s *conn.Subscription, want conn.State) {
+	t.Helper()
+	select {
+	case ev := <-s.Events():
+		require.Equal(t, want, ev.State, "%v", ev)
+		if want == conn.StateReconnected {
+			require.False(t, ev.NewSession, "%v", ev)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %v within 30s", want)
+	}
+}
+
+// The observer's session expires: it looks again on its new session and
+// reports a change only if the leader differs.
+func TestObserveOwnSessionExpiryReportsOnlyRealChanges(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	obs := newClient(t, p.Addrs())
+	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/expiry", "a")
+	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/expiry", "b")
+	require.NoError(t, a.Start())
+	ta := await(t, a)
+	require.NoError(t, b.Start())
+	waitParticipants(t, newClient(t, cl.Addrs()), "/observe/expiry", 2)
+
+	o := observe(t, obs, "/observe/expiry")
+	leads(t, next(t, o), "a", ta)
+
+	testkit.LoseSession(t, p, obs)
+	quiet(t, o, "the same leader after the observer's session expired")
+
+	p.Blackhole()
+	require.NoError(t, a.Close())
+	tb := await(t, b)
+	testkit.LoseSession(t, p, obs)
+	leads(t, next(t, o), "b", tb)
+	quiet(t, o, "the change made while the session expired, reported once")
+
+	// And the new session's watch works.
+	require.NoError(t, b.Close())
+	assert.False(t, next(t, o).HasLeader())
+}
+
+var curatorNode = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(latch|lock)-\d{10}$`)
+
+// Curator's own LeaderLatch and LeaderSelector, run by the Java agent, are
+// observed as this package's are.
+func TestObserveCuratorLatchAndSelector(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	java := curator.Agent(t).Start(t, cl.ConnectString(), agentSession)
+
+	t.Run("latch", func(t *testing.T) {
+		java.Call(t, "latch-start j /observe/curator-latch java-1", "latch-started", 10*time.Second)
+		java.Expect(t, "latch-leader j", 30*time.Second)
+		o := observe(t, obs, "/observe/curator-latch")
+		first := next(t, o)
+		assert.Equal(t, "java-1", first.ID)
+		assert.Regexp(t, curatorNode, framework.Base(first.Node))
+		assert.Contains(t, first.Node, "-latch-")
+		_, st, err := obs.Exists(ctxT(t, 10*time.Second), first.Node)
+		require.NoError(t, err)
+		assert.Equal(t, st.Czxid, first.Token)
+
+		g := newLatch(t, newClient(t, cl.Addrs()), "/observe/curator-latch", "go-1")
+		require.NoError(t, g.Start())
+		waitParticipants(t, obs, "/observe/curator-latch", 2)
+		java.Call(t, "latch-close j", "latch-closed", 10*time.Second)
+		leads(t, next(t, o), "go-1", await(t, g))
+	})
+
+	t.Run("selector", func(t *testing.T) {
+		java.Call(t, "selector-start s /observe/curator-sel java-s", "selector-started", 10*time.Second)
+		java.Expect(t, "selector-leading s", 30*time.Second)
+		o := observe(t, obs, "/observe/curator-sel")
+		first := next(t, o)
+		assert.Equal(t, "java-s", first.ID)
+		assert.Regexp(t, curatorNode, framework.Base(first.Node))
+		assert.Contains(t, first.Node, "-lock-")
+		java.Send("selector-release s")
+		java.Expect(t, "selector-released s", 10*time.Second)
+		assert.False(t, next(t, o).HasLeader(), "Curator's selector left without requeueing")
+		java.Call(t, "selector-close s", "selector-closed", 10*time.Second)
+	})
+}
+
+// The stream ends, channel closed and goroutine gone, when its context
+// ends or its client closes, and Err says which.
+func TestObserveEndsWithItsContextOrItsClient(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	closing := newClient(t, cl.Addrs())
+	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := leader.Observe(ctx, c, "/observe/end")
+	require.NoError(t, err)
+	assert.NoError(t, o.Err(), "Err is nil while the stream runs")
+	assert.False(t, next(t, o).HasLeader())
+	cancel()
+	ended(t, o)
+	assert.ErrorIs(t, o.Err(), context.Canceled)
+
+	// A reader that stopped reading does not keep it alive either.
+	unread, err := leader.Observe(context.Background(), closing, "/observe/end")
+	require.NoError(t, err)
+	require.NoError(t, closing.Close())
+	ended(t, unread)
+	assert.ErrorIs(t, unread.Err(), leader.ErrClosed)
+	assert.ErrorIs(t, unread.Err(), framework.ErrClosed)
+
+	assert.NoError(t, goleak.Find(before...), "goroutines left by ended observers")
+}
+
+// A path the client may not read ends the stream with the server's
+// refusal: looking again cannot cure it.
+func TestObserveEndsOnAPathItMayNotRead(t *testing.T) {
+	cl := zktest.Standalone(t)
+	owner := newClient(t, cl.Addrs(), framework.WithConnOptions(conn.WithDigestAuth("owner", "secret")))
+	_, err := owner.Create(ctxT(t, 10*time.Second), "/observe/secret", nil,
+		framework.WithParents(), framework.WithACL(zk.DigestACL(zk.PermAll, "owner", "secret")))
+	require.NoError(t, err)
+
+	o := observe(t, newClient(t, cl.Addrs()), "/observe/secret")
+	ended(t, o)
+	assert.ErrorIs(t, o.Err(), zk.ErrNoAuth)
+	assert.Contains(t, o.Err().Error(), "/observe/secret")
+}
+
+// ended waits until o's channel is closed, dropping what it still holds.
+func ended(t *testing.T, o *leader.Observer) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-o.Changes():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the stream did not end within 10s")
+		}
+	}
+}
+
+func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	closed := newClient(t, cl.Addrs())
+	require.NoError(t, closed.Close())
+	observe := func(c *framework.Client, path string, opts ...leader.Option) func() error {
+		return func() error {
+			o, err := leader.Observe(context.Background(), c, path, opts...)
+			if o != nil {
+				t.Errorf("an Observer with the error %v", err)
+			}
+			return err
+		}
+	}
+	testkit.MatchSentinels(t, map[string]testkit.Failure{
+		"nil client":    testkit.Fails(observe(nil, "/x"), leader.ErrNilClient),
+		"bad path":      testkit.Fails(observe(c, "x/"), framework.ErrInvalidPath),
+		"dot-dot":       testkit.Fails(observe(c, "/x/../y"), framework.ErrInvalidPath),
+		"closed client": testkit.Fails(observe(closed, "/x"), leader.ErrClosed, framework.ErrClosed),
+		"an option":     testkit.Fails(observe(c, "/x", leader.WithParticipantID("x")), leader.ErrInvalidOption),
+	})
+	// A nil option is no option, as everywhere.
+	o, err := leader.Observe(ctxT(t, 10*time.Second), c, "/x", nil)
+	require.NoError(t, err)
+	assert.False(t, next(t, o).HasLeader())
+}
+
+// An operator's view of an election: who leads, from when, with which
+// token; then every change, until the context ends.
+func ExampleObserve() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	l, err := leader.NewLatch(client, "/elections/observed", leader.WithParticipantID("indexer-1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	if err := l.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := l.Await(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	obs, err := leader.Observe(watching, client, "/elections/observed")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for change := range obs.Changes() { // the first is who leads now
+		if !change.HasLeader() {
+			fmt.Println("nobody leads")
+			stop() // the channel closes
+			continue
+		}
+		fmt.Println(change.ID, "leads; token > 0:", change.Token > 0)
+		l.Close() // step down: the next change is the vacancy
+	}
+	fmt.Println("stream ended:", obs.Err())
+	// Output:
+	// indexer-1 leads; token > 0: true
+	// nobody leads
+	// stream ended: context canceled
+}
