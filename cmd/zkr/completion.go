@@ -163,7 +163,10 @@ func completionSpec() []compCommand {
 			{long: "requeue", summary: "campaign again after each term"},
 			{long: "grace", value: "D", summary: "SIGTERM to SIGKILL on loss"},
 		}},
-		{name: "leader", summary: "print who leads a path, and the queue", globals: true},
+		{name: "leader", summary: "print who leads a path, and the queue", globals: true, opts: []compOption{
+			{long: "watch", short: "w", summary: "print every change of leader"},
+			outputCompOption,
+		}},
 		{name: "ls", summary: "show who holds and who waits on a path", globals: true, opts: []compOption{
 			{long: "watch", short: "w", summary: "show the queue live"},
 			outputCompOption,

@@ -102,6 +102,7 @@ func TestCompletionInBashOffersWhatFitsTheCursor(t *testing.T) {
 		"every subcommand":               {words: []string{"zkr", ""}, has: []string{"bench", "completion", "dev", "elect", "help", "leader", "lock", "ls", "rlock", "sem", "version", "wlock"}},
 		"global options":                 {words: []string{"zkr", "--"}, has: []string{"--connect", "--namespace", "--version", "--help"}},
 		"ls options":                     {words: []string{"zkr", "ls", "-"}, has: []string{"--watch", "-w", "--output", "-o", "--connect", "--id"}, not: []string{"--mode", "--version"}},
+		"leader options":                 {words: []string{"zkr", "leader", "-"}, has: []string{"--watch", "-w", "--output", "-o", "--connect", "--id"}, not: []string{"--mode", "--version"}},
 		"lock options":                   {words: []string{"zkr", "lock", "--"}, has: []string{"--timeout", "--nonblock", "--conflict-exit-code", "--grace", "--session-timeout"}, not: []string{"--max", "--requeue"}},
 		"sem options":                    {words: []string{"zkr", "sem", "--m"}, want: []string{"--max"}},
 		"bench modes":                    {words: []string{"zkr", "bench", "--mode", ""}, want: []string{"contended", "keys", "latch", "queue", "uncontended"}},

@@ -70,7 +70,7 @@ SYNOPSIS
     zkr wlock  [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr sem    --max N [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
-    zkr leader [OPTIONS] PATH
+    zkr leader [--watch] [-o json] [OPTIONS] PATH
     zkr ls     [--watch] [-o json] [OPTIONS] PATH
     zkr dev    [--port P]
     zkr bench  --mode MODE [OPTIONS]
@@ -134,7 +134,8 @@ DESCRIPTION
     wlock     exclusive side of the same read-write lock
     sem       one lease of a counting semaphore (InterProcessSemaphoreV2)
     elect     leader election (LeaderSelector): COMMAND runs while leading
-    leader    print who leads a lock, latch or selector path, and the queue
+    leader    print who leads a lock, latch or selector path, and the queue;
+              --watch prints every change
     ls        show who holds and who waits on a path, since when, with
               their sessions and fencing tokens
     dev       start a throwaway local ZooKeeper for trying zkr out
@@ -153,7 +154,7 @@ ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options (see OPTIONS).
-    ZKR_OUTPUT: -o/--output of ls and bench (text or json).
+    ZKR_OUTPUT: -o/--output of leader, ls and bench (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
 
