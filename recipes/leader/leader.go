@@ -9,6 +9,9 @@
 // another. Each term carries a fencing token (the czxid of the leader's
 // node): hand it to what the leader writes to, and have that refuse lower
 // tokens.
+//
+// Observe follows who leads any latch or selector path, this package's or
+// Curator's, for operators and for services that only need to know.
 package leader
 
 import (
