@@ -49,7 +49,8 @@ type Conn struct {
 	epoch     *epoch
 	changed   chan struct{} // closed and replaced on every transition
 	subs      map[*Subscription]struct{}
-	connected chan struct{} // closed at the first session
+	observers map[*func(any)]struct{} // connlink's Observe
+	connected chan struct{}           // closed at the first session
 
 	closeOnce sync.Once
 	quit      chan struct{}
@@ -397,6 +398,9 @@ func (c *Conn) transitionLocked(ev Event) {
 	for s := range c.subs {
 		s.push(ev)
 	}
+	for f := range c.observers {
+		(*f)(ev)
+	}
 }
 
 // end closes the epoch's channels: nothing of it is trusted any more.
@@ -466,6 +470,23 @@ type plumbing struct{ c *Conn }
 func (p plumbing) ZK() *zk.Conn                             { return p.c.zk }
 func (p plumbing) TraceCreate(prefix string) connlink.Trace { return p.c.traceCreate(prefix) }
 func (p plumbing) TraceDelete(path string) connlink.Trace   { return p.c.traceDelete(path) }
+func (p plumbing) Observe(f func(ev any)) (remove func())   { return p.c.observe(f) }
+
+// observe calls f with every state change from now on, under c.mu.
+func (c *Conn) observe(f func(any)) (remove func()) {
+	p := &f
+	c.mu.Lock()
+	if c.observers == nil {
+		c.observers = map[*func(any)]struct{}{}
+	}
+	c.observers[p] = struct{}{}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.observers, p)
+		c.mu.Unlock()
+	}
+}
 
 func init() {
 	connlink.Register(func(c any) connlink.Conn { return plumbing{c.(*Conn)} })

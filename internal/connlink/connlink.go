@@ -27,6 +27,10 @@ type Conn interface {
 	TraceCreate(prefix string) Trace
 	// TraceDelete traces the next delete of path.
 	TraceDelete(path string) Trace
+	// Observe calls f with each state change from now on (ev is a
+	// conn.Event), synchronously, in order, under the connection's lock:
+	// f must be quick and must not call the connection. remove stops it.
+	Observe(f func(ev any)) (remove func())
 }
 
 var of func(c any) Conn
