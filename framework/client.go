@@ -12,9 +12,13 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/internal/connlink"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -61,6 +65,8 @@ type options struct {
 	connOpts    []conn.Option
 	drain       time.Duration
 	deleteRetry time.Duration
+	meters      metric.MeterProvider
+	pathAttr    bool
 }
 
 // WithNamespace prefixes every path with ns ("app" or "/app/sub"), as
@@ -82,6 +88,19 @@ func WithErrorPolicy(p ErrorPolicy) Option { return func(o *options) { o.errPoli
 // WithLogger logs through l (default: silent).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
+// WithMeterProvider makes the client's metrics, and its recipes', with mp
+// (default: otel.GetMeterProvider(), the global provider, which records
+// nothing until the application installs one). The library never picks an
+// exporter; the instruments are listed in the README ("Running in
+// production").
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options) { o.meters = mp } }
+
+// WithMetricPathAttribute adds the recipe's path (its lock directory, latch
+// or semaphore path) as the attribute "path" to the recipes' instruments
+// (default false). Each path is a time series of its own: leave it off
+// where paths are many, a lock per entity for instance.
+func WithMetricPathAttribute(on bool) Option { return func(o *options) { o.pathAttr = on } }
+
 // WithConnOptions passes options to conn.Dial, for Dial.
 func WithConnOptions(opts ...conn.Option) Option {
 	return func(o *options) { o.connOpts = append(o.connOpts, opts...) }
@@ -101,6 +120,9 @@ type Client struct {
 	errPolicy ErrorPolicy
 	log       *slog.Logger
 	drain     time.Duration
+
+	metrics   *metrics.Client // the client's instruments, never nil
+	unobserve func()          // stops counting the connection's changes
 
 	nsMu    sync.Mutex
 	nsReady bool
@@ -143,7 +165,14 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 	if err != nil {
 		return nil, err
 	}
-	return newClient(c, true, o), nil
+	cl := newClient(c, true, o)
+	// The first session came before the client could watch: count it.
+	first := conn.StateConnected
+	if c.State() == conn.StateReadOnly {
+		first = conn.StateReadOnly
+	}
+	cl.metrics.StateChange(conn.Event{State: first, SessionID: c.Session().ID, NewSession: true})
+	return cl, nil
 }
 
 // New returns a Client over an existing connection, which it does not own:
@@ -166,6 +195,7 @@ func buildOptions(opts []Option) (options, error) {
 		log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		drain:       5 * time.Second,
 		deleteRetry: time.Second,
+		meters:      otel.GetMeterProvider(),
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -177,6 +207,8 @@ func buildOptions(opts []Option) (options, error) {
 		return o, fmt.Errorf("%w: nil ACL provider", ErrInvalidArgument)
 	case o.log == nil:
 		return o, fmt.Errorf("%w: nil logger", ErrInvalidArgument)
+	case o.meters == nil:
+		return o, fmt.Errorf("%w: nil meter provider", ErrInvalidArgument)
 	case o.errPolicy != StandardPolicy && o.errPolicy != SessionOnlyPolicy:
 		return o, fmt.Errorf("%w: error policy %d", ErrInvalidArgument, o.errPolicy)
 	case o.drain < 0:
@@ -207,6 +239,15 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 	}
 	cl.life, cl.stop = context.WithCancel(context.Background())
 	cl.deleter = newDeleter(cl, o.deleteRetry)
+	m, err := metrics.New(o.meters, o.pathAttr, metrics.Observed{
+		Connected:      func() bool { return cl.State().IsConnected() },
+		PendingDeletes: cl.deleter.count,
+	})
+	if err != nil {
+		cl.log.Warn("zookeeper client: some metrics will not be recorded", "err", err)
+	}
+	cl.metrics = m
+	cl.unobserve = connlink.Of(c).Observe(func(ev any) { m.StateChange(ev.(conn.Event)) })
 	return cl
 }
 
@@ -295,6 +336,8 @@ func (c *Client) Close() error {
 	close(c.quit)
 	c.stop()
 	c.deleter.abandon()
+	c.unobserve()
+	c.metrics.Close()
 	if c.ownsConn {
 		c.conn.Close() // ends in-flight calls with zk.ErrClosing
 	}
@@ -448,8 +491,13 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 	if c.closed.Load() {
 		return out, opErr(name, path, ErrClosed)
 	}
+	mop, measured := metrics.OpNamed(name)
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		start := time.Now()
 		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
+		if measured {
+			c.metrics.Request(ctx, mop, time.Since(start), err)
+		}
 		if err == nil {
 			out = v
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -283,6 +284,7 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 	var inflight sync.WaitGroup // attempts still inside go-zookeeper, abandoned ones too
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
 		look := uncertain // copied: an abandoned attempt must not read it later
+		start := time.Now()
 		p, err := callTracked(c, ctx, &inflight, func() (string, error) {
 			z := c.zk()
 			if look {
@@ -303,6 +305,7 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 			}
 			return c.createOnce(ctx, z, ppath, data, o)
 		})
+		c.metrics.Request(ctx, metrics.OpCreate, time.Since(start), err)
 		if err != nil {
 			if retry.Retryable(err) {
 				uncertain = true

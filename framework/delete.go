@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -263,7 +264,11 @@ func (d *deleter) loop() {
 		var gate <-chan struct{} // a held-back job's: its opening ends the wait
 		errored := false
 		for _, j := range jobs {
+			start := time.Now()
 			err := d.run(j)
+			if !errors.Is(err, errNotYet) {
+				d.c.metrics.Request(d.c.life, metrics.OpDelete, time.Since(start), err)
+			}
 			switch {
 			case err == nil:
 				continue
@@ -386,6 +391,13 @@ func (d *deleter) abandon() {
 		d.c.log.Warn("zookeeper delete abandoned: client closed", "path", j.String())
 	}
 	d.jobs = nil
+}
+
+// count is how many deletes pending lists, for the metrics.
+func (d *deleter) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.inflight) + len(d.jobs)
 }
 
 func (d *deleter) pending() []string {

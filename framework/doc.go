@@ -14,4 +14,10 @@
 // Every path is checked before anything is sent; errors wrap the ZooKeeper
 // sentinel and name the operation and path, so both errors.Is(err,
 // zk.ErrNoNode) and a readable message work.
+//
+// A Client records metrics for itself and its recipes through the
+// OpenTelemetry metric API (WithMeterProvider; the global provider by
+// default) and logs through one *slog.Logger (WithLogger; silent by
+// default). The README's "Running in production" lists the instruments
+// and the log attributes.
 package framework

@@ -8,6 +8,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/internal/connlink"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // wire is the connection's plumbing: the raw go-zookeeper client and the
@@ -31,6 +32,7 @@ func (p plumbing) DeleteOwn(ctx context.Context, path string, owner int64) error
 	return p.c.deleteOwn(ctx, path, owner)
 }
 func (p plumbing) LossSignal(s conn.Session) <-chan struct{} { return p.c.lossSignal(s) }
+func (p plumbing) Metrics() *metrics.Client                  { return p.c.metrics }
 func (p plumbing) OnClose(f func()) (remove func())          { return p.c.onClose(f) }
 func (p plumbing) Closing() <-chan struct{}                  { return p.c.quit }
 func (p plumbing) Conn() *conn.Conn                          { return p.c.conn }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // Queued is a node made by Enqueue.
@@ -45,6 +46,8 @@ type Client interface {
 	// LossSignal closes when, under the client's error policy, what was
 	// built on s can no longer be trusted.
 	LossSignal(s conn.Session) <-chan struct{}
+	// Metrics is the client's instruments (never nil).
+	Metrics() *metrics.Client
 	// OnClose registers f to run first thing in the client's Close (at
 	// once if it is closed already); remove unregisters it.
 	OnClose(f func()) (remove func())
