@@ -28,6 +28,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // The sentinels every recipe shares (see package errs).
@@ -72,6 +73,9 @@ type Node struct {
 
 	unhook func() // unregisters from the client's Close
 
+	meter   *metrics.Recipe // the recipe's instruments (nil: none)
+	metered bool            // counted as held: its end is counted too
+
 	mu          sync.Mutex
 	err         error
 	holds       map[*Hold]struct{} // open acquisitions of this node
@@ -83,7 +87,9 @@ type Node struct {
 // the node itself (deleted or re-owned means lost; with revocable, also
 // Curator's revocation requests). If the session's loss signal has already
 // fired, the node is born lost (see Err): a recipe must not hand it out.
-func NewNode(client *framework.Client, e *contend.Entry, revocable bool) *Node {
+// meter is the recipe's instruments: the node counts as held from now
+// until it ends, and a loss is counted by its reason.
+func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *metrics.Recipe) *Node {
 	life, stop := context.WithCancel(context.Background())
 	n := &Node{
 		life:      life,
@@ -96,10 +102,14 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool) *Node {
 		done:      make(chan struct{}),
 		revoked:   make(chan struct{}),
 		holds:     map[*Hold]struct{}{},
+		meter:     meter,
 	}
 	signal := fwlink.Of(client).LossSignal(e.Session)
 	if isClosed(signal) {
-		n.finish(n.lossCause())
+		n.finish(n.lossCause()) // never handed out: not counted
+	} else {
+		n.metered = true
+		meter.HoldStarted()
 	}
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
@@ -254,8 +264,8 @@ func (n *Node) watchNode(changed <-chan zk.Event) {
 // fires every open Hold's signal.
 func (n *Node) finish(err error) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.err != nil {
+		n.mu.Unlock()
 		return
 	}
 	n.err = err
@@ -263,6 +273,28 @@ func (n *Node) finish(err error) {
 	for h := range n.holds {
 		h.finishLocked(err)
 	}
+	n.mu.Unlock()
+	if !n.metered {
+		return
+	}
+	reason, lost := lossReason(err)
+	n.meter.HoldEnded(lost, reason)
+}
+
+// lossReason is the metrics' reason for a node that ended with err, and
+// whether that is a loss at all (a release or a recipe's Close is not).
+func lossReason(err error) (metrics.Reason, bool) {
+	switch {
+	case errors.Is(err, errClientClosed):
+		return metrics.Closed, true
+	case errors.Is(err, ErrSuspended):
+		return metrics.Suspended, true
+	case errors.Is(err, ErrSessionLost):
+		return metrics.SessionLost, true
+	case errors.Is(err, ErrNodeDeleted):
+		return metrics.NodeDeleted, true
+	}
+	return 0, false
 }
 
 // Forget stops following the node without deleting it, for a recipe that

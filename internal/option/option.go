@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	Revocable   bool
 	AutoRequeue bool
 	OnError     func(error)
+	// Kind, if set, is the recipe's kind in the metrics instead of its
+	// own: a recipe built on another (a selector on a mutex) says what it
+	// is. Only this module can set it (WithKind).
+	Kind *metrics.Kind
 
 	given []Name
 }
@@ -78,6 +83,21 @@ func WithErrorHandler(f func(error)) Func {
 		c.OnError = f
 		return nil
 	}
+}
+
+// WithKind makes a recipe count in the metrics as kind: for a recipe built
+// on another. It is no user's option: it is not marked, so every recipe
+// takes it.
+func WithKind(kind metrics.Kind) Func {
+	return func(c *Config) error { c.Kind = &kind; return nil }
+}
+
+// KindOr is the kind the recipe counts as: Kind if set, else own.
+func (c *Config) KindOr(own metrics.Kind) metrics.Kind {
+	if c.Kind != nil {
+		return *c.Kind
+	}
+	return own
 }
 
 // Build applies opts (nil ones are skipped) for recipe, refusing any

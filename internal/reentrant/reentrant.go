@@ -11,12 +11,15 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	pub "github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // The sentinels of a Lock: those every recipe shares.
@@ -32,6 +35,7 @@ type Lock struct {
 	client    *framework.Client
 	request   contend.Request
 	revocable bool
+	meter     *metrics.Recipe
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -49,21 +53,30 @@ type entry struct {
 }
 
 // New returns a lock whose contenders queue as described by request (its
-// Client must be client).
-func New(client *framework.Client, request contend.Request, revocable bool) *Lock {
+// Client must be client). kind names the recipe in the client's metrics.
+func New(client *framework.Client, kind metrics.Kind, request contend.Request, revocable bool) *Lock {
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
-	return &Lock{client: client, request: request, revocable: revocable, life: life, cancel: cancel, holds: map[int64]*entry{}}
+	return &Lock{client: client, request: request, revocable: revocable, life: life, cancel: cancel, holds: map[int64]*entry{},
+		meter: fwlink.Of(client).Metrics().Recipe(kind, request.Dir)}
 }
+
+// Meter is the lock's instruments, for a hold its recipe grants another
+// way (the read-write lock's downgrade).
+func (l *Lock) Meter() *metrics.Recipe { return l.meter }
 
 // Acquire takes the lock for the calling goroutine (see the package doc);
 // noWait gives up with ErrWouldBlock if it is not free at once. Every call
-// that succeeds returns a Hold of its own.
-func (l *Lock) Acquire(ctx context.Context, noWait bool) (*pub.Hold, error) {
+// that succeeds returns a Hold of its own. An acquire that queues is
+// measured (acquire duration and outcome); a re-entry is not: it does not
+// wait.
+func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *pub.Hold, err error) {
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
 		return (*pub.Hold)(h), err
 	}
+	start := time.Now()
+	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(l.life, cancel)
@@ -74,7 +87,7 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (*pub.Hold, error) {
 	if err != nil {
 		return nil, contend.Err(err, l.life.Err() != nil)
 	}
-	h, err := l.adopt(g, hold.NewNode(l.client, e, l.revocable))
+	h, err := l.adopt(g, hold.NewNode(l.client, e, l.revocable, l.meter))
 	return (*pub.Hold)(h), err
 }
 

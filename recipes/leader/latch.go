@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
@@ -28,6 +29,7 @@ type Latch struct {
 	client *framework.Client
 	path   string
 	id     string
+	meter  *metrics.Recipe
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -58,6 +60,7 @@ func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, er
 	}
 	life, cancel := context.WithCancel(context.Background())
 	return &Latch{client: client, path: path, id: string(cfg.ID), life: life, cancel: cancel,
+		meter:   fwlink.Of(client).Metrics().Recipe(metrics.Latch, path),
 		changed: make(chan struct{}), subs: map[*Subscription]struct{}{}}, nil
 }
 
@@ -184,6 +187,9 @@ func (l *Latch) run() {
 		}
 	}()
 	for l.life.Err() == nil {
+		// From here to a term is the latch's acquire, whether it queues
+		// anew or its node leads again after a cut.
+		start := time.Now()
 		var e *contend.Entry
 		var err error
 		if node != "" {
@@ -200,6 +206,7 @@ func (l *Latch) run() {
 			e, err = contend.Enter(l.life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1)})
 		}
 		if err != nil {
+			l.meter.Acquire(l.life, start, err)
 			if l.life.Err() != nil {
 				return
 			}
@@ -213,7 +220,7 @@ func (l *Latch) run() {
 		// The term is a hold of the node, as every hold: it follows the
 		// session's loss signal and the node itself (deleted by someone
 		// else, the term is over at once). Its Release steps down.
-		followed := ihold.NewNode(c, e, false)
+		followed := ihold.NewNode(c, e, false, l.meter)
 		stepDown, over := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		term, err := ihold.NewHold(followed, func(*ihold.Hold) error {
@@ -221,6 +228,7 @@ func (l *Latch) run() {
 			<-over
 			return nil
 		})
+		l.meter.Acquire(l.life, start, err)
 		if err != nil {
 			// Lost between the grant and now: never hand it out.
 			followed.Forget(followed.Err())
@@ -290,6 +298,7 @@ func (l *Latch) setTerm(t *ihold.Hold) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.term = (*hold.Hold)(t)
+	l.meter.Leading(true)
 	l.broadcastLocked()
 	l.publishLocked(Change{Leader: true, Token: t.Token(), Time: time.Now()})
 }
@@ -303,6 +312,7 @@ func (l *Latch) endTerm(reason error) {
 		return
 	}
 	l.term = nil
+	l.meter.Leading(false)
 	l.broadcastLocked()
 	l.publishLocked(Change{Leader: false, Reason: reason, Token: t.Token(), Time: time.Now()})
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -29,6 +31,7 @@ type Selector struct {
 	requeue  bool
 	onError  func(error)
 	mutex    *mutex.Mutex
+	meter    *metrics.Recipe
 	life     context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -62,11 +65,12 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Option)
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }
 	}
-	m, err := mutex.New(client, path, mutex.WithParticipantID(s.id))
+	m, err := mutex.New(client, path, mutex.WithParticipantID(s.id), mutex.Option(option.WithKind(metrics.Selector)))
 	if err != nil {
 		return nil, err
 	}
 	s.mutex = m
+	s.meter = fwlink.Of(client).Metrics().Recipe(metrics.Selector, path)
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -188,4 +192,5 @@ func (s *Selector) setLeading(v bool) {
 	s.mu.Lock()
 	s.leading = v
 	s.mu.Unlock()
+	s.meter.Leading(v)
 }

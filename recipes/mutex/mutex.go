@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
@@ -60,7 +61,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := reentrant.New(client, contend.Request{Dir: path, Name: lockName, Data: cfg.ID, Driver: contend.First(1)}, cfg.Revocable)
+	l := reentrant.New(client, cfg.KindOr(metrics.Mutex), contend.Request{Dir: path, Name: lockName, Data: cfg.ID, Driver: contend.First(1)}, cfg.Revocable)
 	return &Mutex{client: client, path: path, lock: l}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
@@ -48,7 +49,8 @@ func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*
 	if cfg.Revocable {
 		return nil, ErrNotRevocable
 	}
-	sem, err := semaphore.New(client, path, 1, semaphore.WithParticipantID(string(cfg.ID)))
+	sem, err := semaphore.New(client, path, 1, semaphore.WithParticipantID(string(cfg.ID)),
+		semaphore.Option(option.WithKind(metrics.SemaphoreMutex)))
 	if err != nil {
 		return nil, err
 	}

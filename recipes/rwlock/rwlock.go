@@ -28,6 +28,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
@@ -107,10 +108,10 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	}
 	l := &RWLock{client: client, path: path, id: cfg.ID}
 	markers := []string{readName, writeName}
-	l.read = &ReadLock{rw: l, lock: reentrant.New(client, contend.Request{
+	l.read = &ReadLock{rw: l, lock: reentrant.New(client, metrics.RWLockRead, contend.Request{
 		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
 	}, cfg.Revocable)}
-	l.write = &WriteLock{rw: l, lock: reentrant.New(client, contend.Request{
+	l.write = &WriteLock{rw: l, lock: reentrant.New(client, metrics.RWLockWrite, contend.Request{
 		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
 	}, cfg.Revocable)}
 	return l, nil
@@ -240,7 +241,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 		_ = contend.Leave(c, path, s.ID)
 		return nil, fmt.Errorf("rwlock: downgrade: %w", contend.Err(err, false))
 	}
-	return r.lock.Adopt(ihold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false))
+	return r.lock.Adopt(ihold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false, r.lock.Meter()))
 }
 
 // Release gives up one read hold of the calling goroutine (see

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
@@ -63,6 +65,7 @@ type Semaphore struct {
 	countPath string // the SharedCount node, "" for a fixed maximum
 	fixed     int    // the fixed maximum, 0 with a shared count
 	id        []byte
+	meter     *metrics.Recipe
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -132,6 +135,7 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 		locks:      framework.Join(path, locksDir),
 		leases:     framework.Join(path, leasesDir),
 		id:         cfg.ID,
+		meter:      fwlink.Of(client).Metrics().Recipe(cfg.KindOr(metrics.Semaphore), path),
 		maxChanged: make(chan struct{}),
 		held:       map[*ihold.Hold]struct{}{},
 	}
@@ -182,10 +186,12 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*hold.Hold, error)
 	return s.acquire(ctx, n, true)
 }
 
-func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*hold.Hold, error) {
+func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hold, err error) {
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
+	start := time.Now()
+	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
@@ -357,7 +363,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	nodes := make([]*ihold.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		n := ihold.NewNode(s.client, &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}, false)
+		n := ihold.NewNode(s.client, &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}, false, s.meter)
 		nodes[i] = n
 		h, err := ihold.NewHold(n, func(h *ihold.Hold) error { s.forget(h); return n.Release() })
 		if err != nil {
