@@ -272,8 +272,7 @@ func (c *Conn) run() {
 			expiry, expiryC = nil, nil
 			c.mu.Lock()
 			if c.state == StateSuspended {
-				c.log.Warn("zookeeper session lost: suspended for the session timeout", "session", fmt.Sprintf("0x%x", c.epoch.id))
-				c.loseLocked(time.Now(), true)
+				c.loseLocked(time.Now(), true, "suspended for the session timeout (simulated expiry)")
 			}
 			c.mu.Unlock()
 		case <-c.inboxSignal:
@@ -330,8 +329,7 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 		}
 	case zk.StateExpired:
 		if c.state != StateLost && c.state != 0 {
-			c.log.Warn("zookeeper session expired", "session", fmt.Sprintf("0x%x", c.epoch.id))
-			c.loseLocked(ev.at, false)
+			c.loseLocked(ev.at, false, "expired")
 			return cancelExpiry
 		}
 	}
@@ -367,7 +365,7 @@ func (c *Conn) sessionLocked(ev rawEvent) {
 		if !c.epoch.isLost {
 			// A new session without an Expired event first: the old one is
 			// gone all the same.
-			c.loseLocked(ev.at, false)
+			c.loseLocked(ev.at, false, "replaced by a new session")
 		}
 		out.NewSession = true
 		c.epoch = newEpoch(h.sessionID, timeout)
@@ -380,12 +378,13 @@ func (c *Conn) sessionLocked(ev rawEvent) {
 	c.transitionLocked(out)
 }
 
-// loseLocked ends the current epoch.
-func (c *Conn) loseLocked(at time.Time, simulated bool) {
+// loseLocked ends the current epoch; reason is for the log.
+func (c *Conn) loseLocked(at time.Time, simulated bool, reason string) {
 	e := c.epoch
 	if e.isLost {
 		return
 	}
+	c.log.Warn("zookeeper session lost", "session", sessionHex(e.id), "reason", reason)
 	e.end()
 	c.transitionLocked(Event{State: StateLost, SessionID: e.id, Simulated: simulated, Time: at})
 }
@@ -394,7 +393,7 @@ func (c *Conn) transitionLocked(ev Event) {
 	c.state = ev.State
 	close(c.changed)
 	c.changed = make(chan struct{})
-	c.log.Debug("zookeeper connection state", "event", ev.String())
+	c.logTransition(ev)
 	for s := range c.subs {
 		s.push(ev)
 	}
@@ -402,6 +401,26 @@ func (c *Conn) transitionLocked(ev Event) {
 		(*f)(ev)
 	}
 }
+
+// logTransition logs a state change: Warn when what the session holds is
+// in doubt, Info when it is back; a loss was logged with its reason.
+func (c *Conn) logTransition(ev Event) {
+	session := sessionHex(ev.SessionID)
+	switch {
+	case ev.State == StateSuspended:
+		c.log.Warn("zookeeper connection suspended: link down, session in doubt", "session", session)
+	case ev.State == StateLost:
+		c.log.Debug("zookeeper connection state", "state", ev.State.String(), "session", session)
+	case ev.NewSession:
+		c.log.Info("zookeeper session established", "state", ev.State.String(), "session", session)
+	default:
+		c.log.Info("zookeeper connection reconnected: same session", "state", ev.State.String(), "session", session)
+	}
+}
+
+// sessionHex is how every log line writes a session id (attribute
+// "session").
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
 
 // end closes the epoch's channels: nothing of it is trusted any more.
 func (e *epoch) end() {

@@ -272,7 +272,7 @@ func Enter(ctx context.Context, r Request) (*Entry, error) {
 	for {
 		e, err := enterOnce(ctx, r)
 		if errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !r.Client.Closed() && !r.NoWait {
-			r.Client.Logger().Info("zookeeper session lost while queued; queueing again", "dir", r.Dir)
+			r.Client.Logger().Info("zookeeper session lost while queued; queueing again", "path", r.Dir)
 			continue
 		}
 		return e, err

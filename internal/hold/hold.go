@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -106,10 +107,13 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *
 	}
 	signal := fwlink.Of(client).LossSignal(e.Session)
 	if isClosed(signal) {
-		n.finish(n.lossCause()) // never handed out: not counted
+		n.finish(n.lossCause()) // never handed out: neither counted nor logged
 	} else {
 		n.metered = true
 		meter.HoldStarted()
+		if log := client.Logger(); log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("zookeeper hold granted", "path", n.path, "session", sessionHex(n.session.ID), "token", n.token)
+		}
 	}
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
@@ -279,6 +283,14 @@ func (n *Node) finish(err error) {
 	}
 	reason, lost := lossReason(err)
 	n.meter.HoldEnded(lost, reason)
+	if lost {
+		n.client.Logger().Warn("zookeeper hold lost", "path", n.path, "session", sessionHex(n.session.ID),
+			"token", n.token, "reason", reason.String(), "err", err)
+	} else if log := n.client.Logger(); log.Enabled(context.Background(), slog.LevelDebug) {
+		// Guarded: a release is the hot path, and the arguments allocate.
+		log.Debug("zookeeper hold ended", "path", n.path, "session", sessionHex(n.session.ID),
+			"token", n.token, "reason", Reason(err))
+	}
 }
 
 // lossReason is the metrics' reason for a node that ended with err, and
@@ -296,6 +308,26 @@ func lossReason(err error) (metrics.Reason, bool) {
 	}
 	return 0, false
 }
+
+// Reason names why a hold ended, for a log line's "reason": the metrics'
+// loss reasons (suspended, session_lost, node_deleted, closed), or
+// released, or (a recipe's own Close) recipe_closed.
+func Reason(err error) string {
+	if r, lost := lossReason(err); lost {
+		return r.String()
+	}
+	switch {
+	case errors.Is(err, ErrReleased):
+		return "released"
+	case errors.Is(err, ErrClosed):
+		return "recipe_closed"
+	}
+	return "error"
+}
+
+// sessionHex is how every log line writes a session id (attribute
+// "session").
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
 
 // Forget stops following the node without deleting it, for a recipe that
 // keeps managing the node itself (a leader latch may lead again with it).

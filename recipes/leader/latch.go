@@ -299,6 +299,7 @@ func (l *Latch) setTerm(t *ihold.Hold) {
 	defer l.mu.Unlock()
 	l.term = (*hold.Hold)(t)
 	l.meter.Leading(true)
+	l.client.Logger().Info("leader latch: leading", "path", l.path, "session", fmt.Sprintf("0x%x", t.SessionID()), "token", t.Token())
 	l.broadcastLocked()
 	l.publishLocked(Change{Leader: true, Token: t.Token(), Time: time.Now()})
 }
@@ -313,6 +314,8 @@ func (l *Latch) endTerm(reason error) {
 	}
 	l.term = nil
 	l.meter.Leading(false)
+	l.client.Logger().Info("leader latch: not leading", "path", l.path, "session", fmt.Sprintf("0x%x", t.SessionID()),
+		"token", t.Token(), "reason", ihold.Reason(reason))
 	l.broadcastLocked()
 	l.publishLocked(Change{Leader: false, Reason: reason, Token: t.Token(), Time: time.Now()})
 }

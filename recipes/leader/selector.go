@@ -9,6 +9,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -168,10 +169,20 @@ func (s *Selector) term() error {
 		return err
 	}
 	s.setLeading(true)
+	log := s.client.Logger()
+	log.Info("leader selector: leading", "path", s.path, "session", fmt.Sprintf("0x%x", h.SessionID()), "token", h.Token())
 	ctx, cancel := context.WithCancel(h.Context(s.life))
 	err = s.call(ctx, h.Token())
 	cancel()
 	s.setLeading(false)
+	reason := "returned"
+	if herr := h.Err(); herr != nil {
+		reason = ihold.Reason(herr)
+	} else if s.life.Err() != nil {
+		reason = "recipe_closed"
+	}
+	log.Info("leader selector: not leading", "path", s.path, "session", fmt.Sprintf("0x%x", h.SessionID()),
+		"token", h.Token(), "reason", reason)
 	if rerr := s.mutex.Release(); rerr != nil && !errors.Is(rerr, mutex.ErrHoldLost) {
 		err = errors.Join(err, rerr)
 	}

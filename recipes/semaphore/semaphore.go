@@ -210,7 +210,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		case errors.Is(err, contend.ErrSessionLost) && ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, contend.ErrSessionLost):
-			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "why", err)
+			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "err", err)
 			continue
 		}
 		return nil, contend.Err(err, false)
