@@ -134,6 +134,7 @@ var globalCompOptions = []compOption{
 	{long: "tls-cert", value: file, summary: "PEM client certificate"},
 	{long: "tls-key", value: file, summary: "PEM client key"},
 	{long: "id", value: "ID", summary: "participant id"},
+	{long: "metrics-addr", value: "HOST:PORT", summary: "serve /metrics and /healthz"},
 	{long: "verbose", short: "v", summary: "say when zkr waits, holds and releases"},
 	{long: "help", short: "h", summary: "show the manual"},
 }

@@ -104,7 +104,7 @@ func TestCompletionInBashOffersWhatFitsTheCursor(t *testing.T) {
 		"ls options":                     {words: []string{"zkr", "ls", "-"}, has: []string{"--watch", "-w", "--output", "-o", "--connect", "--id"}, not: []string{"--mode", "--version"}},
 		"leader options":                 {words: []string{"zkr", "leader", "-"}, has: []string{"--watch", "-w", "--output", "-o", "--connect", "--id"}, not: []string{"--mode", "--version"}},
 		"lock options":                   {words: []string{"zkr", "lock", "--"}, has: []string{"--timeout", "--nonblock", "--conflict-exit-code", "--grace", "--session-timeout"}, not: []string{"--max", "--requeue"}},
-		"sem options":                    {words: []string{"zkr", "sem", "--m"}, want: []string{"--max"}},
+		"sem options":                    {words: []string{"zkr", "sem", "--ma"}, want: []string{"--max"}},
 		"bench modes":                    {words: []string{"zkr", "bench", "--mode", ""}, want: []string{"contended", "keys", "latch", "queue", "uncontended"}},
 		"bench peers":                    {words: []string{"zkr", "bench", "--mode", "keys", "--peer", "z"}, want: []string{"zklock", "zkrecipes"}},
 		"output formats":                 {words: []string{"zkr", "ls", "-o", ""}, want: []string{"json", "text"}},

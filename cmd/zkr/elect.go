@@ -139,6 +139,8 @@ func runElect(a *app, g *globals, args []string) int {
 	id := g.participantID()
 	term := func(ctx context.Context, token int64) error {
 		log.infof("leading %s as %s (fencing token %d)", path, id, token)
+		g.holding(path, token, func() error { return context.Cause(ctx) })
+		defer g.waiting(path)
 		// The term belongs to the session it began on. After an expiry the
 		// client silently makes a new session, on which a bare answer from
 		// the server proves nothing: the check before COMMAND starts or
@@ -186,6 +188,7 @@ func runElect(a *app, g *globals, args []string) int {
 	if requeue {
 		selOpts = append(selOpts, leader.WithAutoRequeue())
 	}
+	g.waiting(path) // before Start: a term may begin at once
 	sel, err := leader.NewSelector(client, path, term, selOpts...)
 	if err != nil {
 		log.printf("%v", err)

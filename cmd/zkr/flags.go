@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,12 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
     --id ID   [ZKR_ID]
            participant id, the data of zkr's nodes, which zkr leader and
            Curator's getParticipants show (default: HOSTNAME:PID).
+    --metrics-addr HOST:PORT   [ZKR_METRICS_ADDR]
+           serve the client's metrics (Prometheus text format) on
+           http://HOST:PORT/metrics, and /healthz: 200 while the session
+           is connected and what zkr holds is still trusted (or it is
+           waiting), 503 otherwise, with one line saying why. Served until
+           zkr exits. Off by default.
     -v, --verbose   [ZKR_VERBOSE=1]
            say on stderr when zkr waits, holds and releases.
     -h, --help
@@ -77,6 +84,8 @@ type globals struct {
 	tlsKey         string
 	id             string
 	verbose        bool
+	metricsAddr    string
+	metrics        *metricsServer // serving --metrics-addr, once dialled
 
 	envErr error     // a ZKR_ variable that does not parse
 	stderr io.Writer // for the one warning about --auth
@@ -146,6 +155,7 @@ func defaultGlobals() *globals {
 	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
 	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
 	g.id = os.Getenv("ZKR_ID")
+	g.metricsAddr = os.Getenv("ZKR_METRICS_ADDR")
 	switch v := os.Getenv("ZKR_VERBOSE"); v {
 	case "", "0", "false":
 	case "1", "true":
@@ -170,6 +180,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.tlsCert, "tls-cert", g.tlsCert, "")
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
 	fs.StringVar(&g.id, "id", g.id, "")
+	fs.StringVar(&g.metricsAddr, "metrics-addr", g.metricsAddr, "")
 	fs.BoolVar(&g.verbose, "verbose", g.verbose, "")
 	fs.BoolVar(&g.verbose, "v", g.verbose, "")
 }
@@ -331,9 +342,25 @@ func readAuthFile(path string) (string, error) {
 // dial connects with opts from prepare, giving up after --connect-timeout
 // or when ctx ends.
 func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework.Client, error) {
+	if g.metricsAddr != "" && g.metrics == nil {
+		m, err := startMetrics(g.metricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		g.metrics = m
+		opts = append(slices.Clip(opts), m.option())
+	}
 	ctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
 	defer cancel()
 	c, err := framework.Dial(ctx, strings.Split(g.connect, ","), opts...)
+	if g.metrics != nil {
+		if err != nil {
+			g.metrics.close()
+			g.metrics = nil
+		} else {
+			g.metrics.follow(c) // it stops with c's Close
+		}
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("no session with %s after %v", g.connect, g.connectTimeout)

@@ -380,6 +380,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 
 	id := g.participantID()
 	log.infof("waiting for %s as %s", path, id)
+	g.waiting(path)
 	gr, done, err := take(ctx, client, path, id, o.nonblock)
 	if err != nil {
 		if s, _ := sig.received(); s != nil {
@@ -399,6 +400,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	}
 	defer done()
 	log.infof("holding %s (fencing token %d)", path, gr.token)
+	g.holding(path, gr.token, gr.err)
 
 	out, err := ch.run([]string{
 		"ZKR_FENCING_TOKEN=" + strconv.FormatInt(gr.token, 10),
