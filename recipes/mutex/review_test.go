@@ -2,6 +2,7 @@ package mutex_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +120,117 @@ func TestReviewHoldGrantedOverANodeReOwnedBeforeItsListingIsLost(t *testing.T) {
 		t.Errorf("rule 9: the hold still trusts %s 3s after its grant, though another session (0x%x) owns the node there", path, st.EphemeralOwner)
 	}
 	_ = g.release()
+}
+
+// The same hole without any client retry: the pipelined listing itself
+// sees another session's node at our path when our server applies our
+// create and the next commits in one batch before it answers the listing.
+// ZooKeeper's CommitProcessor does that when
+// zookeeper.commitProcessor.maxCommitBatchSize > 1 (a documented server
+// setting; with the default, 1, a session's reads are answered between
+// commits: with it this test passes). A follower that hears the leader
+// late gets our create's commit and the adversary's delete and create
+// together. 64676dc's premise, "the listing saw our own node, and nothing
+// can hide a later change from the child watch", needs the listing to be
+// answered between two commits; the own-node GetW it deferred did not.
+//
+// Whether a batch takes all three commits is a race between the follower's
+// threads (about two rounds in three here), so the test makes up to eight
+// attempts, each on a queue of its own, and fails at the first hold that
+// goes on trusting another session's node.
+func TestReviewPipelinedListingOnABatchingFollowerSeesAReOwnedNode(t *testing.T) {
+	cl := zktest.Ensemble(t, 3, zktest.WithPeerProxies(), zktest.WithSyncLimit(100),
+		zktest.WithSystemProperty("zookeeper.commitProcessor.maxCommitBatchSize", "16"))
+	leader := cl.Leader(30 * time.Second)
+	var f *zktest.Server
+	for _, s := range cl.Servers() {
+		if s.ID != leader.ID {
+			f = s
+			break
+		}
+	}
+	adv := newClient(t, []string{leader.DirectAddr()})
+	sw := cl.NewSwitchProxy(f.ID)
+	c := newClient(t, []string{sw.ConnectString()})
+	peer := cl.PeerProxy(f.ID, leader.ID)
+	for attempt := range 8 {
+		dir := fmt.Sprintf("/review/batched/%d", attempt)
+		if reOwnedAtGrant(t, adv, c, peer, dir) {
+			return
+		}
+	}
+}
+
+// reOwnedAtGrant is one attempt of the test above: true once it has failed
+// the test.
+func reOwnedAtGrant(t *testing.T, adv, c *framework.Client, peer *zktest.Proxy, dir string) bool {
+	t.Helper()
+	_, err := adv.Create(ctxT(t, 10*time.Second), dir, nil, framework.WithParents())
+	require.NoError(t, err)
+	m := newMutex(t, c, dir)
+
+	replaced := make(chan string, 1)
+	advCtx, stopAdv := context.WithCancel(context.Background())
+	advDone := make(chan struct{})
+	defer func() { stopAdv(); <-advDone }()
+	go func() {
+		defer close(advDone)
+		for advCtx.Err() == nil {
+			kids, _, ch, err := adv.ChildrenW(advCtx, dir)
+			if err != nil {
+				return
+			}
+			for _, k := range kids {
+				if !strings.HasPrefix(k, "_c_") {
+					continue
+				}
+				path := dir + "/" + k
+				if adv.Delete(advCtx, path, -1) != nil {
+					return
+				}
+				if _, err := adv.Create(advCtx, path, []byte("impostor"), framework.WithMode(framework.Ephemeral)); err != nil {
+					return
+				}
+				replaced <- path
+				return
+			}
+			select {
+			case <-ch:
+			case <-advCtx.Done():
+				return
+			}
+		}
+	}()
+
+	// The follower hears the leader 400ms late, a chunk at a time: the
+	// commits sent while it waits arrive together.
+	peer.DelayReplies(400 * time.Millisecond)
+	got := acquireAsync(m, 60*time.Second)
+	var path string
+	select {
+	case path = <-replaced:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the adversary never saw our node")
+	}
+	g := <-got
+	peer.Heal()
+	require.NoError(t, g.err)
+	defer func() { _ = g.release() }()
+	if g.hold.Path() != path {
+		t.Logf("%s: hold on %s, the adversary replaced %s: not this round", dir, g.hold.Path(), path)
+		return false
+	}
+	_, st, err := adv.Exists(ctxT(t, 10*time.Second), path)
+	require.NoError(t, err)
+	require.Equal(t, adv.Session().ID, st.EphemeralOwner, "precondition: the node at the hold's path is another session's")
+	select {
+	case <-g.hold.Done():
+		t.Logf("%s: lost as it should: %v", dir, g.hold.Err())
+		require.ErrorIs(t, g.hold.Err(), mutex.ErrNodeDeleted)
+		return false
+	case <-time.After(3 * time.Second):
+		t.Errorf("rule 9: the hold (token %#x) still trusts %s 3s after its grant, though the node there (czxid %#x) is another session's (0x%x, ours 0x%x)",
+			g.hold.Token(), path, st.Czxid, st.EphemeralOwner, c.Session().ID)
+		return true
+	}
 }
