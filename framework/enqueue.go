@@ -43,6 +43,7 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 
 	type listed struct {
 		kids    []string
+		pzxid   int64
 		changed <-chan zk.Event
 		err     error
 	}
@@ -52,8 +53,8 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	case <-trace.Sent():
 		listc = make(chan listed, 1)
 		go func() {
-			kids, changed, err := c.listAfter(ctx, parent)
-			listc <- listed{kids, changed, err}
+			kids, pzxid, changed, err := c.listAfter(ctx, parent)
+			listc <- listed{kids, pzxid, changed, err}
 		}()
 		res = <-createc
 	case res = <-createc:
@@ -67,16 +68,26 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	}
 	q := &fwlink.Queued{Path: res.path}
 	name := Base(res.path)
+	var pzxid int64
 	if l.err == nil && slices.Contains(l.kids, name) {
-		q.Children, q.Changed = l.kids, l.changed
+		q.Children, pzxid, q.Changed = l.kids, l.pzxid, l.changed
 	} else {
 		// The list went out before the create that succeeded (a retry).
-		kids, changed, err := c.listAfter(ctx, parent)
+		kids, pz, changed, err := c.listAfter(ctx, parent)
 		if err != nil {
 			return nil, c.enqueueFailed(q.Path, err)
 		}
-		q.Children, q.Changed = kids, changed
+		q.Children, pzxid, q.Changed = kids, pz, changed
 	}
+	// The listing's watch stands for a watch on our node only if nothing
+	// changed the directory between our create and the listing: a node
+	// deleted and made again at our path in between shows our name, and
+	// the watch, set after, would never tell.
+	defer func() {
+		if q.Czxid == 0 || pzxid != q.Czxid {
+			q.Changed = nil
+		}
+	}()
 	if p, zxid, session, ok := trace.Result(); ok && c.ns.unfix(p) == q.Path && session == before.ID {
 		q.Czxid, q.Owner = zxid, session
 		return q, nil

@@ -35,6 +35,7 @@ type dirListing struct {
 type listing struct {
 	done    chan struct{}
 	kids    []string
+	pzxid   int64 // the zxid of the last change to dir's children it saw
 	changed <-chan zk.Event
 	err     error
 }
@@ -42,8 +43,9 @@ type listing struct {
 // listAfter returns a listing of dir that was sent after the call began: it
 // sees every node whose create went out before. The call itself runs on the
 // client's life, not ctx: others may share it. changed fires at the next
-// change of dir's children after the listing.
-func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, changed <-chan zk.Event, err error) {
+// change of dir's children after the listing; pzxid is the zxid of the last
+// change before it.
+func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
 	l := &c.listers
 	l.mu.Lock()
 	if l.dirs == nil {
@@ -68,15 +70,15 @@ func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, chan
 			d.inflight = false
 			delete(l.dirs, dir)
 			l.mu.Unlock()
-			return nil, nil, ErrClosed
+			return nil, 0, nil, ErrClosed
 		}
 	}
 	l.mu.Unlock()
 	select {
 	case <-mine.done:
-		return mine.kids, mine.changed, mine.err
+		return mine.kids, mine.pzxid, mine.changed, mine.err
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, 0, nil, ctx.Err()
 	}
 }
 
@@ -86,7 +88,7 @@ func (c *Client) sendListing(dir string, d *dirListing, cur *listing) bool {
 	return c.spawn(func() {
 		for cur != nil {
 			c.listers.sent.Add(1)
-			cur.kids, cur.changed, cur.err = c.childrenWRaw(c.life, dir)
+			cur.kids, cur.pzxid, cur.changed, cur.err = c.childrenWRaw(c.life, dir)
 			close(cur.done)
 			c.listers.mu.Lock()
 			cur, d.next = d.next, nil

@@ -125,15 +125,18 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 
 // childrenWRaw is ChildrenW with go-zookeeper's own channel, which it closes
 // once the watch has fired, and no goroutine to forward it.
-func (c *Client) childrenWRaw(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
+func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
 	if err := c.check("childrenw", path, false); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
-		kids, _, ch, err := z.ChildrenW(c.ns.fix(path))
-		return nodeResult{children: kids, watch: ch}, err
+		kids, st, ch, err := z.ChildrenW(c.ns.fix(path))
+		return nodeResult{children: kids, stat: st, watch: ch}, err
 	})
-	return r.children, r.watch, err
+	if r.stat != nil {
+		pzxid = r.stat.Pzxid
+	}
+	return r.children, pzxid, r.watch, err
 }
 
 // nodeResult carries a read's results out of the call that may be abandoned.

@@ -26,9 +26,12 @@ type Queued struct {
 	Owner int64
 	// Children of the parent, listed after the create: they include Path.
 	Children []string
-	// Changed is the listing's child watch: it fires (or is closed) at the
-	// first change of the parent's children after the listing, Path's
-	// deletion included.
+	// Changed, if not nil, is the listing's child watch: it fires (or is
+	// closed) at the first change of the parent's children after the
+	// listing, Path's deletion included. It is nil unless Path's create was
+	// the last change to the parent's children before the listing (its
+	// pzxid is Czxid), so that Path was not deleted, or deleted and made
+	// again, before the watch was set.
 	Changed <-chan zk.Event
 }
 

@@ -15,8 +15,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// Review of 64676dc (a hold granted from the enqueue's listing waits on the
-// listing's child watch before it sets its own-node watch).
+// A hold granted from the enqueue's listing waits on the listing's child
+// watch before it sets its own-node watch (64676dc), but only when the
+// directory's pzxid shows that nothing changed it between our create and
+// the listing. Without that check (an adversarial review found it):
 //
 // Rule 9: a hold watches its own node: deleted or re-owned by anyone means
 // lost. The child watch only covers changes made AFTER the listing; the
@@ -33,7 +35,7 @@ import (
 // and slowed, and another session replaces our new node as soon as it
 // appears. Before 64676dc the hold's immediate GetW saw
 // EphemeralOwner != our session and the hold was lost at once.
-func TestReviewHoldGrantedOverANodeReOwnedBeforeItsListingIsLost(t *testing.T) {
+func TestHoldGrantedOverANodeReOwnedBeforeItsListingIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
 	adv := newClient(t, cl.Addrs())
 	const dir = "/review/reowned"
@@ -138,7 +140,7 @@ func TestReviewHoldGrantedOverANodeReOwnedBeforeItsListingIsLost(t *testing.T) {
 // threads (about two rounds in three here), so the test makes up to eight
 // attempts, each on a queue of its own, and fails at the first hold that
 // goes on trusting another session's node.
-func TestReviewPipelinedListingOnABatchingFollowerSeesAReOwnedNode(t *testing.T) {
+func TestPipelinedListingOnABatchingFollowerSeesAReOwnedNode(t *testing.T) {
 	cl := zktest.Ensemble(t, 3, zktest.WithPeerProxies(), zktest.WithSyncLimit(100),
 		zktest.WithSystemProperty("zookeeper.commitProcessor.maxCommitBatchSize", "16"))
 	leader := cl.Leader(30 * time.Second)
