@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -202,31 +203,48 @@ func (c *Client) createOnce(ctx context.Context, z *zk.Conn, path string, data [
 // Namespace nodes are persistent with the default ACL; the caller's get the
 // provider's ACL and are containers if asked.
 func (c *Client) mkdirs(ctx context.Context, z *zk.Conn, dir string, containers bool) error {
-	full := c.ns.fix(dir)
+	return c.mkdirsFull(ctx, z, c.ns.fix(dir), containers)
+}
+
+// mkdirsFull is mkdirs for a full path, namespace included. It works from
+// the bottom up: under a lock per entity only the entity's own directory is
+// usually missing (the server reaps empty containers), and each existing
+// ancestor made from the root down cost a failed create, a write the server
+// orders, one after the other.
+func (c *Client) mkdirsFull(ctx context.Context, z *zk.Conn, full string, containers bool) error {
 	if full == "/" {
 		return nil
 	}
-	p := ""
-	for _, s := range strings.Split(full[1:], "/") {
-		if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := c.mkdir(z, full, containers)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = c.mkdirsFull(ctx, z, path.Dir(full), containers); err != nil {
 			return err
 		}
-		p += "/" + s
-		var err error
-		inNamespace := len(p) > len(c.ns)
-		switch {
-		case !inNamespace:
-			_, err = z.Create(p, nil, zk.FlagPersistent, c.acl.DefaultACL())
-		case containers:
-			_, err = z.CreateContainer(p, nil, zk.FlagContainer, c.aclFor(c.ns.unfix(p), nil))
-		default:
-			_, err = z.Create(p, nil, zk.FlagPersistent, c.aclFor(c.ns.unfix(p), nil))
-		}
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return err
-		}
+		err = c.mkdir(z, full, containers)
+	}
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
 	}
 	return nil
+}
+
+// mkdir makes the one directory p (a full path, namespace included): above
+// the namespace a persistent node with the default ACL, as the namespace's
+// own parents; within it a container or a persistent node.
+func (c *Client) mkdir(z *zk.Conn, p string, containers bool) error {
+	var err error
+	switch inNamespace := len(p) > len(c.ns); {
+	case !inNamespace:
+		_, err = z.Create(p, nil, zk.FlagPersistent, c.acl.DefaultACL())
+	case containers:
+		_, err = z.CreateContainer(p, nil, zk.FlagContainer, c.aclFor(c.ns.unfix(p), nil))
+	default:
+		_, err = z.Create(p, nil, zk.FlagPersistent, c.aclFor(c.ns.unfix(p), nil))
+	}
+	return err
 }
 
 // ensureNamespace creates the namespace node once, before the first write.

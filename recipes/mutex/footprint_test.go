@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -98,4 +99,30 @@ func TestUncontendedAcquireAndReleaseCostThreeRequests(t *testing.T) {
 	t.Logf("%d requests for %d acquire+release", got, n)
 	// A ping or two may fall in the loop.
 	assert.LessOrEqual(t, got, 3*n+2, "requests for %d acquire+release", n)
+}
+
+// The first acquire of a lock whose directory is missing, under parents that
+// exist, makes only that directory: a lock per entity (a job, an account)
+// meets a missing directory at each cold entity, since the server reaps
+// empty lock directories (containers). Directories are made from the
+// bottom up; made from the root down, each existing ancestor cost a failed
+// create, a write the server orders, in sequence.
+func TestFirstAcquireMakesOnlyTheMissingDirectory(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	_, err := c.Create(ctxT(t, 10*time.Second), "/tenants/a/jobs/daily", nil, framework.WithParents())
+	require.NoError(t, err)
+	m := newMutex(t, c, "/tenants/a/jobs/daily/job-42")
+
+	before := cl.Received(c.Session().ID)
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, h.Release())
+	_, _, err = c.Exists(ctxT(t, 10*time.Second), "/tenants")
+	require.NoError(t, err)
+	got := cl.Received(c.Session().ID) - before - 1
+	t.Logf("%d requests for the first acquire+release", got)
+	// The create and its listing (both fail: no directory), the directory,
+	// the create again and its listing, the delete; a ping may fall in.
+	assert.LessOrEqual(t, got, 7, "requests for the first acquire+release")
 }
