@@ -122,13 +122,20 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *
 		n.finish(errClientClosed)
 		n.stop()
 	})
-	n.wg.Add(2)
-	go n.watchSignal(signal)
 	changed := e.Changed
 	if revocable {
 		changed = nil // a revocation request changes data only: watch it now
 	}
-	go n.watchNode(changed)
+	if changed != nil {
+		// One goroutine until the directory changes: an uncontended hold
+		// never needs the node's own watch, nor a goroutine for it.
+		n.wg.Add(1)
+		go n.watchSignal(signal, changed)
+		return n
+	}
+	n.wg.Add(2)
+	go n.watchSignal(signal, nil)
+	go n.watchNode()
 	return n
 }
 
@@ -185,12 +192,26 @@ func (n *Node) lossCause() error {
 
 // watchSignal turns the session's loss signal into the node's own. It
 // never does network calls itself, so nothing can delay the signal.
-func (n *Node) watchSignal(signal <-chan struct{}) {
+//
+// changed, if not nil, is a child watch on the node's directory set after
+// the node was made (contend.Entry.Changed): the node cannot be deleted, or
+// deleted and made again, without firing it, so the node's own watch
+// (watchNode, a goroutine of its own since it makes network calls) starts
+// only when it fires.
+func (n *Node) watchSignal(signal <-chan struct{}, changed <-chan zk.Event) {
 	defer n.wg.Done()
-	select {
-	case <-signal:
-		n.finish(n.lossCause())
-	case <-n.life.Done():
+	for {
+		select {
+		case <-signal:
+			n.finish(n.lossCause())
+			return
+		case <-changed: // nil once the node's watch runs: never ready
+			changed = nil
+			n.wg.Add(1) // this goroutine's count keeps the group above zero
+			go n.watchNode()
+		case <-n.life.Done():
+			return
+		}
 	}
 }
 
@@ -199,24 +220,14 @@ func (n *Node) watchSignal(signal <-chan struct{}) {
 // granted while this holder carries on). A revocable node's data turning
 // into __REVOKE__ closes Revoked.
 //
-// changed, if not nil, is a child watch on the node's directory set after
-// the node was made: the node cannot be deleted (or deleted and made again)
-// without firing it, so the node's own watch waits for it. An uncontended
-// hold then costs no request of its own; in a busy queue the directory
-// changes soon and the node's watch is set then, a round trip behind.
-func (n *Node) watchNode(changed <-chan zk.Event) {
+// It starts at the grant, or when the directory's child watch fires (see
+// watchSignal): an uncontended hold then costs no request of its own; in a
+// busy queue the directory changes soon and the node's watch is set then,
+// a round trip behind. Not after a pause: a deletion in the pause would go
+// unseen while the next waiter holds, or for ever if the hold ended first.
+func (n *Node) watchNode() {
 	defer n.wg.Done()
 	ctx := n.life
-	if changed != nil {
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		}
-	}
-	// Else at once, not after a pause: a deletion in the pause would go
-	// unseen while the next waiter holds, or for ever if the hold ended
-	// first.
 	for {
 		data, st, ch, err := n.client.GetW(ctx, n.path)
 		switch {

@@ -2,6 +2,7 @@ package mutex_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -125,4 +126,32 @@ func TestFirstAcquireMakesOnlyTheMissingDirectory(t *testing.T) {
 	// The create and its listing (both fail: no directory), the directory,
 	// the create again and its listing, the delete; a ping may fall in.
 	assert.LessOrEqual(t, got, 7, "requests for the first acquire+release")
+}
+
+// An uncontended hold costs one goroutine (its loss signal) until its
+// directory changes: a service holding a lock per entity holds many at
+// once, and the node's own watch would be a second goroutine each, parked
+// on a watch that an uncontended hold never needs.
+func TestAnUncontendedHoldCostsOneGoroutine(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	const n = 200
+	g0, _ := footprint()
+	holds := make([]interface{ Release() error }, 0, n)
+	for i := range n {
+		m := newMutex(t, c, fmt.Sprintf("/footprint/entity-%d", i))
+		h, err := m.Acquire(ctxT(t, 10*time.Second))
+		require.NoError(t, err)
+		holds = append(holds, h)
+	}
+	// Each request in flight has a goroutine: wait until they are done.
+	var g1 int
+	require.Eventually(t, func() bool {
+		g1, _ = footprint()
+		return g1-g0 <= n+10
+	}, 30*time.Second, 50*time.Millisecond, "goroutines per uncontended hold")
+	t.Logf("%d holds: %d goroutines", n, g1-g0)
+	for _, h := range holds {
+		require.NoError(t, h.Release())
+	}
 }
