@@ -280,16 +280,17 @@ func firstHolds(nodes []nodeInfo) []queueEntry {
 }
 
 // rwlockRoles is Curator's read-write lock: a writer holds when it is
-// first; a reader holds when no writer is before it. A holding node of the
-// same session is no obstacle: in a downgrade, the read node takes the
-// place of the write node just before it, both held.
+// first; a reader holds when no writer is before it. Sessions do not
+// matter (two locks on one client contend as two processes), except in a
+// downgrade: its read node takes the write node's sequence number, made by
+// the same session, and both hold whichever sorts first.
 func rwlockRoles(nodes []nodeInfo) []queueEntry {
 	out := make([]queueEntry, len(nodes))
 	for i, n := range nodes {
 		write := isWrite(n.name)
 		holds := true
-		for j, before := range nodes[:i] {
-			if before.owner == n.owner && out[j].Role == roleHolds {
+		for _, before := range nodes[:i] {
+			if downgradePair(before, n) {
 				continue
 			}
 			if write || isWrite(before.name) {
@@ -307,6 +308,13 @@ func rwlockRoles(nodes []nodeInfo) []queueEntry {
 		out[i] = entry(n, role, side)
 	}
 	return out
+}
+
+// downgradePair says whether a and b are a write node and the read node of
+// its downgrade: the same session and sequence number, one of each.
+func downgradePair(a, b nodeInfo) bool {
+	return a.owner == b.owner && isWrite(a.name) != isWrite(b.name) &&
+		contend.SortKey(a.name, markRead, markWrite) == contend.SortKey(b.name, markRead, markWrite)
 }
 
 // isWrite tells a write node from a read node by the later of the two
