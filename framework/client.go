@@ -166,13 +166,22 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 		return nil, err
 	}
 	cl := newClient(c, true, o)
-	// The first session came before the client could watch: count it.
+	cl.countFirstSession()
+	return cl, nil
+}
+
+// countFirstSession counts the session the connection had before the
+// client could watch it, as its first: the client's metrics start there.
+func (c *Client) countFirstSession() {
+	id := c.conn.Session().ID
+	if id == 0 {
+		return // not connected yet: the connection will report it
+	}
 	first := conn.StateConnected
-	if c.State() == conn.StateReadOnly {
+	if c.conn.State() == conn.StateReadOnly {
 		first = conn.StateReadOnly
 	}
-	cl.metrics.StateChange(conn.Event{State: first, SessionID: c.Session().ID, NewSession: true})
-	return cl, nil
+	c.metrics.StateChange(conn.Event{State: first, SessionID: id, NewSession: true})
 }
 
 // New returns a Client over an existing connection, which it does not own:
@@ -185,7 +194,9 @@ func New(c *conn.Conn, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newClient(c, false, o), nil
+	cl := newClient(c, false, o)
+	cl.countFirstSession()
+	return cl, nil
 }
 
 func buildOptions(opts []Option) (options, error) {
