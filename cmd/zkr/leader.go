@@ -78,49 +78,12 @@ EXAMPLES
 `
 
 func runLeader(a *app, g *globals, args []string) int {
-	fs := newFlagSet("leader")
-	g.register(fs)
-	out := newOutput()
-	out.register(fs)
-	var watch bool
-	fs.BoolVar(&watch, "watch", false, "")
-	fs.BoolVar(&watch, "w", false, "")
-	var path string
-	code, ok := a.parseArgs("leader", leaderHelp, func() error {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return errors.New("missing PATH")
-		}
-		path = rest[0]
-		if err := fs.Parse(rest[1:]); err != nil {
-			return err
-		}
-		if len(fs.Args()) > 0 {
-			return fmt.Errorf("unexpected argument %q after PATH", fs.Args()[0])
-		}
-		if err := out.check(); err != nil {
-			return err
-		}
-		return checkPath(path)
-	})
+	lc, code, ok := a.openLook("leader", leaderHelp, g, args, checkPath)
 	if !ok {
 		return code
 	}
-	opts, err := g.prepare()
-	if err != nil {
-		return a.usage("zkr leader", "%v", err)
-	}
-	log := a.logger("leader", g)
-	sig := watchSignals(nil)
-	defer sig.stop()
-	client, err := g.dial(sig.ctx, opts)
-	if err != nil {
-		return sig.failed(log, err)
-	}
-	defer closeClient(client)
+	defer lc.close()
+	path, watch, out, log, sig, client := lc.path, lc.watch, lc.out, lc.log, lc.sig, lc.client
 	if watch {
 		return watchLeader(a, log, sig, client, path, out.json())
 	}

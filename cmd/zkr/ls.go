@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -103,49 +102,12 @@ EXAMPLES
 `
 
 func runLs(a *app, g *globals, args []string) int {
-	fs := newFlagSet("ls")
-	g.register(fs)
-	out := newOutput()
-	out.register(fs)
-	var watch bool
-	fs.BoolVar(&watch, "watch", false, "")
-	fs.BoolVar(&watch, "w", false, "")
-	var path string
-	code, ok := a.parseArgs("ls", lsHelp, func() error {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return errors.New("missing PATH")
-		}
-		path = rest[0]
-		if err := fs.Parse(rest[1:]); err != nil {
-			return err
-		}
-		if len(fs.Args()) > 0 {
-			return fmt.Errorf("unexpected argument %q after PATH", fs.Args()[0])
-		}
-		if err := out.check(); err != nil {
-			return err
-		}
-		return checkLsPath(path)
-	})
+	lc, code, ok := a.openLook("ls", lsHelp, g, args, checkLsPath)
 	if !ok {
 		return code
 	}
-	opts, err := g.prepare()
-	if err != nil {
-		return a.usage("zkr ls", "%v", err)
-	}
-	log := a.logger("ls", g)
-	sig := watchSignals(nil)
-	defer sig.stop()
-	client, err := g.dial(sig.ctx, opts)
-	if err != nil {
-		return sig.failed(log, err)
-	}
-	defer closeClient(client)
+	defer lc.close()
+	path, watch, out, log, sig, client := lc.path, lc.watch, lc.out, lc.log, lc.sig, lc.client
 	l := &lister{client: client, path: path, out: out, w: a.stdout, log: log}
 	if !watch {
 		q, _, err := readQueue(sig.ctx, client, path, false)

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// lookCommand is what zkr leader and zkr ls share: one PATH to look at,
+// --watch and --output, and a connected client that stops with close.
+type lookCommand struct {
+	path   string
+	watch  bool
+	out    *output
+	log    *logger
+	sig    *signals
+	client *framework.Client
+}
+
+// openLook parses args for the subcommand name (checkPath vets PATH),
+// connects, and returns the command; if ok is false, zkr exits with code.
+// The caller defers close.
+func (a *app) openLook(name, help string, g *globals, args []string, checkPath func(string) error) (lc *lookCommand, code int, ok bool) {
+	fs := newFlagSet(name)
+	g.register(fs)
+	lc = &lookCommand{out: newOutput()}
+	lc.out.register(fs)
+	fs.BoolVar(&lc.watch, "watch", false, "")
+	fs.BoolVar(&lc.watch, "w", false, "")
+	code, ok = a.parseArgs(name, help, func() error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return errors.New("missing PATH")
+		}
+		lc.path = rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return err
+		}
+		if len(fs.Args()) > 0 {
+			return fmt.Errorf("unexpected argument %q after PATH", fs.Args()[0])
+		}
+		if err := lc.out.check(); err != nil {
+			return err
+		}
+		return checkPath(lc.path)
+	})
+	if !ok {
+		return nil, code, false
+	}
+	opts, err := g.prepare()
+	if err != nil {
+		return nil, a.usage("zkr "+name, "%v", err), false
+	}
+	lc.log = a.logger(name, g)
+	lc.sig = watchSignals(nil)
+	if lc.client, err = g.dial(lc.sig.ctx, opts); err != nil {
+		code = lc.sig.failed(lc.log, err)
+		lc.sig.stop()
+		return nil, code, false
+	}
+	return lc, 0, true
+}
+
+// close ends the session and the signal handling.
+func (lc *lookCommand) close() {
+	closeClient(lc.client)
+	lc.sig.stop()
+}
