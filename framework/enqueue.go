@@ -47,21 +47,22 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 		changed <-chan zk.Event
 		err     error
 	}
-	var listc chan listed
 	var res created
+	var l listed
 	select {
 	case <-trace.Sent():
-		listc = make(chan listed, 1)
-		go func() {
-			kids, pzxid, changed, err := c.listAfter(ctx, parent)
-			listc <- listed{kids, pzxid, changed, err}
-		}()
+		// The create is on the wire: a listing sent from now on sees it.
+		mine, err := c.joinListing(parent)
 		res = <-createc
+		switch {
+		case res.err != nil: // nothing to list for
+		case err == nil:
+			l.kids, l.pzxid, l.changed, l.err = mine.wait(ctx)
+		default:
+			l.err = err
+		}
 	case res = <-createc:
-	}
-	var l listed
-	if listc != nil {
-		l = <-listc
+		l.err = errNotListed
 	}
 	if res.err != nil {
 		return nil, res.err
@@ -102,6 +103,10 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	q.Czxid, q.Owner = st.Czxid, st.EphemeralOwner
 	return q, nil
 }
+
+// errNotListed: the create was answered before it was seen on the wire
+// (a retry), so no listing was pipelined behind it.
+var errNotListed = errors.New("no pipelined listing")
 
 // enqueueFailed cleans up a node enqueue made but cannot hand over.
 func (c *Client) enqueueFailed(path string, err error) error {

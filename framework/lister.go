@@ -46,8 +46,21 @@ type listing struct {
 // change of dir's children after the listing; pzxid is the zxid of the last
 // change before it.
 func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
+	mine, err := c.joinListing(dir)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return mine.wait(ctx)
+}
+
+// joinListing is listAfter without the wait: the listing it returns is
+// sent after the call (or is being sent, with others'), and wait gives its
+// result. Enqueue joins from its own goroutine, the one that waits for the
+// create, so that a pipelined listing costs no goroutine of its own.
+func (c *Client) joinListing(dir string) (*listing, error) {
 	l := &c.listers
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.dirs == nil {
 		l.dirs = map[string]*dirListing{}
 	}
@@ -56,27 +69,28 @@ func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, pzxi
 		d = &dirListing{}
 		l.dirs[dir] = d
 	}
-	var mine *listing
 	switch {
 	case d.next != nil:
-		mine = d.next
+		return d.next, nil
 	case d.inflight:
-		mine = &listing{done: make(chan struct{})}
-		d.next = mine
-	default:
-		mine = &listing{done: make(chan struct{})}
-		d.inflight = true
-		if !c.sendListing(dir, d, mine) {
-			d.inflight = false
-			delete(l.dirs, dir)
-			l.mu.Unlock()
-			return nil, 0, nil, ErrClosed
-		}
+		d.next = &listing{done: make(chan struct{})}
+		return d.next, nil
 	}
-	l.mu.Unlock()
+	mine := &listing{done: make(chan struct{})}
+	d.inflight = true
+	if !c.sendListing(dir, d, mine) {
+		d.inflight = false
+		delete(l.dirs, dir)
+		return nil, ErrClosed
+	}
+	return mine, nil
+}
+
+// wait returns the listing's result once it is answered, or ctx's error.
+func (g *listing) wait(ctx context.Context) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
 	select {
-	case <-mine.done:
-		return mine.kids, mine.pzxid, mine.changed, mine.err
+	case <-g.done:
+		return g.kids, g.pzxid, g.changed, g.err
 	case <-ctx.Done():
 		return nil, 0, nil, ctx.Err()
 	}
