@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
@@ -56,4 +57,32 @@ func TestServerRefusesATTLCreateInAMulti(t *testing.T) {
 		assert.Error(t, err, "flags %d: the server took a TTL create in a multi", flags)
 		assert.False(t, exists(t, c, "/ttl"))
 	}
+}
+
+// The evidence for sending fenced writes at most once: Multi, like every
+// write, is resent under the retry policy after a lost reply, and a multi
+// with no op that conflicts with itself (here a sequential create) is
+// applied twice.
+func TestMultiResentAfterALostReplyIsAppliedTwice(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	obs := rawObserver(t, cl)
+	mustCreate(t, obs, "/log", nil)
+
+	p.DropReplies()
+	out := make(chan error, 1)
+	go func() {
+		_, err := c.Multi(testCtx(t), &zk.CreateRequest{Path: "/log/e-", Flags: zk.FlagSequence})
+		out <- err
+	}()
+	require.Eventually(t, func() bool {
+		kids, _, err := obs.Children(testCtx(t), "/log")
+		return err == nil && len(kids) == 1
+	}, waitFor, 10*time.Millisecond, "the server did not apply the multi")
+	p.Heal()
+	require.NoError(t, <-out, "the resent multi")
+	kids, _, err := obs.Children(testCtx(t), "/log")
+	require.NoError(t, err)
+	assert.Len(t, kids, 2, "one multi call, applied twice: %v", kids)
 }

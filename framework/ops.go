@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // Get returns the data and Stat of the node at path.
@@ -341,14 +342,24 @@ func (c *Client) multiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 		return nil, opErr("multi", "", err)
 	}
 	mop, measured := metrics.OpNamed("multi")
-	start := time.Now()
-	res, err := callValue(c, ctx, func() ([]zk.MultiResponse, error) { return c.zk().Multi(fixed...) })
-	if measured {
-		c.metrics.Request(ctx, mop, time.Since(start), err)
-	}
+	var res []zk.MultiResponse
+	// Resent only when go-zookeeper proves it never sent it: a request
+	// still queued when a round of servers all failed to connect is
+	// failed with zk.ErrNoServer, unsent.
+	err = retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		start := time.Now()
+		var err error
+		res, err = callValue(c, ctx, func() ([]zk.MultiResponse, error) { return c.zk().Multi(fixed...) })
+		if measured {
+			c.metrics.Request(ctx, mop, time.Since(start), err)
+		}
+		return err
+	}, retry.WithRetryable(func(err error) bool { return errors.Is(err, zk.ErrNoServer) }))
 	switch {
 	case err == nil, len(res) > 0:
 		// Answered: applied, or an op failed and nothing was.
+	case errors.Is(err, zk.ErrNoServer):
+		// Never sent, even if ctx ended while waiting to resend.
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrClosing),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrClosed):
 		// Handed to the connection and not answered: go-zookeeper fails
