@@ -22,7 +22,37 @@ var (
 	// ErrDeferred is joined to the error of a guaranteed delete that could not
 	// finish now: the client goes on with it in the background.
 	ErrDeferred = errors.New("framework: delete continues in the background")
+	// ErrUnsupportedInMulti is wrapped by the error of a Multi given an op
+	// that ZooKeeper would silently change or refuse inside a multi: a
+	// create with the container flag (the server makes a plain persistent
+	// node, never reaped) or with a TTL flag (the server fails it). Nothing
+	// is sent. It also matches ErrInvalidArgument. Create such nodes with
+	// Create.
+	ErrUnsupportedInMulti = fmt.Errorf("%w: op not supported inside a multi", ErrInvalidArgument)
+	// ErrOutcomeUnknown is wrapped by the error of a write sent at most
+	// once (hold.Hold.Fenced) whose reply was lost: the connection dropped,
+	// the client closed or the caller's context ended while it was on its
+	// way. The write may or may not have been applied (a multi: all of it
+	// or none); read the state to find out before writing again.
+	ErrOutcomeUnknown = errors.New("framework: outcome unknown: the write may or may not have been applied")
 )
+
+// MultiOpError is the error of a multi that one of its ops failed: the
+// server applied none of them. Index is the failing op's position among
+// the ops the caller gave, Path its path (as the caller gave it), and Err
+// the server's error for it (zk.ErrBadVersion, zk.ErrNoNode, ...).
+type MultiOpError struct {
+	Index int
+	Path  string
+	Err   error
+}
+
+func (e *MultiOpError) Error() string {
+	return fmt.Sprintf("op %d (%s): %v", e.Index, e.Path, e.Err)
+}
+
+// Unwrap returns the server's error for the op.
+func (e *MultiOpError) Unwrap() error { return e.Err }
 
 // OpError is the error of one operation on one path. Path is as the caller
 // gave it, without the namespace.

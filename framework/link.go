@@ -40,6 +40,9 @@ func (p plumbing) GetWRaw(ctx context.Context, path string) (<-chan zk.Event, *z
 	return p.c.getWRaw(ctx, path)
 }
 func (p plumbing) Heads() *fwlink.Heads { return &p.c.heads }
+func (p plumbing) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	return p.c.multiOnce(ctx, ops...)
+}
 
 func init() {
 	fwlink.Register(func(c any) fwlink.Client { return plumbing{c.(*Client)} })

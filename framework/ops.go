@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // Get returns the data and Stat of the node at path.
@@ -192,55 +196,176 @@ func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event 
 // Multi applies ops atomically: all or none. ops are *zk.CreateRequest,
 // *zk.DeleteRequest, *zk.SetDataRequest and *zk.CheckVersionRequest with
 // paths as the caller sees them; a create without an ACL gets the provider's.
+// A create with the container or a TTL flag is refused with
+// ErrUnsupportedInMulti before anything is sent: ZooKeeper 3.8 applies a
+// container create in a multi but answers it with a reply go-zookeeper
+// cannot read (the multi is reported failed though it was applied), and
+// fails a TTL create. When one op fails, nothing is applied and the error
+// wraps a *MultiOpError naming it.
 // Like every retried write, a Multi whose reply was lost may have been
-// applied: a retry then fails on the first conflicting op.
+// applied: a retry then fails on the first conflicting op, or, with no op
+// that conflicts (a sequential create, a set of any version), applies the
+// ops a second time. hold.Hold.Fenced sends at most once.
 func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if c.closed.Load() {
-		return nil, opErr("multi", "", ErrClosed)
-	}
-	fixed := make([]any, len(ops))
-	for i, op := range ops {
-		var path string
-		var sequential bool
-		switch r := op.(type) {
-		case *zk.CreateRequest:
-			cp := *r
-			path, sequential = r.Path, r.Flags&zk.FlagSequence != 0
-			cp.Path = c.ns.fixCreate(r.Path, sequential)
-			cp.Acl = c.aclFor(r.Path, r.Acl)
-			fixed[i] = &cp
-		case *zk.DeleteRequest:
-			if r.Path == "/" {
-				return nil, opErr("multi", "/", fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
-			}
-			cp := *r
-			path, cp.Path = r.Path, c.ns.fix(r.Path)
-			fixed[i] = &cp
-		case *zk.SetDataRequest:
-			cp := *r
-			path, cp.Path = r.Path, c.ns.fix(r.Path)
-			fixed[i] = &cp
-		case *zk.CheckVersionRequest:
-			cp := *r
-			path, cp.Path = r.Path, c.ns.fix(r.Path)
-			fixed[i] = &cp
-		default:
-			return nil, opErr("multi", "", errors.Join(ErrInvalidArgument, errors.New("unsupported op type")))
-		}
-		if err := validatePath(path, sequential); err != nil {
-			return nil, opErr("multi", path, err)
-		}
+	fixed, paths, err := c.prepareMulti(ops)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
 	res, err := doValue(c, ctx, "multi", "", func(z *zk.Conn) ([]zk.MultiResponse, error) {
-		return z.Multi(fixed...)
+		res, err := z.Multi(fixed...)
+		if err != nil && len(res) > 0 {
+			return nil, &multiFailed{res: res, err: err}
+		}
+		return res, err
 	})
+	var mf *multiFailed
+	if errors.As(err, &mf) {
+		return c.multiResult(mf.res, paths, mf.err)
+	}
+	if err != nil {
+		return res, err // doValue's: an *OpError already
+	}
+	return c.multiResult(res, paths, nil)
+}
+
+// multiFailed carries the results of a multi the server answered with a
+// failed op out of doValue, which keeps results only on success.
+type multiFailed struct {
+	res []zk.MultiResponse
+	err error
+}
+
+func (e *multiFailed) Error() string { return e.err.Error() }
+func (e *multiFailed) Unwrap() error { return e.err }
+
+// prepareMulti checks ops and returns them with the namespace applied, and
+// each op's path as the caller gave it.
+func (c *Client) prepareMulti(ops []any) ([]any, []string, error) {
+	if c.closed.Load() {
+		return nil, nil, opErr("multi", "", ErrClosed)
+	}
+	fixed := make([]any, len(ops))
+	paths := make([]string, len(ops))
+	for i, op := range ops {
+		var path string
+		var sequential bool
+		bad := func(format string, args ...any) error {
+			return opErr("multi", path, fmt.Errorf("op %d: %w: "+format, append([]any{i, ErrInvalidArgument}, args...)...))
+		}
+		switch r := op.(type) {
+		case *zk.CreateRequest:
+			if r == nil {
+				return nil, nil, bad("nil %T", op)
+			}
+			path = r.Path
+			if r.Flags == zk.FlagContainer || r.Flags == zk.FlagTTL || r.Flags == zk.FlagPersistentSequentialWithTTL {
+				return nil, nil, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, ErrUnsupportedInMulti, r.Flags))
+			}
+			cp := *r
+			sequential = r.Flags&zk.FlagSequence != 0
+			cp.Path = c.ns.fixCreate(r.Path, sequential)
+			cp.Acl = c.aclFor(r.Path, r.Acl)
+			fixed[i] = &cp
+		case *zk.DeleteRequest:
+			if r == nil {
+				return nil, nil, bad("nil %T", op)
+			}
+			path = r.Path
+			if r.Path == "/" {
+				return nil, nil, bad("cannot delete the root")
+			}
+			cp := *r
+			cp.Path = c.ns.fix(r.Path)
+			fixed[i] = &cp
+		case *zk.SetDataRequest:
+			if r == nil {
+				return nil, nil, bad("nil %T", op)
+			}
+			cp := *r
+			path, cp.Path = r.Path, c.ns.fix(r.Path)
+			fixed[i] = &cp
+		case *zk.CheckVersionRequest:
+			if r == nil {
+				return nil, nil, bad("nil %T", op)
+			}
+			cp := *r
+			path, cp.Path = r.Path, c.ns.fix(r.Path)
+			fixed[i] = &cp
+		default:
+			return nil, nil, bad("unsupported op type %T", op)
+		}
+		if err := validatePath(path, sequential); err != nil {
+			return nil, nil, opErr("multi", path, fmt.Errorf("op %d: %w", i, err))
+		}
+		paths[i] = path
+	}
+	return fixed, paths, nil
+}
+
+// multiResult takes the namespace off res and, if an op failed, names it
+// in the error.
+func (c *Client) multiResult(res []zk.MultiResponse, paths []string, err error) ([]zk.MultiResponse, error) {
 	for i := range res {
 		if res[i].String != "" {
 			res[i].String = c.ns.unfix(res[i].String)
 		}
 	}
-	return res, err
+	if err == nil {
+		return res, nil
+	}
+	// The server fails the first op that cannot apply; the ops before it
+	// say OK, those after it a runtime inconsistency.
+	for i := range res {
+		if res[i].Error != nil && i < len(paths) {
+			return res, opErr("multi", paths[i], &MultiOpError{Index: i, Path: paths[i], Err: res[i].Error})
+		}
+	}
+	return res, opErr("multi", "", err)
+}
+
+// multiOnce is Multi sent at most once: it is never sent again after it
+// may have reached the server. An error that leaves its outcome unknown (the
+// connection dropped while it was on its way, the client closed, ctx ended
+// after it was handed to the connection) wraps ErrOutcomeUnknown.
+func (c *Client) multiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	fixed, paths, err := c.prepareMulti(ops)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ensureNamespace(ctx); err != nil {
+		return nil, err // nothing of ours sent yet
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, opErr("multi", "", err)
+	}
+	mop, measured := metrics.OpNamed("multi")
+	var res []zk.MultiResponse
+	// Resent only when go-zookeeper proves it never sent it: a request
+	// still queued when a round of servers all failed to connect is
+	// failed with zk.ErrNoServer, unsent.
+	err = retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		start := time.Now()
+		var err error
+		res, err = callValue(c, ctx, func() ([]zk.MultiResponse, error) { return c.zk().Multi(fixed...) })
+		if measured {
+			c.metrics.Request(ctx, mop, time.Since(start), err)
+		}
+		return err
+	}, retry.WithRetryable(func(err error) bool { return errors.Is(err, zk.ErrNoServer) }))
+	switch {
+	case err == nil, len(res) > 0:
+		// Answered: applied, or an op failed and nothing was.
+	case errors.Is(err, zk.ErrNoServer):
+		// Never sent, even if ctx ended while waiting to resend.
+	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrClosing),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrClosed):
+		// Handed to the connection and not answered: go-zookeeper fails
+		// requests it had sent when the link drops, and sends the ones it
+		// had queued once it is back.
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, c.closedErr(err))
+	}
+	return c.multiResult(res, paths, err)
 }

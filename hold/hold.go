@@ -32,6 +32,8 @@ package hold
 import (
 	"context"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 )
@@ -70,6 +72,11 @@ var (
 	ErrInvalidOption = errs.ErrInvalidOption
 	// ErrNilClient: a constructor was given no client.
 	ErrNilClient = errs.ErrNilClient
+	// ErrOutcomeUnknown: a fenced write's reply was lost (the link dropped,
+	// the client closed, or the context ended while it was on its way):
+	// it may or may not have been applied, all of it or none. It is
+	// framework.ErrOutcomeUnknown.
+	ErrOutcomeUnknown = ihold.ErrOutcomeUnknown
 )
 
 // Hold is one acquisition. Its methods are safe for concurrent use, and
@@ -123,3 +130,53 @@ func (h *Hold) Revoked() <-chan struct{} { return h.in().Revoked() }
 // was lost before, Release still cleans up and returns an error wrapping
 // ErrHoldLost.
 func (h *Hold) Release() error { return h.in().Release() }
+
+// Fenced runs ZooKeeper writes that commit only while the hold is held:
+// ops (*zk.CreateRequest, *zk.SetDataRequest, *zk.DeleteRequest and
+// *zk.CheckVersionRequest, with paths as framework.Client.Multi takes them)
+// go to the server as one multi together with a check that the hold's node
+// exists. The server applies all of them, atomically, only if the node is
+// there at that point of its order of writes, and none of them otherwise.
+// A holder that has lost its hold (its session expired, its node deleted)
+// can never commit, however late its write arrives: a pause between a
+// check of Err and the write, a request queued while the link was down and
+// sent on a new session, cannot make it through. It returns the ops'
+// results, in order.
+//
+// What it guarantees: a write that commits committed while the hold's node
+// existed, and so, the node being ephemeral and named with a random
+// protected prefix, while this hold's session owned it; no other hold of
+// an exclusive lock on the same path was granted at that point. What it
+// does not: the check is of existence, not of the node's version or owner
+// (a revocation request changes the version; a node deleted and re-created
+// at the same path by another session would pass, which needs the hold's
+// random name; the hold itself ends on that, see Done). It protects state
+// in ZooKeeper only; other resources still need Token. With shared holds
+// (read holds, semaphore leases) it proves this hold, not exclusivity.
+//
+// Errors, each wrapped with the hold's path:
+//   - before anything is sent: ErrReleased for a released hold; ErrHoldLost
+//     and Err's reason for a hold already known lost; an error matching
+//     framework.ErrInvalidArgument (no ops, a nil op, an op of another
+//     type, a container or TTL create: framework.ErrUnsupportedInMulti) or
+//     framework.ErrInvalidPath for bad input; the context's error;
+//   - the node was gone when the multi reached the server: ErrHoldLost
+//     with ErrNodeDeleted, or ErrSessionLost if the hold's session is
+//     gone. Nothing was applied, and the hold ends (Done closes);
+//   - one of ops failed (a version conflict, a node that exists):
+//     a *framework.MultiOpError with that op's index among ops, matching
+//     the server's error (zk.ErrBadVersion, ...). Nothing was applied;
+//     the hold stands;
+//   - the reply was lost: ErrOutcomeUnknown.
+//
+// Fenced never sends the multi twice. The client's retry policy resends a
+// plain Multi after a lost reply, and a multi that committed the first time
+// commits again whenever no op conflicts with itself (a sequential create,
+// a set of version -1), while the check of the hold still passes. So once
+// the multi may have reached the server, a lost reply is ErrOutcomeUnknown
+// and not a retry: read the state to learn whether it was applied (it was
+// all or none), or make the ops detect their own repetition (a create of a
+// fixed name, a set of the version read before) and call Fenced again.
+func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	return h.in().Fenced(ctx, ops...)
+}

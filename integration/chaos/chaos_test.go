@@ -91,6 +91,11 @@ func TestChaos(t *testing.T) {
 			if slices.Contains([]chaos.Recipe{chaos.Mutex, chaos.Latch, chaos.Selector}, recipe) && rep.StaleFenced == 0 {
 				t.Errorf("no stale write was refused: the SIGSTOP case was not exercised (faults: %v)", rep.Faults)
 			}
+			// Every recipe with holds writes its ZooKeeper register through
+			// Fenced only; a run that committed nothing has not tested it.
+			if recipe != chaos.Selector && rep.RegisterWrites == 0 {
+				t.Errorf("no fenced write reached the ZooKeeper register")
+			}
 			if rep.FaultsOnHolder == 0 {
 				t.Errorf("no fault hit a holder")
 			}

@@ -95,11 +95,15 @@ type Report struct {
 	FrozenOverlap  int // holds of others granted while a frozen holder still believed
 	FaultsOnHolder int // faults that hit a contender while it held
 	Releads        int // terms led again by the same latch node after a loss
-	MaxGap         time.Duration
-	Linearizable   porcupine.CheckResult
-	Violations     []Violation
-	info           porcupine.LinearizationInfo
-	model          porcupine.Model
+	// The fenced ZooKeeper register (CheckRegister): writes committed,
+	// refused because the hold was lost, with an unknown outcome, and
+	// failed otherwise.
+	RegisterWrites, RegisterRefused, RegisterUnknown, RegisterFailed int
+	MaxGap                                                           time.Duration
+	Linearizable                                                     porcupine.CheckResult
+	Violations                                                       []Violation
+	info                                                             porcupine.LinearizationInfo
+	model                                                            porcupine.Model
 }
 
 func (r *Report) violate(kind, format string, args ...any) {

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/conn"
@@ -44,7 +45,11 @@ type Spec struct {
 	// single writer (the semaphore).
 	Fence     string `json:"fence,omitempty"`
 	MaxLeases int    `json:"maxLeases,omitempty"`
-	Seed      uint64 `json:"seed"`
+	// Register is the fenced ZooKeeper register's path: every hold writes
+	// to it through hold.Hold.Fenced only (see register.go). Empty for a
+	// recipe that hands out no *hold.Hold (the selector).
+	Register string `json:"register,omitempty"`
+	Seed     uint64 `json:"seed"`
 }
 
 // IsContender reports whether this process was started as a contender. A
@@ -243,7 +248,7 @@ func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(cont
 		c.failed(ctx, op, mode, err)
 		return
 	}
-	c.hold(op, mode, h.Token(), h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) })
+	c.hold(op, mode, h.Token(), h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) }, h.Fenced)
 }
 
 func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
@@ -259,7 +264,7 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 			continue
 		}
 		l := leases[0]
-		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Release)
+		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Release, l.Fenced)
 	}
 }
 
@@ -321,7 +326,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 			err := l.Close()
 			l = nil
 			return err
-		})
+		}, term.Fenced)
 	}
 }
 
@@ -350,7 +355,7 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 			}
 			return errString(context.Cause(jctx))
 		}
-		c.hold(asked(), "", token, jctx.Done(), why, func() error { return nil })
+		c.hold(asked(), "", token, jctx.Done(), why, func() error { return nil }, nil)
 		// Returning gives leadership up, and auto-requeue asks again at once.
 		ask()
 		return nil
@@ -378,11 +383,18 @@ func (c *contender) failed(ctx context.Context, op int, mode string, err error) 
 	}
 }
 
+// fencedFunc is hold.Hold.Fenced.
+type fencedFunc func(ctx context.Context, ops ...any) ([]zk.MultiResponse, error)
+
 // hold reports a granted hold, works under it, and releases it. The loss
 // signal is watched on its own goroutine so its time is when it fired, not
-// when the work noticed.
-func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan struct{}, why func() string, release func() error) {
+// when the work noticed. fenced, if not nil, is the hold's Fenced: its
+// work writes the ZooKeeper register with it.
+func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan struct{}, why func() string, release func() error, fenced fencedFunc) {
 	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Session: c.client.Session().ID})
+	if c.spec.Register == "" {
+		fenced = nil
+	}
 	releasing := make(chan struct{})
 	watched := make(chan struct{})
 	work, cancel := context.WithCancel(context.Background())
@@ -399,7 +411,7 @@ func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan str
 		case <-releasing:
 		}
 	}()
-	c.work(work, op, token, c.spec.Fence != "" && mode != "r")
+	c.work(work, op, mode, token, c.spec.Fence != "" && mode != "r", fenced)
 	cancel()
 	c.emit(Event{Kind: KindReleaseCall, Op: op})
 	close(releasing)
@@ -409,11 +421,12 @@ func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan str
 }
 
 // work is what a holder does: a few steps, each after some thinking, that
-// write to the fenced resource when write is set (readers and semaphore
-// leases only think). It checks that the hold is still trusted before each
+// write to the ZooKeeper register through fenced (every hold that has it)
+// and to the fenced resource when write is set (readers and semaphore
+// leases do not). It checks that the hold is still trusted before each
 // step, as careful code does; a pause (SIGSTOP, a long GC) between that
-// check and the write is exactly what fencing is for.
-func (c *contender) work(ctx context.Context, op int, token int64, write bool) {
+// check and the writes is exactly what fencing is for.
+func (c *contender) work(ctx context.Context, op int, mode string, token int64, write bool, fenced fencedFunc) {
 	steps := 1 + c.rng.IntN(4)
 	// One hold in four outlasts the session timeout several times over, so
 	// that link faults meet holders that must notice them: a short hold
@@ -442,16 +455,41 @@ func (c *contender) work(ctx context.Context, op int, token int64, write bool) {
 		} else {
 			c.freezeMu.Unlock()
 		}
-		if !write {
+		if !write && fenced == nil {
 			continue
 		}
 		// Building the request takes a moment, as real work does; a pause
 		// that strikes here wakes up to send a write nobody re-checked.
 		time.Sleep(30 * time.Millisecond)
-		if !c.write(token) {
+		held := true
+		if fenced != nil {
+			held = c.fencedWrite(op, mode, token, fenced)
+		}
+		if write && !c.write(token) {
 			return // the resource says someone newer holds it
 		}
+		if !held {
+			return // ZooKeeper says the hold is gone
+		}
 	}
+}
+
+// fencedWrite adds one node to the register through the hold's Fenced,
+// and reports the outcome; false when the hold is lost. Its context is
+// not the work's, which a loss signal cancels: a holder that lost its hold
+// and writes anyway is what the register must refuse.
+func (c *contender) fencedWrite(op int, mode string, token int64, fenced fencedFunc) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := fenced(ctx, &zk.CreateRequest{
+		Path: c.spec.Register + "/w-", Data: registerData(token, c.spec.ID, op, mode), Flags: zk.FlagSequence,
+	})
+	if err != nil {
+		c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Detail: err.Error()})
+		return !errors.Is(err, hold.ErrHoldLost)
+	}
+	c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Accepted: true, Detail: res[0].String})
+	return true
 }
 
 // think waits 20-150ms, or until ctx ends (false).

@@ -287,6 +287,11 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 			rep.Writes, rep.Accepted, rep.Stale, rep.StaleFenced, rep.LateTaken, rep.StaleFrozen, rep.Stale)
 		fmt.Fprintf(&b, "  grants to others while a thawed holder still believed it held: %d\n", rep.FrozenOverlap)
 	}
+	if cfg.Recipe != Selector {
+		fmt.Fprintf(&b, "  fenced ZooKeeper register (hold.Fenced): %d writes committed, checked in zxid order (non-holder or stale: %d); refused as the hold was lost %d, outcome unknown %d, other errors %d\n",
+			rep.RegisterWrites, rep.ViolationsByKind()["register-non-holder"]+rep.ViolationsByKind()["register-stale-write"],
+			rep.RegisterRefused, rep.RegisterUnknown, rep.RegisterFailed)
+	}
 	if cfg.Recipe == Latch {
 		fmt.Fprintf(&b, "  terms led again with the same node after a loss signal: %d\n", rep.Releads)
 	}

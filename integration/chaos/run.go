@@ -131,6 +131,14 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	defer operator.Close()
 	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, started: time.Now()}
 	t.Cleanup(r.killAll)
+	if cfg.Recipe != Selector {
+		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := operator.Create(rctx, r.registerPath(), nil, framework.WithParents())
+		rcancel()
+		if err != nil {
+			t.Fatalf("chaos: the register %s: %v", r.registerPath(), err)
+		}
+	}
 	for i := 0; i < cfg.Contenders; i++ {
 		r.proxies = append(r.proxies, env.Cluster.NewProxy())
 		r.live = append(r.live, r.spawn(i))
@@ -144,6 +152,15 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
 	rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
+	if cfg.Recipe != Selector {
+		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		entries, err := readRegister(rctx, operator, r.registerPath())
+		rcancel()
+		if err != nil {
+			t.Fatalf("chaos: reading the register %s: %v", r.registerPath(), err)
+		}
+		rep.CheckRegister(cfg.Recipe, history, entries)
+	}
 	rep.Violations = append(rep.Violations, r.extra...)
 	res := &Result{Config: cfg, Report: rep, Summary: summarize(cfg, rep, time.Since(r.started))}
 	r.save(history, res)
@@ -178,6 +195,9 @@ func (r *run) spawn(slot int) *proc {
 	}
 	if r.cfg.Recipe != Semaphore {
 		spec.Fence = r.env.Fence.URL()
+	}
+	if r.cfg.Recipe != Selector {
+		spec.Register = r.registerPath()
 	}
 	js, err := json.Marshal(spec)
 	if err != nil {
@@ -219,6 +239,10 @@ func (r *run) spawn(slot int) *proc {
 	}()
 	return p
 }
+
+// registerPath is the recipe's fenced ZooKeeper register: outside the
+// recipe's own path, which must be left empty.
+func (r *run) registerPath() string { return "/chaos-register/" + string(r.cfg.Recipe) }
 
 // read takes a contender's events as they come and keeps the live view the
 // nemesis aims with.

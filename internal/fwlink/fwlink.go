@@ -64,6 +64,10 @@ type Client interface {
 	// and Closing itself, and must not read the event's path. The stat is
 	// the node's as the watch was set.
 	GetWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error)
+	// MultiOnce is Multi sent at most once: never again after it may have
+	// reached the server; an error that leaves its outcome unknown wraps
+	// framework.ErrOutcomeUnknown. For fenced writes.
+	MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error)
 	// Heads is the client's memory of the queue nodes it granted with
 	// nothing ahead of them.
 	Heads() *Heads

@@ -1,0 +1,130 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// The fenced ZooKeeper register: every hold of a run writes to it only
+// through hold.Hold.Fenced, one persistent-sequential node per write under
+// the recipe's register path, whose data says who wrote it (registerData).
+// ZooKeeper orders the writes itself (each node's czxid), so the checker
+// needs no clock: in that order, no write may come from a holder that no
+// longer held.
+
+// KindFenced: a holder's fenced write to the register returned. Accepted
+// says it committed (Detail: the node it made); else Detail is the error.
+const KindFenced Kind = "fenced"
+
+// RegisterEntry is one committed write of the register.
+type RegisterEntry struct {
+	Path   string
+	Czxid  int64
+	Token  int64
+	Client string
+	Op     int
+	Mode   string
+}
+
+// registerData is what a write stores: enough to find its hold.
+func registerData(token int64, client string, op int, mode string) []byte {
+	return []byte(fmt.Sprintf("%d %s %d %s", token, client, op, mode))
+}
+
+func parseRegisterData(path string, czxid int64, data []byte) (RegisterEntry, error) {
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return RegisterEntry{}, fmt.Errorf("register node %s: data %q", path, data)
+	}
+	token, err1 := strconv.ParseInt(f[0], 10, 64)
+	op, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return RegisterEntry{}, fmt.Errorf("register node %s: data %q", path, data)
+	}
+	e := RegisterEntry{Path: path, Czxid: czxid, Token: token, Client: f[1], Op: op}
+	if len(f) > 3 {
+		e.Mode = f[3]
+	}
+	return e, nil
+}
+
+// readRegister returns every write under path, in commit (czxid) order.
+func readRegister(ctx context.Context, c *framework.Client, path string) ([]RegisterEntry, error) {
+	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RegisterEntry, 0, len(kids))
+	for _, k := range kids {
+		p := framework.Join(path, k)
+		data, st, err := c.Get(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		e, err := parseRegisterData(p, st.Czxid, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Czxid < out[j].Czxid })
+	return out, nil
+}
+
+// CheckRegister checks the register's committed writes, in commit order,
+// against the run's history: each came from a hold the history shows
+// granted to its writer with its token; an exclusive hold's write never
+// follows, in commit order, a write with a higher token (whoever made it:
+// that hold was granted after this one ended), and a shared hold's write
+// never follows an exclusive hold's write with a higher token; and every
+// write a contender saw commit is there. It also counts the contenders'
+// fenced writes refused because the hold was lost, and those whose outcome
+// was unknown.
+func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []RegisterEntry) {
+	granted := map[string]bool{} // client/token
+	for _, h := range r.Holds {
+		granted[fmt.Sprintf("%s/%d", h.Client, h.Token)] = true
+	}
+	committed := map[string]bool{}
+	var maxAny, maxExclusive int64
+	for _, e := range entries {
+		r.RegisterWrites++
+		committed[e.Path] = true
+		if !granted[fmt.Sprintf("%s/%d", e.Client, e.Token)] {
+			r.violate("register-non-holder", "%s (czxid %d) written by %s op %d with token %d, never granted to it",
+				e.Path, e.Czxid, e.Client, e.Op, e.Token)
+		}
+		exclusive := recipe.exclusive(e.Mode)
+		if floor := map[bool]int64{true: maxAny, false: maxExclusive}[exclusive]; e.Token < floor {
+			r.violate("register-stale-write", "%s (czxid %d) written by %s op %d with token %d after a write with token %d had committed",
+				e.Path, e.Czxid, e.Client, e.Op, e.Token, floor)
+		}
+		maxAny = max(maxAny, e.Token)
+		if exclusive {
+			maxExclusive = max(maxExclusive, e.Token)
+		}
+	}
+	for _, ev := range history {
+		if ev.Kind != KindFenced {
+			continue
+		}
+		switch {
+		case ev.Accepted:
+			if !committed[ev.Detail] {
+				r.violate("register-lost-write", "%s op %d saw its fenced write %s commit, and it is not in the register",
+					ev.Client, ev.Op, ev.Detail)
+			}
+		case strings.Contains(ev.Detail, "outcome unknown"):
+			r.RegisterUnknown++
+		case strings.Contains(ev.Detail, "hold was lost"):
+			r.RegisterRefused++
+		default:
+			r.RegisterFailed++
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package rwlock_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// A read hold fences its own node: with two readers sharing the lock, the
+// one whose node is gone cannot write, the other still can.
+func TestFencedWriteUnderAReadHoldChecksThatHoldsOwnNode(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	other := newClient(t, cl.Addrs())
+	a, err := newRW(t, c, "/rw/f").ReadLock().Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	b, err := newRW(t, c, "/rw/f").ReadLock().Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+
+	_, err = a.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/a1"})
+	require.NoError(t, err)
+	require.NoError(t, other.Delete(ctxT(t, 10*time.Second), a.Path(), -1))
+	_, err = a.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/a2"})
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, hold.ErrNodeDeleted)
+	_, err = b.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/b1"})
+	require.NoError(t, err, "the other reader's hold stands")
+
+	for p, want := range map[string]bool{"/a1": true, "/a2": false, "/b1": true} {
+		ok, _, err := other.Exists(ctxT(t, 10*time.Second), p)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, p)
+	}
+}
