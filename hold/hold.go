@@ -77,6 +77,10 @@ var (
 	// it may or may not have been applied, all of it or none. It is
 	// framework.ErrOutcomeUnknown.
 	ErrOutcomeUnknown = ihold.ErrOutcomeUnknown
+	// ErrFenceCheckFailed: the server refused a fenced write's check of the
+	// hold's own node for a reason other than its absence: nothing was
+	// applied, and the hold stands (see Fenced).
+	ErrFenceCheckFailed = ihold.ErrFenceCheckFailed
 )
 
 // Hold is one acquisition. Its methods are safe for concurrent use, and
@@ -167,7 +171,15 @@ func (h *Hold) Release() error { return h.in().Release() }
 //     a *framework.MultiOpError with that op's index among ops, matching
 //     the server's error (zk.ErrBadVersion, ...). Nothing was applied;
 //     the hold stands;
+//   - the server refused the check itself for another reason (no READ
+//     permission on the hold's node, say): ErrFenceCheckFailed with the
+//     server's error. Nothing was applied; the hold stands;
 //   - the reply was lost: ErrOutcomeUnknown.
+//
+// A Fenced call that races the hold's Release may commit after Release
+// returned: Release sends its delete without waiting for it, and a multi
+// sent before it is applied before it. The node existed when it committed,
+// so no other holder was granted.
 //
 // Fenced never sends the multi twice. The client's retry policy resends a
 // plain Multi after a lost reply, and a multi that committed the first time

@@ -73,6 +73,8 @@ type Violation struct {
 
 // Report is what the checker found in one run's history.
 type Report struct {
+	capacity int // holders at once the recipe allows (the semaphore's leases)
+
 	Holds []Hold
 	Asks  int
 	// NotGranted counts the asks that ended without a hold: "timeout",
@@ -135,7 +137,7 @@ const stallLimit = 30 * time.Second
 func Check(recipe Recipe, capacity int, sessionTimeout time.Duration, history []Event) *Report {
 	events := append([]Event(nil), history...)
 	sort.SliceStable(events, func(i, j int) bool { return events[i].T < events[j].T })
-	r := &Report{Losses: map[string]int{}, Faults: map[string]int{}, NotGranted: map[string]int{}}
+	r := &Report{Losses: map[string]int{}, Faults: map[string]int{}, NotGranted: map[string]int{}, capacity: capacity}
 	r.Holds = rebuild(events, r)
 	r.Grants = len(r.Holds)
 	r.checkOverlap(recipe, capacity)

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,9 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 			maxExclusive = max(maxExclusive, e.Token)
 		}
 	}
+	if recipe == Semaphore {
+		r.checkRegisterCapacity(entries)
+	}
 	for _, ev := range history {
 		if ev.Kind != KindFenced {
 			continue
@@ -125,6 +129,39 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 			r.RegisterRefused++
 		default:
 			r.RegisterFailed++
+		}
+	}
+}
+
+// checkRegisterCapacity checks a shared recipe's register against its
+// capacity. A fenced write proves its hold's node existed when it
+// committed, and a node exists from its grant, before its first write, to
+// its last: so each hold was alive over the span from its first write to
+// its last, and no more spans may overlap than the recipe has leases. (The
+// token order check cannot see a stale lease: leases are shared.)
+func (r *Report) checkRegisterCapacity(entries []RegisterEntry) {
+	type span struct{ first, last int64 }
+	spans := map[string]*span{}
+	for _, e := range entries {
+		k := fmt.Sprintf("%s/%d", e.Client, e.Token)
+		if sp := spans[k]; sp == nil {
+			spans[k] = &span{e.Czxid, e.Czxid}
+		} else {
+			sp.first, sp.last = min(sp.first, e.Czxid), max(sp.last, e.Czxid)
+		}
+	}
+	for _, e := range entries {
+		var alive []string
+		for k, sp := range spans {
+			if sp.first <= e.Czxid && e.Czxid <= sp.last {
+				alive = append(alive, k)
+			}
+		}
+		if r.capacity > 0 && len(alive) > r.capacity {
+			slices.Sort(alive)
+			r.violate("register-over-capacity", "%s (czxid %d): the register proves %d holds alive at once (%v), over %d",
+				e.Path, e.Czxid, len(alive), alive, r.capacity)
+			return // one is enough; the rest would repeat it
 		}
 	}
 }

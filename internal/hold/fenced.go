@@ -14,6 +14,11 @@ import (
 // ErrOutcomeUnknown: a fenced write's reply was lost (see Fenced).
 var ErrOutcomeUnknown = framework.ErrOutcomeUnknown
 
+// ErrFenceCheckFailed: the server refused a fenced write's check of the
+// hold's own node for a reason other than its absence (no READ permission
+// on it, say): nothing was applied, and the hold stands.
+var ErrFenceCheckFailed = errors.New("fenced write: the check of the hold's node failed")
+
 // Fenced runs ops, ZooKeeper writes (*zk.CreateRequest,
 // *zk.SetDataRequest, *zk.DeleteRequest, *zk.CheckVersionRequest, as
 // framework.Client.Multi takes them), as one multi, sent at most once, that
@@ -61,6 +66,11 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 		}
 		n.finish(cause)
 		return res, fail(fmt.Errorf("%w: %w", ErrHoldLost, cause))
+	case me != nil && me.Index == 0:
+		// The check itself failed otherwise (no READ on our own node, say):
+		// nothing was applied and the hold stands, but no caller's op is
+		// to blame.
+		return res, fail(fmt.Errorf("%w: the check of the hold's node %s failed: %w", ErrFenceCheckFailed, n.path, me.Err))
 	case me != nil && me.Index > 0:
 		// One of the caller's ops: name it by the caller's index.
 		return res, fail(&framework.MultiOpError{Index: me.Index - 1, Path: me.Path, Err: me.Err})

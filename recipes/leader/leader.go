@@ -40,15 +40,16 @@ var (
 	// ErrPanic wraps a panic of a leadership function.
 	ErrPanic = errors.New("leader: leadership function panicked")
 
-	ErrNilClient      = hold.ErrNilClient
-	ErrInvalidOption  = hold.ErrInvalidOption
-	ErrClosed         = hold.ErrClosed
-	ErrSuspended      = hold.ErrSuspended
-	ErrSessionLost    = hold.ErrSessionLost
-	ErrNodeDeleted    = hold.ErrNodeDeleted
-	ErrReleased       = hold.ErrReleased
-	ErrHoldLost       = hold.ErrHoldLost
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
+	ErrNilClient        = hold.ErrNilClient
+	ErrInvalidOption    = hold.ErrInvalidOption
+	ErrClosed           = hold.ErrClosed
+	ErrSuspended        = hold.ErrSuspended
+	ErrSessionLost      = hold.ErrSessionLost
+	ErrNodeDeleted      = hold.ErrNodeDeleted
+	ErrReleased         = hold.ErrReleased
+	ErrHoldLost         = hold.ErrHoldLost
+	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
+	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
 )
 
 // Option configures a Latch or a Selector. Every recipe's Option has this

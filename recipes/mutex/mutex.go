@@ -19,18 +19,19 @@ import (
 // The errors of this package: those every recipe shares (package hold
 // documents them), under the same names.
 var (
-	ErrNotOwner       = hold.ErrNotOwner
-	ErrNotHeld        = hold.ErrNotHeld
-	ErrWouldBlock     = hold.ErrWouldBlock
-	ErrClosed         = hold.ErrClosed
-	ErrNilClient      = hold.ErrNilClient
-	ErrInvalidOption  = hold.ErrInvalidOption
-	ErrHoldLost       = hold.ErrHoldLost
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
-	ErrSuspended      = hold.ErrSuspended
-	ErrSessionLost    = hold.ErrSessionLost
-	ErrNodeDeleted    = hold.ErrNodeDeleted
-	ErrReleased       = hold.ErrReleased
+	ErrNotOwner         = hold.ErrNotOwner
+	ErrNotHeld          = hold.ErrNotHeld
+	ErrWouldBlock       = hold.ErrWouldBlock
+	ErrClosed           = hold.ErrClosed
+	ErrNilClient        = hold.ErrNilClient
+	ErrInvalidOption    = hold.ErrInvalidOption
+	ErrHoldLost         = hold.ErrHoldLost
+	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
+	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
+	ErrSuspended        = hold.ErrSuspended
+	ErrSessionLost      = hold.ErrSessionLost
+	ErrNodeDeleted      = hold.ErrNodeDeleted
+	ErrReleased         = hold.ErrReleased
 )
 
 // lockName is Curator's node name for InterProcessMutex.

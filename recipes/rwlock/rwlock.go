@@ -46,18 +46,19 @@ var (
 	// lock. That would wait for itself; it is refused at once.
 	ErrUpgrade = errors.New("rwlock: cannot upgrade a read hold to a write hold")
 
-	ErrNilClient      = hold.ErrNilClient
-	ErrInvalidOption  = hold.ErrInvalidOption
-	ErrNotOwner       = hold.ErrNotOwner
-	ErrNotHeld        = hold.ErrNotHeld
-	ErrWouldBlock     = hold.ErrWouldBlock
-	ErrClosed         = hold.ErrClosed
-	ErrHoldLost       = hold.ErrHoldLost
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
-	ErrSuspended      = hold.ErrSuspended
-	ErrSessionLost    = hold.ErrSessionLost
-	ErrReleased       = hold.ErrReleased
-	ErrNodeDeleted    = hold.ErrNodeDeleted
+	ErrNilClient        = hold.ErrNilClient
+	ErrInvalidOption    = hold.ErrInvalidOption
+	ErrNotOwner         = hold.ErrNotOwner
+	ErrNotHeld          = hold.ErrNotHeld
+	ErrWouldBlock       = hold.ErrWouldBlock
+	ErrClosed           = hold.ErrClosed
+	ErrHoldLost         = hold.ErrHoldLost
+	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
+	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
+	ErrSuspended        = hold.ErrSuspended
+	ErrSessionLost      = hold.ErrSessionLost
+	ErrReleased         = hold.ErrReleased
+	ErrNodeDeleted      = hold.ErrNodeDeleted
 )
 
 // RWLock is a read-write lock on one directory. It is safe for concurrent

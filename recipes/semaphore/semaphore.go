@@ -32,16 +32,17 @@ var (
 	// it could never succeed.
 	ErrTooMany = errors.New("semaphore: more leases asked than the maximum")
 
-	ErrNilClient      = hold.ErrNilClient
-	ErrInvalidOption  = hold.ErrInvalidOption
-	ErrWouldBlock     = hold.ErrWouldBlock
-	ErrClosed         = hold.ErrClosed
-	ErrReleased       = hold.ErrReleased
-	ErrHoldLost       = hold.ErrHoldLost
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
-	ErrSuspended      = hold.ErrSuspended
-	ErrSessionLost    = hold.ErrSessionLost
-	ErrNodeDeleted    = hold.ErrNodeDeleted
+	ErrNilClient        = hold.ErrNilClient
+	ErrInvalidOption    = hold.ErrInvalidOption
+	ErrWouldBlock       = hold.ErrWouldBlock
+	ErrClosed           = hold.ErrClosed
+	ErrReleased         = hold.ErrReleased
+	ErrHoldLost         = hold.ErrHoldLost
+	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
+	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
+	ErrSuspended        = hold.ErrSuspended
+	ErrSessionLost      = hold.ErrSessionLost
+	ErrNodeDeleted      = hold.ErrNodeDeleted
 )
 
 // errNoRoom is the semaphore's ErrWouldBlock.

@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // noReadUnder gives nodes under prefix every permission but READ.
@@ -26,11 +27,11 @@ func (p noReadUnder) ACLForPath(path string) []zk.ACL {
 }
 func (noReadUnder) DefaultACL() []zk.ACL { return zk.WorldACL(zk.PermAll) }
 
-// review2: when the hold's own check (op 0 of the multi) fails with anything
+// Found in review: when the hold's own check (op 0 of the multi) fails with anything
 // but NoNode, Fenced hands back a *MultiOpError whose Index is 0: the
 // documented meaning is "your op 0 failed". Here the check fails with NoAuth
 // (ZooKeeper checks READ for a check op) and the caller's op 0 is innocent.
-func TestReview2FencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
+func TestFencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs(), framework.WithACLProvider(noReadUnder("/locks/acl/")))
 	h, err := newMutex(t, c, "/locks/acl").Acquire(ctxT(t, 10*time.Second))
@@ -40,6 +41,8 @@ func TestReview2FencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/innocent"})
 	t.Logf("fenced: %v", err)
 	require.Error(t, err)
+	assert.ErrorIs(t, err, mutex.ErrFenceCheckFailed)
+	assert.NotErrorIs(t, err, mutex.ErrHoldLost, "the hold stands")
 	var me *framework.MultiOpError
 	if errors.As(err, &me) {
 		assert.NotEqual(t, 0, me.Index, "the hold's check failed (%v on %s), yet the error names the caller's op 0", me.Err, me.Path)
@@ -47,9 +50,9 @@ func TestReview2FencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
 	}
 }
 
-// review2 (probe, expected to pass): the check path goes through the
+// the check path goes through the
 // namespace exactly once.
-func TestReview2FencedUnderANamespace(t *testing.T) {
+func TestFencedUnderANamespace(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs(), framework.WithNamespace("app"))
 	raw := newClient(t, cl.Addrs())

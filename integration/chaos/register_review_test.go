@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// review2: the ZooKeeper register check of the semaphore checks nothing but
+// Found in review: the ZooKeeper register check of the semaphore checks nothing but
 // "token granted to its writer". A fenced write proves its lease node
 // existed when it committed, and a lease's node exists from its grant
 // (before its first write) to its last write; so writes in czxid order
@@ -14,7 +14,7 @@ import (
 // maximum of 2. Here c1 released at 50 and c3 was granted at 60: c1's
 // second write (czxid 140) committed after c1 gave its lease up, exactly
 // what Fenced exists to refuse, and the checker reports nothing.
-func TestReview2RegisterSemaphoreOverCapacityIsCaught(t *testing.T) {
+func TestRegisterSemaphoreOverCapacityIsCaught(t *testing.T) {
 	var h hist
 	h.holdOf("c1", 1, 0, 10, 50, 52, token(100))
 	h.holdOf("c2", 1, 0, 12, 200, 202, token(200))
