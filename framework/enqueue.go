@@ -80,27 +80,25 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 		}
 		q.Children, pzxid, q.Changed = kids, pz, changed
 	}
+	if p, zxid, session, ok := trace.Result(); ok && c.ns.unfix(p) == q.Path && session == before.ID {
+		q.Czxid, q.Owner = zxid, session
+	} else {
+		ok, st, err := c.Exists(ctx, q.Path)
+		switch {
+		case err != nil:
+			return nil, c.enqueueFailed(q.Path, err)
+		case !ok:
+			return nil, c.enqueueFailed(q.Path, fmt.Errorf("%w: %s vanished after its create", zk.ErrNoNode, q.Path))
+		}
+		q.Czxid, q.Owner = st.Czxid, st.EphemeralOwner
+	}
 	// The listing's watch stands for a watch on our node only if nothing
 	// changed the directory between our create and the listing: a node
 	// deleted and made again at our path in between shows our name, and
 	// the watch, set after, would never tell.
-	defer func() {
-		if q.Czxid == 0 || pzxid != q.Czxid {
-			q.Changed = nil
-		}
-	}()
-	if p, zxid, session, ok := trace.Result(); ok && c.ns.unfix(p) == q.Path && session == before.ID {
-		q.Czxid, q.Owner = zxid, session
-		return q, nil
+	if pzxid != q.Czxid {
+		q.Changed = nil
 	}
-	ok, st, err := c.Exists(ctx, q.Path)
-	switch {
-	case err != nil:
-		return nil, c.enqueueFailed(q.Path, err)
-	case !ok:
-		return nil, c.enqueueFailed(q.Path, fmt.Errorf("%w: %s vanished after its create", zk.ErrNoNode, q.Path))
-	}
-	q.Czxid, q.Owner = st.Czxid, st.EphemeralOwner
 	return q, nil
 }
 
