@@ -31,6 +31,7 @@ package hold
 
 import (
 	"context"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -57,6 +58,12 @@ var (
 	// ErrHoldLost: the hold stopped being trusted before Release; Err says
 	// why. Anything done after that moment was unprotected.
 	ErrHoldLost = errs.ErrHoldLost
+	// ErrLeaseExpired: the hold's lease time (a recipe's WithLeaseTime)
+	// ran out before Release: its node was deleted, and others may hold
+	// it now.
+	ErrLeaseExpired = errs.ErrLeaseExpired
+	// ErrNoLeaseTime: Extend of a hold acquired without a lease time.
+	ErrNoLeaseTime = errs.ErrNoLeaseTime
 	// ErrClosed: the recipe (or its client) was closed.
 	ErrClosed = errs.ErrClosed
 	// ErrWouldBlock: a TryAcquire found the lock held (or the leases
@@ -108,8 +115,8 @@ func (h *Hold) SessionID() int64 { return h.in().SessionID() }
 func (h *Hold) Done() <-chan struct{} { return h.in().Done() }
 
 // Err is nil while the hold is trusted, then says why it is not:
-// ErrSuspended, ErrSessionLost, ErrNodeDeleted, ErrReleased, or ErrClosed
-// (a leader's term when its latch closes).
+// ErrSuspended, ErrSessionLost, ErrNodeDeleted, ErrLeaseExpired,
+// ErrReleased, or ErrClosed (a leader's term when its latch closes).
 func (h *Hold) Err() error { return h.in().Err() }
 
 // Context returns a context, derived from parent, that is cancelled when
@@ -118,6 +125,19 @@ func (h *Hold) Err() error { return h.in().Err() }
 // it was when the hold ended; Err itself may say more later
 // (ErrSessionLost once a hold that ended in doubt is known lost).
 func (h *Hold) Context(parent context.Context) context.Context { return h.in().Context(parent) }
+
+// Extend moves the end of the hold's lease (a recipe's WithLeaseTime) to d
+// from now, if that is later than it is: it never shortens a lease. A
+// reentrant hold shares one lease with the other acquisitions of its
+// node. Extend fails with ErrNoLeaseTime for a hold without a lease, with
+// ErrReleased after Release, and with an error wrapping ErrHoldLost and
+// the reason once the hold has ended otherwise (ErrLeaseExpired if its
+// lease ran out first): a lease that ended is not brought back.
+func (h *Hold) Extend(d time.Duration) error { return h.in().Extend(d) }
+
+// Expiry is when the hold's lease ends, and false for a hold without a
+// lease time.
+func (h *Hold) Expiry() (time.Time, bool) { return h.in().Expiry() }
 
 // Revoked is closed when another process asks the holder to release, with
 // Curator's revocation protocol (the node's data becomes "__REVOKE__"). It

@@ -11,6 +11,8 @@ var (
 	ErrSessionLost   = errors.New("session lost while held")
 	ErrNodeDeleted   = errors.New("lock node deleted by someone else while held")
 	ErrReleased      = errors.New("released")
+	ErrLeaseExpired  = errors.New("lease time ran out while held")
+	ErrNoLeaseTime   = errors.New("hold has no lease time")
 	ErrHoldLost      = errors.New("hold was lost before release")
 	ErrInvalidOption = errors.New("invalid option")
 	ErrNilClient     = errors.New("nil client")

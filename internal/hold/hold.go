@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -45,6 +46,8 @@ var (
 	ErrNotHeld       = errs.ErrNotHeld
 	ErrWouldBlock    = errs.ErrWouldBlock
 	ErrClosed        = errs.ErrClosed
+	ErrLeaseExpired  = errs.ErrLeaseExpired
+	ErrNoLeaseTime   = errs.ErrNoLeaseTime
 )
 
 // errClientClosed: the client the hold was made through was closed. For the
@@ -82,6 +85,14 @@ type Node struct {
 	holds       map[*Hold]struct{} // open acquisitions of this node
 	releaseOnce sync.Once
 	releaseErr  error
+
+	// The lease (Lease): zero deadline = none. releasing is set once
+	// Release or the client's Close took the node over, expired once the
+	// lease's end took it: whichever comes first deletes the node.
+	deadline  time.Time
+	timer     *time.Timer
+	releasing bool
+	expired   bool
 }
 
 // NewNode starts following a granted entry: the session's loss signal and
@@ -119,6 +130,7 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *
 	// ends its watchers: a client over a shared connection does not end
 	// the session, so the loss signal would not.
 	n.unhook = fwlink.Of(client).OnClose(func() {
+		n.endLease()
 		n.finish(errClientClosed)
 		n.stop()
 	})
@@ -279,16 +291,29 @@ func (n *Node) watchNode() {
 // fires every open Hold's signal.
 func (n *Node) finish(err error) {
 	n.mu.Lock()
+	first := n.endLocked(err)
+	n.mu.Unlock()
+	if first {
+		n.report(err)
+	}
+}
+
+// endLocked is finish's part under n.mu; it reports whether err is the
+// reason (the first).
+func (n *Node) endLocked(err error) bool {
 	if n.err != nil {
-		n.mu.Unlock()
-		return
+		return false
 	}
 	n.err = err
 	close(n.done)
 	for h := range n.holds {
 		h.finishLocked(err)
 	}
-	n.mu.Unlock()
+	return true
+}
+
+// report counts and logs the end of the node, for err.
+func (n *Node) report(err error) {
 	if !n.metered {
 		return
 	}
@@ -316,12 +341,15 @@ func lossReason(err error) (metrics.Reason, bool) {
 		return metrics.SessionLost, true
 	case errors.Is(err, ErrNodeDeleted):
 		return metrics.NodeDeleted, true
+	case errors.Is(err, ErrLeaseExpired):
+		return metrics.LeaseExpired, true
 	}
 	return 0, false
 }
 
 // Reason names why a hold ended, for a log line's "reason": the metrics'
-// loss reasons (suspended, session_lost, node_deleted, closed), or
+// loss reasons (suspended, session_lost, node_deleted, closed,
+// lease_expired), or
 // released, or (a recipe's own Close) recipe_closed.
 func Reason(err error) string {
 	if r, lost := lossReason(err); lost {
@@ -345,6 +373,7 @@ func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
 // Err becomes reason if it was nil.
 func (n *Node) Forget(reason error) {
 	n.releaseOnce.Do(func() {
+		n.endLease()
 		n.finish(reason)
 		n.unhook()
 		n.stop()
@@ -365,6 +394,7 @@ func (n *Node) release() error {
 	n.unhook()
 	n.stop()
 	n.wg.Wait()
+	expired := n.endLease()
 	lost := n.Err()
 	n.finish(ErrReleased)
 	// The delete only has to be on its way: ZooKeeper applies it before
@@ -373,7 +403,9 @@ func (n *Node) release() error {
 	// A lost hold's node may belong to a session being replaced: Leave
 	// then deletes it in the background, only while it is still ours.
 	var err error
-	if errors.Is(lost, ErrNodeDeleted) {
+	if expired {
+		// The lease's end queued the delete already (expire).
+	} else if errors.Is(lost, ErrNodeDeleted) {
 		// Gone, or not the node we were granted: a blind delete sent to
 		// its path would take a node someone else has made there since.
 		// The background delete checks the owner first, so it leaves
@@ -551,4 +583,113 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// Lease makes the node end by itself d from now, unless it ends first or
+// is extended: its holds' signals fire with ErrLeaseExpired and its node is
+// deleted, whether or not the holder ever releases it. A node that has a
+// lease already keeps the later of the two ends (a reentrant acquire
+// renews it, as Redisson's lock(leaseTime) does). Call it before the
+// node's first Hold is handed out; on a node that has ended it does
+// nothing. d must be positive.
+func (n *Node) Lease(d time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.err != nil || n.releasing {
+		return
+	}
+	n.pushLocked(d)
+}
+
+// pushLocked moves the lease's end to now+d if that is later.
+func (n *Node) pushLocked(d time.Duration) {
+	end := time.Now().Add(d)
+	if !n.deadline.IsZero() && !end.After(n.deadline) {
+		return
+	}
+	n.deadline = end
+	if n.timer == nil {
+		n.timer = time.AfterFunc(d, n.expire)
+	} else {
+		// A callback already on its way finds the new end later than now
+		// and returns; the reset one comes at the new end.
+		n.timer.Reset(d)
+	}
+}
+
+// expire is the lease's end: the node stops being trusted (the first reason
+// wins: a hold lost before says why it was lost) and its node is deleted in
+// the background, only while it is still our session's (a lost hold's node
+// may be gone or belong to a session being replaced). It deletes even a
+// node lost before, since a holder that forgets to release must not keep
+// others out for as long as its session lives: that is what a lease is
+// for. It never blocks: the client's background deleter does the work and
+// Client.Drain waits for it.
+func (n *Node) expire() {
+	n.mu.Lock()
+	if n.releasing || n.expired || n.deadline.IsZero() || time.Now().Before(n.deadline) {
+		n.mu.Unlock() // released, or extended since the timer was set
+		return
+	}
+	n.expired = true
+	// Ended in the same step: an Extend or a reentrant acquire that comes
+	// after this sees the hold lost, never a lease that still seems to run.
+	first := n.endLocked(ErrLeaseExpired)
+	n.mu.Unlock()
+	if first {
+		n.report(ErrLeaseExpired)
+	}
+	if err := fwlink.Of(n.client).DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
+		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
+			"path", n.path, "session", sessionHex(n.session.ID), "err", err)
+	}
+}
+
+// endLease stops the lease for a release (or the client's Close, or
+// Forget), and reports whether its end came first and deleted the node.
+func (n *Node) endLease() (expired bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.releasing = true
+	if n.timer != nil {
+		n.timer.Stop()
+	}
+	return n.expired
+}
+
+// Extend moves the end of the hold's lease to d from now, if that is later
+// than it is (it never shortens a lease). It fails with ErrNoLeaseTime for
+// a hold acquired without a lease time, with ErrReleased after Release, and
+// with an error wrapping ErrHoldLost and the reason once the hold has ended
+// otherwise (its lease ran out: ErrLeaseExpired).
+func (h *Hold) Extend(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, ErrInvalidOption, d)
+	}
+	if h.released.Load() {
+		return fmt.Errorf("extend %s: %w", h.node.path, ErrReleased)
+	}
+	n := h.node
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case h.err != nil && errors.Is(h.err, ErrReleased):
+		return fmt.Errorf("extend %s: %w", n.path, h.err)
+	case h.err != nil:
+		return fmt.Errorf("extend %s: %w: %w", n.path, ErrHoldLost, n.told(h.err))
+	case n.releasing:
+		return fmt.Errorf("extend %s: %w", n.path, ErrReleased)
+	case n.deadline.IsZero():
+		return fmt.Errorf("extend %s: %w", n.path, ErrNoLeaseTime)
+	}
+	n.pushLocked(d)
+	return nil
+}
+
+// Expiry is when the hold's lease ends, and false if it has none.
+func (h *Hold) Expiry() (time.Time, bool) {
+	n := h.node
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.deadline, !n.deadline.IsZero()
 }

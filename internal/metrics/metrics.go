@@ -136,14 +136,15 @@ type Reason int
 
 // The reasons a hold is lost.
 const (
-	Suspended   Reason = iota // the link was in doubt (standard error policy)
-	SessionLost               // the session is gone
-	NodeDeleted               // its node was deleted or re-created by someone else
-	Closed                    // its client was closed under it
+	Suspended    Reason = iota // the link was in doubt (standard error policy)
+	SessionLost                // the session is gone
+	NodeDeleted                // its node was deleted or re-created by someone else
+	Closed                     // its client was closed under it
+	LeaseExpired               // its lease time ran out (WithLeaseTime)
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"suspended", "session_lost", "node_deleted", "closed"}
+var reasonNames = [numReasons]string{"suspended", "session_lost", "node_deleted", "closed", "lease_expired"}
 
 // String is the reason attribute's value.
 func (r Reason) String() string { return reasonNames[r] }

@@ -13,6 +13,7 @@ package option
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -28,6 +29,7 @@ const (
 	Revocable     Name = "WithRevocable"
 	AutoRequeue   Name = "WithAutoRequeue"
 	ErrorHandler  Name = "WithErrorHandler"
+	LeaseTime     Name = "WithLeaseTime"
 )
 
 // Config is what the options of one recipe set.
@@ -38,6 +40,9 @@ type Config struct {
 	Revocable   bool
 	AutoRequeue bool
 	OnError     func(error)
+	// Lease, if positive, is how long each hold lasts at most unless
+	// extended (WithLeaseTime).
+	Lease time.Duration
 	// Kind, if set, is the recipe's kind in the metrics instead of its
 	// own: a recipe built on another (a selector on a mutex) says what it
 	// is. Only this module can set it (WithKind).
@@ -66,6 +71,19 @@ func WithParticipantID(id string) Func {
 // WithRevocable makes holds follow Curator's revocation requests.
 func WithRevocable() Func {
 	return func(c *Config) error { mark(c, Revocable); c.Revocable = true; return nil }
+}
+
+// WithLeaseTime makes every hold end by itself d after it is granted
+// (unless extended), its node deleted; d must be positive.
+func WithLeaseTime(d time.Duration) Func {
+	return func(c *Config) error {
+		mark(c, LeaseTime)
+		if d <= 0 {
+			return fmt.Errorf("%w: lease time %v is not positive", errs.ErrInvalidOption, d)
+		}
+		c.Lease = d
+		return nil
+	}
 }
 
 // WithAutoRequeue makes a leader selector compete again after each term.

@@ -35,6 +35,7 @@ type Lock struct {
 	client    *framework.Client
 	request   contend.Request
 	revocable bool
+	lease     time.Duration // each node's lease time; 0: none
 	meter     *metrics.Recipe
 
 	life   context.Context // cancelled by Close: ends waits in progress
@@ -54,10 +55,12 @@ type entry struct {
 
 // New returns a lock whose contenders queue as described by request (its
 // Client must be client). kind names the recipe in the client's metrics.
-func New(client *framework.Client, kind metrics.Kind, request contend.Request, revocable bool) *Lock {
+// lease, if positive, is the lease time of every node it is granted
+// (hold.Node.Lease), renewed by each reentrant acquire.
+func New(client *framework.Client, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
-	return &Lock{client: client, request: request, revocable: revocable, life: life, cancel: cancel, holds: map[int64]*entry{},
+	return &Lock{client: client, request: request, revocable: revocable, lease: lease, life: life, cancel: cancel, holds: map[int64]*entry{},
 		meter: fwlink.Of(client).Metrics().Recipe(kind, request.Dir)}
 }
 
@@ -103,6 +106,9 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	if e == nil {
 		return nil, false, nil
 	}
+	if l.lease > 0 {
+		e.node.Lease(l.lease)
+	}
 	h, err := hold.NewHold(e.node, l.releaser(g))
 	if err != nil {
 		return nil, false, err
@@ -124,6 +130,9 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 		l.mu.Unlock()
 		_ = n.Release()
 		return nil, ErrClosed
+	}
+	if l.lease > 0 {
+		n.Lease(l.lease)
 	}
 	h, err := hold.NewHold(n, l.releaser(g))
 	if err != nil {

@@ -32,6 +32,8 @@ var (
 	ErrSessionLost      = hold.ErrSessionLost
 	ErrNodeDeleted      = hold.ErrNodeDeleted
 	ErrReleased         = hold.ErrReleased
+	ErrLeaseExpired     = hold.ErrLeaseExpired
+	ErrNoLeaseTime      = hold.ErrNoLeaseTime
 )
 
 // lockName is Curator's node name for InterProcessMutex.
@@ -59,11 +61,11 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
-	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable}, opts)
+	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {
 		return nil, err
 	}
-	l := reentrant.New(client, cfg.KindOr(metrics.Mutex), contend.Request{Dir: path, Name: lockName, Data: cfg.ID, Driver: contend.First(1)}, cfg.Revocable)
+	l := reentrant.New(client, cfg.KindOr(metrics.Mutex), contend.Request{Dir: path, Name: lockName, Data: cfg.ID, Driver: contend.First(1)}, cfg.Revocable, cfg.Lease)
 	return &Mutex{client: client, path: path, lock: l}, nil
 }
 

@@ -1,6 +1,8 @@
 package mutex
 
 import (
+	"time"
+
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 )
@@ -19,6 +21,17 @@ func WithParticipantID(id string) Option { return Option(option.WithParticipantI
 // node anyway, to learn if someone else deletes it. A SemaphoreMutex is not
 // revocable (ErrNotRevocable).
 func WithRevocable() Option { return Option(option.WithRevocable()) }
+
+// WithLeaseTime makes every hold end by itself d after it is granted, as
+// Redisson's lock(leaseTime): its Done fires with ErrLeaseExpired and its
+// node is deleted, even if the holder never releases it (a holder that
+// forgets, hangs or deadlocks keeps others out for d at most, not for as
+// long as its session lives). Hold.Extend moves the end later. d must be
+// positive. The end is measured on this process's clock; like any loss,
+// the holder learns of it before the node is deleted, and so before anyone
+// else can be granted.
+// A reentrant acquire renews the lease to at least d from then.
+func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(d)) }
 
 // DefaultParticipantID is Curator's default participant id: the address this
 // host's name resolves to (Java's InetAddress.getLocalHost().getHostAddress(),

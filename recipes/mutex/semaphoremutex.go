@@ -36,21 +36,24 @@ type SemaphoreMutex struct {
 }
 
 // NewSemaphoreMutex returns a non-reentrant mutex on path. WithParticipantID
-// sets the data of its lease nodes; WithRevocable is refused
-// (ErrNotRevocable).
+// sets the data of its lease nodes, WithLeaseTime bounds each hold;
+// WithRevocable is refused (ErrNotRevocable).
 func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*SemaphoreMutex, error) {
 	if client == nil {
 		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable}, opts)
+	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Revocable {
 		return nil, ErrNotRevocable
 	}
-	sem, err := semaphore.New(client, path, 1, semaphore.WithParticipantID(string(cfg.ID)),
-		semaphore.Option(option.WithKind(metrics.SemaphoreMutex)))
+	semOpts := []semaphore.Option{semaphore.WithParticipantID(string(cfg.ID)), semaphore.Option(option.WithKind(metrics.SemaphoreMutex))}
+	if cfg.Lease > 0 {
+		semOpts = append(semOpts, semaphore.WithLeaseTime(cfg.Lease))
+	}
+	sem, err := semaphore.New(client, path, 1, semOpts...)
 	if err != nil {
 		return nil, err
 	}

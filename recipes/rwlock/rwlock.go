@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -58,6 +59,8 @@ var (
 	ErrSuspended        = hold.ErrSuspended
 	ErrSessionLost      = hold.ErrSessionLost
 	ErrReleased         = hold.ErrReleased
+	ErrLeaseExpired     = hold.ErrLeaseExpired
+	ErrNoLeaseTime      = hold.ErrNoLeaseTime
 	ErrNodeDeleted      = hold.ErrNodeDeleted
 )
 
@@ -96,6 +99,18 @@ func WithParticipantID(id string) Option { return Option(option.WithParticipantI
 // Curator's lock is a revocable InterProcessMutex.
 func WithRevocable() Option { return Option(option.WithRevocable()) }
 
+// WithLeaseTime makes every read and write hold end by itself d after it is granted, as
+// Redisson's lock(leaseTime): its Done fires with ErrLeaseExpired and its
+// node is deleted, even if the holder never releases it (a holder that
+// forgets, hangs or deadlocks keeps others out for d at most, not for as
+// long as its session lives). Hold.Extend moves the end later. d must be
+// positive. The end is measured on this process's clock; like any loss,
+// the holder learns of it before the node is deleted, and so before anyone
+// else can be granted.
+// A reentrant acquire renews the lease to at least d from then; a hold a
+// downgrade makes is a read hold, with a lease of its own from then.
+func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(d)) }
+
 // New returns the read-write lock on directory path.
 func New(client *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	if client == nil {
@@ -104,7 +119,7 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
-	cfg, err := option.Build("rwlock", []option.Name{option.ParticipantID, option.Revocable}, opts)
+	cfg, err := option.Build("rwlock", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +127,10 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	markers := []string{readName, writeName}
 	l.read = &ReadLock{rw: l, lock: reentrant.New(client, metrics.RWLockRead, contend.Request{
 		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
-	}, cfg.Revocable)}
+	}, cfg.Revocable, cfg.Lease)}
 	l.write = &WriteLock{rw: l, lock: reentrant.New(client, metrics.RWLockWrite, contend.Request{
 		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
-	}, cfg.Revocable)}
+	}, cfg.Revocable, cfg.Lease)}
 	return l, nil
 }
 

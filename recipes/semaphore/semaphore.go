@@ -37,6 +37,8 @@ var (
 	ErrWouldBlock       = hold.ErrWouldBlock
 	ErrClosed           = hold.ErrClosed
 	ErrReleased         = hold.ErrReleased
+	ErrLeaseExpired     = hold.ErrLeaseExpired
+	ErrNoLeaseTime      = hold.ErrNoLeaseTime
 	ErrHoldLost         = hold.ErrHoldLost
 	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
 	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
@@ -67,6 +69,7 @@ type Semaphore struct {
 	countPath string // the SharedCount node, "" for a fixed maximum
 	fixed     int    // the fixed maximum, 0 with a shared count
 	id        []byte
+	lease     time.Duration // each lease node's lease time (WithLeaseTime); 0: none
 	meter     *metrics.Recipe
 
 	life   context.Context // cancelled by Close: ends waits in progress
@@ -127,7 +130,7 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
-	cfg, err := option.Build("semaphore", []option.Name{option.ParticipantID}, opts)
+	cfg, err := option.Build("semaphore", []option.Name{option.ParticipantID, option.LeaseTime}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +140,7 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 		locks:      framework.Join(path, locksDir),
 		leases:     framework.Join(path, leasesDir),
 		id:         cfg.ID,
+		lease:      cfg.Lease,
 		meter:      fwlink.Of(client).Metrics().Recipe(cfg.KindOr(metrics.Semaphore), path),
 		maxChanged: make(chan struct{}),
 		held:       map[*ihold.Hold]struct{}{},
@@ -366,6 +370,9 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	var lost error
 	for i, q := range g.nodes {
 		n := ihold.NewNode(s.client, &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}, false, s.meter)
+		if s.lease > 0 {
+			n.Lease(s.lease)
+		}
 		nodes[i] = n
 		h, err := ihold.NewHold(n, func(h *ihold.Hold) error { s.forget(h); return n.Release() })
 		if err != nil {
