@@ -196,7 +196,20 @@ func (c *contender) loop(ctx context.Context) error {
 			return err
 		}
 		defer m.Close()
-		c.lockLoop(ctx, "", m.Acquire, func(h *hold.Hold) error { return m.Release() })
+		// One hold in three has a lease shorter than many holds last (see
+		// work), so that leases run out mid-work, and under every fault.
+		leased, err := mutex.New(c.client, c.spec.Path, mutex.WithParticipantID(c.spec.ID), mutex.WithLeaseTime(leaseTime))
+		if err != nil {
+			return err
+		}
+		defer leased.Close()
+		for ctx.Err() == nil {
+			if c.rng.IntN(3) == 0 {
+				c.lockOnce(ctx, "", leased.Acquire, func(h *hold.Hold) error { return leased.Release() })
+			} else {
+				c.lockOnce(ctx, "", m.Acquire, func(h *hold.Hold) error { return m.Release() })
+			}
+		}
 	case RWLock:
 		l, err := rwlock.New(c.client, c.spec.Path, rwlock.WithParticipantID(c.spec.ID))
 		if err != nil {
@@ -248,7 +261,24 @@ func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(cont
 		c.failed(ctx, op, mode, err)
 		return
 	}
-	c.hold(op, mode, h.Token(), h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) }, h.Fenced)
+	c.hold(op, mode, h.Token(), h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) }, h.Fenced, leaseEnded(h))
+}
+
+// leaseTime is the lease of the mutex contenders' leased holds.
+const leaseTime = 600 * time.Millisecond
+
+// leaseEnded says when h stopped being trusted if its lease ran out: the
+// lease's end, which the library's signal follows (the goroutine that
+// reports it may be scheduled a moment later, after the node is deleted
+// and the next holder granted); 0 otherwise.
+func leaseEnded(h *hold.Hold) func() int64 {
+	return func() int64 {
+		end, ok := h.Expiry()
+		if !ok || !errors.Is(h.Err(), hold.ErrLeaseExpired) {
+			return 0
+		}
+		return min(end.UnixNano(), now())
+	}
 }
 
 func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
@@ -264,7 +294,7 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 			continue
 		}
 		l := leases[0]
-		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Release, l.Fenced)
+		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Release, l.Fenced, nil)
 	}
 }
 
@@ -326,7 +356,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 			err := l.Close()
 			l = nil
 			return err
-		}, term.Fenced)
+		}, term.Fenced, nil)
 	}
 }
 
@@ -355,7 +385,7 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 			}
 			return errString(context.Cause(jctx))
 		}
-		c.hold(asked(), "", token, jctx.Done(), why, func() error { return nil }, nil)
+		c.hold(asked(), "", token, jctx.Done(), why, func() error { return nil }, nil, nil)
 		// Returning gives leadership up, and auto-requeue asks again at once.
 		ask()
 		return nil
@@ -390,7 +420,7 @@ type fencedFunc func(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 // signal is watched on its own goroutine so its time is when it fired, not
 // when the work noticed. fenced, if not nil, is the hold's Fenced: its
 // work writes the ZooKeeper register with it.
-func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan struct{}, why func() string, release func() error, fenced fencedFunc) {
+func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan struct{}, why func() string, release func() error, fenced fencedFunc, ended func() int64) {
 	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Session: c.client.Session().ID})
 	if c.spec.Register == "" {
 		fenced = nil
@@ -406,7 +436,11 @@ func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan str
 			select {
 			case <-releasing: // the release itself ended the hold
 			default:
-				c.emit(Event{Kind: KindLoss, Op: op, Detail: why()})
+				e := Event{Kind: KindLoss, Op: op, Detail: why()}
+				if ended != nil {
+					e.T = ended()
+				}
+				c.emit(e)
 			}
 		case <-releasing:
 		}
