@@ -71,7 +71,7 @@ type sniffConn struct {
 
 	mu      sync.Mutex
 	pending map[int32]*createTrace // xid of a traced create → its trace
-	sent    map[int32][]int64      // xid → send times of requests not yet answered
+	sent    map[int32]sendTimes    // xid → send times of requests not yet answered
 	session int64
 
 	// read side: the frame being parsed
@@ -109,10 +109,23 @@ func (c *sniffConn) noteSent(b []byte) {
 	now := time.Now().UnixNano()
 	c.mu.Lock()
 	if c.sent == nil {
-		c.sent = map[int32][]int64{}
+		c.sent = map[int32]sendTimes{}
 	}
-	c.sent[xid] = append(c.sent[xid], now)
+	if q, ok := c.sent[xid]; ok {
+		q.more = append(q.more, now)
+		c.sent[xid] = q
+	} else {
+		c.sent[xid] = sendTimes{first: now}
+	}
 	c.mu.Unlock()
+}
+
+// sendTimes are the send times of the unanswered requests of one xid,
+// oldest first. Only pings and the like share an xid: a request's own
+// time is kept without a slice, so noting it allocates nothing.
+type sendTimes struct {
+	first int64
+	more  []int64
 }
 
 // answered returns the send time of the oldest request with xid not yet
@@ -120,15 +133,15 @@ func (c *sniffConn) noteSent(b []byte) {
 func (c *sniffConn) answered(xid int32) (at int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.sent[xid]
-	if len(q) == 0 {
+	q, ok := c.sent[xid]
+	if !ok {
 		return 0, false
 	}
-	at = q[0]
-	if len(q) == 1 {
+	at = q.first
+	if len(q.more) == 0 {
 		delete(c.sent, xid)
 	} else {
-		c.sent[xid] = q[1:]
+		c.sent[xid] = sendTimes{first: q.more[0], more: q.more[1:]}
 	}
 	return at, true
 }
@@ -212,6 +225,9 @@ func (c *sniffConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.consume(b[:n])
+	}
+	if err == nil {
+		return n, nil // the hot path: errors.As would make ne escape on every read
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
