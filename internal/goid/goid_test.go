@@ -1,6 +1,7 @@
 package goid
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -28,5 +29,22 @@ func TestCurrentIsStableWithinAGoroutineAndDistinctAcross(t *testing.T) {
 func BenchmarkCurrent(b *testing.B) {
 	for b.Loop() {
 		Current()
+	}
+}
+
+// The fast read is in use on this Go release, and agrees with the slow one
+// in many goroutines, not only the two checked at start-up.
+func TestFastReadAgreesWithRuntimeStack(t *testing.T) {
+	assert.True(t, useFast, "the fast read disagreed with runtime.Stack at start-up on %s", runtime.Version())
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() { assert.Equal(t, slow(), Current()) })
+	}
+	wg.Wait()
+}
+
+func BenchmarkSlow(b *testing.B) {
+	for b.Loop() {
+		slow()
 	}
 }
