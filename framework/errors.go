@@ -94,11 +94,13 @@ func validatePath(path string, sequential bool) error {
 	case !utf8.ValidString(path):
 		return bad("not valid UTF-8")
 	}
-	segs := strings.Split(path[1:], "/")
-	if sequential && strings.HasSuffix(path, "/") {
-		segs = segs[:len(segs)-1]
+	rest := path[1:]
+	if sequential {
+		rest = strings.TrimSuffix(rest, "/")
 	}
-	for _, seg := range segs {
+	// strings.SplitSeq, not Split: every request checks its path, and the
+	// slice was a lock operation's largest allocation of its own.
+	for seg := range strings.SplitSeq(rest, "/") {
 		switch seg {
 		case "":
 			return bad("empty segment (//)")
