@@ -486,10 +486,12 @@ func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
 // exported, since the raw connection bypasses every rule of the framework.
 type plumbing struct{ c *Conn }
 
-func (p plumbing) ZK() *zk.Conn                             { return p.c.zk }
-func (p plumbing) TraceCreate(prefix string) connlink.Trace { return p.c.traceCreate(prefix) }
-func (p plumbing) TraceDelete(path string) connlink.Trace   { return p.c.traceDelete(path) }
-func (p plumbing) Observe(f func(ev any)) (remove func())   { return p.c.observe(f) }
+func (p plumbing) ZK() *zk.Conn { return p.c.zk }
+func (p plumbing) TraceCreate(prefix string, onSent func()) connlink.Trace {
+	return p.c.traceCreate(prefix, onSent)
+}
+func (p plumbing) TraceDelete(path string) connlink.Trace { return p.c.traceDelete(path) }
+func (p plumbing) Observe(f func(ev any)) (remove func()) { return p.c.observe(f) }
 
 // observe calls f with every state change from now on, under c.mu.
 func (c *Conn) observe(f func(any)) (remove func()) {

@@ -397,6 +397,7 @@ type createTrace struct {
 
 	sentOnce sync.Once
 	sent     chan struct{}
+	onSent   func() // runs in markSent, before sent closes
 
 	mu      sync.Mutex
 	done    bool
@@ -408,10 +409,11 @@ type createTrace struct {
 // traceCreate follows the next create requests whose path starts with prefix
 // (a full server path: namespace included). Sent closes once such a request
 // has been written to the server: a request sent on the same session after
-// that is answered after it. Result reports the zxid of a successful reply.
-// Close the trace when done with it.
-func (c *Conn) traceCreate(prefix string) *createTrace {
-	t := &createTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{})}
+// that is answered after it; onSent, if not nil, runs just before, on the
+// send loop (it must not block). Result reports the zxid of a successful
+// reply. Close the trace when done with it.
+func (c *Conn) traceCreate(prefix string, onSent func()) *createTrace {
+	t := &createTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{}), onSent: onSent}
 	c.tracer.add(t)
 	return t
 }
@@ -438,7 +440,14 @@ func (t *createTrace) Result() (path string, zxid, session int64, ok bool) {
 // Close stops following.
 func (t *createTrace) Close() { t.tr.remove(t) }
 
-func (t *createTrace) markSent() { t.sentOnce.Do(func() { close(t.sent) }) }
+func (t *createTrace) markSent() {
+	t.sentOnce.Do(func() {
+		if t.onSent != nil {
+			t.onSent()
+		}
+		close(t.sent)
+	})
+}
 
 func (t *createTrace) complete(path string, zxid, session int64) {
 	t.mu.Lock()

@@ -533,6 +533,17 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 	if ctx.Done() == nil {
 		return f()
 	}
+	if ctx == c.life {
+		// Only Close ends the client's life, and Close waits for every
+		// call it spawned to return anyway: a goroutine to abandon f on
+		// would cost each background request (a listing, a release's
+		// delete) a goroutine and buy nothing.
+		if inflight != nil {
+			inflight.Add(1)
+			defer inflight.Done()
+		}
+		return f()
+	}
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}

@@ -27,19 +27,20 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	id := uuid.NewString()
 	parent := Parent(path)
 	prefix := Join(parent, protectedName(id, ""))
-	trace := c.wire().TraceCreate(c.ns.fix(prefix))
+	// The listing is sent from the connection's send loop, the moment the
+	// create is about to be written (so it is answered after the create),
+	// and the create runs on the caller's goroutine: no goroutine of its
+	// own to wait for the create's "sent" while it is made.
+	var (
+		joined  = make(chan struct{})
+		mine    *listing
+		joinErr error
+	)
+	trace := c.wire().TraceCreate(c.ns.fix(prefix), func() {
+		mine, joinErr = c.joinListing(parent)
+		close(joined)
+	})
 	defer trace.Close()
-
-	type created struct {
-		path string
-		err  error
-	}
-	createc := make(chan created, 1)
-	before := c.conn.Session()
-	go func() {
-		p, err := c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id))
-		createc <- created{p, err}
-	}()
 
 	type listed struct {
 		kids    []string
@@ -47,22 +48,26 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 		changed <-chan zk.Event
 		err     error
 	}
-	var res created
+	before := c.conn.Session()
+	var res struct {
+		path string
+		err  error
+	}
+	res.path, res.err = c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id))
 	var l listed
 	select {
-	case <-trace.Sent():
-		// The create is on the wire: a listing sent from now on sees it.
-		mine, err := c.joinListing(parent)
-		res = <-createc
+	case <-joined:
+		// The create went out with a listing behind it. (A create answered
+		// has been written, and the listing joined before it was.)
 		switch {
 		case res.err != nil: // nothing to list for
-		case err == nil:
+		case joinErr == nil:
 			l.kids, l.pzxid, l.changed, l.err = mine.wait(ctx)
 		default:
-			l.err = err
+			l.err = joinErr
 		}
-	case res = <-createc:
-		l.err = errNotListed
+	default:
+		l.err = errNotListed // failed before it was written, or ctx ended
 	}
 	if res.err != nil {
 		return nil, res.err

@@ -55,8 +55,8 @@ func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, pzxi
 
 // joinListing is listAfter without the wait: the listing it returns is
 // sent after the call (or is being sent, with others'), and wait gives its
-// result. Enqueue joins from its own goroutine, the one that waits for the
-// create, so that a pipelined listing costs no goroutine of its own.
+// result. It never blocks: enqueue joins from the connection's send loop,
+// just before its create is written (connlink.Conn.TraceCreate).
 func (c *Client) joinListing(dir string) (*listing, error) {
 	l := &c.listers
 	l.mu.Lock()

@@ -24,7 +24,10 @@ type Conn interface {
 	// ZK is the go-zookeeper connection of the current session.
 	ZK() *zk.Conn
 	// TraceCreate traces the next create whose path starts with prefix.
-	TraceCreate(prefix string) Trace
+	// onSent, if not nil, runs once, on the connection's send loop, right
+	// before the first such request is written: a request sent on the
+	// same session from then on is answered after it. It must not block.
+	TraceCreate(prefix string, onSent func()) Trace
 	// TraceDelete traces the next delete of path.
 	TraceDelete(path string) Trace
 	// Observe calls f with each state change from now on (ev is a
