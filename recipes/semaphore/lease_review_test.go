@@ -1,0 +1,48 @@
+package semaphore_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+)
+
+// Review (lease-time holds): the lease exists for holders that never
+// release. Once a forgotten lease has run out (signal fired, node deleted
+// by the lease), nothing of it should stay behind in the process: before,
+// each forgotten lease keeps its node's watchSignal goroutine (and its
+// client OnClose hook, and its entry in the Semaphore's held set) until the
+// Semaphore or the client is closed (expire never cancels n.life nor
+// unhooks), so a long-lived Semaphore whose holders keep forgetting grows
+// by a goroutine per forgotten lease, without bound.
+func TestForgottenLeasesThatRanOutLeaveNoGoroutine(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	s := newSem(t, c, "/sem/lease-forgotten", 1, semaphore.WithLeaseTime(200*time.Millisecond))
+	// One full cycle first: whatever the Semaphore starts once is not counted.
+	l, err := s.Acquire(ctxT(t, 10*time.Second), 1)
+	require.NoError(t, err)
+	require.NoError(t, l[0].Release())
+	before := []goleak.Option{goleak.IgnoreCurrent(),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+
+	const forgotten = 5
+	for range forgotten {
+		ls, err := s.Acquire(ctxT(t, 10*time.Second), 1) // waits for the previous lease's end
+		require.NoError(t, err)
+		testkit.WaitClosed(t, ls[0].Done(), 5*time.Second, "the lease's end")
+		require.ErrorIs(t, ls[0].Err(), semaphore.ErrLeaseExpired)
+		// ... and never released: that is what the lease is for.
+	}
+	waitNodes(t, c, "/sem/lease-forgotten/leases", 0)
+	var leaked error
+	assert.Eventually(t, func() bool { leaked = goleak.Find(before...); return leaked == nil }, 5*time.Second, 50*time.Millisecond)
+	assert.NoError(t, leaked, "goroutines left by %d forgotten leases that ran out", forgotten)
+}
