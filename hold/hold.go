@@ -13,7 +13,8 @@
 //   - Done closes, and Err says why, the moment the hold can no longer be
 //     trusted: the link is in doubt (ErrSuspended, under the client's
 //     standard error policy), the session is gone (ErrSessionLost), or its
-//     node was deleted or re-created by someone else (ErrNodeDeleted); under
+//     node was deleted or re-created by someone else (ErrNodeDeleted), or
+//     its lease time ran out (ErrLeaseExpired, with WithLeaseTime); under
 //     the standard policy this happens before the server can expire the
 //     session, and so before anyone else can be granted the lock; Release
 //     ends it too (ErrReleased); a hold that ended in doubt says
@@ -59,8 +60,9 @@ var (
 	// why. Anything done after that moment was unprotected.
 	ErrHoldLost = errs.ErrHoldLost
 	// ErrLeaseExpired: the hold's lease time (a recipe's WithLeaseTime)
-	// ran out before Release: its node was deleted, and others may hold
-	// it now.
+	// ran out before Release: its node is being deleted (at once, or once
+	// the link is back if it is down), and others may hold the lock
+	// already.
 	ErrLeaseExpired = errs.ErrLeaseExpired
 	// ErrNoLeaseTime: Extend of a hold acquired without a lease time.
 	ErrNoLeaseTime = errs.ErrNoLeaseTime

@@ -242,12 +242,6 @@ func (c *contender) loop(ctx context.Context) error {
 	return nil
 }
 
-func (c *contender) lockLoop(ctx context.Context, mode string, acquire func(context.Context) (*hold.Hold, error), release func(*hold.Hold) error) {
-	for ctx.Err() == nil {
-		c.lockOnce(ctx, mode, acquire, release)
-	}
-}
-
 // lockOnce is one acquire, hold, release round of a lock whose holds are
 // *hold.Hold.
 func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(context.Context) (*hold.Hold, error), release func(*hold.Hold) error) {

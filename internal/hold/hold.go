@@ -93,6 +93,7 @@ type Node struct {
 	timer     *time.Timer
 	releasing bool
 	expired   bool
+	given     bool // a Hold of it was handed out
 }
 
 // NewNode starts following a granted entry: the session's loss signal and
@@ -391,10 +392,10 @@ func (n *Node) Release() error {
 }
 
 func (n *Node) release() error {
+	expired := n.endLease() // first: a lease's end from now on is no loss
 	n.unhook()
 	n.stop()
 	n.wg.Wait()
-	expired := n.endLease()
 	lost := n.Err()
 	n.finish(ErrReleased)
 	// The delete only has to be on its way: ZooKeeper applies it before
@@ -454,6 +455,7 @@ func NewHold(n *Node, release func(*Hold) error) (*Hold, error) {
 	}
 	h := &Hold{node: n, release: release, done: make(chan struct{})}
 	n.holds[h] = struct{}{}
+	n.given = true
 	return h, nil
 }
 
@@ -485,7 +487,8 @@ func (h *Hold) SessionID() int64 { return h.node.session.ID }
 func (h *Hold) Done() <-chan struct{} { return h.done }
 
 // Err is nil while the hold is trusted, then says why it is not:
-// ErrSuspended, ErrSessionLost, ErrNodeDeleted or ErrReleased.
+// ErrSuspended, ErrSessionLost, ErrNodeDeleted, ErrLeaseExpired or
+// ErrReleased.
 func (h *Hold) Err() error {
 	h.node.mu.Lock()
 	defer h.node.mu.Unlock()
@@ -627,8 +630,11 @@ func (n *Node) pushLocked(d time.Duration) {
 // Client.Drain waits for it.
 func (n *Node) expire() {
 	n.mu.Lock()
-	if n.releasing || n.expired || n.deadline.IsZero() || time.Now().Before(n.deadline) {
-		n.mu.Unlock() // released, or extended since the timer was set
+	// Released (every acquisition given back: the release owns the node,
+	// even if it has not reached endLease yet), or extended since the
+	// timer was set.
+	if n.releasing || n.expired || (n.given && len(n.holds) == 0) || n.deadline.IsZero() || time.Now().Before(n.deadline) {
+		n.mu.Unlock()
 		return
 	}
 	n.expired = true
@@ -639,6 +645,10 @@ func (n *Node) expire() {
 	if first {
 		n.report(ErrLeaseExpired)
 	}
+	// Nothing of a forgotten hold stays behind: its watchers end now (its
+	// signal has fired), not at a Release that may never come.
+	n.unhook()
+	n.stop()
 	if err := fwlink.Of(n.client).DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
 		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
 			"path", n.path, "session", sessionHex(n.session.ID), "err", err)

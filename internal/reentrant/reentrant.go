@@ -102,20 +102,37 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	if l.closed || l.client.Closed() {
 		return nil, false, ErrClosed
 	}
-	e := l.holds[g]
+	e := l.live(g)
 	if e == nil {
 		return nil, false, nil
 	}
 	if l.lease > 0 {
 		e.node.Lease(l.lease)
 	}
-	h, err := hold.NewHold(e.node, l.releaser(g))
+	h, err := hold.NewHold(e.node, l.releaser(g, e))
 	if err != nil {
 		return nil, false, err
 	}
 	e.holds = append(e.holds, h)
 	return h, true, nil
 }
+
+// live is g's entry, unless its node's lease ran out: a goroutine that
+// forgot to release is what a lease is for, and it may take the lock
+// again once the lease has given it back (as Redisson's lock(leaseTime)).
+// The expired entry is forgotten here; its holds' Release still reports
+// the lease's end. Called with l.mu held.
+func (l *Lock) live(g int64) *entry {
+	e := l.holds[g]
+	if e != nil && e.expired() {
+		delete(l.holds, g)
+		return nil
+	}
+	return e
+}
+
+// expired reports whether e's node ended by its lease.
+func (e *entry) expired() bool { return errors.Is(e.node.Err(), hold.ErrLeaseExpired) }
 
 // Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.
@@ -134,14 +151,16 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	if l.lease > 0 {
 		n.Lease(l.lease)
 	}
-	h, err := hold.NewHold(n, l.releaser(g))
+	e := &entry{node: n}
+	h, err := hold.NewHold(n, l.releaser(g, e))
 	if err != nil {
 		// Lost between the grant and now: never hand it out.
 		l.mu.Unlock()
 		_ = n.Release()
 		return nil, err
 	}
-	l.holds[g] = &entry{node: n, holds: []*hold.Hold{h}}
+	e.holds = []*hold.Hold{h}
+	l.holds[g] = e
 	l.mu.Unlock()
 	return h, nil
 }
@@ -149,11 +168,10 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 // releaser is the bookkeeping of one acquisition by goroutine g: it leaves
 // g's entry, and the last one releases the node. It may run on any
 // goroutine: a Hold names its acquisition.
-func (l *Lock) releaser(g int64) func(*hold.Hold) error {
+func (l *Lock) releaser(g int64, e *entry) func(*hold.Hold) error {
 	return func(h *hold.Hold) error {
 		l.mu.Lock()
-		e := l.holds[g]
-		if e == nil || !slices.Contains(e.holds, h) {
+		if !slices.Contains(e.holds, h) {
 			l.mu.Unlock()
 			return hold.ErrReleasedByClose // Close released it already
 		}
@@ -162,7 +180,10 @@ func (l *Lock) releaser(g int64) func(*hold.Hold) error {
 			l.mu.Unlock()
 			return nil
 		}
-		delete(l.holds, g)
+		// g may hold a newer entry by now (live forgot this one).
+		if l.holds[g] == e {
+			delete(l.holds, g)
+		}
 		l.mu.Unlock()
 		return e.node.Release()
 	}
@@ -207,17 +228,23 @@ func (l *Lock) Held() (*pub.Hold, bool) {
 	g := goid.Current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.holds[g]; e != nil {
+	if e := l.live(g); e != nil {
 		return (*pub.Hold)(e.holds[len(e.holds)-1]), true
 	}
 	return nil, false
 }
 
-// HeldInProcess reports whether any goroutine holds the lock through l.
+// HeldInProcess reports whether any goroutine holds the lock through l (a
+// hold whose lease ran out does not count).
 func (l *Lock) HeldInProcess() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.holds) > 0
+	for _, e := range l.holds {
+		if !e.expired() {
+			return true
+		}
+	}
+	return false
 }
 
 // Close ends waits in progress with ErrClosed and releases every hold.
@@ -233,6 +260,9 @@ func (l *Lock) Close() error {
 	l.closed = true
 	holds := l.holds
 	l.holds = map[int64]*entry{}
+	for _, e := range holds {
+		e.holds = nil // their Release says ErrReleasedByClose
+	}
 	l.mu.Unlock()
 	l.cancel()
 	var errs []error

@@ -48,6 +48,12 @@ func TestReleaseCalledBeforeTheLeaseEndIsNotALeaseExpiry(t *testing.T) {
 			skipped++ // too late: the lease ran out first, fairly
 			continue
 		}
+		if errors.Is(err, mutex.ErrLeaseExpired) && errors.Is(h.Err(), mutex.ErrLeaseExpired) {
+			// The deadline passed inside Release, before it reached the
+			// node: the lease won the race, and both say so.
+			skipped++
+			continue
+		}
 		if errors.Is(err, mutex.ErrLeaseExpired) {
 			falseLoss++
 			// The hold's own Err says it was released, not lost: Release

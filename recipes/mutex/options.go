@@ -30,7 +30,10 @@ func WithRevocable() Option { return Option(option.WithRevocable()) }
 // positive. The end is measured on this process's clock; like any loss,
 // the holder learns of it before the node is deleted, and so before anyone
 // else can be granted.
-// A reentrant acquire renews the lease to at least d from then.
+// A reentrant acquire renews the lease to at least d from then. Once the
+// lease has run out, the goroutine that forgot its hold may Acquire again
+// (a new hold, as Redisson's); the forgotten hold's Release, by its handle,
+// still says ErrLeaseExpired.
 func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(d)) }
 
 // DefaultParticipantID is Curator's default participant id: the address this

@@ -394,11 +394,27 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 		}
 		return nil, ErrClosed
 	}
+	s.pruneLocked()
 	for _, l := range leases {
 		s.held[(*ihold.Hold)(l)] = struct{}{}
 	}
 	s.mu.Unlock()
 	return leases, nil
+}
+
+// pruneLocked forgets the leases whose lease time ran out: their nodes are
+// deleted already, and their holders may never release them (that is what
+// the lease is for), so a long-lived Semaphore must not keep them. A
+// Release of one still reports the lease's end. Called with s.mu held.
+func (s *Semaphore) pruneLocked() {
+	if s.lease <= 0 {
+		return
+	}
+	for l := range s.held {
+		if errors.Is(l.Err(), ErrLeaseExpired) {
+			delete(s.held, l)
+		}
+	}
 }
 
 // unlock releases the internal mutex, after the deletes of the lease nodes
@@ -423,13 +439,14 @@ func (s *Semaphore) forget(l *ihold.Hold) {
 }
 
 // Leases returns the leases taken through this Semaphore, by any goroutine,
-// and not released yet, in no particular order (as Curator's
+// and not released yet (nor ended by their lease time), in no particular order (as Curator's
 // InterProcessSemaphoreMutex's isAcquiredInThisProcess, for any number of
 // leases). A semaphore's leases belong to no goroutine, so it has no Held
 // in the mutex's per-goroutine sense.
 func (s *Semaphore) Leases() []*hold.Hold {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.pruneLocked()
 	out := make([]*hold.Hold, 0, len(s.held))
 	for l := range s.held {
 		out = append(out, (*hold.Hold)(l))
