@@ -177,6 +177,9 @@ func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byt
 	if st == nil || !bytes.Equal(data, expectedValue) {
 		return res, nil
 	}
+	if v.beforeWrite != nil {
+		v.beforeWrite(nil)
+	}
 	err = v.write(ctx, nil, &zk.SetDataRequest{Path: v.path, Data: newValue, Version: st.Version})
 	switch {
 	case err == nil:
