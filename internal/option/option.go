@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
