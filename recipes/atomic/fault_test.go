@@ -288,3 +288,32 @@ func TestContextEndingBetweenTriesStops(t *testing.T) {
 	_, err := l.Increment(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// The link is cut while the counter holds the promoted lock: the write
+// either commits under the hold, or is refused because the hold is in
+// doubt, or its outcome is unknown; it never lands twice.
+func TestPromotedWriteAcrossACutLandsAtMostOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	obs := newClient(t, cl.Addrs())
+	rival := newLong(t, obs, "/counters/pc")
+	l := newLong(t, c, "/counters/pc", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
+		atomic.WithPromotedToLock("/counters/pc-lock", 10*time.Second, retry.NTimes(3, 0)))
+	promotedLong(t, l, rival, once(func(*hold.Hold) { p.Cut() }))
+	r, err := l.Increment(ctxT(t, 30*time.Second))
+	got := rawLong(t, obs, "/counters/pc")
+	switch {
+	case err == nil:
+		assert.True(t, r.Succeeded)
+		assert.Equal(t, int64(2), got, "the rival's and ours")
+	case errors.Is(err, atomic.ErrHoldLost):
+		assert.Equal(t, int64(1), got, "refused: only the rival's")
+	case errors.Is(err, atomic.ErrOutcomeUnknown):
+		assert.Contains(t, []int64{1, 2}, got)
+	default:
+		t.Fatalf("unexpected error: %v", err)
+	}
+	t.Logf("err %v, counter %d", err, got)
+	testkit.WaitChildren(t, obs, "/counters/pc-lock", 0)
+}
