@@ -50,7 +50,7 @@ func TestChaos(t *testing.T) {
 	if out == "" {
 		out = t.TempDir()
 	}
-	recipes := []chaos.Recipe{chaos.Mutex, chaos.RWLock, chaos.Semaphore, chaos.Latch, chaos.Selector}
+	recipes := []chaos.Recipe{chaos.Mutex, chaos.RWLock, chaos.Semaphore, chaos.Latch, chaos.Selector, chaos.Atomic}
 	if s := os.Getenv("ZKR_CHAOS_RECIPES"); s != "" {
 		recipes = nil
 		for _, name := range strings.Split(s, ",") {
@@ -93,8 +93,14 @@ func TestChaos(t *testing.T) {
 			}
 			// Every recipe with holds writes its ZooKeeper register through
 			// Fenced only; a run that committed nothing has not tested it.
-			if recipe != chaos.Selector && rep.RegisterWrites == 0 {
+			if recipe != chaos.Selector && recipe != chaos.Atomic && rep.RegisterWrites == 0 {
 				t.Errorf("no fenced write reached the ZooKeeper register")
+			}
+			// The counter's checker reports no progress as a violation
+			// itself; here, a run that never lost a reply has not tested
+			// what the recipe does about it.
+			if recipe == chaos.Atomic && rep.Counter.Unknown+rep.Counter.InFlight == 0 {
+				t.Errorf("no write of unknown outcome: the lost-reply case was not exercised")
 			}
 			if rep.FaultsOnHolder == 0 {
 				t.Errorf("no fault hit a holder")

@@ -106,6 +106,9 @@ type Report struct {
 	Violations                                                       []Violation
 	info                                                             porcupine.LinearizationInfo
 	model                                                            porcupine.Model
+
+	// Counter is the atomic counter's findings (Atomic runs only).
+	Counter *CounterReport
 }
 
 func (r *Report) violate(kind, format string, args ...any) {

@@ -271,6 +271,9 @@ func waitStopped(pid int, timeout time.Duration) bool {
 
 // summarize is the run's report for people.
 func summarize(cfg Config, rep *Report, took time.Duration) string {
+	if cfg.Recipe == Atomic {
+		return summarizeAtomic(cfg, rep, took)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
 		cfg.Recipe, cfg.Seed, cfg.Contenders, cfg.SessionTimeout, took.Round(time.Second))

@@ -131,7 +131,10 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	defer operator.Close()
 	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, started: time.Now()}
 	t.Cleanup(r.killAll)
-	if cfg.Recipe != Selector {
+	if cfg.Recipe == Atomic {
+		r.resetCounter()
+	}
+	if cfg.Recipe != Selector && cfg.Recipe != Atomic {
 		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := operator.Create(rctx, r.registerPath(), nil, framework.WithParents())
 		rcancel()
@@ -151,8 +154,13 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
-	rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
-	if cfg.Recipe != Selector {
+	var rep *Report
+	if cfg.Recipe == Atomic {
+		rep = r.checkCounter(history)
+	} else {
+		rep = Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
+	}
+	if cfg.Recipe != Selector && cfg.Recipe != Atomic {
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		entries, err := readRegister(rctx, operator, r.registerPath())
 		rcancel()
@@ -196,7 +204,7 @@ func (r *run) spawn(slot int) *proc {
 	if r.cfg.Recipe != Semaphore {
 		spec.Fence = r.env.Fence.URL()
 	}
-	if r.cfg.Recipe != Selector {
+	if r.cfg.Recipe != Selector && r.cfg.Recipe != Atomic {
 		spec.Register = r.registerPath()
 	}
 	js, err := json.Marshal(spec)

@@ -29,6 +29,10 @@
 //	rw-release <name> read|write            rw-released <name> <mode>
 //	rw-loop <path> read|write <n> <holdMs> <logFile> <id>
 //	                                        loop-done <id>
+//	atomic-get long|int <path>              atomic <path> <value>
+//	atomic-add long|int <path> <delta>      atomic-added <path> <succeeded> <pre> <post>
+//	atomic-loop long|int <path> <n> <retries> <lockPath|-> <id>
+//	                                        atomic-loop-done <id> <ok> <failed> <promoted>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -54,6 +58,14 @@
 //
 // count-set and count-get use Curator's SharedCount (the count a
 // semaphore's maximum can come from), made with the given seed if missing.
+//
+// The atomic commands use Curator's DistributedAtomicLong ("long") or
+// DistributedAtomicInteger ("int"): atomic-add with RetryNTimes(10, 1ms);
+// atomic-loop increments n times on a thread of its own with
+// RetryNTimes(retries, 1ms), promoted (PromotedToLock, 30s timeout,
+// RetryNTimes(100, 1ms)) to the mutex at lockPath unless it is "-", and
+// counts the increments that said they succeeded, those that did not, and
+// those that took the lock.
 //
 // Commands for another recipe (leader latch...) take one register line in
 // the Agent's constructor and a handler; a recipe object that must outlive

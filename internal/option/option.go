@@ -15,9 +15,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // Name names an option, as its constructor is called.
@@ -30,6 +32,9 @@ const (
 	AutoRequeue   Name = "WithAutoRequeue"
 	ErrorHandler  Name = "WithErrorHandler"
 	LeaseTime     Name = "WithLeaseTime"
+	// The atomic counters' (recipes/atomic).
+	RetryPolicy    Name = "WithRetryPolicy"
+	PromotedToLock Name = "WithPromotedToLock"
 )
 
 // Config is what the options of one recipe set.
@@ -47,6 +52,11 @@ type Config struct {
 	// own: a recipe built on another (a selector on a mutex) says what it
 	// is. Only this module can set it (WithKind).
 	Kind *metrics.Kind
+	// Retry, if set, is the policy of a recipe's own retries (the atomic
+	// counters' optimistic tries).
+	Retry *retry.Policy
+	// Promotion, if set, is the lock an atomic counter falls back to.
+	Promotion *Promotion
 
 	given []Name
 }
@@ -99,6 +109,36 @@ func WithErrorHandler(f func(error)) Func {
 			return fmt.Errorf("%w: nil error handler", errs.ErrInvalidOption)
 		}
 		c.OnError = f
+		return nil
+	}
+}
+
+// Promotion is Curator's PromotedToLock: the mutex an atomic counter takes
+// when its optimistic tries are used up, how long it waits for it, and the
+// policy of its tries under it.
+type Promotion struct {
+	Path    string
+	Timeout time.Duration
+	Retry   retry.Policy
+}
+
+// WithRetryPolicy sets a recipe's own retry policy.
+func WithRetryPolicy(p retry.Policy) Func {
+	return func(c *Config) error { mark(c, RetryPolicy); c.Retry = &p; return nil }
+}
+
+// WithPromotedToLock sets the lock an atomic counter is promoted to: a
+// valid lock path and a positive timeout.
+func WithPromotedToLock(path string, timeout time.Duration, p retry.Policy) Func {
+	return func(c *Config) error {
+		mark(c, PromotedToLock)
+		if err := framework.ValidatePath(path); err != nil {
+			return fmt.Errorf("%w: promoted lock path: %w", errs.ErrInvalidOption, err)
+		}
+		if timeout <= 0 {
+			return fmt.Errorf("%w: promoted lock timeout %v: must be positive", errs.ErrInvalidOption, timeout)
+		}
+		c.Promotion = &Promotion{Path: path, Timeout: timeout, Retry: p}
 		return nil
 	}
 }

@@ -37,8 +37,14 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicNumber;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 
@@ -156,6 +162,10 @@ public final class Agent {
         register("selector-start", 3, "<name> <path> <id>", this::selectorStart);
         register("selector-release", 1, "<name>", this::selectorRelease);
         register("selector-close", 1, "<name>", this::selectorClose);
+        // Atomic counters (recipes/atomic), in their own block below.
+        register("atomic-get", 2, "long|int <path>", this::atomicGet);
+        register("atomic-add", 3, "long|int <path> <delta>", this::atomicAdd);
+        register("atomic-loop", 6, "long|int <path> <iterations> <retries> <lockPath|-> <id>", this::atomicLoop);
         register("quit", 0, "", args -> quit());
     }
 
@@ -904,6 +914,72 @@ public final class Agent {
             throw new IllegalStateException("holding, but no participant nodes");
         }
         return nodes.iterator().next();
+    }
+
+    // ---- atomic counters: DistributedAtomicLong / DistributedAtomicInteger ----
+
+    /** A long or an integer counter on path, optionally promoted to a lock. */
+    private DistributedAtomicNumber<? extends Number> atomicCounter(String kind, String path, int retries, String lockPath) {
+        org.apache.curator.RetryPolicy policy = new RetryNTimes(retries, 1);
+        PromotedToLock promoted = lockPath.equals("-") ? null
+                : PromotedToLock.builder().lockPath(lockPath).timeout(30, TimeUnit.SECONDS).retryPolicy(new RetryNTimes(100, 1)).build();
+        switch (kind) {
+            case "long":
+                return new DistributedAtomicLong(client, path, policy, promoted);
+            case "int":
+                return new DistributedAtomicInteger(client, path, policy, promoted);
+            default:
+                throw new IllegalArgumentException("long or int, not " + kind);
+        }
+    }
+
+    /** atomic-get long|int <path>: get(), then "atomic <path> <value>". */
+    private void atomicGet(String[] a) throws Exception {
+        AtomicValue<? extends Number> v = atomicCounter(a[0], a[1], 0, "-").get();
+        answer("atomic " + a[1] + " " + v.postValue());
+    }
+
+    /** atomic-add long|int <path> <delta>: add(), then "atomic-added <path> <succeeded> <pre> <post>". */
+    private void atomicAdd(String[] a) throws Exception {
+        AtomicValue<? extends Number> v = a[0].equals("long")
+                ? ((DistributedAtomicLong) atomicCounter(a[0], a[1], 10, "-")).add(Long.parseLong(a[2]))
+                : ((DistributedAtomicInteger) atomicCounter(a[0], a[1], 10, "-")).add(Integer.parseInt(a[2]));
+        answer("atomic-added " + a[1] + " " + v.succeeded() + " " + v.preValue() + " " + v.postValue());
+    }
+
+    /**
+     * atomic-loop long|int <path> <iterations> <retries> <lockPath|-> <id>:
+     * on a thread of its own, increment() iterations times (RetryNTimes(retries)
+     * optimistic tries, then the lock if one is given), then
+     * "atomic-loop-done <id> <succeeded> <failed> <promoted>": how many
+     * increments said they succeeded, how many did not, and how many took the
+     * lock.
+     */
+    private void atomicLoop(String[] a) {
+        String kind = a[0], path = a[1], lockPath = a[4], id = a[5];
+        int iterations = Integer.parseInt(a[2]), retries = Integer.parseInt(a[3]);
+        Thread t = new Thread(() -> {
+            try {
+                DistributedAtomicNumber<? extends Number> n = atomicCounter(kind, path, retries, lockPath);
+                int ok = 0, failed = 0, promoted = 0;
+                for (int i = 0; i < iterations; i++) {
+                    AtomicValue<? extends Number> v = n.increment();
+                    if (v.succeeded()) {
+                        ok++;
+                    } else {
+                        failed++;
+                    }
+                    if (v.getStats().getPromotedLockTries() > 0) {
+                        promoted++;
+                    }
+                }
+                answer("atomic-loop-done " + id + " " + ok + " " + failed + " " + promoted);
+            } catch (Throwable e) {
+                answerError("atomic-loop " + id, e);
+            }
+        }, "atomic-loop-" + id);
+        t.setDaemon(true);
+        t.start();
     }
 
     private void quit() {

@@ -1,0 +1,235 @@
+package atomic_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+func TestGetOfAMissingNodeIsZeroAndCreatesNothing(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	l := newLong(t, c, "/counters/missing")
+	r, err := l.Get(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.True(t, r.Succeeded)
+	assert.Zero(t, r.PreValue)
+	assert.Zero(t, r.PostValue)
+	_, ok := raw(t, c, "/counters")
+	assert.False(t, ok, "a read made a node")
+}
+
+func TestIncrementCreatesTheNodeAndParentsAsCuratorsEightByteLong(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	l := newLong(t, c, "/counters/a/hits")
+	r, err := l.Increment(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.True(t, r.Succeeded)
+	assert.Equal(t, int64(0), r.PreValue)
+	assert.Equal(t, int64(1), r.PostValue)
+	assert.Equal(t, 1, r.Stats.OptimisticTries)
+	data, _ := raw(t, c, "/counters/a/hits")
+	assert.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 1}, data)
+
+	r, err = l.Add(ctxT(t, 10*time.Second), 41)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), r.PreValue)
+	assert.Equal(t, int64(42), r.PostValue)
+	r, err = l.Subtract(ctxT(t, 10*time.Second), 50)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-8), r.PostValue)
+	r, err = l.Decrement(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, int64(-9), r.PostValue)
+	assert.Equal(t, int64(-9), rawLong(t, c, "/counters/a/hits"))
+}
+
+func TestIntegerIsFourBytesBigEndian(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	i, err := atomic.NewInteger(c, "/counters/int")
+	require.NoError(t, err)
+	defer i.Close()
+	r, err := i.Add(ctxT(t, 10*time.Second), 0x01020304)
+	require.NoError(t, err)
+	assert.Equal(t, int32(0x01020304), r.PostValue)
+	data, _ := raw(t, c, "/counters/int")
+	assert.Equal(t, []byte{1, 2, 3, 4}, data)
+	r, err = i.Add(ctxT(t, 10*time.Second), 0x7fffffff)
+	require.NoError(t, err)
+	assert.Equal(t, int32(-0x7efdfcfd), r.PostValue, "0x01020304+0x7fffffff wraps, as Java's int")
+}
+
+func TestConcurrentIncrementsFromManyClientsSumExactly(t *testing.T) {
+	cl := zktest.Standalone(t)
+	const clients, each = 4, 15
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	succeeded := 0
+	for range clients {
+		l := newLong(t, newClient(t, cl.Addrs()), "/counters/sum", atomic.WithRetryPolicy(retry.NTimes(1000, time.Millisecond)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				r, err := l.Increment(ctxT(t, 30*time.Second))
+				if assert.NoError(t, err) && r.Succeeded {
+					assert.Equal(t, r.PreValue+1, r.PostValue)
+					mu.Lock()
+					succeeded++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, clients*each, succeeded)
+	assert.Equal(t, int64(succeeded), rawLong(t, newClient(t, cl.Addrs()), "/counters/sum"))
+}
+
+func TestCompareAndSetSucceedsOnlyOnTheExpectedValueAndNeverCreates(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	l := newLong(t, c, "/counters/cas")
+	r, err := l.CompareAndSet(ctxT(t, 10*time.Second), 0, 5)
+	require.NoError(t, err)
+	assert.False(t, r.Succeeded, "no node: nothing to compare with, as Curator")
+	_, ok := raw(t, c, "/counters/cas")
+	assert.False(t, ok)
+
+	created, err := l.Initialize(ctxT(t, 10*time.Second), 7)
+	require.NoError(t, err)
+	assert.True(t, created)
+	created, err = l.Initialize(ctxT(t, 10*time.Second), 9)
+	require.NoError(t, err)
+	assert.False(t, created, "it exists")
+
+	r, err = l.CompareAndSet(ctxT(t, 10*time.Second), 6, 10)
+	require.NoError(t, err)
+	assert.False(t, r.Succeeded)
+	assert.Equal(t, int64(7), r.PreValue)
+	r, err = l.CompareAndSet(ctxT(t, 10*time.Second), 7, 10)
+	require.NoError(t, err)
+	assert.True(t, r.Succeeded)
+	assert.Equal(t, int64(10), r.PostValue)
+	assert.Equal(t, int64(10), rawLong(t, c, "/counters/cas"))
+}
+
+func TestTrySetAndForceSet(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	l := newLong(t, c, "/counters/set")
+	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), 3), "creates")
+	assert.Equal(t, int64(3), rawLong(t, c, "/counters/set"))
+	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), -3), "overwrites")
+	assert.Equal(t, int64(-3), rawLong(t, c, "/counters/set"))
+	r, err := l.TrySet(ctxT(t, 10*time.Second), 12)
+	require.NoError(t, err)
+	assert.True(t, r.Succeeded)
+	assert.Equal(t, int64(-3), r.PreValue)
+	assert.Equal(t, int64(12), rawLong(t, c, "/counters/set"))
+}
+
+func TestValueKeepsRawBytes(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	v, err := atomic.NewValue(c, "/values/v")
+	require.NoError(t, err)
+	defer v.Close()
+	r, err := v.Get(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.Nil(t, r.PreValue)
+	r, err = v.TrySet(ctxT(t, 10*time.Second), []byte("one"))
+	require.NoError(t, err)
+	assert.True(t, r.Succeeded)
+	r, err = v.CompareAndSet(ctxT(t, 10*time.Second), []byte("one"), []byte("two"))
+	require.NoError(t, err)
+	assert.True(t, r.Succeeded)
+	assert.Equal(t, []byte("one"), r.PreValue)
+	data, _ := raw(t, c, "/values/v")
+	assert.Equal(t, []byte("two"), data)
+}
+
+func TestCorruptDataIsAnErrorAndIsNotOverwritten(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	_, err := c.Create(ctxT(t, 10*time.Second), "/counters-bad", []byte{1, 2, 3})
+	require.NoError(t, err)
+	l := newLong(t, c, "/counters-bad")
+	_, err = l.Increment(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, atomic.ErrCorrupt)
+	_, err = l.Get(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, atomic.ErrCorrupt)
+	data, _ := raw(t, c, "/counters-bad")
+	assert.Equal(t, []byte{1, 2, 3}, data)
+}
+
+// Contention beyond the optimistic tries promotes to the lock, and the
+// increment still lands exactly once; the lock leaves no node behind.
+func TestPromotionToTheLockWhenOptimisticTriesRunOut(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const clients, each = 4, 10
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	succeeded, promoted := 0, 0
+	for range clients {
+		l := newLong(t, newClient(t, cl.Addrs()), "/counters/promo",
+			atomic.WithRetryPolicy(retry.NTimes(0, 0)),
+			atomic.WithPromotedToLock("/counters/promo-lock", 20*time.Second, retry.NTimes(100, time.Millisecond)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				r, err := l.Increment(ctxT(t, 30*time.Second))
+				if assert.NoError(t, err) && assert.True(t, r.Succeeded) {
+					mu.Lock()
+					succeeded++
+					if r.Stats.PromotedTries > 0 {
+						promoted++
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, clients*each, succeeded)
+	assert.Positive(t, promoted, "no increment was promoted")
+	assert.Equal(t, int64(succeeded), rawLong(t, obs, "/counters/promo"))
+	testkit.WaitChildren(t, obs, "/counters/promo-lock", 0)
+}
+
+// The promoted lock held elsewhere past the timeout: as Curator, not
+// succeeded and no error, and nothing written.
+func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	other := newClient(t, cl.Addrs())
+	otherL := newLong(t, other, "/counters/busy")
+	require.NoError(t, otherL.ForceSet(ctxT(t, 10*time.Second), 1))
+	h := holdMutex(t, other, "/counters/busy-lock")
+	defer h.Release()
+
+	l := newLong(t, c, "/counters/busy",
+		atomic.WithRetryPolicy(retry.NTimes(0, 0)),
+		atomic.WithPromotedToLock("/counters/busy-lock", 300*time.Millisecond, retry.NTimes(3, 0)))
+	atomic.BeforeWrite(l, func(*hold.Hold) { require.NoError(t, otherL.ForceSet(ctxT(t, 10*time.Second), 100)) })
+	r, err := l.Increment(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.False(t, r.Succeeded)
+	assert.Equal(t, 1, r.Stats.OptimisticTries)
+	assert.Zero(t, r.Stats.PromotedTries, "the lock was never granted")
+	assert.GreaterOrEqual(t, r.Stats.PromotedTime, 300*time.Millisecond)
+	assert.Equal(t, int64(100), rawLong(t, c, "/counters/busy"), "nothing written")
+}

@@ -1,0 +1,28 @@
+// Package atomic holds distributed atomic values kept in one ZooKeeper
+// node, wire-compatible with Curator 5.4's DistributedAtomicLong,
+// DistributedAtomicInteger and DistributedAtomicValue on the same path:
+// a Long is 8 bytes big-endian, an Integer 4 bytes big-endian, a Value the
+// node's raw bytes, and a missing or empty node reads as zero (nil).
+//
+// Every change is a compare-and-set: read the node and its version, write
+// the new value with that version. A conflict (someone else wrote first)
+// is tried again under the retry policy (WithRetryPolicy); if that runs
+// out and WithPromotedToLock is set, the counter takes a mutex
+// (recipes/mutex, Curator's InterProcessMutex, so Java clients promoted to
+// the same lock path queue with it) and tries again under it, each write
+// fenced by the hold (it commits only while the mutex is held).
+//
+// Where it differs from Curator: a write is sent at most once. Curator
+// (and a plain framework write) resends a write whose reply was lost, and
+// then re-reads and tries again; if the lost write had been applied, the
+// increment is applied twice. Here a write whose reply was lost returns an
+// error matching ErrOutcomeUnknown, with the value read and the value
+// written in the Result: the node holds one or the other's successors, and
+// only the caller can decide whether to try again. A write is sent again
+// only when it certainly never reached the server.
+//
+// Every operation returns a Result: whether it succeeded, the value before
+// and after, and the counts of Curator's AtomicStats. A compare-and-set
+// that loses to other writers after all its tries is not an error:
+// Succeeded is false.
+package atomic

@@ -1,0 +1,79 @@
+package atomic_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// Bad input is refused with a typed error before anything is sent, and
+// leaves nothing on the server.
+func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	long := func(path string, opts ...atomic.Option) func() error {
+		return func() error { _, err := atomic.NewLong(c, path, opts...); return err }
+	}
+	testkit.MatchSentinels(t, map[string]testkit.Failure{
+		"nil client long":    testkit.Fails(func() error { _, err := atomic.NewLong(nil, "/a"); return err }, atomic.ErrNilClient),
+		"nil client integer": testkit.Fails(func() error { _, err := atomic.NewInteger(nil, "/a"); return err }, atomic.ErrNilClient),
+		"nil client value":   testkit.Fails(func() error { _, err := atomic.NewValue(nil, "/a"); return err }, atomic.ErrNilClient),
+		"empty path":         testkit.Fails(long(""), framework.ErrInvalidPath),
+		"relative path":      testkit.Fails(long("a/b"), framework.ErrInvalidPath),
+		"trailing slash":     testkit.Fails(long("/a/"), framework.ErrInvalidPath),
+		"root":               testkit.Fails(long("/"), framework.ErrInvalidPath),
+		"bad lock path": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l//x", time.Second, retry.NTimes(1, 0))),
+			atomic.ErrInvalidOption, framework.ErrInvalidPath),
+		"zero lock timeout": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l", 0, retry.NTimes(1, 0))),
+			atomic.ErrInvalidOption),
+		"negative lock timeout": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l", -time.Second, retry.NTimes(1, 0))),
+			atomic.ErrInvalidOption),
+		"lock path is the value's": testkit.Fails(long("/a", atomic.WithPromotedToLock("/a", time.Second, retry.NTimes(1, 0))),
+			atomic.ErrInvalidOption),
+		"empty participant id": testkit.Fails(long("/a", atomic.WithParticipantID("")), atomic.ErrInvalidOption),
+	})
+	kids, _, err := c.Children(ctxT(t, 10*time.Second), "/")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"zookeeper"}, kids, "something was created")
+}
+
+func TestEveryOperationAfterCloseIsErrClosedAndCloseIsIdempotent(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	l, err := atomic.NewLong(c, "/counters/closed", atomic.WithPromotedToLock("/counters/closed-lock", time.Second, retry.NTimes(1, 0)))
+	require.NoError(t, err)
+	v, err := atomic.NewValue(c, "/values/closed")
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	require.NoError(t, l.Close())
+	require.NoError(t, v.Close())
+	ctx := ctxT(t, 10*time.Second)
+	testkit.MatchSentinels(t, map[string]testkit.Failure{
+		"get":       testkit.Fails(func() error { _, err := l.Get(ctx); return err }, atomic.ErrClosed),
+		"increment": testkit.Fails(func() error { _, err := l.Increment(ctx); return err }, atomic.ErrClosed),
+		"cas":       testkit.Fails(func() error { _, err := l.CompareAndSet(ctx, 0, 1); return err }, atomic.ErrClosed),
+		"try-set":   testkit.Fails(func() error { _, err := l.TrySet(ctx, 1); return err }, atomic.ErrClosed),
+		"force-set": testkit.Fails(func() error { return l.ForceSet(ctx, 1) }, atomic.ErrClosed),
+		"init":      testkit.Fails(func() error { _, err := l.Initialize(ctx, 1); return err }, atomic.ErrClosed),
+		"value":     testkit.Fails(func() error { _, err := v.TrySet(ctx, []byte("x")); return err }, atomic.ErrClosed),
+	})
+	_, ok := raw(t, c, "/counters")
+	assert.False(t, ok, "something was created")
+}
+
+func TestOperationsOnAClosedClientAreErrClosed(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	l := newLong(t, c, "/counters/client-closed")
+	require.NoError(t, c.Close())
+	_, err := l.Increment(ctxT(t, 10*time.Second))
+	assert.ErrorIs(t, err, atomic.ErrClosed)
+}

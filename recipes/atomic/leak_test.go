@@ -1,0 +1,48 @@
+package atomic_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// Operations own no goroutine after they return, promoted ones and those
+// whose context ended included, and Close ends the promoted mutex's.
+func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	rival := newLong(t, obs, "/counters/leak")
+	before := []goleak.Option{goleak.IgnoreCurrent(),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+	func() {
+		c := newClient(t, cl.Addrs())
+		l, err := atomic.NewLong(c, "/counters/leak", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
+			atomic.WithPromotedToLock("/counters/leak-lock", 5*time.Second, retry.NTimes(2, 0)))
+		require.NoError(t, err)
+		atomic.BeforeWrite(l, func(h *hold.Hold) {
+			if h == nil {
+				_, _ = rival.Increment(ctxT(t, 10*time.Second))
+			}
+		})
+		for range 3 {
+			r, err := l.Increment(ctxT(t, 10*time.Second))
+			require.NoError(t, err)
+			assert.Positive(t, r.Stats.PromotedTries)
+		}
+		_, err = l.Increment(testkit.Cancelled())
+		assert.Error(t, err)
+		require.NoError(t, l.Close())
+		require.NoError(t, c.Close())
+	}()
+	assert.NoError(t, goleak.Find(before...))
+}

@@ -1,0 +1,66 @@
+package atomic_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
+
+func newClient(t *testing.T, addrs []string) *framework.Client { return testkit.Client(t, addrs) }
+
+func ctxT(t *testing.T, d time.Duration) context.Context { return testkit.Ctx(t, d) }
+
+func newLong(t *testing.T, c *framework.Client, path string, opts ...atomic.Option) *atomic.Long {
+	t.Helper()
+	l, err := atomic.NewLong(c, path, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// raw reads the node as the server has it (nil, false if it does not
+// exist).
+func raw(t *testing.T, c *framework.Client, path string) ([]byte, bool) {
+	t.Helper()
+	data, _, err := c.Get(ctxT(t, 10*time.Second), path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, false
+	}
+	require.NoError(t, err)
+	return data, true
+}
+
+// rawLong reads the node as Curator's 8-byte big-endian long.
+func rawLong(t *testing.T, c *framework.Client, path string) int64 {
+	t.Helper()
+	data, ok := raw(t, c, path)
+	require.True(t, ok, "%s does not exist", path)
+	require.Len(t, data, 8, "%s: % x", path, data)
+	return int64(binary.BigEndian.Uint64(data))
+}
+
+// holdMutex takes the mutex at path with c, as a rival holder would.
+func holdMutex(t *testing.T, c *framework.Client, path string) *hold.Hold {
+	t.Helper()
+	m, err := mutex.New(c, path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	return h
+}
