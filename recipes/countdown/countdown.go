@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -170,6 +171,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 		if l.count == 0 {
 			return true, nil
 		}
+		beforeWrite()
 		_, err = fwlink.Of(l.client).MultiOnce(ctx,
 			&zk.CreateRequest{Path: l.path, Data: encode(l.count)},
 			&zk.CreateRequest{Path: genPath, Data: l.id})
@@ -263,6 +265,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 			}
 			return false, nil
 		}
+		beforeWrite()
 		_, err = fwlink.Of(l.client).MultiOnce(ctx,
 			&zk.CheckVersionRequest{Path: framework.Join(l.path, s.gen), Version: -1},
 			&zk.CreateRequest{Path: mine, Data: l.id},
@@ -522,6 +525,17 @@ func sent(err error) bool {
 	return !errors.As(err, &me) && !errors.Is(err, zk.ErrNoServer) &&
 		!errors.Is(err, framework.ErrInvalidArgument) && !errors.Is(err, framework.ErrClosed) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// testHookBeforeWrite, when set by a test, runs before each multi that
+// sets or counts down a latch: a test makes the proxy lose that multi's
+// reply, and no other.
+var testHookBeforeWrite atomic.Pointer[func()]
+
+func beforeWrite() {
+	if f := testHookBeforeWrite.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // pause spaces the retries of a call that waits for the link to come back.
