@@ -106,6 +106,10 @@ type Report struct {
 	Violations                                                       []Violation
 	info                                                             porcupine.LinearizationInfo
 	model                                                            porcupine.Model
+
+	// Countdown is the countdown run's own count (CheckCountdown); nil
+	// for the other recipes.
+	Countdown *CountdownStats
 }
 
 func (r *Report) violate(kind, format string, args ...any) {

@@ -131,7 +131,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	defer operator.Close()
 	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, started: time.Now()}
 	t.Cleanup(r.killAll)
-	if cfg.Recipe != Selector {
+	if cfg.Recipe.writesRegister() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := operator.Create(rctx, r.registerPath(), nil, framework.WithParents())
 		rcancel()
@@ -151,8 +151,13 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
-	rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
-	if cfg.Recipe != Selector {
+	var rep *Report
+	if cfg.Recipe == Countdown {
+		rep = CheckCountdown(history, countdownCount)
+	} else {
+		rep = Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
+	}
+	if cfg.Recipe.writesRegister() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		entries, err := readRegister(rctx, operator, r.registerPath())
 		rcancel()
@@ -196,7 +201,7 @@ func (r *run) spawn(slot int) *proc {
 	if r.cfg.Recipe != Semaphore {
 		spec.Fence = r.env.Fence.URL()
 	}
-	if r.cfg.Recipe != Selector {
+	if r.cfg.Recipe.writesRegister() {
 		spec.Register = r.registerPath()
 	}
 	js, err := json.Marshal(spec)
@@ -272,6 +277,12 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindLoss, KindReleaseCall:
 			delete(r.holding, p.id)
 			delete(r.tokens, p.id)
+		}
+		switch countdownBusy(e) {
+		case 1:
+			r.holding[p.id] = e.Session
+		case -1:
+			delete(r.holding, p.id)
 		}
 		r.mu.Unlock()
 		switch e.Kind {
@@ -562,6 +573,9 @@ func (r *run) save(history []Event, res *Result) {
 		if err := os.WriteFile(filepath.Join(r.cfg.OutDir, name), []byte(data), 0o644); err != nil {
 			r.t.Fatal(err)
 		}
+	}
+	if res.Report.Countdown != nil {
+		return // no porcupine model: the countdown checker counts per round
 	}
 	res.Report.annotate(history)
 	if err := porcupineVisualize(res.Report, filepath.Join(r.cfg.OutDir, "linearizability.html")); err != nil {
