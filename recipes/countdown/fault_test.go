@@ -312,3 +312,51 @@ func TestALatchDeletedBySomeoneElseOpens(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 }
+
+// A waiter's requests stop reaching the server while the servers' events
+// still reach it (one-way fault): the watch event of the last count-down
+// arrives, but only a read that is answered may open the wait; it returns
+// once the link is back.
+func TestAwaitThroughAOneWayFaultReturnsOnlyOnAnAnsweredRead(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/await-one-way", 2)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/await-one-way", 0)
+	got := awaitAsync(ctxT(t, 60*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+
+	p.DropRequests()
+	down := newLatch(t, obs, "/latches/await-one-way", 0)
+	ok, err := down.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	stillWaiting(t, got, absenceWindow) // one left: the event woke it, the count did not
+	waitDisconnected(t, c)
+	ok, err = down.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	p.Heal()
+	require.NoError(t, receive(t, got, 30*time.Second))
+}
+
+// A count-down whose context ends after its multi was handed to the
+// connection cannot know whether it counted, and says so.
+func TestACountDownWhoseContextEndsInFlightIsAnUnknownOutcome(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/ctx-in-flight", 2)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), "/latches/ctx-in-flight", 0)
+
+	var once sync.Once
+	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.Blackhole) }))
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	ok, err := l.CountDown(ctx)
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, countdown.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	p.Heal()
+}
