@@ -15,9 +15,18 @@
 // happen. It says which of three things happened: counted (true, nil); not
 // counted because the latch was already open, absent or finished (false,
 // nil), as Redisson's countDown on an open latch is a no-op; or, only when
-// the latch finished while the outcome of a lost reply was still unknown,
-// an error wrapping ErrOutcomeUnknown. Count-downs beyond zero are no-ops:
-// the count never goes below zero.
+// the outcome truly cannot be known (the latch finished, or ctx ended,
+// while a multi that may have counted was unanswered), an error wrapping
+// ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
+// goes below zero.
+//
+// Two things keep a resend from counting twice, both from the call's own
+// child name: a call that lost a reply reads the latch and finds its child
+// if it counted, and a resend of a multi that did count fails with
+// NodeExists. TrySetCount is sent at most once: after a lost reply it
+// finds its own gen- child, or, finding no latch or another one, returns
+// ErrOutcomeUnknown rather than set a second latch that nobody would
+// count down.
 //
 // # Layout
 //
