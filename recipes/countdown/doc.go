@@ -54,7 +54,9 @@
 // that took it to zero deletes path's children and path (path last, at
 // the version that holds zero, in the same multi as the last children). If
 // that process dies or is cut off first, the next TrySetCount or CountDown
-// on the path finishes the deletion. A missing latch is an open one:
+// on the path finishes the deletion. The latch's missing parents are made
+// as containers, which the server deletes once they are empty. A missing
+// latch is an open one:
 // Await returns at once, Count says 0, CountDown does nothing, and
 // TrySetCount sets a new latch there. Deleting the latch by hand (path
 // and its children) opens it, as Redisson's delete does: waiters return.
@@ -73,8 +75,8 @@
 // expiry or a server restart delays calls, it does not change the count.
 // Await and CountDown wait for the link to come back until their context
 // ends; a CountDown whose context ends after its multi may have reached
-// the server reports ErrOutcomeUnknown (Count and Await tell whether the
-// latch went down meanwhile).
+// the server reports ErrOutcomeUnknown (Count tells where the latch
+// stands, not whether that call counted).
 //
 // There is no countdown latch in Curator, so there is no Curator interop
 // for the latch itself; Curator's SharedCount reads the remaining count
