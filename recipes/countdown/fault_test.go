@@ -360,3 +360,29 @@ func TestACountDownWhoseContextEndsInFlightIsAnUnknownOutcome(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	p.Heal()
 }
+
+// The session expires with the count-down multi on its way (its link
+// blackholed from that moment): the call goes on from the new session and
+// counts once.
+func TestACountDownWhoseSessionExpiresInFlightCountsOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/expiry-in-flight", 2)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/expiry-in-flight", 0)
+	old := c.Session()
+
+	var once sync.Once
+	cut := make(chan struct{})
+	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(func() { p.Blackhole(); close(cut) }) }))
+	got := countDownAsync(ctxT(t, 90*time.Second), l)
+	testkit.WaitClosed(t, cut, 30*time.Second, "the count-down did not reach its write")
+	zktest.ExpireSession(t, p, old.ID)
+	r := receive(t, got, 60*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok)
+	assert.NotEqual(t, old.ID, c.Session().ID)
+	assert.Equal(t, 1, rawCount(t, obs, "/latches/expiry-in-flight"))
+	assert.Len(t, countDowns(t, obs, "/latches/expiry-in-flight"), 1)
+}
