@@ -1,7 +1,6 @@
 package countdown_test
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,6 +98,7 @@ func TestConcurrentCountDownsCountExactlyTheCountAndNoMore(t *testing.T) {
 	cl := zktest.Standalone(t)
 	const count, callers = 5, 12
 	setLatch(t, newClient(t, cl.Addrs()), "/latches/race", count)
+	ctx := ctxT(t, 60*time.Second)
 	var counted, noops atomic.Int32
 	var wg sync.WaitGroup
 	for range callers {
@@ -106,7 +106,7 @@ func TestConcurrentCountDownsCountExactlyTheCountAndNoMore(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := l.CountDown(context.Background())
+			ok, err := l.CountDown(ctx)
 			assert.NoError(t, err)
 			if ok {
 				counted.Add(1)
