@@ -109,6 +109,9 @@ type Report struct {
 
 	// Counter is the atomic counter's findings (Atomic runs only).
 	Counter *CounterReport
+	// Countdown is the countdown run's own count (CheckCountdown); nil
+	// for the other recipes.
+	Countdown *CountdownStats
 }
 
 func (r *Report) violate(kind, format string, args ...any) {

@@ -238,6 +238,8 @@ func (c *contender) loop(ctx context.Context) error {
 		return c.selectorLoop(ctx)
 	case Atomic:
 		return c.atomicLoop(ctx)
+	case Countdown:
+		return c.countdownLoop(ctx)
 	default:
 		return fmt.Errorf("unknown recipe %q", c.spec.Recipe)
 	}

@@ -277,6 +277,10 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
 		cfg.Recipe, cfg.Seed, cfg.Contenders, cfg.SessionTimeout, took.Round(time.Second))
+	if rep.Countdown != nil {
+		summarizeCountdown(&b, rep)
+		return b.String()
+	}
 	ends := map[string]int{}
 	for _, h := range rep.Holds {
 		ends[h.EndedBy]++

@@ -134,7 +134,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	if cfg.Recipe == Atomic {
 		r.resetCounter()
 	}
-	if cfg.Recipe != Selector && cfg.Recipe != Atomic {
+	if cfg.Recipe.writesRegister() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := operator.Create(rctx, r.registerPath(), nil, framework.WithParents())
 		rcancel()
@@ -155,12 +155,15 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
 	var rep *Report
-	if cfg.Recipe == Atomic {
+	switch cfg.Recipe {
+	case Atomic:
 		rep = r.checkCounter(history)
-	} else {
+	case Countdown:
+		rep = CheckCountdown(history, countdownCount)
+	default:
 		rep = Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
 	}
-	if cfg.Recipe != Selector && cfg.Recipe != Atomic {
+	if cfg.Recipe.writesRegister() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		entries, err := readRegister(rctx, operator, r.registerPath())
 		rcancel()
@@ -204,7 +207,7 @@ func (r *run) spawn(slot int) *proc {
 	if r.cfg.Recipe != Semaphore {
 		spec.Fence = r.env.Fence.URL()
 	}
-	if r.cfg.Recipe != Selector && r.cfg.Recipe != Atomic {
+	if r.cfg.Recipe.writesRegister() {
 		spec.Register = r.registerPath()
 	}
 	js, err := json.Marshal(spec)
@@ -280,6 +283,12 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindLoss, KindReleaseCall:
 			delete(r.holding, p.id)
 			delete(r.tokens, p.id)
+		}
+		switch countdownBusy(e) {
+		case 1:
+			r.holding[p.id] = e.Session
+		case -1:
+			delete(r.holding, p.id)
 		}
 		r.mu.Unlock()
 		switch e.Kind {
@@ -570,6 +579,9 @@ func (r *run) save(history []Event, res *Result) {
 		if err := os.WriteFile(filepath.Join(r.cfg.OutDir, name), []byte(data), 0o644); err != nil {
 			r.t.Fatal(err)
 		}
+	}
+	if res.Report.Countdown != nil {
+		return // no porcupine model: the countdown checker counts per round
 	}
 	res.Report.annotate(history)
 	if err := porcupineVisualize(res.Report, filepath.Join(r.cfg.OutDir, "linearizability.html")); err != nil {

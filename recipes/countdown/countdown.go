@@ -1,0 +1,567 @@
+package countdown
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/option"
+)
+
+// The errors of this package. Those every recipe shares (package hold
+// documents them) come under the same names.
+var (
+	// ErrInvalidCount: New with a count below 0 or above 2^31-1 (the
+	// count is stored as a 4-byte int).
+	ErrInvalidCount = fmt.Errorf("countdown: %w: count must be between 0 and 2^31-1", hold.ErrInvalidOption)
+	// ErrNotLatch: the node at the latch's path is not a countdown latch
+	// (its data is not a 4-byte count, or it has a count but no gen-
+	// child): nothing was changed.
+	ErrNotLatch = errors.New("countdown: the node at the path is not a countdown latch")
+
+	ErrNilClient      = hold.ErrNilClient
+	ErrInvalidOption  = hold.ErrInvalidOption
+	ErrClosed         = hold.ErrClosed
+	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
+)
+
+// Names of the latch's children (see the package doc).
+const (
+	genPrefix = "gen-"
+	cdPrefix  = "cd-"
+)
+
+// deleteBatch bounds the ops of one multi that deletes a finished latch's
+// children: a multi is one request, and the server refuses requests larger
+// than jute.maxbuffer (1 MB by default).
+const deleteBatch = 500
+
+// Latch is a handle on the countdown latch at one path. It is safe for
+// concurrent use; it holds nothing on the server, so any number of
+// handles, in any processes, may share a path.
+type Latch struct {
+	client *framework.Client
+	path   string
+	count  int
+	id     []byte
+
+	life   context.Context // cancelled by Close: ends calls in progress
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	closed bool
+}
+
+// New returns a handle on the latch at path. count is what TrySetCount
+// sets: at least 0 (0: an open latch, see the package doc). New sends
+// nothing.
+func New(client *framework.Client, path string, count int, opts ...Option) (*Latch, error) {
+	if client == nil {
+		return nil, fmt.Errorf("countdown: %w", ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("countdown: %w", err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("countdown: %w %q: the root cannot be a latch", framework.ErrInvalidPath, path)
+	}
+	if count < 0 || count > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidCount, count)
+	}
+	cfg, err := option.Build("countdown", []option.Name{option.ParticipantID}, opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Latch{client: client, path: path, count: count, id: cfg.ID}
+	l.life, l.cancel = context.WithCancel(context.Background())
+	return l, nil
+}
+
+// Path returns the latch's path.
+func (l *Latch) Path() string { return l.path }
+
+// Close ends the calls in progress on this handle (they return an error
+// wrapping ErrClosed) and makes later calls fail with ErrClosed. The latch
+// on the server is left as it is. Close is idempotent.
+func (l *Latch) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		l.cancel()
+	}
+	return nil
+}
+
+func (l *Latch) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// TrySetCount makes the latch with the handle's count if path holds no
+// unfinished latch, and reports whether it did (Redisson's trySetCount).
+// An unfinished latch already there is left as it is, whatever its count:
+// false. A finished latch not yet deleted is deleted first. With count 0
+// nothing is made: it reports whether path holds no unfinished latch.
+//
+// The create is sent at most once: after a lost reply the latch is read,
+// and the setter's own gen- child tells whether it was made. If no latch,
+// or another one, is there then, the error wraps ErrOutcomeUnknown: it
+// may have been made and finished already, and making it again could set
+// a latch that nobody counts down.
+func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
+	ctx, done, err := l.begin(ctx, "set count")
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	gen := genPrefix + uuid.NewString()
+	genPath := framework.Join(l.path, gen)
+	var p pause
+	maybe := false // a create we sent may have been applied
+	fail := func(err error) (bool, error) { return false, l.fail("set count", err, maybe) }
+	for {
+		s, err := l.read(ctx)
+		if err != nil {
+			if l.transient(ctx, err) && p.wait(ctx) {
+				continue
+			}
+			return fail(err)
+		}
+		if s.exists {
+			switch {
+			case slices.Contains(s.kids, gen):
+				return true, nil
+			case maybe:
+				// Not ours: ours was never made, or made, counted down
+				// to zero and replaced.
+				return fail(errors.New("another latch is there; ours may have been set and finished"))
+			case s.remaining > 0 && s.gen == "":
+				return fail(fmt.Errorf("%w: count %d and no %s child", ErrNotLatch, s.remaining, genPrefix))
+			case s.remaining > 0:
+				return false, nil
+			}
+			if err := l.finish(ctx); err != nil {
+				if l.transient(ctx, err) && p.wait(ctx) {
+					continue
+				}
+				return fail(fmt.Errorf("deleting the finished latch: %w", err))
+			}
+			continue
+		}
+		if maybe {
+			// Ours was never made, or made and already finished: making
+			// it again could set a second latch that nobody counts down.
+			return fail(errors.New("no latch is there; ours may have been set and finished"))
+		}
+		if l.count == 0 {
+			return true, nil
+		}
+		beforeWrite()
+		_, err = fwlink.Of(l.client).MultiOnce(ctx,
+			&zk.CreateRequest{Path: l.path, Data: encode(l.count)},
+			&zk.CreateRequest{Path: genPath, Data: l.id})
+		var me *framework.MultiOpError
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNodeExists):
+			continue // set by someone else meanwhile: read it
+		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
+			if err := l.makeParent(ctx); err != nil {
+				if l.transient(ctx, err) && p.wait(ctx) {
+					continue
+				}
+				return fail(err)
+			}
+			continue
+		case me != nil:
+			return fail(err)
+		}
+		if sent(err) {
+			maybe = true
+		}
+		if l.transient(ctx, err) && p.wait(ctx) {
+			continue // the next read tells whether it was applied
+		}
+		return fail(err)
+	}
+}
+
+// makeParent makes the latch's parent, and its own missing parents, as
+// containers: the server deletes them once the latches in them are gone.
+func (l *Latch) makeParent(ctx context.Context) error {
+	_, err := l.client.Create(ctx, framework.Parent(l.path), nil,
+		framework.WithMode(framework.Container), framework.WithParentContainers())
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// CountDown counts the latch down by one, exactly once per call, and
+// reports whether this call counted. It returns false with no error when
+// there is nothing to count: no latch at path, or one already at zero (a
+// no-op, as Redisson's countDown on an open latch). The call that takes
+// the latch to zero deletes it (see the package doc).
+//
+// The multi that counts is sent at most once at a time; after a lost
+// reply (a cut link, a session expiry, a server restart) CountDown waits
+// for the link, reads the latch, and either finds its own cd- child
+// (counted), or sends the same multi again, which cannot count twice. If
+// the latch finished or went away while that outcome was unknown, or ctx
+// ends after the multi may have reached the server, the error wraps
+// ErrOutcomeUnknown: the call may or may not have counted.
+func (l *Latch) CountDown(ctx context.Context) (bool, error) {
+	ctx, done, err := l.begin(ctx, "count down")
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	call := cdPrefix + uuid.NewString()
+	mine := framework.Join(l.path, call)
+	var p pause
+	maybe := false // a multi we sent may have been applied
+	fail := func(err error) (bool, error) { return false, l.fail("count down", err, maybe) }
+	for {
+		s, err := l.read(ctx)
+		if err != nil {
+			if l.transient(ctx, err) && p.wait(ctx) {
+				continue
+			}
+			return fail(err)
+		}
+		switch {
+		case s.exists && slices.Contains(s.kids, call):
+			// Counted by a multi whose reply was lost, or resent.
+			if s.remaining <= 0 {
+				_ = l.finish(ctx)
+			}
+			return true, nil
+		case s.exists && s.remaining > 0 && s.gen == "":
+			return fail(fmt.Errorf("%w: count %d and no %s child", ErrNotLatch, s.remaining, genPrefix))
+		case !s.exists || s.remaining <= 0:
+			if s.exists {
+				_ = l.finish(ctx) // best effort: the next caller finishes it otherwise
+			}
+			if maybe {
+				// Gone or at zero without our child: ours was never
+				// applied, or applied and then deleted with the latch.
+				return fail(errors.New("the latch finished while the count-down's outcome was unknown"))
+			}
+			return false, nil
+		}
+		beforeWrite()
+		_, err = fwlink.Of(l.client).MultiOnce(ctx,
+			&zk.CheckVersionRequest{Path: framework.Join(l.path, s.gen), Version: -1},
+			&zk.CreateRequest{Path: mine, Data: l.id},
+			&zk.SetDataRequest{Path: l.path, Data: encode(s.remaining - 1), Version: s.version})
+		var me *framework.MultiOpError
+		switch {
+		case err == nil:
+			if s.remaining == 1 {
+				_ = l.finish(ctx)
+			}
+			return true, nil
+		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode),
+			errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, zk.ErrNodeExists),
+			errors.As(err, &me) && me.Index == 2 && errors.Is(me.Err, zk.ErrBadVersion):
+			// The latch finished, ours was applied already, or another
+			// count-down went first: the next read tells which.
+			p.reset()
+			continue
+		case me != nil:
+			return fail(err)
+		}
+		if sent(err) {
+			maybe = true
+		}
+		if l.transient(ctx, err) && p.wait(ctx) {
+			continue
+		}
+		return fail(err)
+	}
+}
+
+// Await waits until the latch is open: its count is zero, or there is no
+// latch at path (never set, finished and deleted, or deleted by someone
+// else, which opens it as Redisson's delete does), or the latch it found
+// was replaced by another at the same path. It returns nil then, ctx's
+// error if ctx ends first, or an error wrapping ErrClosed after Close. It
+// waits through cut links, session expiries and server restarts.
+func (l *Latch) Await(ctx context.Context) error {
+	ctx, done, err := l.begin(ctx, "await")
+	if err != nil {
+		return err
+	}
+	defer done()
+	var p pause
+	var czxid int64
+	for {
+		opened, err := l.awaitOnce(ctx, &czxid)
+		if opened {
+			return nil
+		}
+		if err == nil {
+			p.reset()
+			continue
+		}
+		if l.transient(ctx, err) && p.wait(ctx) {
+			continue
+		}
+		return l.fail("await", err, false)
+	}
+}
+
+// awaitOnce reads the latch with a watch and, unless it is open, waits for
+// the watch (or ctx). czxid is the latch being awaited, 0 before the first
+// read.
+func (l *Latch) awaitOnce(ctx context.Context, czxid *int64) (bool, error) {
+	// The watch belongs to wctx: ended on return, it leaves nothing behind.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	data, st, watch, err := l.client.GetW(wctx, l.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if *czxid == 0 {
+		*czxid = st.Czxid
+	} else if st.Czxid != *czxid {
+		return true, nil // ours finished and a new latch was set
+	}
+	n, err := decode(data)
+	if err != nil {
+		return false, err
+	}
+	if n <= 0 {
+		return true, nil
+	}
+	select {
+	case <-watch: // counted down, deleted, or the watch ended: read again
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// Count returns the latch's remaining count: 0 if there is no latch at
+// path.
+func (l *Latch) Count(ctx context.Context) (int, error) {
+	ctx, done, err := l.begin(ctx, "count")
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	data, _, err := l.client.Get(ctx, l.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, l.fail("count", err, false)
+	}
+	n, err := decode(data)
+	if err != nil {
+		return 0, l.fail("count", err, false)
+	}
+	return max(n, 0), nil
+}
+
+// state is one read of the latch.
+type state struct {
+	exists    bool
+	remaining int
+	version   int32 // path's data version at the read
+	gen       string
+	kids      []string
+}
+
+// read reads the latch's count and children as of one data version of
+// path: a count-down changes both in one multi.
+func (l *Latch) read(ctx context.Context) (state, error) {
+	for {
+		data, st, err := l.client.Get(ctx, l.path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return state{}, nil
+		}
+		if err != nil {
+			return state{}, err
+		}
+		kids, kst, err := l.client.Children(ctx, l.path)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return state{}, err
+		}
+		if kst.Czxid != st.Czxid || kst.Version != st.Version {
+			continue // changed between the two reads
+		}
+		n, err := decode(data)
+		if err != nil {
+			return state{}, err
+		}
+		s := state{exists: true, remaining: n, version: st.Version, kids: kids}
+		for _, k := range kids {
+			if strings.HasPrefix(k, genPrefix) {
+				s.gen = k
+			}
+		}
+		return s, nil
+	}
+}
+
+// finish deletes a latch at zero: its children, then path at the version
+// that holds zero, so that a latch set anew meanwhile is never touched
+// (its children have other names, and it has another version or a gen-
+// child that keeps the delete of path from applying).
+func (l *Latch) finish(ctx context.Context) error {
+	var err error
+	for range 5 {
+		var s state
+		s, err = l.read(ctx)
+		if err != nil || !s.exists || s.remaining > 0 {
+			return err
+		}
+		var last []string // the gen- child goes last: it says "a latch", not "finished"
+		var cds []string
+		for _, k := range s.kids {
+			if k == s.gen {
+				last = append(last, k)
+			} else {
+				cds = append(cds, k)
+			}
+		}
+		for len(cds) > deleteBatch {
+			if _, err = l.client.Multi(ctx, deletes(l.path, cds[:deleteBatch])...); err != nil {
+				break
+			}
+			cds = cds[deleteBatch:]
+		}
+		if err != nil {
+			continue
+		}
+		ops := append(deletes(l.path, append(cds, last...)), &zk.DeleteRequest{Path: l.path, Version: s.version})
+		if _, err = l.client.Multi(ctx, ops...); err == nil {
+			return nil
+		}
+		// Someone else deleted some of them, or the latch changed: read again.
+	}
+	return err
+}
+
+func deletes(parent string, names []string) []any {
+	ops := make([]any, 0, len(names)+1)
+	for _, n := range names {
+		ops = append(ops, &zk.DeleteRequest{Path: framework.Join(parent, n), Version: -1})
+	}
+	return ops
+}
+
+// begin checks the handle and ctx before anything is sent, and returns a
+// context that also ends with Close.
+func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), error) {
+	if ctx == nil {
+		return nil, nil, fmt.Errorf("countdown %s %s: %w: nil context", op, l.path, framework.ErrInvalidArgument)
+	}
+	if l.isClosed() {
+		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(l.life, cancel)
+	return cctx, func() { stop(); cancel() }, nil
+}
+
+// fail gives err the package's sentinels: ErrClosed after Close (the
+// handle's or the client's), ErrOutcomeUnknown if a write may have been
+// applied.
+func (l *Latch) fail(op string, err error, maybe bool) error {
+	err = contend.Err(err, l.isClosed())
+	if maybe && !errors.Is(err, ErrOutcomeUnknown) {
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return fmt.Errorf("countdown %s %s: %w", op, l.path, err)
+}
+
+// transient reports whether err is one a call outlives by waiting for the
+// link: the session or the connection failed, not the request.
+func (l *Latch) transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || l.isClosed() || errors.Is(err, framework.ErrClosed) {
+		return false
+	}
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) ||
+		errors.Is(err, framework.ErrOutcomeUnknown)
+}
+
+// sent reports whether a write that failed with err may have reached the
+// server. Only a refusal before sending (bad input, a closed client, ctx
+// already over) or a request go-zookeeper never sent (zk.ErrNoServer) is
+// known not to have.
+func sent(err error) bool {
+	if errors.Is(err, framework.ErrOutcomeUnknown) {
+		return true
+	}
+	var me *framework.MultiOpError
+	return !errors.As(err, &me) && !errors.Is(err, zk.ErrNoServer) &&
+		!errors.Is(err, framework.ErrInvalidArgument) && !errors.Is(err, framework.ErrClosed) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// testHookBeforeWrite, when set by a test, runs before each multi that
+// sets or counts down a latch: a test makes the proxy lose that multi's
+// reply, and no other.
+var testHookBeforeWrite atomic.Pointer[func()]
+
+func beforeWrite() {
+	if f := testHookBeforeWrite.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// pause spaces the retries of a call that waits for the link to come back.
+type pause struct{ d time.Duration }
+
+func (p *pause) reset() { p.d = 0 }
+
+// wait sleeps, longer each time up to a second, and reports false if ctx
+// ended first.
+func (p *pause) wait(ctx context.Context) bool {
+	p.d = min(max(2*p.d, 20*time.Millisecond), time.Second)
+	t := time.NewTimer(p.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func encode(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(int32(n))) }
+
+func decode(data []byte) (int, error) {
+	if len(data) != 4 {
+		return 0, fmt.Errorf("%w: data of %d bytes, not a 4-byte count", ErrNotLatch, len(data))
+	}
+	return int(int32(binary.BigEndian.Uint32(data))), nil
+}

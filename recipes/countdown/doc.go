@@ -1,0 +1,84 @@
+// Package countdown is a distributed countdown latch over ZooKeeper,
+// Redisson's RCountDownLatch: a count set once, counted down by any
+// process, and awaited by any process until it reaches zero. The latch is
+// made of persistent nodes, so it outlives the process that set it and
+// every session that touched it.
+//
+// One Latch is a handle on a path: TrySetCount sets the count if no latch
+// is there (Redisson's trySetCount), CountDown counts down by one, Await
+// waits until the count is zero, Count reads it.
+//
+// # Exactly once per call
+//
+// A CountDown call counts at most once, even when a reply is lost and the
+// call sends again, and it never reports a count-down that did not
+// happen. It says which of three things happened: counted (true, nil); not
+// counted because the latch was already open, absent or finished (false,
+// nil), as Redisson's countDown on an open latch is a no-op; or, only when
+// the outcome truly cannot be known (the latch finished, or ctx ended,
+// while a multi that may have counted was unanswered), an error wrapping
+// ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
+// goes below zero.
+//
+// Two things keep a resend from counting twice, both from the call's own
+// child name: a call that lost a reply reads the latch and finds its child
+// if it counted, and a resend of a multi that did count fails with
+// NodeExists. TrySetCount is sent at most once: after a lost reply it
+// finds its own gen- child, or, finding no latch or another one, returns
+// ErrOutcomeUnknown rather than set a second latch that nobody would
+// count down.
+//
+// # Layout
+//
+//	path                 persistent; data = the REMAINING count, a 4-byte
+//	                     big-endian int (Curator SharedCount's format, so
+//	                     SharedCount and other tools read it)
+//	path/gen-<uuid>      persistent, made with path in one multi: the
+//	                     latch's identity (data = the setter's participant id)
+//	path/cd-<uuid>       persistent, one per counted CountDown call, a uuid
+//	                     fresh per call (data = participant id)
+//
+// A count-down is one multi, sent at most once at a time: check that
+// path/gen-<uuid> exists, create path/cd-<call uuid>, and set path's data
+// to remaining-1 at the version it was read at. The check keeps a call
+// made on one latch from ever counting on a later latch at the same path;
+// the set at a version makes concurrent count-downs take turns, so the
+// count goes down by exactly one per counted call and never below zero;
+// the call's own child makes a resent multi fail with NodeExists if the
+// first one was applied (ZooKeeper fails a multi at its first failing op),
+// and lets a call that lost its reply find out by listing the latch.
+//
+// # Zero, and who deletes what
+//
+// At zero the latch is open and, as in Redisson, deleted: the CountDown
+// that took it to zero deletes path's children and path (path last, at
+// the version that holds zero, in the same multi as the last children). If
+// that process dies or is cut off first, the next TrySetCount or CountDown
+// on the path finishes the deletion. The latch's missing parents are made
+// as containers, which the server deletes once they are empty. A missing
+// latch is an open one:
+// Await returns at once, Count says 0, CountDown does nothing, and
+// TrySetCount sets a new latch there. Deleting the latch by hand (path
+// and its children) opens it, as Redisson's delete does: waiters return.
+// A latch whose count never reaches zero stays until someone deletes it.
+//
+// TrySetCount on a path that holds an unfinished latch leaves it as it is
+// and returns false, whatever its count: the count is decided once, by
+// the first setter, as Redisson's trySetCount. A Latch made with count 0
+// never stores anything (a missing latch is an open one): its TrySetCount
+// reports whether the path holds no unfinished latch. Handles that only
+// count down or await may pass 0.
+//
+// # Faults
+//
+// Nothing a latch stores belongs to a session: a cut link, a session
+// expiry or a server restart delays calls, it does not change the count.
+// Await and CountDown wait for the link to come back until their context
+// ends; a CountDown whose context ends after its multi may have reached
+// the server reports ErrOutcomeUnknown (Count tells where the latch
+// stands, not whether that call counted).
+//
+// There is no countdown latch in Curator, so there is no Curator interop
+// for the latch itself; Curator's SharedCount reads the remaining count
+// from path (tested).
+package countdown

@@ -1,0 +1,388 @@
+package countdown_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/countdown"
+)
+
+type result struct {
+	ok  bool
+	err error
+}
+
+func countDownAsync(ctx context.Context, l *countdown.Latch) <-chan result {
+	out := make(chan result, 1)
+	go func() {
+		ok, err := l.CountDown(ctx)
+		out <- result{ok, err}
+	}()
+	return out
+}
+
+// loseNextReply makes p drop every reply from the next latch write on,
+// once: the server applies the write and the client never hears of it.
+func loseNextReply(t *testing.T, p *zktest.Proxy) {
+	var once sync.Once
+	restore := countdown.SetHookBeforeWrite(func() { once.Do(p.DropReplies) })
+	t.Cleanup(restore)
+}
+
+// waitDisconnected waits until c has noticed that its link is dead.
+func waitDisconnected(t *testing.T, c *framework.Client) {
+	t.Helper()
+	require.Eventually(t, func() bool { return !c.State().IsConnected() }, 30*time.Second, 10*time.Millisecond,
+		"the client did not notice its dead link")
+}
+
+// The reply to a count-down is lost after the server applied it; the call
+// finds its own count-down and reports it, and the latch went down once.
+func TestACountDownWhoseReplyIsLostCountsExactlyOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/lost-reply", 3)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), "/latches/lost-reply", 0)
+
+	loseNextReply(t, p)
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-reply") == 2 }, 30*time.Second,
+		10*time.Millisecond, "the server did not apply the count-down")
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok, "the count-down happened: the call must say so")
+	assert.Equal(t, 2, rawCount(t, obs, "/latches/lost-reply"), "counted once, not again on the resend")
+	assert.Len(t, countDowns(t, obs, "/latches/lost-reply"), 1)
+}
+
+// The same, and the session expires before the client hears back: the
+// count-down is persistent, and the call finds it from its new session.
+func TestACountDownWhoseReplyIsLostAndWhoseSessionExpiresCountsExactlyOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/lost-expired", 3)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/lost-expired", 0)
+	old := c.Session()
+
+	loseNextReply(t, p)
+	got := countDownAsync(ctxT(t, 90*time.Second), l)
+	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-expired") == 2 }, 30*time.Second,
+		10*time.Millisecond, "the server did not apply the count-down")
+	zktest.ExpireSession(t, p, old.ID)
+	r := receive(t, got, 60*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok)
+	assert.NotEqual(t, old.ID, c.Session().ID, "the call finished on a new session")
+	assert.Equal(t, 2, rawCount(t, obs, "/latches/lost-expired"))
+	assert.Len(t, countDowns(t, obs, "/latches/lost-expired"), 1)
+}
+
+// A lost reply to the count-down that took the latch to zero, and the
+// latch is gone (deleted by another) before the caller can look: the call
+// cannot know, and says so, rather than report a count-down it cannot see.
+func TestALostCountDownOnALatchThatFinishedMeanwhileIsAnUnknownOutcome(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/lost-finished", 1)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), "/latches/lost-finished", 0)
+
+	loseNextReply(t, p)
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-finished") == 0 }, 30*time.Second,
+		10*time.Millisecond, "the server did not apply the count-down")
+	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/latches/lost-finished", -1, framework.WithChildren()))
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	assert.ErrorIs(t, r.err, countdown.ErrOutcomeUnknown)
+	assert.False(t, r.ok)
+}
+
+// The reply to TrySetCount is lost: the setter finds its own gen- child
+// and reports that it set the latch.
+func TestATrySetCountWhoseReplyIsLostReportsItsOwnLatch(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), "/latches/lost-set", 4)
+	// The parent first: the write whose reply is lost must be the latch's.
+	_, err := obs.Create(ctxT(t, 10*time.Second), "/latches", nil)
+	require.NoError(t, err)
+
+	loseNextReply(t, p)
+	out := make(chan result, 1)
+	go func() {
+		ok, err := l.TrySetCount(ctxT(t, 60*time.Second))
+		out <- result{ok, err}
+	}()
+	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-set") == 4 }, 30*time.Second,
+		10*time.Millisecond, "the server did not make the latch")
+	p.Heal()
+	r := receive(t, out, 30*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok, "it was this call that set the latch")
+}
+
+// Requests stop reaching the server (one-way fault: replies and events
+// still flow) while a count-down is on its way; once the link is back, the
+// call completes, counting once.
+func TestACountDownThroughAOneWayFaultCountsOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/one-way", 3)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/one-way", 0)
+
+	var once sync.Once
+	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.DropRequests) }))
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	waitDisconnected(t, c)
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok)
+	assert.Equal(t, 2, rawCount(t, obs, "/latches/one-way"))
+	assert.Len(t, countDowns(t, obs, "/latches/one-way"), 1)
+}
+
+// A link cut both ways (blackholed) while the count-down multi is on its
+// way: the call waits for the link and counts once.
+func TestACountDownThroughABlackholeCountsOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/blackhole", 3)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/blackhole", 0)
+
+	var once sync.Once
+	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.Blackhole) }))
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	waitDisconnected(t, c)
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok)
+	assert.Equal(t, 2, rawCount(t, obs, "/latches/blackhole"))
+}
+
+// Links cut again and again under a stream of count-downs: every call
+// that reports a count-down made one, and no call made two.
+func TestCountDownsUnderRepeatedCutsAreCountedExactly(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const count = 1000
+	setLatch(t, obs, "/latches/cuts", count)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), "/latches/cuts", 0)
+
+	stop := testkit.Repeat(40*time.Millisecond, 1<<30, func(int) { p.Cut() })
+	counted, unknown := 0, 0
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		ok, err := l.CountDown(ctxT(t, 30*time.Second))
+		switch {
+		case errors.Is(err, countdown.ErrOutcomeUnknown):
+			unknown++
+		case err != nil:
+			t.Fatalf("count-down: %v", err)
+		case ok:
+			counted++
+		default:
+			t.Fatal("the latch opened early")
+		}
+	}
+	stop()
+	require.Zero(t, unknown, "the latch never finished: every outcome can be known")
+	require.Positive(t, counted)
+	assert.Equal(t, count-counted, rawCount(t, obs, "/latches/cuts"), "%d counted calls", counted)
+	assert.Len(t, countDowns(t, obs, "/latches/cuts"), counted)
+	t.Logf("%d count-downs under cuts every 40ms", counted)
+}
+
+// The server restarts while a count-down waits for it: the call completes
+// once it is back, counting once.
+func TestACountDownDuringAServerRestartCountsOnce(t *testing.T) {
+	cl := zktest.Standalone(t, zktest.WithDurable())
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/restart", 2)
+	c := newClient(t, cl.Addrs())
+	l := newLatch(t, c, "/latches/restart", 0)
+
+	var once sync.Once
+	stopped := make(chan struct{})
+	t.Cleanup(countdown.SetHookBeforeWrite(func() {
+		once.Do(func() { cl.Server(1).Stop(); close(stopped) })
+	}))
+	got := countDownAsync(ctxT(t, 90*time.Second), l)
+	testkit.WaitClosed(t, stopped, 30*time.Second, "the count-down did not reach its write")
+	cl.Server(1).Start()
+	r := receive(t, got, 60*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok)
+	assert.Equal(t, 1, rawCount(t, obs, "/latches/restart"))
+}
+
+// A waiter's link is blackholed while the latch opens; it returns once the
+// link is back.
+func TestAwaitThroughABlackholeReturnsOnceTheLinkIsBack(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/await-blackhole", 1)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/await-blackhole", 0)
+	got := awaitAsync(ctxT(t, 60*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+
+	p.Blackhole()
+	waitDisconnected(t, c)
+	ok, err := newLatch(t, obs, "/latches/await-blackhole", 0).CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	p.Heal()
+	require.NoError(t, receive(t, got, 30*time.Second))
+}
+
+// A waiter's session expires while the latch is being counted down: it
+// goes on waiting on its new session and returns when the latch opens.
+func TestAwaitOutlivesItsSessionExpiry(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/await-expiry", 2)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/await-expiry", 0)
+	got := awaitAsync(ctxT(t, 90*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+
+	down := newLatch(t, obs, "/latches/await-expiry", 0)
+	_, err := down.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	testkit.LoseSession(t, p, c)
+	stillWaiting(t, got, absenceWindow)
+	_, err = down.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, receive(t, got, 30*time.Second))
+}
+
+// The server restarts under a waiter; the latch opens after.
+func TestAwaitOutlivesAServerRestart(t *testing.T) {
+	cl := zktest.Standalone(t, zktest.WithDurable())
+	c := newClient(t, cl.Addrs())
+	setLatch(t, c, "/latches/await-restart", 1)
+	l := newLatch(t, newClient(t, cl.Addrs()), "/latches/await-restart", 0)
+	got := awaitAsync(ctxT(t, 90*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+	cl.Server(1).Restart()
+	stillWaiting(t, got, absenceWindow)
+	ok, err := newLatch(t, c, "/latches/await-restart", 0).CountDown(ctxT(t, 30*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, receive(t, got, 30*time.Second))
+}
+
+// Someone else deletes the latch (path and children): waiters return, as
+// Redisson's delete opens its latch, and a count-down finds nothing to
+// count.
+func TestALatchDeletedBySomeoneElseOpens(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/deleted", 3)
+	l := newLatch(t, newClient(t, cl.Addrs()), "/latches/deleted", 0)
+	got := awaitAsync(ctxT(t, 30*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/latches/deleted", -1, framework.WithChildren()))
+	require.NoError(t, receive(t, got, 10*time.Second))
+	ok, err := l.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+// A waiter's requests stop reaching the server while the servers' events
+// still reach it (one-way fault): the watch event of the last count-down
+// arrives, but only a read that is answered may open the wait; it returns
+// once the link is back.
+func TestAwaitThroughAOneWayFaultReturnsOnlyOnAnAnsweredRead(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/await-one-way", 2)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/await-one-way", 0)
+	got := awaitAsync(ctxT(t, 60*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+
+	p.DropRequests()
+	down := newLatch(t, obs, "/latches/await-one-way", 0)
+	ok, err := down.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	stillWaiting(t, got, absenceWindow) // one left: the event woke it, the count did not
+	waitDisconnected(t, c)
+	ok, err = down.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	p.Heal()
+	require.NoError(t, receive(t, got, 30*time.Second))
+}
+
+// A count-down whose context ends after its multi was handed to the
+// connection cannot know whether it counted, and says so.
+func TestACountDownWhoseContextEndsInFlightIsAnUnknownOutcome(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/ctx-in-flight", 2)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), "/latches/ctx-in-flight", 0)
+
+	var once sync.Once
+	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.Blackhole) }))
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	ok, err := l.CountDown(ctx)
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, countdown.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	p.Heal()
+}
+
+// The session expires with the count-down multi on its way (its link
+// blackholed from that moment): the call goes on from the new session and
+// counts once.
+func TestACountDownWhoseSessionExpiresInFlightCountsOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/expiry-in-flight", 2)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	l := newLatch(t, c, "/latches/expiry-in-flight", 0)
+	old := c.Session()
+
+	var once sync.Once
+	cut := make(chan struct{})
+	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(func() { p.Blackhole(); close(cut) }) }))
+	got := countDownAsync(ctxT(t, 90*time.Second), l)
+	testkit.WaitClosed(t, cut, 30*time.Second, "the count-down did not reach its write")
+	zktest.ExpireSession(t, p, old.ID)
+	r := receive(t, got, 60*time.Second)
+	require.NoError(t, r.err)
+	assert.True(t, r.ok)
+	assert.NotEqual(t, old.ID, c.Session().ID)
+	assert.Equal(t, 1, rawCount(t, obs, "/latches/expiry-in-flight"))
+	assert.Len(t, countDowns(t, obs, "/latches/expiry-in-flight"), 1)
+}

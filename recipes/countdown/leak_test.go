@@ -1,0 +1,44 @@
+package countdown_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// Every goroutine a latch starts (the calls' watches included) ends with
+// its owner's Close, or with the call.
+func TestNoGoroutineOutlivesTheLatchAndItsClient(t *testing.T) {
+	cl := zktest.Standalone(t)
+	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+	obs := newClient(t, cl.Addrs())
+	setLatch(t, obs, "/latches/leak", 2)
+	c := newClient(t, cl.Addrs())
+	l := newLatch(t, c, "/latches/leak", 0)
+
+	// A wait that ends with its context, one that ends with Close, and a
+	// finished latch.
+	ctx := ctxT(t, 300*time.Millisecond)
+	assert.Error(t, l.Await(ctx))
+	got := awaitAsync(ctxT(t, 30*time.Second), l)
+	stillWaiting(t, got, absenceWindow)
+	require.NoError(t, l.Close())
+	assert.Error(t, receive(t, got, 10*time.Second))
+	l2 := newLatch(t, c, "/latches/leak", 0)
+	for range 2 {
+		_, err := l2.CountDown(ctxT(t, 10*time.Second))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l2.Await(ctxT(t, 10*time.Second)))
+	require.NoError(t, l2.Close())
+	require.NoError(t, c.Close())
+	require.NoError(t, obs.Close())
+	assert.NoError(t, goleak.Find(before...))
+}
