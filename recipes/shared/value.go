@@ -130,32 +130,57 @@ func (v *Value) Path() string { return v.path }
 func (v *Value) Start(ctx context.Context) error {
 	v.startMu.Lock()
 	defer v.startMu.Unlock()
-	if err := v.startable(); err != nil {
-		return err
+	if err := ctx.Err(); err != nil {
+		return err // before anything is sent
 	}
-	_, err := v.client.Create(ctx, v.path, v.seed, framework.WithParentContainers())
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return contend.Err(err, false)
-	}
+	// One context for the create and the follower's first read, which
+	// Close ends too: a Start waiting on a dead link must not outlive it.
 	life, cancel := context.WithCancel(context.Background())
-	armed, stopped := make(chan struct{}), make(chan struct{})
 	v.mu.Lock()
 	if err := v.startableLocked(); err != nil {
 		v.mu.Unlock()
 		cancel()
 		return err
 	}
-	v.cancel = cancel // Close may end this attempt
-	v.wg.Add(1)
+	v.cancel = cancel
+	v.mu.Unlock()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	fail := func(err error) error {
+		cancel()
+		v.mu.Lock()
+		closed := v.closed
+		v.mu.Unlock()
+		if ctxErr := ctx.Err(); ctxErr != nil && !closed {
+			return ctxErr
+		}
+		return contend.Err(err, closed)
+	}
+
+	_, err := v.client.Create(life, v.path, v.seed, framework.WithParentContainers())
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fail(err)
+	}
+	armed, stopped := make(chan struct{}), make(chan struct{})
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return fail(ErrClosed)
+	}
+	v.wg.Add(1) // under mu, so that Close, once it has set closed, waits for it
 	v.mu.Unlock()
 	go func() {
 		defer v.wg.Done()
 		defer close(stopped)
 		v.follow(life, armed)
 	}()
-	var fail error
 	select {
 	case <-armed:
+		if !stop() && ctx.Err() != nil {
+			// ctx ended as the read came in: the caller has given up.
+			<-stopped
+			return fail(ctx.Err())
+		}
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		if v.closed {
@@ -163,14 +188,9 @@ func (v *Value) Start(ctx context.Context) error {
 		}
 		v.started = true
 		return nil
-	case <-ctx.Done():
-		fail = ctx.Err()
-	case <-stopped: // the follower gave up: the client or the Value closed
-		fail = contend.Err(framework.ErrClosed, true)
+	case <-stopped: // ctx ended, Close was called, or the client closed
+		return fail(framework.ErrClosed)
 	}
-	cancel()
-	<-stopped
-	return fail
 }
 
 func (v *Value) startable() error {
@@ -273,7 +293,8 @@ func (v *Value) observeMissing(link conn.Session) {
 }
 
 // Get returns the value last read or written, with its version. It sends
-// nothing; Err says whether it may be stale.
+// nothing; Err says whether it may be stale. After Close, or the client's,
+// it fails with ErrClosed.
 func (v *Value) Get() (Versioned[[]byte], error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -295,6 +316,8 @@ func (v *Value) usableLocked() error {
 		return ErrClosed
 	case !v.started:
 		return ErrNotStarted
+	case v.client.Closed():
+		return contend.Err(framework.ErrClosed, false)
 	}
 	return nil
 }
