@@ -29,6 +29,17 @@
 //	rw-release <name> read|write            rw-released <name> <mode>
 //	rw-loop <path> read|write <n> <holdMs> <logFile> <id>
 //	                                        loop-done <id>
+//	shared-count-start <name> <path> <seed> shared-count-started <name> <count> <version>
+//	                                        (then shared-count-changed <name> <count>
+//	                                        on every change its listener hears)
+//	shared-count-read <name>                shared-count-read <name> <count> <version>
+//	shared-count-tryset <name> <count>      shared-count-tryset <name> true|false <count> <version>
+//	shared-count-set <name> <count>         shared-count-set <name> <count>
+//	shared-count-increment <name> <n>       shared-count-incremented <name> <n> <failedTries>
+//	shared-value-start <name> <path> <hex>  shared-value-started <name> <hex> <version>
+//	                                        (then shared-value-changed <name> <hex>)
+//	shared-value-set <name> <hex>           shared-value-set <name> <hex>
+//	shared-close <name>                     shared-closed <name>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -54,6 +65,13 @@
 //
 // count-set and count-get use Curator's SharedCount (the count a
 // semaphore's maximum can come from), made with the given seed if missing.
+//
+// The shared-* commands drive one started Curator SharedCount or
+// SharedValue per name (recipes/shared). shared-count-tryset uses the
+// versioned value the last shared-count-read took (Curator does not let a
+// caller build one), so a test can make it stale on purpose;
+// shared-count-increment is a compare-and-set loop of its own. Values are
+// hex on the wire, "-" for empty.
 //
 // Commands for another recipe (leader latch...) take one register line in
 // the Agent's constructor and a handler; a recipe object that must outlive
