@@ -151,6 +151,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
+	if cfg.Recipe == SharedCount {
+		return r.finishShared(history)
+	}
 	rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
 	if cfg.Recipe != Selector {
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
