@@ -82,7 +82,8 @@ type Value struct {
 	started bool
 	closed  bool
 	cur     Versioned[[]byte]
-	missing bool // the follower's last read found no node
+	missing bool  // the follower's last read found no node
+	readErr error // the follower's last read failed with it
 	// link is the link the follower's last read went over; the value may
 	// be stale once it is down (its Suspended is closed), until a read
 	// over a new one. Zero until the first read.
@@ -193,12 +194,6 @@ func (v *Value) Start(ctx context.Context) error {
 	}
 }
 
-func (v *Value) startable() error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.startableLocked()
-}
-
 func (v *Value) startableLocked() error {
 	switch {
 	case v.closed:
@@ -246,6 +241,7 @@ func (v *Value) follow(life context.Context, armed chan struct{}) {
 			if life.Err() != nil || errors.Is(err, framework.ErrClosed) {
 				return
 			}
+			v.readFailed(err)
 			c.Logger().Debug("zookeeper shared value: read failed; will retry", "path", v.path, "err", err)
 			select {
 			case <-time.After(pause):
@@ -272,7 +268,7 @@ func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if link != nil {
-		v.link, v.missing = *link, false
+		v.link, v.missing, v.readErr = *link, false, nil
 	}
 	if st.Mzxid <= v.cur.Zxid {
 		return
@@ -289,7 +285,13 @@ func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 func (v *Value) observeMissing(link conn.Session) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.link, v.missing = link, true
+	v.link, v.missing, v.readErr = link, true, nil
+}
+
+func (v *Value) readFailed(err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.readErr = err
 }
 
 // Get returns the value last read or written, with its version. It sends
@@ -327,12 +329,13 @@ func (v *Value) usableLocked() error {
 // current link and the watch is set. Otherwise it wraps ErrStale and the
 // reason: ErrSuspended (the link is down; the session may live on),
 // ErrSessionLost (the session is gone), ErrDeleted (the node is missing),
-// or nothing more while the value is being read again. After Close, or
+// the error of a read that failed (it is tried again), or nothing more
+// while the value is being read again. After Close, or
 // the client's, it is ErrClosed; before Start, ErrNotStarted.
 func (v *Value) Err() error {
 	v.mu.Lock()
 	err := v.usableLocked()
-	link, missing := v.link, v.missing
+	link, missing, readErr := v.link, v.missing, v.readErr
 	v.mu.Unlock()
 	if err != nil {
 		return err
@@ -349,6 +352,9 @@ func (v *Value) Err() error {
 	case <-link.Suspended:
 		return fmt.Errorf("%w: reading it again over a new link", ErrStale)
 	default:
+	}
+	if readErr != nil {
+		return fmt.Errorf("%w: reading it failed: %w", ErrStale, readErr)
 	}
 	if missing {
 		return fmt.Errorf("%w: %w", ErrStale, ErrDeleted)
