@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -95,4 +96,24 @@ func setDeleted(t *testing.T, c *framework.Client) error {
 	require.NoError(t, c.Delete(ctxT(t, 10*time.Second), "/errs/deleted", -1))
 	_, err := n.Set(ctxT(t, 10*time.Second), 2)
 	return err
+}
+
+// A node this client may not read fails Start at once with the server's
+// refusal, instead of waiting out ctx for a read that can never succeed.
+func TestStartOnANodeItMayNotReadFailsWithNoAuth(t *testing.T) {
+	cl := zktest.Standalone(t)
+	alice := newClient(t, cl.Addrs(), framework.WithConnOptions(conn.WithDigestAuth("alice", "pw")))
+	_, err := alice.Create(ctxT(t, 10*time.Second), "/acl", nil)
+	require.NoError(t, err)
+	_, err = alice.Create(ctxT(t, 10*time.Second), "/acl/count", shared.EncodeCount(1), framework.WithACL(zk.DigestACL(zk.PermAll, "alice", "pw")))
+	require.NoError(t, err)
+
+	n, err := shared.NewCount(newClient(t, cl.Addrs()), "/acl/count", 0)
+	require.NoError(t, err)
+	defer n.Close()
+	start := time.Now()
+	err = n.Start(ctxT(t, 30*time.Second))
+	assert.ErrorIs(t, err, zk.ErrNoAuth)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.ErrorIs(t, n.Err(), shared.ErrNotStarted)
 }

@@ -126,7 +126,8 @@ func (v *Value) Path() string { return v.path }
 // Start makes the node with the seed (and its parents, as containers) if it
 // is missing, reads it, and follows it with a watch until Close. It returns
 // once the value has been read and the watch is set, or with ctx's error
-// (then nothing keeps running, and Start may be called again). A second
+// (then nothing keeps running, and Start may be called again). A node this
+// client may not read fails it with the server's zk.ErrNoAuth. A second
 // Start after one succeeded fails with ErrStarted.
 func (v *Value) Start(ctx context.Context) error {
 	v.startMu.Lock()
@@ -163,6 +164,7 @@ func (v *Value) Start(ctx context.Context) error {
 		return fail(err)
 	}
 	armed, stopped := make(chan struct{}), make(chan struct{})
+	refused := make(chan error, 1)
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
@@ -173,7 +175,7 @@ func (v *Value) Start(ctx context.Context) error {
 	go func() {
 		defer v.wg.Done()
 		defer close(stopped)
-		v.follow(life, armed)
+		v.follow(life, armed, refused)
 	}()
 	select {
 	case <-armed:
@@ -189,6 +191,10 @@ func (v *Value) Start(ctx context.Context) error {
 		}
 		v.started = true
 		return nil
+	case err := <-refused:
+		cancel()
+		<-stopped
+		return contend.Err(err, false)
 	case <-stopped: // ctx ended, Close was called, or the client closed
 		return fail(framework.ErrClosed)
 	}
@@ -206,8 +212,9 @@ func (v *Value) startableLocked() error {
 
 // follow reads the node with a watch, and again on every change, and again
 // over each new link, until life ends or the client closes. armed is closed
-// after its first read.
-func (v *Value) follow(life context.Context, armed chan struct{}) {
+// after its first read; before it, a read the server refuses for good (no
+// READ permission) is sent to refused, for Start to fail with.
+func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<- error) {
 	c := v.client
 	once := sync.OnceFunc(func() { close(armed) })
 	pause := 50 * time.Millisecond
@@ -242,6 +249,12 @@ func (v *Value) follow(life context.Context, armed chan struct{}) {
 				return
 			}
 			v.readFailed(err)
+			if errors.Is(err, zk.ErrNoAuth) {
+				select {
+				case refused <- err:
+				default:
+				}
+			}
 			c.Logger().Debug("zookeeper shared value: read failed; will retry", "path", v.path, "err", err)
 			select {
 			case <-time.After(pause):
