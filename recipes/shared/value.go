@@ -26,7 +26,8 @@ var (
 	// ErrStarted: Start called again after it succeeded.
 	ErrStarted = errors.New("shared: already started")
 	// ErrStale is Err's error while the value may not be the node's latest;
-	// it also matches the reason (ErrSuspended, ErrSessionLost, ErrDeleted).
+	// it also matches the reason (ErrSuspended, ErrSessionLost, ErrDeleted,
+	// or the error of a read that failed).
 	ErrStale = errors.New("shared: value may be stale")
 	// ErrDeleted: the node was deleted by someone else. Set and TrySet
 	// fail with it (it also matches zk.ErrNoNode) until the node is made
