@@ -453,7 +453,8 @@ func (v *Value) writeErr(err error) error {
 // changes between two reads arriving as the last of them (see the package
 // documentation). Its channel is closed after Close of the Value, once the
 // values queued before have been taken, or at once by Close of the
-// subscription.
+// subscription. A reader that stops reading before then must Close the
+// subscription: its goroutine waits for the reader.
 func (v *Value) Subscribe() *Subscription[[]byte] {
 	return subscribe(v, func(b []byte) ([]byte, bool) { return bytes.Clone(b), true })
 }
