@@ -240,6 +240,8 @@ func (c *contender) loop(ctx context.Context) error {
 		return c.atomicLoop(ctx)
 	case Countdown:
 		return c.countdownLoop(ctx)
+	case SharedCount:
+		return c.sharedLoop(ctx)
 	default:
 		return fmt.Errorf("unknown recipe %q", c.spec.Recipe)
 	}

@@ -154,6 +154,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
+	if cfg.Recipe == SharedCount {
+		return r.finishShared(history)
+	}
 	var rep *Report
 	switch cfg.Recipe {
 	case Atomic:

@@ -33,6 +33,17 @@
 //	atomic-add long|int <path> <delta>      atomic-added <path> <succeeded> <pre> <post>
 //	atomic-loop long|int <path> <n> <retries> <lockPath|-> <id>
 //	                                        atomic-loop-done <id> <ok> <failed> <promoted>
+//	shared-count-start <name> <path> <seed> shared-count-started <name> <count> <version>
+//	                                        (then shared-count-changed <name> <count>
+//	                                        on every change its listener hears)
+//	shared-count-read <name>                shared-count-read <name> <count> <version>
+//	shared-count-tryset <name> <count>      shared-count-tryset <name> true|false <count> <version>
+//	shared-count-set <name> <count>         shared-count-set <name> <count>
+//	shared-count-increment <name> <n>       shared-count-incremented <name> <n> <failedTries>
+//	shared-value-start <name> <path> <hex>  shared-value-started <name> <hex> <version>
+//	                                        (then shared-value-changed <name> <hex>)
+//	shared-value-set <name> <hex>           shared-value-set <name> <hex>
+//	shared-close <name>                     shared-closed <name>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -66,6 +77,12 @@
 // RetryNTimes(100, 1ms)) to the mutex at lockPath unless it is "-", and
 // counts the increments that said they succeeded, those that did not, and
 // those that took the lock.
+// The shared-* commands drive one started Curator SharedCount or
+// SharedValue per name (recipes/shared). shared-count-tryset uses the
+// versioned value the last shared-count-read took (Curator does not let a
+// caller build one), so a test can make it stale on purpose;
+// shared-count-increment is a compare-and-set loop of its own. Values are
+// hex on the wire, "-" for empty.
 //
 // Commands for another recipe (leader latch...) take one register line in
 // the Agent's constructor and a handler; a recipe object that must outlive

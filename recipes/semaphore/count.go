@@ -2,7 +2,6 @@ package semaphore
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -12,10 +11,13 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
-// ErrBadCount: a SharedCount node whose data is not a 4-byte integer.
-var ErrBadCount = errors.New("semaphore: shared count is not a 4-byte big-endian integer")
+// ErrBadCount: a SharedCount node whose data is not a 4-byte integer, or
+// a count that does not fit in one. It is shared.ErrBadCount: package
+// shared is the one place that reads and writes Curator's format.
+var ErrBadCount = shared.ErrBadCount
 
 // currentMax returns the maximum, whether it is known, and a channel closed
 // when it changes.
@@ -52,10 +54,10 @@ func (s *Semaphore) follow() {
 				continue // made meanwhile: read it
 			}
 		} else if err == nil {
-			if v, derr := decodeCount(data); derr != nil {
+			if v, derr := shared.DecodeCount(data); derr != nil {
 				c.Logger().Warn("zookeeper semaphore: ignoring shared count", "path", s.countPath, "err", derr)
 			} else {
-				s.setMax(v)
+				s.setMax(int(v))
 			}
 		}
 		if err != nil {
@@ -80,15 +82,6 @@ func (s *Semaphore) follow() {
 	}
 }
 
-// decodeCount reads Curator's SharedCount format: a big-endian int32 (Java's
-// ByteBuffer.getInt, which reads the first four bytes).
-func decodeCount(data []byte) (int, error) {
-	if len(data) < 4 {
-		return 0, fmt.Errorf("%w: %d bytes", ErrBadCount, len(data))
-	}
-	return int(int32(binary.BigEndian.Uint32(data))), nil
-}
-
 // SetCount writes n to the Curator SharedCount node at countPath, making it
 // (and its parents, as containers) if needed, as Curator's
 // SharedCount.setCount does once the count is started. Every semaphore made
@@ -100,7 +93,7 @@ func SetCount(ctx context.Context, client *framework.Client, countPath string, n
 	if n < math.MinInt32 || n > math.MaxInt32 {
 		return fmt.Errorf("%w: %d does not fit in 4 bytes", ErrBadCount, n)
 	}
-	data := binary.BigEndian.AppendUint32(nil, uint32(int32(n)))
+	data := shared.EncodeCount(int32(n))
 	for {
 		_, err := client.Set(ctx, countPath, data, -1)
 		if !errors.Is(err, zk.ErrNoNode) {

@@ -43,6 +43,13 @@ import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicNumber;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.SharedCountListener;
+import org.apache.curator.framework.recipes.shared.SharedCountReader;
+import org.apache.curator.framework.recipes.shared.SharedValue;
+import org.apache.curator.framework.recipes.shared.SharedValueListener;
+import org.apache.curator.framework.recipes.shared.SharedValueReader;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
@@ -166,6 +173,15 @@ public final class Agent {
         register("atomic-get", 2, "long|int <path>", this::atomicGet);
         register("atomic-add", 3, "long|int <path> <delta>", this::atomicAdd);
         register("atomic-loop", 6, "long|int <path> <iterations> <retries> <lockPath|-> <id>", this::atomicLoop);
+        // shared value and count (recipes/shared); handlers at the end of the class
+        register("shared-count-start", 3, "<name> <path> <seed>", this::sharedCountStart);
+        register("shared-count-read", 1, "<name>", this::sharedCountRead);
+        register("shared-count-tryset", 2, "<name> <count>", this::sharedCountTrySet);
+        register("shared-count-set", 2, "<name> <count>", this::sharedCountSet);
+        register("shared-count-increment", 2, "<name> <n>", this::sharedCountIncrement);
+        register("shared-value-start", 3, "<name> <path> <seedHex>", this::sharedValueStart);
+        register("shared-value-set", 2, "<name> <hex>", this::sharedValueSet);
+        register("shared-close", 1, "<name>", this::sharedClose);
         register("quit", 0, "", args -> quit());
     }
 
@@ -986,5 +1002,183 @@ public final class Agent {
         client.close();
         answer("bye");
         System.exit(0);
+    }
+
+    // ---- SharedCount / SharedValue (recipes/shared) ----
+    //
+    // Each name is one started SharedCount or SharedValue, kept on its actor
+    // until shared-close. Its listener answers every change Curator
+    // delivers, on Curator's event thread.
+
+    /** The count's recipe object and the versioned value shared-count-read took. */
+    private static final class SharedCountHolder {
+        SharedCount count;
+        VersionedValue<Integer> read;
+    }
+
+    /**
+     * shared-count-start <name> <path> <seed>: a started SharedCount whose
+     * listener answers "shared-count-changed <name> <count>"; then
+     * "shared-count-started <name> <count> <version>".
+     */
+    private void sharedCountStart(String[] a) {
+        String name = a[0], path = a[1];
+        int seed = Integer.parseInt(a[2]);
+        Actor act = actor(name);
+        act.submit("shared-count-start " + name, () -> {
+            SharedCountHolder h = act.recipe(SharedCountHolder.class, path, SharedCountHolder::new);
+            h.count = new SharedCount(client, path, seed);
+            h.count.addListener(new SharedCountListener() {
+                @Override
+                public void countHasChanged(SharedCountReader reader, int newCount) {
+                    answer("shared-count-changed " + name + " " + newCount);
+                }
+
+                @Override
+                public void stateChanged(CuratorFramework c, ConnectionState state) {}
+            });
+            h.count.start();
+            VersionedValue<Integer> v = h.count.getVersionedValue();
+            answer("shared-count-started " + name + " " + v.getValue() + " " + v.getVersion());
+        });
+    }
+
+    /**
+     * shared-count-read <name>: takes getVersionedValue() for the next
+     * shared-count-tryset, "shared-count-read <name> <count> <version>".
+     */
+    private void sharedCountRead(String[] a) {
+        String name = a[0];
+        Actor act = actor(name);
+        act.submit("shared-count-read " + name, () -> {
+            SharedCountHolder h = act.existing(SharedCountHolder.class);
+            h.read = h.count.getVersionedValue();
+            answer("shared-count-read " + name + " " + h.read.getValue() + " " + h.read.getVersion());
+        });
+    }
+
+    /**
+     * shared-count-tryset <name> <count>: trySetCount with the value the
+     * last shared-count-read took, then "shared-count-tryset <name>
+     * true|false <count> <version>" with the count held after it.
+     */
+    private void sharedCountTrySet(String[] a) {
+        String name = a[0];
+        int n = Integer.parseInt(a[1]);
+        Actor act = actor(name);
+        act.submit("shared-count-tryset " + name, () -> {
+            SharedCountHolder h = act.existing(SharedCountHolder.class);
+            boolean ok = h.count.trySetCount(h.read, n);
+            VersionedValue<Integer> v = h.count.getVersionedValue();
+            answer("shared-count-tryset " + name + " " + ok + " " + v.getValue() + " " + v.getVersion());
+        });
+    }
+
+    /** shared-count-set <name> <count>: setCount, then "shared-count-set <name> <count>". */
+    private void sharedCountSet(String[] a) {
+        String name = a[0];
+        int n = Integer.parseInt(a[1]);
+        Actor act = actor(name);
+        act.submit("shared-count-set " + name, () -> {
+            act.existing(SharedCountHolder.class).count.setCount(n);
+            answer("shared-count-set " + name + " " + n);
+        });
+    }
+
+    /**
+     * shared-count-increment <name> <n>: n increments by trySetCount, each
+     * retried from the fresh value until it succeeds, then
+     * "shared-count-incremented <name> <n> <failedTries>".
+     */
+    private void sharedCountIncrement(String[] a) {
+        String name = a[0];
+        int n = Integer.parseInt(a[1]);
+        Actor act = actor(name);
+        act.submit("shared-count-increment " + name, () -> {
+            SharedCount count = act.existing(SharedCountHolder.class).count;
+            int failed = 0;
+            for (int done = 0; done < n; ) {
+                VersionedValue<Integer> cur = count.getVersionedValue();
+                if (count.trySetCount(cur, cur.getValue() + 1)) {
+                    done++;
+                } else {
+                    failed++;
+                }
+            }
+            answer("shared-count-incremented " + name + " " + n + " " + failed);
+        });
+    }
+
+    /**
+     * shared-value-start <name> <path> <seedHex>: a started SharedValue
+     * whose listener answers "shared-value-changed <name> <hex>"; then
+     * "shared-value-started <name> <hex> <version>". "-" is the empty value.
+     */
+    private void sharedValueStart(String[] a) {
+        String name = a[0], path = a[1];
+        byte[] seed = fromHex(a[2]);
+        Actor act = actor(name);
+        act.submit("shared-value-start " + name, () -> {
+            SharedValue v = act.recipe(SharedValue.class, path, () -> new SharedValue(client, path, seed));
+            v.getListenable().addListener(new SharedValueListener() {
+                @Override
+                public void valueHasChanged(SharedValueReader reader, byte[] newValue) {
+                    answer("shared-value-changed " + name + " " + toHex(newValue));
+                }
+
+                @Override
+                public void stateChanged(CuratorFramework c, ConnectionState state) {}
+            });
+            v.start();
+            VersionedValue<byte[]> cur = v.getVersionedValue();
+            answer("shared-value-started " + name + " " + toHex(cur.getValue()) + " " + cur.getVersion());
+        });
+    }
+
+    /** shared-value-set <name> <hex>: setValue, then "shared-value-set <name> <hex>". */
+    private void sharedValueSet(String[] a) {
+        String name = a[0];
+        byte[] value = fromHex(a[1]);
+        Actor act = actor(name);
+        act.submit("shared-value-set " + name, () -> {
+            act.existing(SharedValue.class).setValue(value);
+            answer("shared-value-set " + name + " " + toHex(value));
+        });
+    }
+
+    /** shared-close <name>: closes the name's SharedCount or SharedValue, "shared-closed <name>". */
+    private void sharedClose(String[] a) {
+        String name = a[0];
+        Actor act = actor(name);
+        act.submit("shared-close " + name, () -> {
+            if (act.recipe instanceof SharedCountHolder) {
+                act.existing(SharedCountHolder.class).count.close();
+            } else {
+                act.existing(SharedValue.class).close();
+            }
+            answer("shared-closed " + name);
+        });
+    }
+
+    private static String toHex(byte[] b) {
+        if (b.length == 0) {
+            return "-";
+        }
+        StringBuilder sb = new StringBuilder();
+        for (byte x : b) {
+            sb.append(String.format("%02x", x));
+        }
+        return sb.toString();
+    }
+
+    private static byte[] fromHex(String s) {
+        if (s.equals("-")) {
+            return new byte[0];
+        }
+        byte[] out = new byte[s.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
     }
 }

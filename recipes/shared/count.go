@@ -1,0 +1,105 @@
+package shared
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// EncodeCount returns n in Curator's SharedCount format: 4 bytes,
+// big-endian (Java's ByteBuffer.putInt).
+func EncodeCount(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+
+// DecodeCount reads Curator's SharedCount format. Data that is not exactly
+// 4 bytes is not a count: the error wraps ErrBadCount. (Curator reads the
+// first 4 bytes of longer data and fails on shorter.)
+func DecodeCount(data []byte) (int32, error) {
+	if len(data) != 4 {
+		return 0, fmt.Errorf("%w: %d bytes", ErrBadCount, len(data))
+	}
+	return int32(binary.BigEndian.Uint32(data)), nil
+}
+
+// Count is a Curator SharedCount: an int32 shared through one node, in
+// Curator's format. It is a Value whose data is EncodeCount's; everything
+// the Value's methods say holds for the Count's.
+type Count struct {
+	v *Value
+}
+
+// NewCount returns a Count on path whose node, if missing when Start runs,
+// is made with seed. Nothing is sent before Start.
+func NewCount(client *framework.Client, path string, seed int32, opts ...Option) (*Count, error) {
+	v, err := newValue("shared count", client, path, EncodeCount(seed), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Count{v: v}, nil
+}
+
+// Path returns the node's path.
+func (c *Count) Path() string { return c.v.path }
+
+// Start makes the node with the seed if it is missing and follows it until
+// Close; see Value.Start.
+func (c *Count) Start(ctx context.Context) error { return c.v.Start(ctx) }
+
+// Get returns the count last read or written, with its version. If the
+// node's data is not a count the error wraps ErrBadCount, and the version
+// is still returned (TrySet can replace the data).
+func (c *Count) Get() (Versioned[int32], error) {
+	raw, err := c.v.Get()
+	if err != nil {
+		return Versioned[int32]{}, err
+	}
+	return c.decode(raw)
+}
+
+func (c *Count) decode(raw Versioned[[]byte]) (Versioned[int32], error) {
+	n, err := DecodeCount(raw.Value)
+	out := Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid}
+	if err != nil {
+		return out, fmt.Errorf("shared count %s: %w", c.v.path, err)
+	}
+	return out, nil
+}
+
+// Set writes n whatever the node holds; see Value.Set.
+func (c *Count) Set(ctx context.Context, n int32) (Versioned[int32], error) {
+	raw, err := c.v.Set(ctx, EncodeCount(n))
+	if err != nil {
+		return Versioned[int32]{}, err
+	}
+	return c.decode(raw)
+}
+
+// TrySet writes n only if the node is still at previous's version, and
+// reports whether it did; see Value.TrySet. When it did not, it returns the
+// count read again (with ErrBadCount if the node's data is not a count).
+func (c *Count) TrySet(ctx context.Context, previous Versioned[int32], n int32) (Versioned[int32], bool, error) {
+	raw, ok, err := c.v.TrySet(ctx, Versioned[[]byte]{Version: previous.Version, Zxid: previous.Zxid}, EncodeCount(n))
+	if err != nil {
+		return Versioned[int32]{}, false, err
+	}
+	out, err := c.decode(raw)
+	return out, ok, err
+}
+
+// Err says whether Get may be stale; see Value.Err.
+func (c *Count) Err() error { return c.v.Err() }
+
+// Subscribe returns a subscription to the counts read or written from now
+// on; see Value.Subscribe. Data that is not a count is skipped (Get
+// reports it).
+func (c *Count) Subscribe() *Subscription[int32] {
+	return subscribe(c.v, func(b []byte) (int32, bool) {
+		n, err := DecodeCount(b)
+		return n, err == nil
+	})
+}
+
+// Close stops following the node and ends every subscription; see
+// Value.Close.
+func (c *Count) Close() error { return c.v.Close() }

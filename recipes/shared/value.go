@@ -1,0 +1,505 @@
+package shared
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/option"
+)
+
+// The errors of this package: its own, and those every recipe shares
+// (package hold documents them) under the same names.
+var (
+	// ErrNotStarted: a Value or Count used before Start succeeded.
+	ErrNotStarted = errors.New("shared: not started")
+	// ErrStarted: Start called again after it succeeded.
+	ErrStarted = errors.New("shared: already started")
+	// ErrStale is Err's error while the value may not be the node's latest;
+	// it also matches the reason (ErrSuspended, ErrSessionLost, ErrDeleted,
+	// or the error of a read that failed).
+	ErrStale = errors.New("shared: value may be stale")
+	// ErrDeleted: the node was deleted by someone else. Set and TrySet
+	// fail with it (it also matches zk.ErrNoNode) until the node is made
+	// again; Err reports it while the node is missing.
+	ErrDeleted = errors.New("shared: node deleted")
+	// ErrUnversioned: TrySet given a value without a version to compare:
+	// one never read from the node (Version -1, as Curator's initial value)
+	// or whose version wrapped around to -1, which ZooKeeper would take as
+	// "any version" (Curator's IllegalTrySetVersionException).
+	ErrUnversioned = errors.New("shared: value has no version to compare")
+	// ErrBadCount: a Count's node whose data is not a 4-byte big-endian
+	// integer.
+	ErrBadCount = errors.New("shared: count is not a 4-byte big-endian integer")
+
+	ErrNilClient      = hold.ErrNilClient
+	ErrInvalidOption  = hold.ErrInvalidOption
+	ErrClosed         = hold.ErrClosed
+	ErrSuspended      = hold.ErrSuspended
+	ErrSessionLost    = hold.ErrSessionLost
+	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
+)
+
+// Option configures a Value or a Count. Every recipe's Option has this
+// shape, and an option of the same name means the same thing in each; one
+// given to a recipe it does not apply to is refused (ErrInvalidOption).
+// No option applies to this package's recipes yet.
+type Option func(*option.Config) error
+
+// Versioned is a value as read from the node, with what orders it.
+type Versioned[T any] struct {
+	Value T
+	// Version is the node's data version (Stat.Version), which TrySet
+	// compares; -1 for a value never read (the seed before Start).
+	Version int32
+	// Zxid is the zxid of the write that made this value (Stat.Mzxid),
+	// as Curator's VersionedValue.getZxid: it only grows, even when the
+	// node is deleted and made again.
+	Zxid int64
+}
+
+// Value is a Curator SharedValue: a byte slice shared through one node.
+// Its methods may be called from any goroutine.
+type Value struct {
+	client *framework.Client
+	path   string
+	seed   []byte
+
+	startMu sync.Mutex // serialises Start and Close
+	wg      sync.WaitGroup
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	cur     Versioned[[]byte]
+	missing bool  // the follower's last read found no node
+	readErr error // the follower's last read failed with it
+	// link is the link the follower's last read went over; the value may
+	// be stale once it is down (its Suspended is closed), until a read
+	// over a new one. Zero until the first read.
+	link conn.Session
+	subs map[subscriber]struct{}
+}
+
+// NewValue returns a Value on path whose node, if missing when Start runs,
+// is made with seed. Nothing is sent before Start.
+func NewValue(client *framework.Client, path string, seed []byte, opts ...Option) (*Value, error) {
+	return newValue("shared value", client, path, seed, opts)
+}
+
+func newValue(recipe string, client *framework.Client, path string, seed []byte, opts []Option) (*Value, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%s: %w", recipe, ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if _, err := option.Build(recipe, nil, opts); err != nil {
+		return nil, err
+	}
+	seed = bytes.Clone(seed)
+	if seed == nil {
+		seed = []byte{}
+	}
+	return &Value{
+		client: client,
+		path:   path,
+		seed:   seed,
+		cur:    Versioned[[]byte]{Value: seed, Version: -1, Zxid: -1},
+		subs:   map[subscriber]struct{}{},
+	}, nil
+}
+
+// Path returns the node's path.
+func (v *Value) Path() string { return v.path }
+
+// Start makes the node with the seed (and its parents, as containers) if it
+// is missing, reads it, and follows it with a watch until Close. It returns
+// once the value has been read and the watch is set, or with ctx's error
+// (then nothing keeps running, and Start may be called again). A node this
+// client may not read fails it with the server's zk.ErrNoAuth. A second
+// Start after one succeeded fails with ErrStarted.
+func (v *Value) Start(ctx context.Context) error {
+	v.startMu.Lock()
+	defer v.startMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err // before anything is sent
+	}
+	// One context for the create and the follower's first read, which
+	// Close ends too: a Start waiting on a dead link must not outlive it.
+	life, cancel := context.WithCancel(context.Background())
+	v.mu.Lock()
+	if err := v.startableLocked(); err != nil {
+		v.mu.Unlock()
+		cancel()
+		return err
+	}
+	v.cancel = cancel
+	v.mu.Unlock()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	fail := func(err error) error {
+		cancel()
+		v.mu.Lock()
+		closed := v.closed
+		v.mu.Unlock()
+		if ctxErr := ctx.Err(); ctxErr != nil && !closed {
+			return ctxErr
+		}
+		return contend.Err(err, closed)
+	}
+
+	_, err := v.client.Create(life, v.path, v.seed, framework.WithParentContainers())
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fail(err)
+	}
+	armed, stopped := make(chan struct{}), make(chan struct{})
+	refused := make(chan error, 1)
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return fail(ErrClosed)
+	}
+	v.wg.Add(1) // under mu, so that Close, once it has set closed, waits for it
+	v.mu.Unlock()
+	go func() {
+		defer v.wg.Done()
+		defer close(stopped)
+		v.follow(life, armed, refused)
+	}()
+	select {
+	case <-armed:
+		if !stop() && ctx.Err() != nil {
+			// ctx ended as the read came in: the caller has given up.
+			<-stopped
+			return fail(ctx.Err())
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.closed {
+			return ErrClosed
+		}
+		v.started = true
+		return nil
+	case err := <-refused:
+		cancel()
+		<-stopped
+		return contend.Err(err, false)
+	case <-stopped: // ctx ended, Close was called, or the client closed
+		return fail(framework.ErrClosed)
+	}
+}
+
+func (v *Value) startableLocked() error {
+	switch {
+	case v.closed:
+		return ErrClosed
+	case v.started:
+		return ErrStarted
+	}
+	return nil
+}
+
+// follow reads the node with a watch, and again on every change, and again
+// over each new link, until life ends or the client closes. armed is closed
+// after its first read; before it, a read the server refuses for good (no
+// READ permission) is sent to refused, for Start to fail with.
+func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<- error) {
+	c := v.client
+	once := sync.OnceFunc(func() { close(armed) })
+	pause := 50 * time.Millisecond
+	for life.Err() == nil {
+		// Taken before the read: if the link drops during it, the value
+		// counts as stale until the next read.
+		link := c.Session()
+		if !c.State().IsConnected() {
+			if _, err := c.WaitConnected(life); err != nil {
+				return
+			}
+			continue
+		}
+		wctx, wcancel := context.WithCancel(life)
+		data, st, watch, err := c.GetW(wctx, v.path)
+		if errors.Is(err, zk.ErrNoNode) {
+			var exists bool
+			exists, _, watch, err = c.ExistsW(wctx, v.path)
+			if err == nil && exists {
+				wcancel()
+				continue // made meanwhile: read it
+			}
+			if err == nil {
+				v.observeMissing(link)
+			}
+		} else if err == nil {
+			v.observe(data, st, &link)
+		}
+		if err != nil {
+			wcancel()
+			if life.Err() != nil || errors.Is(err, framework.ErrClosed) {
+				return
+			}
+			v.readFailed(err)
+			if errors.Is(err, zk.ErrNoAuth) {
+				select {
+				case refused <- err:
+				default:
+				}
+			}
+			c.Logger().Debug("zookeeper shared value: read failed; will retry", "path", v.path, "err", err)
+			select {
+			case <-time.After(pause):
+			case <-life.Done():
+				return
+			}
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 50 * time.Millisecond
+		once()
+		select {
+		case <-watch: // changed, made, deleted, or the watch ended: read again
+		case <-link.Suspended: // read again over the next link
+		case <-life.Done():
+		}
+		wcancel()
+	}
+}
+
+// observe takes a value read or written, if it is newer than the one held,
+// and delivers it. link, if not nil, is the follower's link for the read.
+func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if link != nil {
+		v.link, v.missing, v.readErr = *link, false, nil
+	}
+	if st.Mzxid <= v.cur.Zxid {
+		return
+	}
+	v.cur = Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid}
+	if v.cur.Value == nil {
+		v.cur.Value = []byte{}
+	}
+	for s := range v.subs {
+		s.push(v.cur)
+	}
+}
+
+func (v *Value) observeMissing(link conn.Session) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.link, v.missing, v.readErr = link, true, nil
+}
+
+func (v *Value) readFailed(err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.readErr = err
+}
+
+// Get returns the value last read or written, with its version. It sends
+// nothing; Err says whether it may be stale. After Close, or the client's,
+// it fails with ErrClosed.
+func (v *Value) Get() (Versioned[[]byte], error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.usableLocked(); err != nil {
+		return Versioned[[]byte]{}, err
+	}
+	return v.copyLocked(), nil
+}
+
+func (v *Value) copyLocked() Versioned[[]byte] {
+	out := v.cur
+	out.Value = bytes.Clone(out.Value)
+	return out
+}
+
+func (v *Value) usableLocked() error {
+	switch {
+	case v.closed:
+		return ErrClosed
+	case !v.started:
+		return ErrNotStarted
+	case v.client.Closed():
+		return contend.Err(framework.ErrClosed, false)
+	}
+	return nil
+}
+
+// Err is nil while Get returns the node's latest value as far as
+// ZooKeeper's watches can tell: the value was read over the client's
+// current link and the watch is set. Otherwise it wraps ErrStale and the
+// reason: ErrSuspended (the link is down; the session may live on),
+// ErrSessionLost (the session is gone), ErrDeleted (the node is missing),
+// the error of a read that failed (it is tried again), or nothing more
+// while the value is being read again. After Close, or
+// the client's, it is ErrClosed; before Start, ErrNotStarted.
+func (v *Value) Err() error {
+	v.mu.Lock()
+	err := v.usableLocked()
+	link, missing, readErr := v.link, v.missing, v.readErr
+	v.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	switch v.client.State() {
+	case conn.StateClosed:
+		return ErrClosed
+	case conn.StateLost:
+		return fmt.Errorf("%w: %w", ErrStale, ErrSessionLost)
+	case conn.StateSuspended:
+		return fmt.Errorf("%w: %w", ErrStale, ErrSuspended)
+	}
+	select {
+	case <-link.Suspended:
+		return fmt.Errorf("%w: reading it again over a new link", ErrStale)
+	default:
+	}
+	if readErr != nil {
+		return fmt.Errorf("%w: reading it failed: %w", ErrStale, readErr)
+	}
+	if missing {
+		return fmt.Errorf("%w: %w", ErrStale, ErrDeleted)
+	}
+	return nil
+}
+
+// Set writes value whatever the node holds, and returns it with its new
+// version. A reply lost on the way is retried: the write may then land
+// after someone else's.
+func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error) {
+	if err := v.usable(); err != nil {
+		return Versioned[[]byte]{}, err
+	}
+	st, err := v.client.Set(ctx, v.path, value, -1)
+	if err != nil {
+		return Versioned[[]byte]{}, v.writeErr(err)
+	}
+	v.observe(value, st, nil)
+	return Versioned[[]byte]{Value: bytes.Clone(value), Version: st.Version, Zxid: st.Mzxid}, nil
+}
+
+// TrySet writes value only if the node is still at previous's version, as
+// read by Get (or returned by Set or TrySet), and reports whether it did.
+//
+// On success it returns value with its new version. When someone else
+// changed the node first it returns false and the value held, read again
+// from the node (unless that read fails: the watch then brings it), so a
+// caller can retry at once with what it returns. The write is sent at most
+// once: if its reply is lost the error wraps ErrOutcomeUnknown, and the
+// write may have been applied; the change feed will tell.
+func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []byte) (Versioned[[]byte], bool, error) {
+	if err := v.usable(); err != nil {
+		return Versioned[[]byte]{}, false, err
+	}
+	if previous.Version == -1 {
+		return Versioned[[]byte]{}, false, ErrUnversioned
+	}
+	v.mu.Lock()
+	held := v.copyLocked()
+	v.mu.Unlock()
+	if previous.Zxid < held.Zxid {
+		// Already changed since previous was read: no need to ask.
+		return held, false, nil
+	}
+	res, err := fwlink.Of(v.client).MultiOnce(ctx, &zk.SetDataRequest{Path: v.path, Data: value, Version: previous.Version})
+	if errors.Is(err, zk.ErrBadVersion) {
+		if data, st, rerr := v.client.Get(ctx, v.path); rerr == nil {
+			v.observe(data, st, nil)
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.copyLocked(), false, nil
+	}
+	if err != nil {
+		return Versioned[[]byte]{}, false, v.writeErr(err)
+	}
+	st := res[0].Stat
+	v.observe(value, st, nil)
+	return Versioned[[]byte]{Value: bytes.Clone(value), Version: st.Version, Zxid: st.Mzxid}, true, nil
+}
+
+func (v *Value) usable() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.usableLocked()
+}
+
+func (v *Value) writeErr(err error) error {
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: %w", ErrDeleted, err)
+	}
+	v.mu.Lock()
+	closed := v.closed
+	v.mu.Unlock()
+	return contend.Err(err, closed)
+}
+
+// Subscribe returns a subscription to the values read or written from now
+// on, beginning with the one held (once Start has read it): each newer
+// than the one before, in the order ZooKeeper applied them, several
+// changes between two reads arriving as the last of them (see the package
+// documentation). Its channel is closed after Close of the Value, once the
+// values queued before have been taken, or at once by Close of the
+// subscription. A reader that stops reading before then must Close the
+// subscription: its goroutine waits for the reader.
+func (v *Value) Subscribe() *Subscription[[]byte] {
+	return subscribe(v, func(b []byte) ([]byte, bool) { return bytes.Clone(b), true })
+}
+
+// subscribe adds a subscription whose values are convert's of the node's
+// data; data convert refuses is skipped.
+func subscribe[T any](v *Value, convert func([]byte) (T, bool)) *Subscription[T] {
+	s := newSubscription(convert, func(s subscriber) {
+		v.mu.Lock()
+		delete(v.subs, s)
+		v.mu.Unlock()
+	})
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		s.finish()
+		return s
+	}
+	v.subs[s] = struct{}{}
+	if v.started {
+		s.push(v.cur)
+	}
+	return s
+}
+
+// Close stops following the node and ends every subscription (each
+// delivers what it had queued, then its channel is closed). The node stays.
+// Close is idempotent and always returns nil.
+func (v *Value) Close() error {
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return nil
+	}
+	v.closed = true
+	cancel := v.cancel
+	subs := v.subs
+	v.subs = nil
+	v.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	v.wg.Wait()
+	for s := range subs {
+		s.finish()
+	}
+	return nil
+}
