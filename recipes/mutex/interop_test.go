@@ -251,3 +251,28 @@ func checkSections(t *testing.T, logPath string, contenders, iterations int) {
 		assert.Equal(t, iterations, n, "sections of %s", id)
 	}
 }
+
+// A Go holder with a lease time forgets its hold: Curator's waiter, queued
+// behind it, is granted at the lease's end (by the node's deletion, which
+// Curator watches), after the Go holder was told, and not before.
+func TestCuratorWaiterIsGrantedAtAForgottenGoLeasesEnd(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	m := newMutex(t, newClient(t, cl.Addrs()), "/locks/interop-lease", mutex.WithLeaseTime(2*time.Second))
+	java := curator.Agent(t).Start(t, cl.ConnectString(), agentSession)
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	end, _ := h.Expiry()
+	java.Send("mutex-acquire j /locks/interop-lease")
+	waitNodes(t, obs, "/locks/interop-lease", 2)
+	java.ExpectNone(t, "acquired", time.Until(end)-200*time.Millisecond) // held until near its end
+
+	java.Expect(t, "acquired j ", 10*time.Second)
+	granted := time.Now()
+	require.ErrorIs(t, h.Err(), mutex.ErrLeaseExpired, "Curator was granted, and the Go holder was not told")
+	assert.False(t, granted.Before(end), "granted at %v, before the lease's end %v", granted, end)
+	java.Call(t, "mutex-release j", "released j", 10*time.Second)
+	waitNodes(t, obs, "/locks/interop-lease", 0)
+	assert.ErrorIs(t, m.Release(), mutex.ErrLeaseExpired)
+}
