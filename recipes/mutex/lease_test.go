@@ -181,3 +181,52 @@ func TestLeaseOfAHoldLostWithItsSessionKeepsTheFirstReason(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h2.Release())
 }
+
+// The node deleted by someone else during the lease: the hold ends with
+// ErrNodeDeleted at once, and its lease's end later changes nothing and
+// deletes nothing (another's node at the path is not the holder's).
+func TestLeaseOfAHoldWhoseNodeWasDeletedKeepsThatReason(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	op := newClient(t, cl.Addrs())
+	leased := newMutex(t, c, "/locks/lease-deleted", mutex.WithLeaseTime(time.Second))
+	other := newMutex(t, op, "/locks/lease-deleted")
+	h, err := leased.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	end, _ := h.Expiry()
+	require.NoError(t, op.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
+	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the deletion")
+	assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
+	g, err := other.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	// The lease's end passing is the event under test.
+	time.Sleep(time.Until(end) + 300*time.Millisecond)
+	assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
+	assert.NoError(t, g.Err(), "the lease's end touched the next holder")
+	assert.Len(t, nodes(t, op, "/locks/lease-deleted"), 1)
+	err = leased.Release()
+	assert.ErrorIs(t, err, mutex.ErrNodeDeleted)
+	assert.NotErrorIs(t, err, mutex.ErrLeaseExpired)
+	require.NoError(t, other.Release())
+}
+
+// The lease runs out while the holder's requests are dropped (its link
+// looks alive to the server's events): it is told at the lease's end all
+// the same, and its node goes once its requests get through again.
+func TestLeaseRunningOutWhileRequestsAreDroppedDeletesTheNodeAfterwards(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(6*time.Second)))
+	obs := newClient(t, cl.Addrs())
+	leased := newMutex(t, c, "/locks/lease-oneway", mutex.WithLeaseTime(time.Second))
+	h, err := leased.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	session := c.Session().ID
+	p.DropRequests()
+	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the lease's end during the one-way fault")
+	assert.ErrorIs(t, h.Err(), mutex.ErrLeaseExpired)
+	p.Heal()
+	waitNodes(t, obs, "/locks/lease-oneway", 0)
+	assert.True(t, cl.SessionAlive(session), "the node went with the session, not by the lease")
+	assert.ErrorIs(t, leased.Release(), mutex.ErrLeaseExpired)
+}
