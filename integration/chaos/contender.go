@@ -236,6 +236,8 @@ func (c *contender) loop(ctx context.Context) error {
 		c.latchLoop(ctx)
 	case Selector:
 		return c.selectorLoop(ctx)
+	case Barrier:
+		return c.barrierLoop(ctx)
 	default:
 		return fmt.Errorf("unknown recipe %q", c.spec.Recipe)
 	}

@@ -131,7 +131,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	defer operator.Close()
 	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, started: time.Now()}
 	t.Cleanup(r.killAll)
-	if cfg.Recipe != Selector {
+	if cfg.Recipe.registers() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := operator.Create(rctx, r.registerPath(), nil, framework.WithParents())
 		rcancel()
@@ -151,6 +151,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
+	if cfg.Recipe == Barrier {
+		return r.finishBarrier(history)
+	}
 	rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
 	if cfg.Recipe != Selector {
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -196,7 +199,7 @@ func (r *run) spawn(slot int) *proc {
 	if r.cfg.Recipe != Semaphore {
 		spec.Fence = r.env.Fence.URL()
 	}
-	if r.cfg.Recipe != Selector {
+	if r.cfg.Recipe.registers() {
 		spec.Register = r.registerPath()
 	}
 	js, err := json.Marshal(spec)
@@ -397,6 +400,9 @@ func (r *run) quiesce() {
 	}
 	r.waitDeadSessions()
 	r.checkLeftovers()
+	if r.cfg.Recipe == Barrier {
+		r.clearBarriers()
+	}
 	for _, p := range live {
 		_, _ = io.WriteString(p.stdin, "exit\n")
 	}
