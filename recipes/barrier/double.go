@@ -247,6 +247,11 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
 	ours := true // our node should still be there
 	var pause time.Duration
 	for {
+		// Known locally, this needs no request: a member that wakes from a
+		// long pause past its deadline still learns why it is out.
+		if ours && d.sessionGone() {
+			return d.goneErr(name)
+		}
 		wctx, cancel := context.WithCancel(ctx)
 		done, changed, err := d.leaveOnce(wctx, name, &ours)
 		if err != nil && transient(err) {
@@ -391,6 +396,15 @@ func (d *DoubleBarrier) goneErr(name string) error {
 		return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, ErrSessionLost)
 	}
 	return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, ErrNodeDeleted)
+}
+
+// sessionGone reports whether the client is on another session than the
+// one that made our node (or on none: it was lost), so the node is gone.
+func (d *DoubleBarrier) sessionGone() bool {
+	d.mu.Lock()
+	owner := d.owner
+	d.mu.Unlock()
+	return owner != 0 && d.client.Session().ID != owner
 }
 
 // sessionLost is closed when session owner is lost, or at once if the
