@@ -114,3 +114,25 @@ func TestAbandonedCallsLeaveNoGoroutine(t *testing.T) {
 	members(t, obs, "/b/leak/double", 0)
 	assert.NoError(t, goleak.Find(before...), "goroutines left by abandoned calls")
 }
+
+// Close racing an Enter that is about to succeed: whichever wins, the node
+// does not outlive the closed member.
+func TestCloseRacingASucceedingEnterLeavesNoNode(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	c := newClient(t, cl.Addrs())
+	for range 40 {
+		d, err := barrier.NewDouble(c, "/b/close-race", 1)
+		require.NoError(t, err)
+		got := async(func() error { return d.Enter(ctxT(t, 10*time.Second)) })
+		// Let the create go out so Close lands in or after the Enter.
+		require.Eventually(t, func() bool { return d.Node() != "" || len(got) > 0 }, 10*time.Second, time.Millisecond)
+		require.NoError(t, d.Close())
+		err = returned(t, got, 10*time.Second, "Enter")
+		if err != nil {
+			assert.ErrorIs(t, err, barrier.ErrClosed)
+		}
+	}
+	require.NoError(t, c.Drain(ctxT(t, 10*time.Second)))
+	members(t, obs, "/b/close-race", 0)
+}
