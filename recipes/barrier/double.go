@@ -115,6 +115,10 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	err := d.enter(ctx, name)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err == nil && d.closed {
+		// Close came as we entered; it left the node to us.
+		err = ErrClosed
+	}
 	if err != nil {
 		d.dropLocked()
 		return err
