@@ -65,8 +65,9 @@ func TestWaitSeesRemovalAfterItsSessionExpired(t *testing.T) {
 }
 
 // The server restarts under a barrier waiter and two members waiting for a
-// third: sessions survive a restart, so nobody returns early, nobody is
-// lost, and all go on once the barrier falls and the third member comes.
+// third, then under the two leaving while the third is in: sessions survive
+// a restart, so nobody returns early, nobody is lost, and all go on once
+// the barrier falls and the third member comes, then leaves.
 func TestServerRestartUnderWaitersLosesNobody(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
@@ -76,8 +77,10 @@ func TestServerRestartUnderWaitersLosesNobody(t *testing.T) {
 	require.NoError(t, setter.Set(ctxT(t, 10*time.Second)))
 	wait := async(func() error { return w.Wait(ctxT(t, 90*time.Second)) })
 	var enters []<-chan error
+	var ds []*barrier.DoubleBarrier
 	for range 2 {
 		d := newDouble(t, newClient(t, cl.Addrs(), long), "/b/restart/double", 3)
+		ds = append(ds, d)
 		enters = append(enters, async(func() error { return d.Enter(ctxT(t, 90*time.Second)) }))
 	}
 	members(t, obs, "/b/restart/double", 2)
@@ -96,6 +99,21 @@ func TestServerRestartUnderWaitersLosesNobody(t *testing.T) {
 	for _, e := range enters {
 		require.NoError(t, returned(t, e, 30*time.Second, "Enter"))
 	}
+
+	// Again while two of them leave: they wait across it for the third.
+	var leaves []<-chan error
+	for _, d := range ds {
+		leaves = append(leaves, async(func() error { return d.Leave(ctxT(t, 90*time.Second)) }))
+	}
+	cl.Server(1).Restart()
+	for _, l := range leaves {
+		blocked(t, l, "Leave across a restart, a member still in")
+	}
+	require.NoError(t, third.Leave(ctxT(t, 30*time.Second)))
+	for _, l := range leaves {
+		require.NoError(t, returned(t, l, 30*time.Second, "Leave"))
+	}
+	waitNodes(t, obs, "/b/restart/double", 0)
 }
 
 // Curator 5.4 returns from enter on any wake-up, a reconnect's included
