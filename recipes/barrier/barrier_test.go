@@ -177,7 +177,10 @@ func TestDoubleBarrierEntersOnlyWhenEveryMemberArrived(t *testing.T) {
 	require.NoError(t, ds[2].Enter(ctxT(t, 30*time.Second)))
 	require.NoError(t, returned(t, e0, 10*time.Second, "Enter"))
 	require.NoError(t, returned(t, e1, 10*time.Second, "Enter"))
-	assert.Contains(t, nodes(t, obs, path), "ready")
+	data, st, err := obs.Get(context.Background(), path+"/ready")
+	require.NoError(t, err)
+	assert.Zero(t, st.EphemeralOwner, "ready is persistent, as Curator's")
+	assert.Regexp(t, `^m[012]$`, string(data), "ready carries its maker's id, as Curator's its default data")
 	for _, d := range ds {
 		assert.Contains(t, nodes(t, obs, path), framework.Base(d.Node()))
 	}

@@ -29,6 +29,13 @@
 // wake, GH-1290; its leave returns when a single member that is not its own
 // is left, even if that one has not begun to leave).
 //
+// A path can serve round after round, as in Curator, since the last
+// leaver deletes path/ready. Curator's design leaves one hazard, kept for
+// compatibility: a ready node left behind by a round that was abandoned
+// (every member timed out, or its leavers died before deleting it) lets
+// the next round's members in at once. Where that matters, give each round
+// a path of its own.
+//
 // # Where it goes beyond Curator
 //
 // A member's node belongs to its session. A member whose session is lost

@@ -210,7 +210,7 @@ func (d *DoubleBarrier) enterOnce(ctx context.Context, name string) (done bool, 
 	if len(members(kids)) < d.qty {
 		return false, kidsChanged, readyChanged, nil
 	}
-	_, err = d.client.Create(ctx, d.ready, nil)
+	_, err = d.client.Create(ctx, d.ready, d.data)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return false, nil, nil, err
 	}
