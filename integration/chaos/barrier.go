@@ -22,8 +22,9 @@ import (
 // path/<round>. Each round has two phases:
 //
 //   - the gate, a Barrier at path/<round>/gate: every contender sets it,
-//     then one in three removes it after a short while and the others Wait
-//     on it;
+//     then two in five remove it after a short while and the others Wait
+//     on it (in about one round in thirteen nobody removes it, and the
+//     Waits time out);
 //   - the double barrier of barrierMembers members at path/<round>/d: every
 //     contender Enters (a deadline inside the round), does some work,
 //     and Leaves.
@@ -97,7 +98,7 @@ func (c *contender) gateRound(ctx context.Context, path, round string, start tim
 	if err != nil {
 		return nil
 	}
-	if c.rng.IntN(3) == 0 {
+	if c.rng.IntN(5) < 2 {
 		if !sleep(sctx, 200*time.Millisecond+time.Duration(c.rng.IntN(800))*time.Millisecond) {
 			return nil
 		}
