@@ -50,7 +50,7 @@ func TestChaos(t *testing.T) {
 	if out == "" {
 		out = t.TempDir()
 	}
-	recipes := []chaos.Recipe{chaos.Mutex, chaos.RWLock, chaos.Semaphore, chaos.Latch, chaos.Selector, chaos.Atomic, chaos.Countdown, chaos.SharedCount}
+	recipes := []chaos.Recipe{chaos.Mutex, chaos.RWLock, chaos.Semaphore, chaos.Latch, chaos.Selector, chaos.Atomic, chaos.Countdown, chaos.SharedCount, chaos.Barrier}
 	if s := os.Getenv("ZKR_CHAOS_RECIPES"); s != "" {
 		recipes = nil
 		for _, name := range strings.Split(s, ",") {
@@ -96,7 +96,7 @@ func TestChaos(t *testing.T) {
 			}
 			// Every recipe with holds writes its ZooKeeper register through
 			// Fenced only; a run that committed nothing has not tested it.
-			if recipe != chaos.Selector && recipe != chaos.Atomic && recipe != chaos.Countdown && rep.RegisterWrites == 0 {
+			if recipe != chaos.Selector && recipe != chaos.Atomic && recipe != chaos.Countdown && recipe != chaos.Barrier && rep.RegisterWrites == 0 {
 				t.Errorf("no fenced write reached the ZooKeeper register")
 			}
 			// The counter's checker reports no progress as a violation

@@ -154,6 +154,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	history := append(r.history, env.Fence.Writes()...)
 	r.mu.Unlock()
 	sort.SliceStable(history, func(i, j int) bool { return history[i].T < history[j].T })
+	if cfg.Recipe == Barrier {
+		return r.finishBarrier(history)
+	}
 	if cfg.Recipe == SharedCount {
 		return r.finishShared(history)
 	}
@@ -417,6 +420,9 @@ func (r *run) quiesce() {
 	}
 	r.waitDeadSessions()
 	r.checkLeftovers()
+	if r.cfg.Recipe == Barrier {
+		r.clearBarriers()
+	}
 	for _, p := range live {
 		_, _ = io.WriteString(p.stdin, "exit\n")
 	}

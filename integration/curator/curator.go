@@ -44,6 +44,12 @@
 //	                                        (then shared-value-changed <name> <hex>)
 //	shared-value-set <name> <hex>           shared-value-set <name> <hex>
 //	shared-close <name>                     shared-closed <name>
+//	barrier-set <path>                      barrier-set <path>
+//	barrier-remove <path>                   barrier-removed <path>
+//	barrier-wait <name> <path> <maxWaitMs>  barrier-waited <name> true|false
+//	dbarrier-enter <name> <path> <memberQty> <maxWaitMs>
+//	                                        dbarrier-entered <name> true|false
+//	dbarrier-leave <name> <maxWaitMs>       dbarrier-left <name> true|false
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -66,6 +72,11 @@
 // around each critical section, sem-loop the same with the lease's node
 // name, rw-loop "enter <id> <mode> <node>" and "exit <id> <mode> <node>";
 // one O_APPEND write per line, so several processes can share one log.
+//
+// The barrier commands drive DistributedBarrier (set, remove, a timed
+// waitOnBarrier on name's thread) and DistributedDoubleBarrier: one name is
+// one member (one node), whose timed enter and leave run on its thread and
+// answer Curator's boolean (false: timed out).
 //
 // count-set and count-get use Curator's SharedCount (the count a
 // semaphore's maximum can come from), made with the given seed if missing.

@@ -26,6 +26,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -182,6 +184,7 @@ public final class Agent {
         register("shared-value-start", 3, "<name> <path> <seedHex>", this::sharedValueStart);
         register("shared-value-set", 2, "<name> <hex>", this::sharedValueSet);
         register("shared-close", 1, "<name>", this::sharedClose);
+        registerBarriers();
         register("quit", 0, "", args -> quit());
     }
 
@@ -914,6 +917,71 @@ public final class Agent {
         }
         sel.close();
         answer("selector-closed " + a[0]);
+    }
+
+    // ---- DistributedBarrier and DistributedDoubleBarrier ----
+
+    private void registerBarriers() {
+        register("barrier-set", 1, "<path>", this::barrierSet);
+        register("barrier-remove", 1, "<path>", this::barrierRemove);
+        register("barrier-wait", 3, "<name> <path> <maxWaitMs>", this::barrierWait);
+        register("dbarrier-enter", 4, "<name> <path> <memberQty> <maxWaitMs>", this::dbarrierEnter);
+        register("dbarrier-leave", 2, "<name> <maxWaitMs>", this::dbarrierLeave);
+    }
+
+    /** barrier-set <path>: setBarrier(), then "barrier-set <path>". */
+    private void barrierSet(String[] a) throws Exception {
+        new DistributedBarrier(client, a[0]).setBarrier();
+        answer("barrier-set " + a[0]);
+    }
+
+    /** barrier-remove <path>: removeBarrier(), then "barrier-removed <path>". */
+    private void barrierRemove(String[] a) throws Exception {
+        new DistributedBarrier(client, a[0]).removeBarrier();
+        answer("barrier-removed " + a[0]);
+    }
+
+    /**
+     * barrier-wait <name> <path> <maxWaitMs>: waitOnBarrier(maxWaitMs) on
+     * name's thread, then "barrier-waited <name> true|false" (false: timed
+     * out with the barrier still set).
+     */
+    private void barrierWait(String[] a) {
+        String name = a[0], path = a[1];
+        long maxWaitMs = Long.parseLong(a[2]);
+        Actor act = actor(name);
+        act.submit("barrier-wait " + name, () -> {
+            DistributedBarrier b = act.recipe(DistributedBarrier.class, path, () -> new DistributedBarrier(client, path));
+            answer("barrier-waited " + name + " " + b.waitOnBarrier(maxWaitMs, TimeUnit.MILLISECONDS));
+        });
+    }
+
+    /**
+     * dbarrier-enter <name> <path> <memberQty> <maxWaitMs>: enter(maxWaitMs)
+     * of name's DistributedDoubleBarrier (one member: one node), then
+     * "dbarrier-entered <name> true|false".
+     */
+    private void dbarrierEnter(String[] a) {
+        String name = a[0], path = a[1];
+        int qty = Integer.parseInt(a[2]);
+        long maxWaitMs = Long.parseLong(a[3]);
+        Actor act = actor(name);
+        act.submit("dbarrier-enter " + name, () -> {
+            DistributedDoubleBarrier d = act.recipe(DistributedDoubleBarrier.class, path,
+                    () -> new DistributedDoubleBarrier(client, path, qty));
+            answer("dbarrier-entered " + name + " " + d.enter(maxWaitMs, TimeUnit.MILLISECONDS));
+        });
+    }
+
+    /** dbarrier-leave <name> <maxWaitMs>: leave(maxWaitMs), then "dbarrier-left <name> true|false". */
+    private void dbarrierLeave(String[] a) {
+        String name = a[0];
+        long maxWaitMs = Long.parseLong(a[1]);
+        Actor act = actor(name);
+        act.submit("dbarrier-leave " + name, () -> {
+            boolean left = act.existing(DistributedDoubleBarrier.class).leave(maxWaitMs, TimeUnit.MILLISECONDS);
+            answer("dbarrier-left " + name + " " + left);
+        });
     }
 
     private static void logLine(FileOutputStream log, String line) throws IOException {

@@ -1,0 +1,185 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/internal/option"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// The errors of this package. The shared ones are the values of package
+// hold, so errors.Is matches either name.
+var (
+	// ErrClosed: the barrier (or its client) was closed.
+	ErrClosed = errs.ErrClosed
+	// ErrNilClient: New or NewDouble was given a nil client.
+	ErrNilClient = errs.ErrNilClient
+	// ErrInvalidOption: an option, or memberQty, is not valid.
+	ErrInvalidOption = errs.ErrInvalidOption
+	// ErrSessionLost: the session that made the member's node is gone, and
+	// the node with it: the member is not a member any more.
+	ErrSessionLost = errs.ErrSessionLost
+	// ErrNodeDeleted: someone else deleted the member's node.
+	ErrNodeDeleted = errs.ErrNodeDeleted
+	// ErrNotEntered: Leave without a successful Enter before it.
+	ErrNotEntered = errors.New("barrier: not entered")
+	// ErrAlreadyEntered: Enter while entered, or while another Enter or
+	// Leave of the same DoubleBarrier runs.
+	ErrAlreadyEntered = errors.New("barrier: already entered")
+)
+
+// Barrier is Curator's DistributedBarrier: a node that, while it exists,
+// blocks every Wait on it. Set and Remove may be called by any process,
+// Go or Java; the node is persistent and outlives the process that set it.
+// A Barrier is safe for concurrent use.
+type Barrier struct {
+	client  *framework.Client
+	path    string
+	data    []byte
+	closing chan struct{}
+	once    sync.Once
+}
+
+// New returns the barrier at path. It sends nothing.
+func New(client *framework.Client, path string, opts ...Option) (*Barrier, error) {
+	if client == nil {
+		return nil, fmt.Errorf("barrier: %w", ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	cfg, err := option.Build("barrier", []option.Name{option.ParticipantID}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Barrier{client: client, path: path, data: cfg.ID, closing: make(chan struct{})}, nil
+}
+
+// Path returns the barrier's path.
+func (b *Barrier) Path() string { return b.path }
+
+// Set makes the barrier node (and its parents, as containers) if it does
+// not exist, as Curator's setBarrier.
+func (b *Barrier) Set(ctx context.Context) error {
+	if b.closed() {
+		return ErrClosed
+	}
+	_, err := b.client.Create(ctx, b.path, b.data, framework.WithParentContainers())
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return contend.Err(err, b.closed())
+}
+
+// Remove deletes the barrier node, if it exists, as Curator's
+// removeBarrier: every Wait on it returns.
+func (b *Barrier) Remove(ctx context.Context) error {
+	if b.closed() {
+		return ErrClosed
+	}
+	err := b.client.Delete(ctx, b.path, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return contend.Err(err, b.closed())
+}
+
+// Wait blocks until the barrier node does not exist (at once if it does
+// not), ctx ends (its deadline is the timeout; ctx's error is returned), or
+// the Barrier or its client is closed (ErrClosed). Every wake-up, whatever
+// woke it, checks the node again: only its absence, as the server answers,
+// ends the wait. Connection trouble is waited out until ctx ends.
+func (b *Barrier) Wait(ctx context.Context) error {
+	if b.closed() {
+		return ErrClosed
+	}
+	clientClosing := fwlink.Of(b.client).Closing()
+	var pause time.Duration
+	for {
+		lost := b.client.Session().Lost
+		wctx, cancel := context.WithCancel(ctx)
+		exists, _, changed, err := b.client.ExistsW(wctx, b.path)
+		switch {
+		case err == nil && !exists:
+			cancel()
+			return nil
+		case err != nil:
+			cancel()
+			if ctx.Err() != nil || b.closed() || !retry.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired) {
+				return waitErr(ctx, contend.Err(err, b.closed()))
+			}
+			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
+			if err := b.sleep(ctx, pause); err != nil {
+				return err
+			}
+			continue
+		}
+		pause = 0
+		select {
+		case <-changed:
+		// A new session has none of the old one's watches: check again.
+		case <-lost:
+		case <-ctx.Done():
+		case <-b.closing:
+		case <-clientClosing:
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if b.closed() || closedCh(clientClosing) {
+			return ErrClosed
+		}
+	}
+}
+
+// Close makes every later call, and every Wait under way, return ErrClosed.
+// It leaves the barrier node as it is (it belongs to no session). It is
+// idempotent.
+func (b *Barrier) Close() error {
+	b.once.Do(func() { close(b.closing) })
+	return nil
+}
+
+func (b *Barrier) closed() bool { return closedCh(b.closing) }
+
+func (b *Barrier) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.closing:
+		return ErrClosed
+	}
+}
+
+func closedCh(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitErr prefers ctx's own error when ctx ended: the caller's timeout is
+// what stopped the call, whatever the last request said.
+func waitErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return errors.Join(ctx.Err(), err)
+	}
+	return err
+}

@@ -1,0 +1,72 @@
+package barrier_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/barrier"
+)
+
+// Every failure of the package's API matches the sentinel its
+// documentation names (errors.Is), is refused before anything is sent, and
+// leaves nothing on the server.
+func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	obs := newClient(t, cl.Addrs())
+
+	closedClient := newClient(t, cl.Addrs())
+	onClosedClient := newBarrier(t, closedClient, "/errs/closed-client")
+	doubleOnClosedClient := newDouble(t, closedClient, "/errs/closed-client-d", 2)
+	require.NoError(t, closedClient.Close())
+	closedBarrier := newBarrier(t, c, "/errs/closed")
+	require.NoError(t, closedBarrier.Close())
+	closedDouble := newDouble(t, c, "/errs/closed-d", 2)
+	require.NoError(t, closedDouble.Close())
+	require.NoError(t, closedDouble.Close(), "Close is idempotent")
+	require.NoError(t, closedBarrier.Close(), "Close is idempotent")
+	one := newDouble(t, c, "/errs/one", 1)
+	require.NoError(t, one.Enter(ctxT(t, 10*time.Second)))
+	fresh := newDouble(t, c, "/errs/fresh", 2)
+
+	testkit.MatchSentinels(t, map[string]testkit.Failure{
+		"New nil client":            testkit.Fails(func() error { _, err := barrier.New(nil, "/x"); return err }, barrier.ErrNilClient),
+		"New relative path":         testkit.Fails(func() error { _, err := barrier.New(c, "x"); return err }, framework.ErrInvalidPath),
+		"New trailing slash":        testkit.Fails(func() error { _, err := barrier.New(c, "/x/"); return err }, framework.ErrInvalidPath),
+		"New empty participant":     testkit.Fails(func() error { _, err := barrier.New(c, "/x", barrier.WithParticipantID("")); return err }, barrier.ErrInvalidOption),
+		"NewDouble nil client":      testkit.Fails(func() error { _, err := barrier.NewDouble(nil, "/x", 2); return err }, barrier.ErrNilClient),
+		"NewDouble bad path":        testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x//y", 2); return err }, framework.ErrInvalidPath),
+		"NewDouble zero members":    testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", 0); return err }, barrier.ErrInvalidOption),
+		"NewDouble negative":        testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", -3); return err }, barrier.ErrInvalidOption),
+		"NewDouble empty particip.": testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", 2, barrier.WithParticipantID("")); return err }, barrier.ErrInvalidOption),
+		"Set after Close":           testkit.Fails(func() error { return closedBarrier.Set(context.Background()) }, barrier.ErrClosed),
+		"Remove after Close":        testkit.Fails(func() error { return closedBarrier.Remove(context.Background()) }, barrier.ErrClosed),
+		"Wait after Close":          testkit.Fails(func() error { return closedBarrier.Wait(context.Background()) }, barrier.ErrClosed),
+		"Set on closed client":      testkit.Fails(func() error { return onClosedClient.Set(context.Background()) }, barrier.ErrClosed),
+		"Wait on closed client":     testkit.Fails(func() error { return onClosedClient.Wait(context.Background()) }, barrier.ErrClosed),
+		"Enter after Close":         testkit.Fails(func() error { return closedDouble.Enter(context.Background()) }, barrier.ErrClosed),
+		"Leave after Close":         testkit.Fails(func() error { return closedDouble.Leave(context.Background()) }, barrier.ErrClosed),
+		"Enter on closed client":    testkit.Fails(func() error { return doubleOnClosedClient.Enter(context.Background()) }, barrier.ErrClosed),
+		"Enter while entered":       testkit.Fails(func() error { return one.Enter(context.Background()) }, barrier.ErrAlreadyEntered),
+		"Leave before Enter":        testkit.Fails(func() error { return fresh.Leave(context.Background()) }, barrier.ErrNotEntered),
+		"Enter with expired ctx":    testkit.Fails(func() error { return fresh.Enter(testkit.Expired()) }, context.DeadlineExceeded),
+		"Wait with cancelled ctx":   testkit.Fails(func() error { return newBarrier(t, c, "/errs/set").Wait(testkit.Cancelled()) }, context.Canceled),
+	})
+	require.NoError(t, one.Leave(ctxT(t, 10*time.Second)))
+	require.NoError(t, c.Drain(ctxT(t, 10*time.Second)))
+	for _, p := range []string{"/x", "/errs/fresh", "/errs/closed-client", "/errs/closed-client-d", "/errs/closed-d", "/errs/one"} {
+		assert.Empty(t, nodes(t, obs, p), "left under %s", p)
+	}
+	for _, p := range []string{"/x", "/errs/closed", "/errs/closed-client"} {
+		ok, _, err := obs.Exists(context.Background(), p)
+		require.NoError(t, err)
+		assert.False(t, ok, "%s was made", p)
+	}
+}
