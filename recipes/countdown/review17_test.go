@@ -60,3 +60,37 @@ func TestReview17TrySetCountMustNotReplaceASharedCountAtZero(t *testing.T) {
 }
 
 var countdownErrNotLatch = countdown.ErrNotLatch
+
+// review17: a count-down whose reply is lost after the server applied it
+// to one latch, which then finishes and is replaced by a new latch at the
+// same path before the call hears back, must not count again on the new
+// latch: the call already counted (on the first one). CountDown only
+// treats "no latch" or "a latch at zero" as "finished while the outcome
+// was unknown"; a new latch with a count (another gen- child than the one
+// its multi checked) is counted down again, so one call counts twice, and
+// on a later latch at the same path.
+func TestReview17ALostCountDownNeverCountsAgainOnTheNextLatch(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const path = "/latches/lost-then-replaced"
+	setLatch(t, obs, path, 1)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), path, 0)
+
+	loseNextReply(t, p)
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	require.Eventually(t, func() bool { return rawCount(t, obs, path) == 0 }, 30*time.Second,
+		10*time.Millisecond, "the server did not apply the count-down")
+	// The first latch is open; someone sets the next one at the path (its
+	// TrySetCount finishes the first).
+	setLatch(t, obs, path, 2)
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	assert.Equal(t, 2, rawCount(t, obs, path), "the call counted on the first latch and again on the second")
+	assert.Empty(t, countDowns(t, obs, path), "the second latch has a count-down it was never given")
+	if r.err == nil {
+		assert.True(t, r.ok)
+	} else {
+		assert.ErrorIs(t, r.err, countdown.ErrOutcomeUnknown)
+	}
+}
