@@ -1,0 +1,47 @@
+package shared_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
+)
+
+// review17: TrySet is "a compare-and-set on the node's version: it writes
+// only if nobody changed the node since the value it is given was read, so
+// that read-modify-write loops never lose an update". The node is deleted
+// and made again by someone else (version 0 again, another value) after
+// previous was read; the follower has not seen it yet (its replies lag).
+// TrySet's setData at version 0 applies to the new node, reports success,
+// and the other writer's value is overwritten by a write computed from a
+// value the node no longer held: a lost update. (Curator's trySetValue has
+// the same hole; the set's reply has the Czxid that shows it.)
+func TestReview17TrySetAcrossADeleteAndRecreateIsNotASuccess(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	obs := newClient(t, cl.Addrs())
+	const path = "/shared/aba"
+	n := newCount(t, c, path, 5)
+	prev, err := n.Get()
+	require.NoError(t, err)
+	require.Equal(t, int32(0), prev.Version)
+
+	p.LagReplies(300 * time.Millisecond) // the follower hears of changes late
+	ctx := ctxT(t, 10*time.Second)
+	require.NoError(t, obs.Delete(ctx, path, -1))
+	_, err = obs.Create(ctx, path, shared.EncodeCount(100)) // version 0 again
+	require.NoError(t, err)
+
+	_, ok, err := n.TrySet(ctx, prev, prev.Value+1)
+	require.NoError(t, err)
+	data, _, err := obs.Get(ctx, path)
+	require.NoError(t, err)
+	got, err := shared.DecodeCount(data)
+	require.NoError(t, err)
+	assert.False(t, ok, "TrySet from count 5 reported success over a node made again with 100 (now %d)", got)
+}
