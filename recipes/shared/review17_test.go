@@ -45,3 +45,44 @@ func TestReview17TrySetAcrossADeleteAndRecreateIsNotASuccess(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "TrySet from count 5 reported success over a node made again with 100 (now %d)", got)
 }
+
+// review17: Subscribe promises "the values read or written from now on,
+// beginning with the one held (once Start has read it)". A subscription
+// made while Start is finishing (after the follower's first read was
+// delivered to the subscriptions there were, before Start marks the value
+// started) gets neither that value nor, since the node does not change,
+// anything else: it waits for ever with the value held in Get.
+func TestReview17ASubscriptionMadeDuringStartGetsTheValueHeld(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	for i := range 20 {
+		n, err := shared.NewCount(c, "/shared/sub-during-start", 7)
+		require.NoError(t, err)
+		var subs []*shared.Subscription[int32]
+		done := make(chan error, 1)
+		go func() { done <- n.Start(ctxT(t, 30*time.Second)) }()
+	spin:
+		for {
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+				break spin
+			default:
+				subs = append(subs, n.Subscribe())
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // every value pushed has reached its channel by now
+		missed := 0
+		for _, s := range subs {
+			select {
+			case v := <-s.Changes():
+				assert.Equal(t, int32(7), v.Value)
+			default:
+				missed++
+			}
+			s.Close()
+		}
+		n.Close()
+		require.Zero(t, missed, "round %d: %d of %d subscriptions made during Start never got the value held", i, missed, len(subs))
+	}
+}
