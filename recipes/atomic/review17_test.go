@@ -2,6 +2,7 @@ package atomic_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 	"time"
 
@@ -64,5 +65,28 @@ func TestReview17IncrementAcrossADeleteAndRecreateIsNotASuccessFromTheOldValue(t
 		assert.Equal(t, r.PostValue, got)
 		assert.Equal(t, r.PreValue+1, r.PostValue)
 		assert.Equal(t, int64(8), got, "an increment of a node holding 7 must leave 8 (it left %d: the 7 was lost)", got)
+	}
+}
+
+// review17: ErrCorrupt's doc says "Nothing was written". Long.TrySet over a
+// node of the wrong length writes the new value (the write does not look
+// at what it replaces) and then fails with ErrCorrupt because PreValue
+// does not decode: the caller is told of a corrupt node and not of a write
+// that happened (Succeeded is lost behind the error).
+func TestReview17TrySetOverCorruptDataThatWritesDoesNotSayNothingWasWritten(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	const path = "/counters-bad-tryset"
+	_, err := c.Create(ctxT(t, 10*time.Second), path, []byte{1, 2, 3})
+	require.NoError(t, err)
+	l := newLong(t, c, path)
+	r, err := l.TrySet(ctxT(t, 10*time.Second), 5)
+	data, _ := raw(t, c, path)
+	if errors.Is(err, atomic.ErrCorrupt) {
+		assert.Equal(t, []byte{1, 2, 3}, data, "ErrCorrupt says nothing was written, but the node now holds % x", data)
+	} else {
+		require.NoError(t, err)
+		assert.True(t, r.Succeeded)
+		assert.Equal(t, int64(5), r.PostValue)
 	}
 }
