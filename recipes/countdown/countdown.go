@@ -150,7 +150,10 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 				// Not ours: ours was never made, or made, counted down
 				// to zero and replaced.
 				return fail(errors.New("another latch is there; ours may have been set and finished"))
-			case s.remaining > 0 && s.gen == "":
+			case s.gen == "":
+				// Never a latch: one is made with its gen- child in one
+				// multi, and finished with it (a SharedCount at zero,
+				// say): not ours to delete or replace.
 				return fail(fmt.Errorf("%w: count %d and no %s child", ErrNotLatch, s.remaining, genPrefix))
 			case s.remaining > 0:
 				return false, nil
@@ -236,6 +239,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 	mine := framework.Join(l.path, call)
 	var p pause
 	maybe := false // a multi we sent may have been applied
+	var sentGen string // the latch that multi was for
 	fail := func(err error) (bool, error) { return false, l.fail("count down", err, maybe) }
 	for {
 		s, err := l.read(ctx)
@@ -252,8 +256,14 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 				_ = l.finish(ctx)
 			}
 			return true, nil
-		case s.exists && s.remaining > 0 && s.gen == "":
+		case s.exists && s.gen == "":
+			// Never a latch (see TrySetCount): not ours to count or delete.
 			return fail(fmt.Errorf("%w: count %d and no %s child", ErrNotLatch, s.remaining, genPrefix))
+		case maybe && s.exists && s.gen != sentGen:
+			// Another latch at the path: ours may have counted on the
+			// one before it, which finished since. Counting on this one
+			// too would count the call twice.
+			return fail(errors.New("the latch was replaced while the count-down's outcome was unknown"))
 		case !s.exists || s.remaining <= 0:
 			if s.exists {
 				_ = l.finish(ctx) // best effort: the next caller finishes it otherwise
@@ -266,6 +276,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 			return false, nil
 		}
 		beforeWrite()
+		sentGen = s.gen
 		_, err = fwlink.Of(l.client).MultiOnce(ctx,
 			&zk.CheckVersionRequest{Path: framework.Join(l.path, s.gen), Version: -1},
 			&zk.CreateRequest{Path: mine, Data: l.id},
@@ -439,13 +450,21 @@ func (l *Latch) finish(ctx context.Context) error {
 		if err != nil || !s.exists || s.remaining > 0 {
 			return err
 		}
+		if s.gen == "" {
+			return fmt.Errorf("%w: no %s child", ErrNotLatch, genPrefix)
+		}
 		var last []string // the gen- child goes last: it says "a latch", not "finished"
 		var cds []string
 		for _, k := range s.kids {
-			if k == s.gen {
+			switch {
+			case k == s.gen:
 				last = append(last, k)
-			} else {
+			case strings.HasPrefix(k, cdPrefix):
 				cds = append(cds, k)
+			default:
+				// Someone else's node under the latch: deleting the latch
+				// would take it too.
+				return fmt.Errorf("%w: a child %q that no latch makes", ErrNotLatch, k)
 			}
 		}
 		for len(cds) > deleteBatch {
