@@ -91,7 +91,13 @@ func (n *Number[T]) CompareAndSet(ctx context.Context, expectedValue, newValue T
 
 // TrySet sets the value to newValue, as Value.TrySet.
 func (n *Number[T]) TrySet(ctx context.Context, newValue T) (Result[T], error) {
-	r, err := n.v.TrySet(ctx, n.encode(newValue))
+	nv := n.encode(newValue)
+	r, err := n.v.trySet(ctx, "try-set", func(prev []byte) ([]byte, error) {
+		if _, err := n.decode(prev); err != nil {
+			return nil, err // corrupt: nothing is written over it
+		}
+		return nv, nil
+	})
 	return n.result(r, err)
 }
 

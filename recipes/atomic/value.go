@@ -28,6 +28,12 @@ var (
 	// ErrCorrupt: the node holds data of the wrong length for a Long (8
 	// bytes) or an Integer (4 bytes). Nothing was written.
 	ErrCorrupt = errors.New("atomic: corrupt data")
+	// ErrRecreated: the write was applied, but to a node deleted and made
+	// again by someone else since it was read (ZooKeeper compares
+	// versions only, and the new node's version matched): the value it
+	// replaced was not PreValue. The Result's PostValue is what the node
+	// holds now.
+	ErrRecreated = errors.New("atomic: the node was deleted and made again between the read and the write")
 	// ErrClosed: the counter was closed.
 	ErrClosed = hold.ErrClosed
 	// ErrNilClient: a constructor was given a nil client.
@@ -180,12 +186,12 @@ func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byt
 	if v.beforeWrite != nil {
 		v.beforeWrite(nil)
 	}
-	err = v.write(ctx, nil, &zk.SetDataRequest{Path: v.path, Data: newValue, Version: st.Version})
+	err = v.setVersioned(ctx, nil, st, newValue)
 	switch {
 	case err == nil:
 		res.Succeeded, res.PostValue = true, clone(newValue)
 	case errors.Is(err, errConflict):
-	case errors.Is(err, ErrOutcomeUnknown):
+	case errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrRecreated):
 		res.PostValue = clone(newValue)
 		return res, v.fail("compare-and-set", err)
 	default:
@@ -324,10 +330,23 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 	if st == nil {
 		err = v.create(ctx, h, nv)
 	} else {
-		err = v.write(ctx, h, &zk.SetDataRequest{Path: v.path, Data: nv, Version: st.Version})
+		err = v.setVersioned(ctx, h, st, nv)
 	}
-	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrRecreated) {
 		res.PostValue = clone(nv)
+	}
+	return err
+}
+
+// setVersioned sets the node to data if it is still at the version read
+// (st). ZooKeeper compares versions only, and a node deleted and made
+// again starts at version 0 once more: a set that lands on such a node
+// (its czxid is not the one read) is ErrRecreated, not a success from the
+// value read (Curator reports it as one).
+func (v *Value) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, data []byte) error {
+	got, err := v.writeStat(ctx, h, &zk.SetDataRequest{Path: v.path, Data: data, Version: st.Version})
+	if err == nil && got != nil && got.Czxid != st.Czxid {
+		return fmt.Errorf("%w: made again (czxid %d, read %d)", ErrRecreated, got.Czxid, st.Czxid)
 	}
 	return err
 }
@@ -369,14 +388,34 @@ func (v *Value) create(ctx context.Context, h *hold.Hold, data []byte) error {
 // parent comes back as is (a *framework.MultiOpError); every other refusal
 // the server makes of the op is errConflict.
 func (v *Value) write(ctx context.Context, h *hold.Hold, op any) error {
+	_, err := v.writeStat(ctx, h, op)
+	return err
+}
+
+// writeStat is write that also returns the reply's stat of the node (for a
+// set: the node the write landed on).
+func (v *Value) writeStat(ctx context.Context, h *hold.Hold, op any) (*zk.Stat, error) {
+	var res []zk.MultiResponse
 	var err error
 	if h != nil {
-		_, err = h.Fenced(ctx, op)
+		res, err = h.Fenced(ctx, op)
 	} else {
-		_, err = fwlink.Of(v.client).MultiOnce(ctx, op)
+		res, err = fwlink.Of(v.client).MultiOnce(ctx, op)
 	}
+	if err == nil {
+		var st *zk.Stat
+		if len(res) > 0 {
+			st = res[0].Stat
+		}
+		return st, nil
+	}
+	return nil, v.refusal(op, err)
+}
+
+// refusal classes a failed write's error (see write).
+func (v *Value) refusal(op any, err error) error {
 	var me *framework.MultiOpError
-	if err == nil || !errors.As(err, &me) {
+	if !errors.As(err, &me) {
 		return err
 	}
 	_, isCreate := op.(*zk.CreateRequest)

@@ -238,7 +238,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 	call := cdPrefix + uuid.NewString()
 	mine := framework.Join(l.path, call)
 	var p pause
-	maybe := false // a multi we sent may have been applied
+	maybe := false     // a multi we sent may have been applied
 	var sentGen string // the latch that multi was for
 	fail := func(err error) (bool, error) { return false, l.fail("count down", err, maybe) }
 	for {
