@@ -3,6 +3,7 @@ package shared
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -80,11 +81,14 @@ func (c *Count) Set(ctx context.Context, n int32) (Versioned[int32], error) {
 // count read again (with ErrBadCount if the node's data is not a count).
 func (c *Count) TrySet(ctx context.Context, previous Versioned[int32], n int32) (Versioned[int32], bool, error) {
 	raw, ok, err := c.v.TrySet(ctx, Versioned[[]byte]{Version: previous.Version, Zxid: previous.Zxid}, EncodeCount(n))
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrRecreated) {
 		return Versioned[int32]{}, false, err
 	}
-	out, err := c.decode(raw)
-	return out, ok, err
+	out, derr := c.decode(raw)
+	if err != nil {
+		return out, ok, err
+	}
+	return out, ok, derr
 }
 
 // Err says whether Get may be stale; see Value.Err.

@@ -59,6 +59,8 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"NewValue: nil client":        testkit.Fails(func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, shared.ErrNilClient),
 		"NewValue: bad path":          testkit.Fails(func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, framework.ErrInvalidPath),
 		"NewValue: root":              testkit.Fails(func() error { _, err := shared.NewValue(c, "", nil); return err }, framework.ErrInvalidPath),
+		"NewValue: the root itself":   testkit.Fails(func() error { _, err := shared.NewValue(c, "/", nil); return err }, framework.ErrInvalidPath),
+		"NewCount: the root itself":   testkit.Fails(func() error { _, err := shared.NewCount(c, "/", 1); return err }, framework.ErrInvalidPath),
 		"Get: not started":            testkit.Fails(get(unstarted), shared.ErrNotStarted),
 		"Set: not started":            testkit.Fails(set(unstarted), shared.ErrNotStarted),
 		"TrySet: not started":         testkit.Fails(trySet(unstarted, closedGet), shared.ErrNotStarted),

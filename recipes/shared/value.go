@@ -33,6 +33,12 @@ var (
 	// fail with it (it also matches zk.ErrNoNode) until the node is made
 	// again; Err reports it while the node is missing.
 	ErrDeleted = errors.New("shared: node deleted")
+	// ErrRecreated: a TrySet was applied, but to a node deleted and made
+	// again since previous was read (ZooKeeper compares versions only, and
+	// the new node was back at previous's version): it replaced a value
+	// previous never showed. TrySet returns the value it wrote with it;
+	// do not apply the change again.
+	ErrRecreated = errors.New("shared: node deleted and made again since the value was read")
 	// ErrUnversioned: TrySet given a value without a version to compare:
 	// one never read from the node (Version -1, as Curator's initial value)
 	// or whose version wrapped around to -1, which ZooKeeper would take as
@@ -79,12 +85,13 @@ type Value struct {
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	cur     Versioned[[]byte]
-	missing bool  // the follower's last read found no node
-	readErr error // the follower's last read failed with it
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	cur      Versioned[[]byte]
+	curCzxid int64 // the czxid of the node cur was read from (0: none)
+	missing  bool  // the follower's last read found no node
+	readErr  error // the follower's last read failed with it
 	// link is the link the follower's last read went over; the value may
 	// be stale once it is down (its Suspended is closed), until a read
 	// over a new one. Zero until the first read.
@@ -104,6 +111,10 @@ func newValue(recipe string, client *framework.Client, path string, seed []byte,
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
+	}
+	if path == "/" {
+		// As the other value recipes: the root is nobody's value.
+		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, framework.ErrInvalidPath, path)
 	}
 	if _, err := option.Build(recipe, nil, opts); err != nil {
 		return nil, err
@@ -288,6 +299,7 @@ func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 		return
 	}
 	v.cur = Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid}
+	v.curCzxid = st.Czxid
 	if v.cur.Value == nil {
 		v.cur.Value = []byte{}
 	}
@@ -408,7 +420,7 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 		return Versioned[[]byte]{}, false, ErrUnversioned
 	}
 	v.mu.Lock()
-	held := v.copyLocked()
+	held, heldCzxid := v.copyLocked(), v.curCzxid
 	v.mu.Unlock()
 	if previous.Zxid < held.Zxid {
 		// Already changed since previous was read: no need to ask.
@@ -428,7 +440,15 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 	}
 	st := res[0].Stat
 	v.observe(value, st, nil)
-	return Versioned[[]byte]{Value: bytes.Clone(value), Version: st.Version, Zxid: st.Mzxid}, true, nil
+	out := Versioned[[]byte]{Value: bytes.Clone(value), Version: st.Version, Zxid: st.Mzxid}
+	if previous.Zxid == held.Zxid && heldCzxid != 0 && st.Czxid != heldCzxid {
+		// ZooKeeper compares versions only: the node previous was read
+		// from was deleted and made again, back at that version, and the
+		// write replaced a value previous never showed. Applied, so not
+		// a refusal (a caller would apply it again), and not a success.
+		return out, false, fmt.Errorf("%w: czxid %d, read from %d", ErrRecreated, st.Czxid, heldCzxid)
+	}
+	return out, true, nil
 }
 
 func (v *Value) usable() error {
@@ -474,7 +494,10 @@ func subscribe[T any](v *Value, convert func([]byte) (T, bool)) *Subscription[T]
 		return s
 	}
 	v.subs[s] = struct{}{}
-	if v.started {
+	// Whatever has been read is delivered, even before Start returns: the
+	// follower's first read may have pushed to the subscriptions of its
+	// moment, before this one existed.
+	if v.cur.Version != -1 {
 		s.push(v.cur)
 	}
 	return s
