@@ -389,18 +389,7 @@ func summarizeAtomic(cfg Config, rep *Report, took time.Duration) string {
 		cr.Final, cr.SucceededAdded, cr.UnknownAdded, rep.MaxGap.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  faults: %s; %d hit a contender\n", counts(rep.Faults), rep.FaultsOnHolder)
 	fmt.Fprintf(&b, "  linearizable (porcupine, counter model, unknown outcomes as maybe-applied): %s\n", rep.Linearizable)
-	if len(rep.Violations) == 0 {
-		b.WriteString("  violations: none\n")
-	} else {
-		fmt.Fprintf(&b, "  violations: %s\n", counts(rep.ViolationsByKind()))
-		for i, v := range rep.Violations {
-			if i == 20 {
-				fmt.Fprintf(&b, "    ... %d more in violations.txt\n", len(rep.Violations)-20)
-				break
-			}
-			fmt.Fprintf(&b, "    %s: %s\n", v.Kind, v.Detail)
-		}
-	}
+	writeViolations(&b, rep)
 	return b.String()
 }
 

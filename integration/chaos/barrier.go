@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,15 +137,7 @@ func (c *contender) doubleRound(ctx context.Context, path, round string, start t
 	// The work inside the barrier; a freeze asked for by the nemesis
 	// strikes here, where the member is entered.
 	sleep(ctx, 50*time.Millisecond+time.Duration(c.rng.IntN(400))*time.Millisecond)
-	c.freezeMu.Lock()
-	if c.freeze {
-		c.freeze = false
-		c.emit(Event{Kind: KindFreezing})
-		c.freezeMu.Unlock()
-		stopHere()
-	} else {
-		c.freezeMu.Unlock()
-	}
+	c.freezePoint()
 	// Leave even when told to quiesce: a member that entered leaves, or
 	// says why it could not.
 	c.emit(Event{Kind: KindReleaseCall, Op: op, Mode: round})
@@ -347,31 +337,9 @@ func (r *run) finishBarrier(history []Event) *Result {
 	fmt.Fprintf(&b, "  left %d; leave errors: %s\n", st.Left, counts(st.LeaveErrors))
 	fmt.Fprintf(&b, "  gate: waits returned %d, failed %d; removes %d\n", st.GateWaits, st.GateWaitsFailed, st.GateRemoves)
 	fmt.Fprintf(&b, "  faults: %s; %d hit an entered member\n", counts(rep.Faults), rep.FaultsOnHolder)
-	if len(rep.Violations) == 0 {
-		b.WriteString("  violations: none\n")
-	} else {
-		fmt.Fprintf(&b, "  violations: %s\n", counts(rep.ViolationsByKind()))
-		for i, v := range rep.Violations {
-			if i == 20 {
-				fmt.Fprintf(&b, "    ... %d more in violations.txt\n", len(rep.Violations)-20)
-				break
-			}
-			fmt.Fprintf(&b, "    %s: %s\n", v.Kind, v.Detail)
-		}
-	}
+	writeViolations(&b, rep)
 	res := &Result{Config: r.cfg, Report: rep, Summary: b.String()}
-	var h, v strings.Builder
-	for _, e := range history {
-		h.Write(e.marshal())
-	}
-	for _, x := range rep.Violations {
-		fmt.Fprintf(&v, "%s: %s\n", x.Kind, x.Detail)
-	}
-	for name, data := range map[string]string{"history.jsonl": h.String(), "summary.txt": res.Summary, "violations.txt": v.String()} {
-		if err := os.WriteFile(filepath.Join(r.cfg.OutDir, name), []byte(data), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
+	r.writeFiles(history, res)
 	return res
 }
 

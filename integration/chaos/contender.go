@@ -480,17 +480,9 @@ func (c *contender) work(ctx context.Context, op int, mode string, token int64, 
 			return
 		}
 		c.emit(Event{Kind: KindTrusted, Op: op, Token: token})
-		c.freezeMu.Lock()
-		if c.freeze {
-			// The nemesis asked for a pause right here, after the check and
-			// before the write: the GC pause fencing exists for.
-			c.freeze = false
-			c.emit(Event{Kind: KindFreezing})
-			c.freezeMu.Unlock()
-			stopHere()
-		} else {
-			c.freezeMu.Unlock()
-		}
+		// The nemesis may ask for a pause right here, after the check and
+		// before the write: the GC pause fencing exists for.
+		c.freezePoint()
 		if !write && fenced == nil {
 			continue
 		}
@@ -596,4 +588,18 @@ func stopHere() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+}
+
+// freezePoint stops this process here (SIGSTOP) if the nemesis asked for
+// a freeze: the point where a pause does the most harm.
+func (c *contender) freezePoint() {
+	c.freezeMu.Lock()
+	if !c.freeze {
+		c.freezeMu.Unlock()
+		return
+	}
+	c.freeze = false
+	c.emit(Event{Kind: KindFreezing})
+	c.freezeMu.Unlock()
+	stopHere()
 }

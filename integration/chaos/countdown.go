@@ -163,15 +163,7 @@ func (c *contender) cdCountDown(ctx context.Context, round string) (ok bool, err
 		ok, err := l.CountDown(dctx)
 		out <- result{ok, err}
 	}()
-	c.freezeMu.Lock()
-	if c.freeze {
-		c.freeze = false
-		c.emit(Event{Kind: KindFreezing})
-		c.freezeMu.Unlock()
-		stopHere()
-	} else {
-		c.freezeMu.Unlock()
-	}
+	c.freezePoint()
 	r := <-out
 	c.emit(Event{Kind: KindCDDone, Op: op, Detail: cdDetail(round, r.err), Mode: cdOutcome(r.err, r.ok, "counted", "noop")})
 	return r.ok, r.err
@@ -384,16 +376,5 @@ func summarizeCountdown(b *strings.Builder, rep *Report) {
 	fmt.Fprintf(b, "  TrySetCount: %s; CountDown: %s; Await: %s\n", counts(st.Sets), counts(st.CountDowns), counts(st.Awaits))
 	fmt.Fprintf(b, "  faults: %s; %d hit a contender in a latch call; longest stretch without a counted count-down %s\n",
 		counts(rep.Faults), rep.FaultsOnHolder, rep.MaxGap.Round(time.Millisecond))
-	if len(rep.Violations) == 0 {
-		b.WriteString("  violations: none\n")
-		return
-	}
-	fmt.Fprintf(b, "  violations: %s\n", counts(rep.ViolationsByKind()))
-	for i, v := range rep.Violations {
-		if i == 20 {
-			fmt.Fprintf(b, "    ... %d more in violations.txt\n", len(rep.Violations)-20)
-			break
-		}
-		fmt.Fprintf(b, "    %s: %s\n", v.Kind, v.Detail)
-	}
+	writeViolations(b, rep)
 }

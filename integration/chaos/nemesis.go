@@ -303,18 +303,7 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 		fmt.Fprintf(&b, "  terms led again with the same node after a loss signal: %d\n", rep.Releads)
 	}
 	fmt.Fprintf(&b, "  linearizable (porcupine, %s model): %s\n", cfg.Recipe, rep.Linearizable)
-	if len(rep.Violations) == 0 {
-		b.WriteString("  violations: none\n")
-	} else {
-		fmt.Fprintf(&b, "  violations: %s\n", counts(rep.ViolationsByKind()))
-		for i, v := range rep.Violations {
-			if i == 20 {
-				fmt.Fprintf(&b, "    ... %d more in violations.txt\n", len(rep.Violations)-20)
-				break
-			}
-			fmt.Fprintf(&b, "    %s: %s\n", v.Kind, v.Detail)
-		}
-	}
+	writeViolations(&b, rep)
 	return b.String()
 }
 
@@ -340,4 +329,20 @@ func counts(m map[string]int) string {
 
 func porcupineVisualize(rep *Report, path string) error {
 	return porcupine.VisualizePath(rep.model, rep.info, path)
+}
+
+// writeViolations ends a summary: none, or their counts and the first 20.
+func writeViolations(b *strings.Builder, rep *Report) {
+	if len(rep.Violations) == 0 {
+		b.WriteString("  violations: none\n")
+		return
+	}
+	fmt.Fprintf(b, "  violations: %s\n", counts(rep.ViolationsByKind()))
+	for i, v := range rep.Violations {
+		if i == 20 {
+			fmt.Fprintf(b, "    ... %d more in violations.txt\n", len(rep.Violations)-20)
+			break
+		}
+		fmt.Fprintf(b, "    %s: %s\n", v.Kind, v.Detail)
+	}
 }

@@ -575,6 +575,19 @@ func (r *run) killAll() {
 
 func (r *run) save(history []Event, res *Result) {
 	r.t.Helper()
+	r.writeFiles(history, res)
+	if res.Report.Countdown != nil {
+		return // no porcupine model: the countdown checker counts per round
+	}
+	res.Report.annotate(history)
+	if err := porcupineVisualize(res.Report, filepath.Join(r.cfg.OutDir, "linearizability.html")); err != nil {
+		r.t.Logf("chaos: visualisation: %v", err)
+	}
+}
+
+// writeFiles writes a run's history, summary and violations to its OutDir.
+func (r *run) writeFiles(history []Event, res *Result) {
+	r.t.Helper()
 	var b strings.Builder
 	for _, e := range history {
 		b.Write(e.marshal())
@@ -588,12 +601,5 @@ func (r *run) save(history []Event, res *Result) {
 		if err := os.WriteFile(filepath.Join(r.cfg.OutDir, name), []byte(data), 0o644); err != nil {
 			r.t.Fatal(err)
 		}
-	}
-	if res.Report.Countdown != nil {
-		return // no porcupine model: the countdown checker counts per round
-	}
-	res.Report.annotate(history)
-	if err := porcupineVisualize(res.Report, filepath.Join(r.cfg.OutDir, "linearizability.html")); err != nil {
-		r.t.Logf("chaos: visualisation: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -103,15 +102,7 @@ func (c *contender) casOnce(ctx context.Context, n *shared.Count) {
 	}
 	c.op++
 	op := c.op
-	c.freezeMu.Lock()
-	if c.freeze {
-		c.freeze = false
-		c.emit(Event{Kind: KindFreezing})
-		c.freezeMu.Unlock()
-		stopHere()
-	} else {
-		c.freezeMu.Unlock()
-	}
+	c.freezePoint()
 	c.emit(Event{Kind: KindCASCall, Op: op, Token: cur.Zxid, Detail: fmt.Sprintf("v=%d value=%d", cur.Version, cur.Value)})
 	tctx, cancel := context.WithTimeout(context.Background(), 2*time.Second+time.Duration(c.rng.IntN(3000))*time.Millisecond)
 	next, ok, err := n.TrySet(tctx, cur, cur.Value+1)
@@ -293,23 +284,8 @@ func (r *run) finishShared(history []Event) *Result {
 		stats.Calls, stats.OK, stats.Refused, stats.Unknown, stats.MaxGap.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  final count %d at version %d (seed %d); values delivered to followers %d\n", final.Value, final.Version, sharedSeed, stats.Seen)
 	fmt.Fprintf(&b, "  faults: %s\n", counts(rep.Faults))
-	if len(rep.Violations) == 0 {
-		b.WriteString("  violations: none\n")
-	} else {
-		fmt.Fprintf(&b, "  violations: %s\n", counts(rep.ViolationsByKind()))
-	}
+	writeViolations(&b, rep)
 	res := &Result{Config: r.cfg, Report: rep, Summary: b.String()}
-	var h, v strings.Builder
-	for _, e := range history {
-		h.Write(e.marshal())
-	}
-	for _, x := range rep.Violations {
-		fmt.Fprintf(&v, "%s: %s\n", x.Kind, x.Detail)
-	}
-	for name, data := range map[string]string{"history.jsonl": h.String(), "summary.txt": res.Summary, "violations.txt": v.String()} {
-		if err := os.WriteFile(filepath.Join(r.cfg.OutDir, name), []byte(data), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
+	r.writeFiles(history, res)
 	return res
 }
