@@ -1,0 +1,78 @@
+package framework_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+)
+
+// Review3: a guaranteed delete whose request cannot be written (the link is
+// reset under go-zookeeper's send loop: the error is the socket's own,
+// "write: connection reset by peer" or "use of closed network connection",
+// not zk.ErrConnectionClosed) is neither retried nor handed to the
+// background deleter: retry.Retryable and deleteUnfinished do not know the
+// error. DeleteAsync has already returned nil (its trace fires just before
+// the write), so a lock's Release (contend.Leave) reports success while its
+// node stays for as long as the session lives, and every waiter behind it
+// waits for ever: rule 4 (no orphans). The session here survives the cut.
+func TestReview3DeleteAsyncWhoseWriteFailsIsNeverFinished(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	obs := observer(t, cl)
+	_, err := obs.Create(t.Context(), "/wr", nil)
+	require.NoError(t, err)
+	const n = 400
+	for round := range 15 {
+		dir := fmt.Sprintf("/wr/r%d", round)
+		_, err := obs.Create(t.Context(), dir, nil)
+		require.NoError(t, err)
+		ops := make([]any, 0, n)
+		for i := range n {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/n%04d", dir, i)})
+		}
+		_, err = obs.Multi(t.Context(), ops...)
+		require.NoError(t, err)
+		_, err = c.WaitConnected(t.Context())
+		require.NoError(t, err)
+
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+				defer cancel()
+				// nil: the delete is on its way, or goes on in the background.
+				_ = c.DeleteAsync(ctx, fmt.Sprintf("%s/n%04d", dir, i), -1)
+			})
+		}
+		close(start)
+		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		p.Cut()
+		wg.Wait()
+
+		// The same session comes back at once: every delete must land.
+		deadline := time.Now().Add(15 * time.Second)
+		var left []string
+		for time.Now().Before(deadline) {
+			left, _, err = obs.Children(t.Context(), dir)
+			require.NoError(t, err)
+			if len(left) == 0 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.Empty(t, left, "round %d: DeleteAsync returned, the session lives, and these nodes stay: %v", round, left)
+		require.NoError(t, c.Drain(t.Context()))
+	}
+}
+
+var _ = framework.ErrDeferred
