@@ -1,0 +1,45 @@
+package framework_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+)
+
+// Review3 (holds up): an enqueue whose create went out (its listing joined
+// from the send loop) into a partition that outlasts the session comes back
+// with a node of the new session, its czxid, and a listing that has it.
+func TestReview3EnqueueAcrossASessionExpiry(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c, p := dialFault(t, cl)
+	obs := observer(t, cl)
+	_, err := obs.Create(t.Context(), "/qx", nil)
+	require.NoError(t, err)
+	old := c.Session().ID
+	p.Blackhole()
+	type res struct {
+		q   *fwlink.Queued
+		err error
+	}
+	out := make(chan res, 1)
+	go func() { q, err := fwlink.Of(c).Enqueue(t.Context(), "/qx/lock-", nil); out <- res{q, err} }()
+	time.Sleep(7 * time.Second)
+	p.Heal()
+	r := <-out
+	require.NoError(t, r.err)
+	assert.NotEqual(t, old, r.q.Owner)
+	assert.Equal(t, c.Session().ID, r.q.Owner)
+	assert.True(t, slices.Contains(r.q.Children, framework.Base(r.q.Path)))
+	_, st, err := obs.Exists(t.Context(), r.q.Path)
+	require.NoError(t, err)
+	assert.Equal(t, st.Czxid, r.q.Czxid)
+	assert.Equal(t, st.EphemeralOwner, r.q.Owner)
+	assert.Equal(t, []string{framework.Base(r.q.Path)}, children(t, obs, "/qx"))
+}
