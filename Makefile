@@ -25,10 +25,13 @@ vet:
 staticcheck:
 	$(STATICCHECK) ./...
 
-## test: format check, vet, staticcheck, every test against real servers,
-## then the short chaos suite.
+## test: format check, vet, staticcheck, every test against real servers
+## under the race detector, then again without it the few (...WithoutRace)
+## that go-zookeeper's own reconnect race would trip, then the short chaos
+## suite.
 test: deps fmt-check vet staticcheck
 	$(GO) test $(GOTEST_FLAGS) ./...
+	$(GO) test -count=1 -timeout 20m -run 'WithoutRace$$' ./...
 	@$(MAKE) --no-print-directory chaos
 
 ## chaos: the fault suite, about 35s of faults per recipe (LONG=1: five

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,4 +288,18 @@ func TestNestedDoDoesNotMultiplyAttempts(t *testing.T) {
 	require.ErrorAs(t, err, &ex)
 	assert.Equal(t, 2, ex.Attempts, "the inner loop's verdict stands")
 	assert.Equal(t, 2, *calls)
+}
+
+// go-zookeeper hands a request the socket's own error when it cannot write
+// it (found by review: a release's delete failing this way was dropped).
+func TestRetryableCoversARequestTheSocketCouldNotWrite(t *testing.T) {
+	for _, err := range []error{
+		&net.OpError{Op: "write", Net: "tcp", Err: &os.SyscallError{Syscall: "write", Err: syscall.EPIPE}},
+		&net.OpError{Op: "write", Net: "tcp", Err: &os.SyscallError{Syscall: "write", Err: syscall.ECONNRESET}},
+		&net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed},
+		fmt.Errorf("create /x: %w", &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}),
+	} {
+		assert.True(t, Retryable(err), "%v", err)
+	}
+	assert.False(t, Retryable(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("refused")}))
 }

@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"errors"
+	"net"
+	"syscall"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -19,6 +21,9 @@ import (
 //   - zk.ErrConnectionClosed
 //   - zk.ErrSessionMoved
 //   - zk.ErrNoServer
+//   - the socket's error for a request that could not be written (a
+//     broken pipe, a reset, a closed socket): go-zookeeper returns it as
+//     is, and the server never got the whole request
 //
 // Everything else is not, notably nil, context.Canceled and
 // context.DeadlineExceeded (the caller gave up) and zk.ErrSessionExpired: a new
@@ -39,5 +44,19 @@ func Retryable(err error) bool {
 	}
 	return errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrSessionMoved) ||
-		errors.Is(err, zk.ErrNoServer)
+		errors.Is(err, zk.ErrNoServer) ||
+		unwritten(err)
+}
+
+// unwritten reports whether err is the socket's own error for a request
+// go-zookeeper could not write (it hands the write's error to that request
+// as is, not as zk.ErrConnectionClosed): broken pipe, reset, or a socket
+// already closed. A write that fails has not put the whole request on the
+// wire, so the server cannot have applied it.
+func unwritten(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "write" {
+		return true
+	}
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -273,3 +273,15 @@ func MatchSentinels(t *testing.T, rows map[string]Failure) {
 		})
 	}
 }
+
+// SkipUnderRace skips a test that reconnects many times with watches set:
+// go-zookeeper v1.0.4 itself races on Conn.lastZxid then (recvLoop writes
+// it while sendSetWatches reads it; go-zookeeper/zk#35), which the race
+// detector reports against the test. Such a test's name ends in
+// WithoutRace: make test runs those again without the detector.
+func SkipUnderRace(t testing.TB) {
+	t.Helper()
+	if RaceEnabled {
+		t.Skip("go-zookeeper v1.0.4 races on Conn.lastZxid when reconnecting with watches set; make test runs this without -race")
+	}
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package testkit
+
+// RaceEnabled: the tests run under the race detector.
+const RaceEnabled = true
