@@ -93,7 +93,8 @@ type Node struct {
 	timer     *time.Timer
 	releasing bool
 	expired   bool
-	given     bool // a Hold of it was handed out
+	given     bool   // a Hold of it was handed out
+	onExpire  func() // the recipe's bookkeeping at the lease's end
 }
 
 // NewNode starts following a granted entry: the session's loss signal and
@@ -646,9 +647,13 @@ func (n *Node) expire() {
 		n.report(ErrLeaseExpired)
 	}
 	// Nothing of a forgotten hold stays behind: its watchers end now (its
-	// signal has fired), not at a Release that may never come.
+	// signal has fired), not at a Release that may never come, and the
+	// recipe forgets it (outside n.mu: recipes lock themselves first).
 	n.unhook()
 	n.stop()
+	if f := n.expireHook(); f != nil {
+		f()
+	}
 	if err := fwlink.Of(n.client).DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
 		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
 			"path", n.path, "session", sessionHex(n.session.ID), "err", err)
@@ -702,4 +707,19 @@ func (h *Hold) Expiry() (time.Time, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.deadline, !n.deadline.IsZero()
+}
+
+// OnExpire sets f, run once if the node's lease ends it (not if it is
+// released first), so that the recipe can forget it: its holder may never
+// release it. f runs without the node's lock held.
+func (n *Node) OnExpire(f func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.onExpire = f
+}
+
+func (n *Node) expireHook() func() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.onExpire
 }

@@ -44,7 +44,16 @@ type Lock struct {
 	mu     sync.Mutex
 	holds  map[int64]*entry // by goroutine
 	closed bool
+	// ended keeps the most recent entries whose lease ran out, by
+	// goroutine, so that a late per-goroutine Release still reports the
+	// lease's end; at most maxEnded, oldest out first (a goroutine that
+	// never comes back must not be kept for ever).
+	ended      map[int64]*entry
+	endedOrder []int64
 }
+
+// maxEnded bounds Lock.ended.
+const maxEnded = 1024
 
 // entry is one goroutine's holding of the lock: one node, and the open
 // acquisitions of it, most recent last.
@@ -152,6 +161,19 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 		n.Lease(l.lease)
 	}
 	e := &entry{node: n}
+	if l.lease > 0 {
+		// A goroutine that forgot its hold may never come back (a request
+		// handler's): its entry goes at the lease's end, not at its next
+		// Acquire (live), nor at Close.
+		n.OnExpire(func() {
+			l.mu.Lock()
+			if l.holds[g] == e {
+				delete(l.holds, g)
+				l.rememberEnded(g, e)
+			}
+			l.mu.Unlock()
+		})
+	}
 	h, err := hold.NewHold(n, l.releaser(g, e))
 	if err != nil {
 		// Lost between the grant and now: never hand it out.
@@ -161,8 +183,25 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	}
 	e.holds = []*hold.Hold{h}
 	l.holds[g] = e
+	delete(l.ended, g) // a new hold: g's Release means this one now
 	l.mu.Unlock()
 	return h, nil
+}
+
+// rememberEnded keeps e, g's entry whose lease ran out, for a late
+// Release by g. Called with l.mu held.
+func (l *Lock) rememberEnded(g int64, e *entry) {
+	if l.ended == nil {
+		l.ended = map[int64]*entry{}
+	}
+	if _, ok := l.ended[g]; !ok {
+		l.endedOrder = append(l.endedOrder, g)
+	}
+	l.ended[g] = e
+	for len(l.endedOrder) > maxEnded {
+		delete(l.ended, l.endedOrder[0])
+		l.endedOrder = l.endedOrder[1:]
+	}
 }
 
 // releaser is the bookkeeping of one acquisition by goroutine g: it leaves
@@ -184,6 +223,9 @@ func (l *Lock) releaser(g int64, e *entry) func(*hold.Hold) error {
 		if l.holds[g] == e {
 			delete(l.holds, g)
 		}
+		if l.ended[g] == e {
+			delete(l.ended, g) // its order slot goes when it is evicted
+		}
 		l.mu.Unlock()
 		return e.node.Release()
 	}
@@ -196,6 +238,13 @@ func (l *Lock) Release() error {
 	for {
 		l.mu.Lock()
 		e := l.holds[g]
+		if e == nil {
+			e = l.ended[g] // its lease ran out: its Release says so
+			if e != nil && len(e.holds) == 0 {
+				delete(l.ended, g)
+				e = nil
+			}
+		}
 		if e == nil {
 			held := len(l.holds) > 0
 			l.mu.Unlock()
