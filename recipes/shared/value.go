@@ -497,7 +497,7 @@ func subscribe[T any](v *Value, convert func([]byte) (T, bool)) *Subscription[T]
 	// Whatever has been read is delivered, even before Start returns: the
 	// follower's first read may have pushed to the subscriptions of its
 	// moment, before this one existed.
-	if v.cur.Version != -1 {
+	if v.started || v.cur.Version != -1 {
 		s.push(v.cur)
 	}
 	return s
