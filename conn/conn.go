@@ -456,6 +456,12 @@ func (c *Conn) State() State {
 func (c *Conn) Session() Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.sessionOfLocked()
+}
+
+// sessionOfLocked is the current epoch as a Session. Its fields are read
+// under c.mu: a reconnect within the session replaces its Suspended.
+func (c *Conn) sessionOfLocked() Session {
 	e := c.epoch
 	return Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}
 }
@@ -466,13 +472,13 @@ func (c *Conn) Session() Session {
 func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
 	for {
 		c.mu.Lock()
-		st, changed, e := c.state, c.changed, c.epoch
+		st, changed, session := c.state, c.changed, c.sessionOfLocked()
 		c.mu.Unlock()
 		if st == StateClosed {
 			return Session{}, ErrClosed
 		}
 		if st.IsConnected() {
-			return Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}, nil
+			return session, nil
 		}
 		select {
 		case <-changed:
