@@ -136,48 +136,39 @@ func TestATrySetCountWhoseReplyIsLostReportsItsOwnLatch(t *testing.T) {
 	assert.True(t, r.ok, "it was this call that set the latch")
 }
 
-// Requests stop reaching the server (one-way fault: replies and events
-// still flow) while a count-down is on its way; once the link is back, the
-// call completes, counting once.
-func TestACountDownThroughAOneWayFaultCountsOnce(t *testing.T) {
-	cl := zktest.Standalone(t)
-	obs := newClient(t, cl.Addrs())
-	setLatch(t, obs, "/latches/one-way", 3)
-	p := cl.NewProxy()
-	c := newClient(t, p.Addrs())
-	l := newLatch(t, c, "/latches/one-way", 0)
+// The link fails while the count-down multi is on its way: requests stop
+// reaching the server (one-way: replies and events still flow), or the
+// link is cut both ways (blackholed). Once it is back, the call completes,
+// counting once.
+func TestACountDownThroughALinkFaultCountsOnce(t *testing.T) {
+	for _, fault := range []struct {
+		name   string
+		inject func(*zktest.Proxy)
+	}{
+		{"one-way", (*zktest.Proxy).DropRequests},
+		{"blackhole", (*zktest.Proxy).Blackhole},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			path := "/latches/" + fault.name
+			cl := zktest.Standalone(t)
+			obs := newClient(t, cl.Addrs())
+			setLatch(t, obs, path, 3)
+			p := cl.NewProxy()
+			c := newClient(t, p.Addrs())
+			l := newLatch(t, c, path, 0)
 
-	var once sync.Once
-	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.DropRequests) }))
-	got := countDownAsync(ctxT(t, 60*time.Second), l)
-	waitDisconnected(t, c)
-	p.Heal()
-	r := receive(t, got, 30*time.Second)
-	require.NoError(t, r.err)
-	assert.True(t, r.ok)
-	assert.Equal(t, 2, rawCount(t, obs, "/latches/one-way"))
-	assert.Len(t, countDowns(t, obs, "/latches/one-way"), 1)
-}
-
-// A link cut both ways (blackholed) while the count-down multi is on its
-// way: the call waits for the link and counts once.
-func TestACountDownThroughABlackholeCountsOnce(t *testing.T) {
-	cl := zktest.Standalone(t)
-	obs := newClient(t, cl.Addrs())
-	setLatch(t, obs, "/latches/blackhole", 3)
-	p := cl.NewProxy()
-	c := newClient(t, p.Addrs())
-	l := newLatch(t, c, "/latches/blackhole", 0)
-
-	var once sync.Once
-	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.Blackhole) }))
-	got := countDownAsync(ctxT(t, 60*time.Second), l)
-	waitDisconnected(t, c)
-	p.Heal()
-	r := receive(t, got, 30*time.Second)
-	require.NoError(t, r.err)
-	assert.True(t, r.ok)
-	assert.Equal(t, 2, rawCount(t, obs, "/latches/blackhole"))
+			var once sync.Once
+			t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(func() { fault.inject(p) }) }))
+			got := countDownAsync(ctxT(t, 60*time.Second), l)
+			waitDisconnected(t, c)
+			p.Heal()
+			r := receive(t, got, 30*time.Second)
+			require.NoError(t, r.err)
+			assert.True(t, r.ok)
+			assert.Equal(t, 2, rawCount(t, obs, path))
+			assert.Len(t, countDowns(t, obs, path), 1)
+		})
+	}
 }
 
 // Links cut again and again under a stream of count-downs: every call
