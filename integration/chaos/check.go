@@ -372,6 +372,19 @@ func (r *Report) checkDeletedNodeLearnt(after []Event, fault Event, limit int64)
 	if !strings.HasSuffix(fault.Detail, "(holding)") {
 		return
 	}
+	// "(holding)" is the nemesis's belief from the lines it had read; a
+	// release the contender made just before may not have reached it. The
+	// history decides: no hold open at the fault, nothing to learn.
+	held := false
+	for _, h := range r.Holds {
+		if h.Client == fault.Client && h.OK <= fault.T && h.End >= fault.T {
+			held = true
+			break
+		}
+	}
+	if !held {
+		return
+	}
 	for _, e := range after[1:] {
 		if e.Client != fault.Client || (e.Kind != KindLoss && e.Kind != KindReleaseCall && e.Kind != KindKill) {
 			continue
