@@ -89,7 +89,14 @@ func BenchmarkPeers(b *testing.B) {
 	o, err := build.CombinedOutput()
 	require.NoError(b, err, "%s", o)
 
-	cl := zktest.Standalone(b, zktest.WithFullJIT())
+	// The server as deployed: the production JIT, and ZooKeeper's own
+	// interval for deleting empty container nodes (60 s). The tests' 1 s
+	// interval deleted the lock directories that zkrecipes and Curator make
+	// as containers (zk.Lock makes them persistent) between one lock on a
+	// key and the next: in keys mode a create in twenty then failed, made
+	// its directory again and was sent again, an artifact no deployed
+	// server produces.
+	cl := zktest.Standalone(b, zktest.WithFullJIT(), zktest.WithContainerCheck(time.Minute))
 	connect := strings.Join(cl.DirectAddrs(), ",")
 	java := curator.Agent(b).Start(b, connect, 10*time.Second)
 	seq := 0
