@@ -1,9 +1,11 @@
 package conn
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,7 +189,7 @@ func (c *sniffConn) noteRequest(b []byte) {
 	if plen < 0 || 16+plen > len(b) {
 		return
 	}
-	t := c.tracer.match(op, string(b[16:16+plen]))
+	t := c.tracer.match(op, b[16:16+plen])
 	if t == nil {
 		return
 	}
@@ -343,49 +345,83 @@ func parseConnectResponse(b []byte) (handshake, bool) {
 	return h, true
 }
 
-// tracer holds the creates callers asked to follow, by path prefix.
+// tracer holds the creates callers asked to follow, by path prefix, and
+// the deletes, by path. Every request written is matched against it, so it
+// is indexed: by the directory of a create's prefix (a request's path can
+// only match a prefix in its own directory), by the path of a delete.
 type tracer struct {
-	mu     sync.Mutex
-	traces map[*createTrace]struct{}
-	count  int
+	count   atomic.Int32 // traces held: zero spares the send loop the lock
+	mu      sync.Mutex
+	creates map[string][]*createTrace
+	deletes map[string][]*createTrace
 }
 
-func (tr *tracer) active() bool {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.count > 0
-}
+func (tr *tracer) active() bool { return tr.count.Load() > 0 }
 
-func (tr *tracer) match(op int32, path string) *createTrace {
+// match finds the trace a request for path (its bytes on the wire) answers
+// to, without making a string of it.
+func (tr *tracer) match(op int32, path []byte) *createTrace {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	for t := range tr.traces {
-		if t.delete {
-			if op == opDelete && path == t.prefix {
-				return t
-			}
-		} else if isCreate(op) && strings.HasPrefix(path, t.prefix) {
+	if op == opDelete {
+		if ts := tr.deletes[string(path)]; len(ts) > 0 {
+			return ts[0]
+		}
+		return nil
+	}
+	if !isCreate(op) {
+		return nil
+	}
+	slash := bytes.LastIndexByte(path, '/')
+	if slash < 0 {
+		return nil
+	}
+	for _, t := range tr.creates[string(path[:slash])] {
+		if len(path) >= len(t.prefix) && string(path[:len(t.prefix)]) == t.prefix {
 			return t
 		}
 	}
 	return nil
 }
 
+// index is the map t is kept in, and its key there.
+func (tr *tracer) index(t *createTrace) (map[string][]*createTrace, string) {
+	if t.delete {
+		if tr.deletes == nil {
+			tr.deletes = map[string][]*createTrace{}
+		}
+		return tr.deletes, t.prefix
+	}
+	if tr.creates == nil {
+		tr.creates = map[string][]*createTrace{}
+	}
+	// A prefix without a slash matches no request path.
+	return tr.creates, t.prefix[:max(strings.LastIndexByte(t.prefix, '/'), 0)]
+}
+
 func (tr *tracer) add(t *createTrace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if tr.traces == nil {
-		tr.traces = map[*createTrace]struct{}{}
-	}
-	tr.traces[t] = struct{}{}
-	tr.count = len(tr.traces)
+	m, key := tr.index(t)
+	m[key] = append(m[key], t)
+	tr.count.Add(1)
 }
 
 func (tr *tracer) remove(t *createTrace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	delete(tr.traces, t)
-	tr.count = len(tr.traces)
+	m, key := tr.index(t)
+	ts := m[key]
+	i := slices.Index(ts, t)
+	if i < 0 {
+		return // removed already: Close is idempotent
+	}
+	if len(ts) == 1 {
+		delete(m, key)
+	} else {
+		m[key] = slices.Delete(ts, i, i+1)
+	}
+	tr.count.Add(-1)
 }
 
 // createTrace follows one create (or delete) through the wire: see

@@ -148,3 +148,61 @@ func TestFailedTracedCreateHasNoResult(t *testing.T) {
 	_, _, _, ok := trace.Result()
 	assert.False(t, ok)
 }
+
+// The tracer is indexed (by a create prefix's directory, by a delete's
+// path): a request finds its own trace among many, in its own directory
+// only, and nothing once the trace is closed.
+func TestTracerMatchesAmongManyTraces(t *testing.T) {
+	var tr tracer
+	create := func(prefix string) *createTrace {
+		ct := &createTrace{prefix: prefix, tr: &tr, sent: make(chan struct{})}
+		tr.add(ct)
+		return ct
+	}
+	del := func(path string) *createTrace {
+		ct := &createTrace{prefix: path, delete: true, tr: &tr, sent: make(chan struct{})}
+		tr.add(ct)
+		return ct
+	}
+	a := create("/q/_c_a-")
+	b := create("/q/_c_b-")
+	other := create("/r/_c_a-")
+	top := create("/_c_t-")
+	d1 := del("/q/_c_a-lock-0000000001")
+	d2 := del("/q/_c_a-lock-0000000001") // two deletes of one path: one each
+	assert.True(t, tr.active())
+
+	for _, tc := range []struct {
+		op   int32
+		path string
+		want *createTrace
+	}{
+		{opCreate2, "/q/_c_a-lock-", a},
+		{opCreateContainer, "/q/_c_b-lock-", b},
+		{opCreate, "/r/_c_a-lock-", other},
+		{opCreate, "/_c_t-x", top},
+		{opCreate, "/q/lock-", nil},          // no trace's prefix
+		{opCreate, "/q/sub/_c_a-lock-", nil}, // the prefix, in another directory
+		{opCreate, "/q/_c_", nil},            // shorter than every prefix
+		{4, "/q/_c_a-lock-", nil},            // getData: not a create
+		{opDelete, "/q/_c_a-lock-0000000002", nil},
+	} {
+		assert.Same(t, tc.want, tr.match(tc.op, []byte(tc.path)), "%d %s", tc.op, tc.path)
+	}
+	first := tr.match(opDelete, []byte("/q/_c_a-lock-0000000001"))
+	require.NotNil(t, first)
+	first.Close()
+	first.Close() // idempotent: the other trace of that path stays
+	second := tr.match(opDelete, []byte("/q/_c_a-lock-0000000001"))
+	require.NotNil(t, second)
+	assert.NotSame(t, first, second)
+	assert.ElementsMatch(t, []*createTrace{d1, d2}, []*createTrace{first, second})
+
+	for _, ct := range []*createTrace{a, b, other, top, second} {
+		ct.Close()
+	}
+	assert.False(t, tr.active())
+	assert.Nil(t, tr.match(opCreate, []byte("/q/_c_a-lock-")))
+	assert.Empty(t, tr.creates)
+	assert.Empty(t, tr.deletes)
+}
