@@ -76,6 +76,22 @@ type sniffConn struct {
 	sent    map[int32]sendTimes    // xid → send times of requests not yet answered
 	session int64
 
+	// Deadlines as go-zookeeper last set them, and as applied to the
+	// socket. It sets one before each frame it reads or writes and clears
+	// it after: applied only when the socket is used, a deadline costs one
+	// timer update per system call instead of two per frame.
+	readDeadline, readApplied   time.Time
+	writeDeadline, writeApplied time.Time
+
+	// Bytes read from the socket and not yet handed to go-zookeeper:
+	// rbuf[rpos:]. go-zookeeper reads each frame's 4-byte length and then
+	// its body, a system call each; a frame read ahead in one call with
+	// the next frames behind it is handed out from here (rerr is what the
+	// socket said after them).
+	rbuf []byte
+	rpos int
+	rerr error
+
 	// read side: the frame being parsed
 	handshaken bool
 	head       []byte // the first bytes of the current frame
@@ -88,6 +104,12 @@ type sniffConn struct {
 const headLimit = 4 + 16 + 4 + 1024
 
 func (c *sniffConn) Write(b []byte) (int, error) {
+	if !c.writeDeadline.Equal(c.writeApplied) {
+		if err := c.Conn.SetWriteDeadline(c.writeDeadline); err != nil {
+			return 0, err
+		}
+		c.writeApplied = c.writeDeadline
+	}
 	if !c.wrote {
 		c.wrote = true
 		c.connectSent = time.Now().UnixNano()
@@ -205,32 +227,85 @@ func (c *sniffConn) noteRequest(b []byte) {
 
 // SetReadDeadline is go-zookeeper's per-frame read deadline, brought
 // forward to the moment the link has gone a receive timeout without a
-// reply to us (see lastProof).
+// reply to us (see lastProof). It takes effect at the next read from the
+// socket (go-zookeeper sets it on the goroutine that reads).
 func (c *sniffConn) SetReadDeadline(t time.Time) error {
 	if rt := c.recvTimeout.Load(); rt > 0 && !t.IsZero() {
 		if limit := time.Unix(0, c.lastProof.Load()).Add(time.Duration(rt)); limit.Before(t) {
 			t = limit
 		}
 	}
-	return c.Conn.SetReadDeadline(t)
+	c.readDeadline = t
+	return nil
 }
 
-// SetDeadline is SetReadDeadline for the read side.
+// SetWriteDeadline takes effect at the next write (go-zookeeper sets it on
+// the goroutine that writes).
+func (c *sniffConn) SetWriteDeadline(t time.Time) error {
+	c.writeDeadline = t
+	return nil
+}
+
+// SetDeadline is both.
 func (c *sniffConn) SetDeadline(t time.Time) error {
-	if err := c.Conn.SetWriteDeadline(t); err != nil {
-		return err
-	}
+	_ = c.SetWriteDeadline(t)
 	return c.SetReadDeadline(t)
 }
 
+// readAhead is how much one read from the socket asks for: a few frames of
+// replies and events. A longer read (a long listing's body) goes straight
+// into the caller's buffer.
+const readAhead = 4096
+
 func (c *sniffConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	if n > 0 {
-		c.consume(b[:n])
+	if c.rpos < len(c.rbuf) {
+		// Read from the socket already, and seen by consume then. The
+		// deadline is not checked for these: at most readAhead bytes
+		// reach go-zookeeper after it, then the socket's read times out.
+		n := copy(b, c.rbuf[c.rpos:])
+		c.rpos += n
+		return n, nil
+	}
+	if err := c.rerr; err != nil {
+		return 0, c.readFailed(err)
+	}
+	if !c.readDeadline.Equal(c.readApplied) {
+		if err := c.Conn.SetReadDeadline(c.readDeadline); err != nil {
+			return 0, err
+		}
+		c.readApplied = c.readDeadline
+	}
+	var n int
+	var err error
+	if len(b) >= readAhead {
+		n, err = c.Conn.Read(b)
+		if n > 0 {
+			c.consume(b[:n])
+		}
+	} else {
+		if c.rbuf == nil {
+			c.rbuf = make([]byte, readAhead)
+		}
+		var got int
+		got, err = c.Conn.Read(c.rbuf[:readAhead])
+		c.rbuf, c.rpos = c.rbuf[:got], 0
+		if got > 0 {
+			c.consume(c.rbuf)
+			n = copy(b, c.rbuf)
+			c.rpos = n
+			if err != nil {
+				c.rerr, err = err, nil // after the bytes read with it
+			}
+		}
 	}
 	if err == nil {
 		return n, nil // the hot path: errors.As would make ne escape on every read
 	}
+	return n, c.readFailed(err)
+}
+
+// readFailed is err, from reading the socket.
+func (c *sniffConn) readFailed(err error) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		// The link is given up: close it now, so that a write blocked on
@@ -239,7 +314,7 @@ func (c *sniffConn) Read(b []byte) (int, error) {
 		// until its own write deadline.
 		_ = c.Conn.Close()
 	}
-	return n, err
+	return err
 }
 
 // consume feeds read bytes through the frame parser.
