@@ -439,10 +439,16 @@ func (tr *tracer) match(op int32, path []byte) *createTrace {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if op == opDelete {
-		if ts := tr.deletes[string(path)]; len(ts) > 0 {
-			return ts[0]
+		// A delete trace follows the next delete of its path: matched, it
+		// leaves the index, so that a second delete of the path written
+		// before the first caller closes its trace finds the next one.
+		ts := tr.deletes[string(path)]
+		if len(ts) == 0 {
+			return nil
 		}
-		return nil
+		t := ts[0]
+		tr.dropLocked(tr.deletes, t.prefix, ts, 0)
+		return t
 	}
 	if !isCreate(op) {
 		return nil
@@ -487,10 +493,13 @@ func (tr *tracer) remove(t *createTrace) {
 	defer tr.mu.Unlock()
 	m, key := tr.index(t)
 	ts := m[key]
-	i := slices.Index(ts, t)
-	if i < 0 {
-		return // removed already: Close is idempotent
+	if i := slices.Index(ts, t); i >= 0 { // else matched or closed already
+		tr.dropLocked(m, key, ts, i)
 	}
+}
+
+// dropLocked takes ts[i], kept under key in m, out of the index.
+func (tr *tracer) dropLocked(m map[string][]*createTrace, key string, ts []*createTrace, i int) {
 	if len(ts) == 1 {
 		delete(m, key)
 	} else {
@@ -518,7 +527,7 @@ type createTrace struct {
 }
 
 // traceCreate follows the next create requests whose path starts with prefix
-// (a full server path: namespace included). Sent closes once such a request
+// and lies in prefix's directory (a full server path: namespace included). Sent closes once such a request
 // has been written to the server: a request sent on the same session after
 // that is answered after it; onSent, if not nil, runs just before, on the
 // send loop (it must not block). Result reports the zxid of a successful

@@ -191,8 +191,8 @@ func TestTracerMatchesAmongManyTraces(t *testing.T) {
 	}
 	first := tr.match(opDelete, []byte("/q/_c_a-lock-0000000001"))
 	require.NotNil(t, first)
+	first.Close() // matched: out of the index already, and Close is idempotent
 	first.Close()
-	first.Close() // idempotent: the other trace of that path stays
 	second := tr.match(opDelete, []byte("/q/_c_a-lock-0000000001"))
 	require.NotNil(t, second)
 	assert.NotSame(t, first, second)
@@ -205,4 +205,40 @@ func TestTracerMatchesAmongManyTraces(t *testing.T) {
 	assert.Nil(t, tr.match(opCreate, []byte("/q/_c_a-lock-")))
 	assert.Empty(t, tr.creates)
 	assert.Empty(t, tr.deletes)
+}
+
+func deleteRequest(xid int32, path string) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint32(b, opDelete)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
+	b = append(b, path...)
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff) // version -1
+	return frameOf(b)
+}
+
+// Two deletes of one path traced at once (two releases racing, say), both
+// written before either caller closes its trace: each trace follows one of
+// them. Found in review: the second matched the first trace again and its
+// caller waited for the reply instead of the send.
+func TestTwoDeletesOfOnePathEachMarkTheirTrace(t *testing.T) {
+	var tr tracer
+	s := &sniffConn{Conn: &scriptedConn{}, tracer: &tr, wrote: true}
+	a := &createTrace{prefix: "/q/n", delete: true, tr: &tr, sent: make(chan struct{})}
+	b := &createTrace{prefix: "/q/n", delete: true, tr: &tr, sent: make(chan struct{})}
+	tr.add(a)
+	tr.add(b)
+	for xid := int32(1); xid <= 2; xid++ {
+		_, err := s.Write(deleteRequest(xid, "/q/n"))
+		require.NoError(t, err)
+	}
+	for name, ct := range map[string]*createTrace{"first": a, "second": b} {
+		select {
+		case <-ct.Sent():
+		default:
+			t.Errorf("the %s trace never saw its delete sent", name)
+		}
+	}
+	a.Close()
+	b.Close()
+	assert.False(t, tr.active())
 }

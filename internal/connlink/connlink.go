@@ -23,7 +23,8 @@ type Trace interface {
 type Conn interface {
 	// ZK is the go-zookeeper connection of the current session.
 	ZK() *zk.Conn
-	// TraceCreate traces the next create whose path starts with prefix.
+	// TraceCreate traces the next create whose path starts with prefix and
+	// lies in prefix's directory (a protected create's prefix).
 	// onSent, if not nil, runs once, on the connection's send loop, right
 	// before the first such request is written: a request sent on the
 	// same session from then on is answered after it. It must not block.
