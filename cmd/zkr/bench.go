@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"slices"
 	"strconv"
@@ -17,8 +19,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -44,8 +44,10 @@ DESCRIPTION
 
     --peer zklock runs the same workload with go-zookeeper's own zk.Lock
     instead of this module's Mutex (a new zk.Lock for each acquisition, as
-    it cannot be shared), so that the two compare on your server in one
-    sitting; its line starts peer=zklock. It has no leader latch.
+    it cannot be shared), on go-zookeeper's own sessions (as its users run
+    it: not over this module's connection layer), so that the two compare
+    on your server in one sitting; its line starts peer=zklock. It has no
+    leader latch.
 
     uncontended   one session: 50 warm-up rounds, then N acquire+release of
                   one mutex, each timed.
@@ -74,11 +76,12 @@ DESCRIPTION
 
     keys          a lock per entity: one session, W goroutines, each
                   acquiring and releasing a new Mutex on one of K paths
-                  picked at random, for D; then, on the same session and
-                  paths, the server's floor for the same work: a bare
+                  picked at random, for D; then, on the same paths, the
+                  server's floor for the same work: a bare
                   ephemeral-sequential create and delete per operation
-                  through the raw client. per_s and the latencies are the
-                  lock's; floor_per_s the floor's, so the ratio is measured.
+                  on one go-zookeeper session. per_s and the latencies
+                  are the lock's; floor_per_s the floor's, so the ratio
+                  is measured.
         peer=zkrecipes mode=keys keys=K workers=W per_s=.. p50_us=..
         p99_us=.. floor_per_s=..
 
@@ -220,6 +223,9 @@ type bench struct {
 	peer     string
 	path     string
 	cleanups []func()
+
+	rawMu sync.Mutex
+	raw   map[*framework.Client]*zk.Conn // see rawFor
 }
 
 // locker takes the lock once and returns how to release it.
@@ -231,7 +237,10 @@ type locker func(ctx context.Context) (release func() error, err error)
 // zk.Lock cannot be shared, so each of its acquisitions makes its own.
 func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker, error) {
 	if b.peer == "zklock" {
-		z := connlink.Of(fwlink.Of(c).Conn()).ZK()
+		z, err := b.rawFor(c)
+		if err != nil {
+			return nil, err
+		}
 		full := path
 		if ns := c.Namespace(); ns != "" {
 			full = "/" + ns + path
@@ -260,6 +269,61 @@ func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker,
 		return h.Release, nil
 	}, nil
 }
+
+// rawFor is a session of go-zookeeper's own, as its users run it, beside
+// c's (same servers, session timeout, credentials and TLS): zk.Lock and
+// the floor run on it. Over c's connection they would run on this
+// module's connection layer (its read-ahead, its liveness sniffing), which
+// zk.Lock's users do not have.
+func (b *bench) rawFor(c *framework.Client) (*zk.Conn, error) {
+	b.rawMu.Lock()
+	defer b.rawMu.Unlock()
+	if z, ok := b.raw[c]; ok {
+		return z, nil
+	}
+	auth, tlsCfg, err := b.g.access()
+	if err != nil {
+		return nil, err
+	}
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		if tlsCfg != nil {
+			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, tlsCfg)
+		}
+		return net.DialTimeout(network, address, timeout)
+	}
+	z, events, err := zk.Connect(strings.Split(b.g.connect, ","), b.g.sessionTimeout,
+		zk.WithLogInfo(false), zk.WithLogger(quietZK{}), zk.WithDialer(dial))
+	if err != nil {
+		return nil, err
+	}
+	b.later(z.Close)
+	deadline := time.After(b.g.connectTimeout)
+	for connected := false; !connected; {
+		select {
+		case ev := <-events:
+			connected = ev.State == zk.StateHasSession
+		case <-deadline:
+			return nil, fmt.Errorf("go-zookeeper: no session with %s after %v", b.g.connect, b.g.connectTimeout)
+		case <-b.ctx.Done():
+			return nil, context.Cause(b.ctx)
+		}
+	}
+	if auth != "" {
+		if err := z.AddAuth("digest", []byte(auth)); err != nil {
+			return nil, fmt.Errorf("go-zookeeper: %w", err)
+		}
+	}
+	if b.raw == nil {
+		b.raw = map[*framework.Client]*zk.Conn{}
+	}
+	b.raw[c] = z
+	return z, nil
+}
+
+// quietZK keeps go-zookeeper's own log lines off zkr's stderr.
+type quietZK struct{}
+
+func (quietZK) Printf(string, ...any) {}
 
 func (b *bench) run(o benchOptions) (record, error) {
 	switch o.mode {
@@ -618,9 +682,12 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 		return nil, err
 	}
 	// The floor: what the server must do for any lock of this shape, a
-	// create and a delete of an ephemeral-sequential node, sent by the raw
-	// client with nothing around it.
-	z := connlink.Of(fwlink.Of(c).Conn()).ZK()
+	// create and a delete of an ephemeral-sequential node, sent by
+	// go-zookeeper with nothing around it.
+	z, err := b.rawFor(c)
+	if err != nil {
+		return nil, err
+	}
 	acl := zk.WorldACL(zk.PermAll)
 	full := func(p string) string {
 		if ns := c.Namespace(); ns != "" {

@@ -65,6 +65,14 @@ func TestBenchPeerZKLockPrintsItsOwnLine(t *testing.T) {
 			assert.Empty(t, children(t, c, "/zkr-bench"), "the run's path was left behind")
 		})
 	}
+	// zk.Lock runs on a go-zookeeper session of its own, dialed as zkr's:
+	// with the credentials too.
+	t.Run("keys with credentials", func(t *testing.T) {
+		r := startWith(t, []string{"ZKR_AUTH=bench:secret"},
+			args(connect, cmd("bench", "--peer", "zklock", "--mode", "keys", "--keys", "5", "--workers", "2", "--duration", "300ms"))...).wait(t, time.Minute)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Regexp(t, `^peer=zklock mode=keys keys=5 workers=2 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`, r.stdout)
+	})
 	for _, bad := range [][]string{{"--peer", "zklock", "--mode", "latch"}, {"--peer", "etcd", "--mode", "keys"}} {
 		r := zkr(t, args(connect, cmd("bench"), bad)...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stderr)

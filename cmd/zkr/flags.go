@@ -292,23 +292,14 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if err := g.check(); err != nil {
 		return nil, err
 	}
-	tlsCfg, err := g.tlsConfig()
+	auth, tlsCfg, err := g.access()
 	if err != nil {
 		return nil, err
-	}
-	connOpts := []conn.Option{conn.WithSessionTimeout(g.sessionTimeout)}
-	auth, file, err := g.credentials()
-	if err != nil {
-		return nil, err
-	}
-	if file != "" {
-		if auth, err = readAuthFile(file); err != nil {
-			return nil, err
-		}
 	}
 	if g.auth.fromArg {
 		fmt.Fprintln(g.stderr, "zkr: warning: --auth shows the password to every local user (ps); use --auth-file or ZKR_AUTH")
 	}
+	connOpts := []conn.Option{conn.WithSessionTimeout(g.sessionTimeout)}
 	if auth != "" {
 		user, password, _ := strings.Cut(auth, ":")
 		connOpts = append(connOpts, conn.WithDigestAuth(user, password))
@@ -323,6 +314,24 @@ func (g *globals) prepare() ([]framework.Option, error) {
 		// release that cannot reach the server must not hold zkr up.
 		framework.WithDrainTimeout(time.Second),
 	}, nil
+}
+
+// access is the digest credentials (USER:PASSWORD, or empty) and the TLS
+// configuration (or nil) the flags ask for.
+func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
+	if tlsCfg, err = g.tlsConfig(); err != nil {
+		return "", nil, err
+	}
+	auth, file, err := g.credentials()
+	if err != nil {
+		return "", nil, err
+	}
+	if file != "" {
+		if auth, err = readAuthFile(file); err != nil {
+			return "", nil, err
+		}
+	}
+	return auth, tlsCfg, nil
 }
 
 // readAuthFile reads USER:PASSWORD from the first line of path.
