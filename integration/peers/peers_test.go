@@ -35,7 +35,7 @@ import (
 
 var (
 	out    = flag.String("peers.out", "", "markdown file whose bench-peers section is rewritten (empty: print only)")
-	rounds = flag.Int("peers.rounds", 3, "rounds of every workload")
+	rounds = flag.Int("peers.rounds", 5, "rounds of every workload")
 )
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
