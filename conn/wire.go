@@ -527,11 +527,11 @@ type createTrace struct {
 }
 
 // traceCreate follows the next create requests whose path starts with prefix
-// and lies in prefix's directory (a full server path: namespace included). Sent closes once such a request
-// has been written to the server: a request sent on the same session after
-// that is answered after it; onSent, if not nil, runs just before, on the
-// send loop (it must not block). Result reports the zxid of a successful
-// reply. Close the trace when done with it.
+// and lies in prefix's directory (a full server path: namespace included).
+// Sent closes once such a request has been written to the server: a request
+// sent on the same session after that is answered after it; onSent, if not
+// nil, runs just before, on the send loop (it must not block). Result
+// reports the zxid of a successful reply. Close the trace when done with it.
 func (c *Conn) traceCreate(prefix string, onSent func()) *createTrace {
 	t := &createTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{}), onSent: onSent}
 	c.tracer.add(t)

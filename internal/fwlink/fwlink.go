@@ -57,7 +57,7 @@ type Client interface {
 	// Closing is closed when the client's Close begins to stop its work.
 	Closing() <-chan struct{}
 	// Conn is the client's connection, whose Close must not be called
-	// behind the client's back: for tests and the benchmark's raw client.
+	// behind the client's back.
 	Conn() *conn.Conn
 	// GetWRaw sets a data watch on path and returns go-zookeeper's own
 	// channel, with no goroutine to forward it: the caller watches its ctx
