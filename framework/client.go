@@ -150,7 +150,11 @@ type Client struct {
 	stop    context.CancelFunc
 	spawnMu sync.Mutex // orders spawn's wg.Add before Close's wg.Wait
 	stopped bool
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // the workers (see spawn)
+	// tasks hands spawn's functions to idle workers; idleWorkers counts
+	// those waiting on it.
+	tasks       chan func()
+	idleWorkers atomic.Int32
 }
 
 // Dial connects to servers (see conn.Dial) and returns a Client that owns the
@@ -246,6 +250,7 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		log:        o.log,
 		drain:      o.drain,
 		quit:       make(chan struct{}),
+		tasks:      make(chan func()),
 		ephemerals: map[string]int64{},
 	}
 	cl.life, cl.stop = context.WithCancel(context.Background())
@@ -576,18 +581,86 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 }
 
 // spawn runs f on a goroutine that Close waits for, unless Close has begun.
+//
+// The goroutine is one of the client's workers: an idle one if any waits,
+// else a new one. A request's goroutine goes through go-zookeeper and the
+// retry loop, deeper than a new goroutine's first stack: on a fresh
+// goroutine each one grew its stack by copying it (about six copies per
+// lock operation, a third of the client's instructions under contention,
+// counted with callgrind). A worker keeps the stack it grew.
 func (c *Client) spawn(f func()) bool {
 	c.spawnMu.Lock()
 	defer c.spawnMu.Unlock()
 	if c.stopped {
 		return false
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
+	select {
+	case c.tasks <- f: // an idle worker took it
+	default:
+		c.wg.Add(1)
+		go c.work(f)
+	}
 	return true
+}
+
+// Workers that wait for tasks at once, and how long one waits before it
+// ends: enough for a steady load's concurrency (32 goroutines locking keys
+// over one client keep about that many busy), and no lasting goroutines
+// once a burst is over (ten thousand queued waiters' creates must not
+// leave ten thousand idle goroutines behind, nor a parked queue 64). A
+// steady load hands a worker its next task within microseconds.
+const (
+	maxIdleWorkers = 64
+	workerIdle     = 500 * time.Millisecond
+)
+
+// testWorkerIdle, when not zero, replaces workerIdle (tests).
+var testWorkerIdle atomic.Int64
+
+// work runs f, then the tasks spawn hands it, until it has had none for a
+// whole workerIdle (it checks once per workerIdle, so it waits between one
+// and two), too many others wait, or Close begins. Close stops handing out
+// tasks (stopped) before it closes quit, so a task is never handed to a
+// worker that is leaving. The ticker is not touched per task: resetting a
+// timer after each task cost more than the task's own channel work.
+func (c *Client) work(f func()) {
+	defer c.wg.Done()
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
+	for {
+		f()
+		f = nil // nothing of the task lives on while the worker waits
+		if c.idleWorkers.Add(1) > maxIdleWorkers {
+			c.idleWorkers.Add(-1)
+			return
+		}
+		if tick == nil {
+			wait := workerIdle
+			if d := testWorkerIdle.Load(); d != 0 {
+				wait = time.Duration(d)
+			}
+			tick = time.NewTicker(wait)
+		}
+		for busy := true; f == nil; {
+			select {
+			case f = <-c.tasks:
+			case <-tick.C:
+				if !busy {
+					c.idleWorkers.Add(-1)
+					return
+				}
+				busy = false
+			case <-c.quit:
+				c.idleWorkers.Add(-1)
+				return
+			}
+		}
+		c.idleWorkers.Add(-1)
+	}
 }
 
 // whenDone returns a channel closed once wg's count is zero.

@@ -581,6 +581,11 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 		}
 	}
 	b.log.printf("queue: %d waiters over %d sessions on %s", waiters, sessions, b.path)
+	// The baseline once the set-up's requests are over: the clients' idle
+	// workers (see settle) are gone then, as they are at the second look.
+	if err := settle(b.ctx); err != nil {
+		return nil, err
+	}
 	goroutines0, bytes0 := footprint()
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup
@@ -630,7 +635,8 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 
 // settle waits until the process's goroutines have stopped changing for a
 // second: each request in flight has one, so a still count means every
-// waiter is parked on its watch.
+// waiter is parked on its watch, and a client's idle workers, which end
+// after half a second without work, are gone.
 func settle(ctx context.Context) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

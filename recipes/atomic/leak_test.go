@@ -23,7 +23,8 @@ func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
 	rival := newLong(t, obs, "/counters/leak")
 	before := []goleak.Option{goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 	func() {
 		c := newClient(t, cl.Addrs())
 		l, err := atomic.NewLong(c, "/counters/leak", atomic.WithRetryPolicy(retry.NTimes(0, 0)),

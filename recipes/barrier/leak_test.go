@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 )
 
@@ -95,7 +96,8 @@ func TestAbandonedCallsLeaveNoGoroutine(t *testing.T) {
 	// starts new connection loops: they belong to live clients.
 	before := []goleak.Option{goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // Every goroutine a latch starts (the calls' watches included) ends with
@@ -17,7 +18,8 @@ func TestNoGoroutineOutlivesTheLatchAndItsClient(t *testing.T) {
 	cl := zktest.Standalone(t)
 	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/leak", 2)
 	c := newClient(t, cl.Addrs())

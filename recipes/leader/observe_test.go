@@ -340,7 +340,8 @@ func TestObserveEndsWithItsContextOrItsClient(t *testing.T) {
 	closing := newClient(t, cl.Addrs())
 	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	o, err := leader.Observe(ctx, c, "/observe/end")

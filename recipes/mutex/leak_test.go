@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // Acquires that time out or are cancelled while waiting leave no goroutine
@@ -25,7 +26,8 @@ func TestAbandonedWaitsLeaveNoGoroutine(t *testing.T) {
 	// starts new connection loops: they belong to live clients.
 	before := []goleak.Option{goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 
 	for i := range 30 {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
@@ -138,7 +139,8 @@ func TestSharedSemaphoreCloseLeavesNoGoroutine(t *testing.T) {
 	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/leak", 2))
 	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 	for _, count := range []string{"/counts/leak", "/counts/missing"} {
 		s, err := semaphore.NewShared(c, "/sems/leak", count)
 		require.NoError(t, err)

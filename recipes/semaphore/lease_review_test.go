@@ -31,7 +31,8 @@ func TestForgottenLeasesThatRanOutLeaveNoGoroutine(t *testing.T) {
 	require.NoError(t, l[0].Release())
 	before := []goleak.Option{goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 
 	const forgotten = 5
 	for range forgotten {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -20,7 +21,8 @@ func leakOptions() []goleak.Option {
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).pump"),
 		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).accept.func3"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
 }
 
 // Close ends the follower and every subscription, whether the node exists,
