@@ -40,6 +40,7 @@ func (p plumbing) GetWRaw(ctx context.Context, path string) (<-chan zk.Event, *z
 	return p.c.getWRaw(ctx, path)
 }
 func (p plumbing) Heads() *fwlink.Heads { return &p.c.heads }
+func (p plumbing) Go(f func()) bool     { return p.c.spawn(f) }
 func (p plumbing) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	return p.c.multiOnce(ctx, ops...)
 }

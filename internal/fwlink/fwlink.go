@@ -71,6 +71,10 @@ type Client interface {
 	// Heads is the client's memory of the queue nodes it granted with
 	// nothing ahead of them.
 	Heads() *Heads
+	// Go runs f on one of the client's workers, which Close waits for; false
+	// (f not run) once Close has begun. A worker has grown its stack on
+	// earlier work, where a new goroutine would copy its own as it grows.
+	Go(f func()) bool
 }
 
 // Heads remembers the last queue nodes a client granted with nothing ahead

@@ -143,14 +143,22 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *
 	if changed != nil {
 		// One goroutine until the directory changes: an uncontended hold
 		// never needs the node's own watch, nor a goroutine for it.
-		n.wg.Add(1)
-		go n.watchSignal(signal, changed)
+		n.run(func() { n.watchSignal(signal, changed) })
 		return n
 	}
-	n.wg.Add(2)
-	go n.watchSignal(signal, nil)
-	go n.watchNode()
+	n.run(func() { n.watchSignal(signal, nil) })
+	n.run(n.watchNode)
 	return n
+}
+
+// run starts one of the node's watchers on a worker of its client. The
+// client refuses only once its Close has begun, and Close has then ended
+// the node already (OnClose): nothing is left to watch.
+func (n *Node) run(f func()) {
+	n.wg.Add(1)
+	if !fwlink.Of(n.client).Go(f) { // f calls n.wg.Done
+		n.wg.Done()
+	}
 }
 
 // Token is the fencing token: the czxid of the node.
@@ -221,8 +229,7 @@ func (n *Node) watchSignal(signal <-chan struct{}, changed <-chan zk.Event) {
 			return
 		case <-changed: // nil once the node's watch runs: never ready
 			changed = nil
-			n.wg.Add(1) // this goroutine's count keeps the group above zero
-			go n.watchNode()
+			n.run(n.watchNode) // this goroutine's count keeps the group above zero
 		case <-n.life.Done():
 			return
 		}
