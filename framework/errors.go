@@ -81,6 +81,47 @@ func ValidatePath(path string) error { return validatePath(path, false) }
 // validatePath is ValidatePath where a sequential create may end in "/"
 // (the server appends the sequence number).
 func validatePath(path string, sequential bool) error {
+	if plainPath(path, sequential) {
+		return nil
+	}
+	return pathError(path, sequential)
+}
+
+// plainPath reports, in one pass over the bytes, whether path is a good
+// path of printable ASCII: what nearly every request sends. Every request
+// checks its path, and the general check below (UTF-8, segments, then
+// runes) cost as much as a lock operation's own logic. false means only
+// "ask pathError", which decides and says why.
+func plainPath(path string, sequential bool) bool {
+	n := len(path)
+	if n == 0 || path[0] != '/' {
+		return false
+	}
+	end := n
+	if n > 1 && path[n-1] == '/' {
+		if !sequential {
+			return false
+		}
+		end = n - 1
+	}
+	start := 1
+	for i := 1; i <= end; i++ {
+		if i < end && path[i] != '/' {
+			if c := path[i]; c < 0x20 || c >= 0x7f {
+				return false
+			}
+			continue
+		}
+		if seg := path[start:i]; seg == "" || seg == "." || seg == ".." {
+			return n == 1 // "/" alone is the root
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// pathError is validatePath's general check: nil, or why path is refused.
+func pathError(path string, sequential bool) error {
 	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidPath, path, why) }
 	switch {
 	case path == "":
