@@ -172,6 +172,9 @@ type Entry struct {
 // SortKey is Curator's fixForSorting: the part of name after the last
 // occurrence of any marker, or the whole name if none occurs.
 func SortKey(name string, markers ...string) string {
+	if k, ok := seqKey(name, markers); ok {
+		return k
+	}
 	best := -1
 	for _, m := range markers {
 		if i := strings.LastIndex(name, m); i >= 0 && i+len(m) > best {
@@ -182,6 +185,37 @@ func SortKey(name string, markers ...string) string {
 		return name
 	}
 	return name[best:]
+}
+
+// seqKey is SortKey for the names nearly every queue holds: a marker, then
+// ZooKeeper's ten-digit sequence number at the end. A marker whose last
+// byte is not a digit cannot occur again inside those digits, so that
+// occurrence is the last one of every marker, and no backwards search
+// through the name is needed (it was the largest cost of a look at the
+// queue). ok is false when SortKey must search.
+func seqKey(name string, markers []string) (string, bool) {
+	n := len(name)
+	if n < 10 {
+		return "", false
+	}
+	for i := n - 10; i < n; i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return "", false
+		}
+	}
+	found := false
+	for _, m := range markers {
+		if m == "" || (m[len(m)-1] >= '0' && m[len(m)-1] <= '9') {
+			return "", false
+		}
+		if n-10 >= len(m) && name[n-10-len(m):n-10] == m {
+			found = true
+		}
+	}
+	if !found {
+		return "", false
+	}
+	return name[n-10:], true
 }
 
 // Sort orders children as Curator does: by SortKey, as strings. Every child
