@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,10 +153,9 @@ type Client struct {
 	spawnMu sync.Mutex // orders spawn's wg.Add before Close's wg.Wait
 	stopped bool
 	wg      sync.WaitGroup // the workers (see spawn)
-	// tasks hands spawn's functions to idle workers; idleWorkers counts
-	// those waiting on it.
-	tasks       chan func()
-	idleWorkers atomic.Int32
+	// idle is the workers waiting for a task, the most recently idle
+	// last (see spawn). Guarded by spawnMu.
+	idle []*worker
 }
 
 // Dial connects to servers (see conn.Dial) and returns a Client that owns the
@@ -250,7 +251,6 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		log:        o.log,
 		drain:      o.drain,
 		quit:       make(chan struct{}),
-		tasks:      make(chan func()),
 		ephemerals: map[string]int64{},
 	}
 	cl.life, cl.stop = context.WithCancel(context.Background())
@@ -564,6 +564,9 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 		if inflight != nil {
 			defer inflight.Done()
 		}
+		// The caller's profiler labels (pprof.Do), as a goroutine of its
+		// own would have inherited them.
+		pprof.SetGoroutineLabels(ctx)
 		v, err := f()
 		done <- result{v, err}
 	}) {
@@ -582,24 +585,31 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 
 // spawn runs f on a goroutine that Close waits for, unless Close has begun.
 //
-// The goroutine is one of the client's workers: an idle one if any waits,
-// else a new one. A request's goroutine goes through go-zookeeper and the
-// retry loop, deeper than a new goroutine's first stack: on a fresh
-// goroutine each one grew its stack by copying it (about six copies per
-// lock operation, a third of the client's instructions under contention,
-// counted with callgrind). A worker keeps the stack it grew.
+// The goroutine is one of the client's workers: the most recently idle one
+// if any waits, else a new one. A request's goroutine goes through
+// go-zookeeper and the retry loop, deeper than a new goroutine's first
+// stack: on a fresh goroutine each one grew its stack by copying it (about
+// six copies per lock operation, a third of the client's instructions
+// under contention, counted with callgrind). A worker keeps the stack it
+// grew. The most recent first, so that a light load keeps reusing the same
+// few and the rest of a burst's workers run out of time and end; handed
+// out in turn, every one of 64 idle workers stayed alive under a hundred
+// tasks a second.
 func (c *Client) spawn(f func()) bool {
 	c.spawnMu.Lock()
 	defer c.spawnMu.Unlock()
 	if c.stopped {
 		return false
 	}
-	select {
-	case c.tasks <- f: // an idle worker took it
-	default:
-		c.wg.Add(1)
-		go c.work(f)
+	if n := len(c.idle); n > 0 {
+		w := c.idle[n-1]
+		c.idle[n-1] = nil
+		c.idle = c.idle[:n-1]
+		w.task <- f // buffered: an idle worker's is empty
+		return true
 	}
+	c.wg.Add(1)
+	go c.work(f)
 	return true
 }
 
@@ -617,27 +627,39 @@ const (
 // testWorkerIdle, when not zero, replaces workerIdle (tests).
 var testWorkerIdle atomic.Int64
 
+// worker is one of a client's worker goroutines, as spawn sees it.
+type worker struct {
+	task chan func() // one task at a time, handed over under spawnMu
+}
+
 // work runs f, then the tasks spawn hands it, until it has had none for a
-// whole workerIdle (it checks once per workerIdle, so it waits between one
-// and two), too many others wait, or Close begins. Close stops handing out
-// tasks (stopped) before it closes quit, so a task is never handed to a
-// worker that is leaving. The ticker is not touched per task: resetting a
-// timer after each task cost more than the task's own channel work.
+// while (its ticker ticks twice, between one and two workerIdle; the
+// ticker is not touched per task: resetting a timer after each task cost
+// more than the task's own channel work), too many others wait, or Close
+// begins. A task runs with the profiler labels of its caller's context
+// where it has one (callTracked), else with none: a worker must not lend
+// one caller's labels to another's work.
 func (c *Client) work(f func()) {
 	defer c.wg.Done()
+	w := &worker{task: make(chan func(), 1)}
 	var tick *time.Ticker
 	defer func() {
 		if tick != nil {
 			tick.Stop()
 		}
 	}()
+	noLabels := context.Background()
 	for {
+		pprof.SetGoroutineLabels(noLabels)
 		f()
 		f = nil // nothing of the task lives on while the worker waits
-		if c.idleWorkers.Add(1) > maxIdleWorkers {
-			c.idleWorkers.Add(-1)
+		c.spawnMu.Lock()
+		if c.stopped || len(c.idle) >= maxIdleWorkers {
+			c.spawnMu.Unlock()
 			return
 		}
+		c.idle = append(c.idle, w)
+		c.spawnMu.Unlock()
 		if tick == nil {
 			wait := workerIdle
 			if d := testWorkerIdle.Load(); d != 0 {
@@ -645,22 +667,45 @@ func (c *Client) work(f func()) {
 			}
 			tick = time.NewTicker(wait)
 		}
-		for busy := true; f == nil; {
+		for ticks := 0; f == nil; {
 			select {
-			case f = <-c.tasks:
+			case f = <-w.task:
 			case <-tick.C:
-				if !busy {
-					c.idleWorkers.Add(-1)
+				if ticks++; ticks < 2 {
+					continue
+				}
+				if c.leaveIdle(w) {
 					return
 				}
-				busy = false
+				f = <-w.task // handed a task as it was leaving
 			case <-c.quit:
-				c.idleWorkers.Add(-1)
-				return
+				if c.leaveIdle(w) {
+					return
+				}
+				f = <-w.task // handed a task before Close began: it runs
 			}
 		}
-		c.idleWorkers.Add(-1)
 	}
+}
+
+// leaveIdle takes w off the idle list, unless spawn has just handed it a
+// task (then w.task holds it, since spawn sends under spawnMu).
+func (c *Client) leaveIdle(w *worker) bool {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	i := slices.Index(c.idle, w)
+	if i < 0 {
+		return false
+	}
+	c.idle = slices.Delete(c.idle, i, i+1)
+	return true
+}
+
+// idleWorkers is how many workers wait for a task.
+func (c *Client) idleWorkers() int {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	return len(c.idle)
 }
 
 // whenDone returns a channel closed once wg's count is zero.

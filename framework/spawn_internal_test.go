@@ -1,8 +1,10 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +48,7 @@ func TestSpawnRunsTheNextTaskOnAnIdleWorker(t *testing.T) {
 	c := dialForSpawn(t)
 	var first, second int64
 	run(t, c, func() { first = goid.Current() })
-	require.Eventually(t, func() bool { return c.idleWorkers.Load() > 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return c.idleWorkers() > 0 }, 10*time.Second, time.Millisecond)
 	run(t, c, func() { second = goid.Current() })
 	require.Equal(t, first, second)
 }
@@ -69,7 +71,7 @@ func TestSpawnKeepsAtMostMaxIdleWorkersAfterABurst(t *testing.T) {
 	close(release)
 	ended.Wait()
 	require.Eventually(t, func() bool { return workers() <= before+maxIdleWorkers }, 10*time.Second, time.Millisecond)
-	require.LessOrEqual(t, int(c.idleWorkers.Load()), maxIdleWorkers)
+	require.LessOrEqual(t, int(c.idleWorkers()), maxIdleWorkers)
 }
 
 // An idle worker ends once it has waited workerIdle for a task.
@@ -87,7 +89,7 @@ func TestSpawnIdleWorkersEndAfterTheIdleTime(t *testing.T) {
 	ended.Wait()
 	// The client's own background work may take a worker now and then;
 	// none of the eight stays.
-	require.Eventually(t, func() bool { return c.idleWorkers.Load() == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return c.idleWorkers() == 0 }, 10*time.Second, time.Millisecond)
 }
 
 // Close ends every worker, idle or busy, before it returns, and spawn
@@ -109,4 +111,97 @@ func TestCloseEndsEveryWorker(t *testing.T) {
 	ran := false
 	require.False(t, c.spawn(func() { ran = true }))
 	require.False(t, ran)
+}
+
+// Under a light steady load after a burst, the burst's workers end: the
+// load keeps reusing the most recently idle worker. Handed out in turn, a
+// task every few milliseconds kept all 64 alive (an adversarial review).
+func TestSpawnLightLoadAfterABurstKeepsFewWorkers(t *testing.T) {
+	testWorkerIdle.Store(int64(20 * time.Millisecond))
+	defer testWorkerIdle.Store(0)
+	c := dialForSpawn(t)
+	release := make(chan struct{})
+	var ended sync.WaitGroup
+	for range maxIdleWorkers {
+		ended.Add(1)
+		require.True(t, c.spawn(func() { <-release; ended.Done() }))
+	}
+	close(release)
+	ended.Wait()
+	require.Eventually(t, func() bool { return c.idleWorkers() == maxIdleWorkers }, 10*time.Second, time.Millisecond)
+	// One task at a time, back to back: far more than one task per worker
+	// per idle period, had they been handed out in turn.
+	deadline := time.Now().Add(10 * time.Second)
+	for c.idleWorkers() > 2 {
+		require.True(t, time.Now().Before(deadline), "idle workers under a one-at-a-time load: %d", c.idleWorkers())
+		run(t, c, func() {})
+	}
+}
+
+// labelsOf returns the profiler labels of the goroutine parked in
+// parkedForLabels, from the goroutine profile.
+func labelsOf(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&buf, 1))
+	for _, rec := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(rec, "parkedForLabels") {
+			for _, l := range strings.Split(rec, "\n") {
+				if strings.HasPrefix(l, "# labels:") {
+					return l
+				}
+			}
+			return "# labels: none"
+		}
+	}
+	t.Fatal("no goroutine parked in parkedForLabels")
+	return ""
+}
+
+//go:noinline
+func parkedForLabels(started chan<- struct{}, park <-chan struct{}) {
+	close(started)
+	<-park
+}
+
+// A request runs with its caller's profiler labels, as a goroutine of its
+// own did, never with the labels of whoever used the worker before: a
+// worker lent one tenant's labels to another's work (an adversarial
+// review).
+func TestSpawnedRequestCarriesItsCallersProfilerLabels(t *testing.T) {
+	c := dialForSpawn(t)
+	ctx := context.Background()
+	// A worker made by, and first used for, tenant a.
+	pprof.Do(ctx, pprof.Labels("tenant", "a"), func(ctx context.Context) {
+		cctx, cancel := context.WithCancel(ctx) // a context that can end: the call is spawned
+		defer cancel()
+		_, err := callValue(c, cctx, func() (int, error) { return 0, nil })
+		require.NoError(t, err)
+	})
+	require.Eventually(t, func() bool { return c.idleWorkers() > 0 }, 10*time.Second, time.Millisecond)
+
+	started, park := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go pprof.Do(ctx, pprof.Labels("tenant", "b"), func(ctx context.Context) {
+		defer close(done)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		_, _ = callValue(c, cctx, func() (int, error) { parkedForLabels(started, park); return 0, nil })
+	})
+	<-started
+	got := labelsOf(t)
+	close(park)
+	<-done
+	require.Contains(t, got, `"tenant":"b"`)
+	require.NotContains(t, got, `"tenant":"a"`)
+
+	// Work of the client's own (no caller context) carries no labels.
+	started, park = make(chan struct{}), make(chan struct{})
+	pprof.Do(ctx, pprof.Labels("tenant", "c"), func(context.Context) {
+		require.True(t, c.spawn(func() { parkedForLabels(started, park) }))
+	})
+	<-started
+	got = labelsOf(t)
+	close(park)
+	require.NotContains(t, got, "tenant")
 }

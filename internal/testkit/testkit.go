@@ -290,9 +290,9 @@ func SkipUnderRace(t testing.TB) {
 
 // IdleWorkers is the goleak option for a client's idle workers: a client
 // keeps a few goroutines that wait for its next request (framework's
-// spawn) until they have waited a few seconds or the client closes. A test
-// that checks for leaks while a client is still open ignores them; a busy
-// worker (one running a task) still counts.
+// spawn) until they have had no work for about a second, or the client
+// closes. A test that checks for leaks at once while a client is still
+// open ignores them; a busy worker (one running a task) still counts.
 func IdleWorkers() goleak.Option {
 	return goleak.IgnoreTopFunction("github.com/zkrecipes/zkrecipes/framework.(*Client).work")
 }

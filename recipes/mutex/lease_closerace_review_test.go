@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -24,8 +23,7 @@ func TestRecipeAndClientCloseRacingTheLeaseEndLeaveNothing(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	before := []goleak.Option{goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
 	for i := range 40 {
 		c, err := framework.Dial(ctxT(t, 10*time.Second), cl.Addrs())
 		require.NoError(t, err)

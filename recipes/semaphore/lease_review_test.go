@@ -31,8 +31,7 @@ func TestForgottenLeasesThatRanOutLeaveNoGoroutine(t *testing.T) {
 	require.NoError(t, l[0].Release())
 	before := []goleak.Option{goleak.IgnoreCurrent(),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
 
 	const forgotten = 5
 	for range forgotten {
