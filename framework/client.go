@@ -633,12 +633,13 @@ type worker struct {
 }
 
 // work runs f, then the tasks spawn hands it, until it has had none for a
-// while (its ticker ticks twice, between one and two workerIdle; the
-// ticker is not touched per task: resetting a timer after each task cost
-// more than the task's own channel work), too many others wait, or Close
-// begins. A task runs with the profiler labels of its caller's context
-// where it has one (callTracked), else with none: a worker must not lend
-// one caller's labels to another's work.
+// while (its ticker ticks twice while it waits: between one and two
+// workerIdle; the ticker is not reset per task: resetting a timer after
+// each task cost more than the task's own channel work), too many others
+// wait, or Close begins. A task runs with the profiler labels of its
+// caller's context where it has one (callTracked: the context's, which
+// are the caller's under pprof.Do), else with none, and an idle worker has
+// none: a worker must not lend one caller's labels to another's work.
 func (c *Client) work(f func()) {
 	defer c.wg.Done()
 	w := &worker{task: make(chan func(), 1)}
@@ -649,10 +650,11 @@ func (c *Client) work(f func()) {
 		}
 	}()
 	noLabels := context.Background()
+	pprof.SetGoroutineLabels(noLabels) // not those of whoever started it
 	for {
-		pprof.SetGoroutineLabels(noLabels)
 		f()
 		f = nil // nothing of the task lives on while the worker waits
+		pprof.SetGoroutineLabels(noLabels)
 		c.spawnMu.Lock()
 		if c.stopped || len(c.idle) >= maxIdleWorkers {
 			c.spawnMu.Unlock()
@@ -666,6 +668,12 @@ func (c *Client) work(f func()) {
 				wait = time.Duration(d)
 			}
 			tick = time.NewTicker(wait)
+		} else {
+			// A tick that fell due during the task is no idle time.
+			select {
+			case <-tick.C:
+			default:
+			}
 		}
 		for ticks := 0; f == nil; {
 			select {

@@ -33,6 +33,22 @@ func dialForSpawn(t *testing.T) *Client {
 	return c
 }
 
+// burst runs n tasks on c at once and returns when all have ended: n
+// workers, idle from then on.
+func burst(t *testing.T, c *Client, n int) {
+	t.Helper()
+	release := make(chan struct{})
+	var started, ended sync.WaitGroup
+	for range n {
+		started.Add(1)
+		ended.Add(1)
+		require.True(t, c.spawn(func() { started.Done(); <-release; ended.Done() }))
+	}
+	started.Wait()
+	close(release)
+	ended.Wait()
+}
+
 // run spawns f on c and waits for it.
 func run(t *testing.T, c *Client, f func()) {
 	t.Helper()
@@ -79,14 +95,7 @@ func TestSpawnIdleWorkersEndAfterTheIdleTime(t *testing.T) {
 	testWorkerIdle.Store(int64(50 * time.Millisecond))
 	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
-	release := make(chan struct{})
-	var ended sync.WaitGroup
-	for range 8 {
-		ended.Add(1)
-		require.True(t, c.spawn(func() { <-release; ended.Done() }))
-	}
-	close(release)
-	ended.Wait()
+	burst(t, c, 8)
 	// The client's own background work may take a worker now and then;
 	// none of the eight stays.
 	require.Eventually(t, func() bool { return c.idleWorkers() == 0 }, 10*time.Second, time.Millisecond)
@@ -120,14 +129,7 @@ func TestSpawnLightLoadAfterABurstKeepsFewWorkers(t *testing.T) {
 	testWorkerIdle.Store(int64(20 * time.Millisecond))
 	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
-	release := make(chan struct{})
-	var ended sync.WaitGroup
-	for range maxIdleWorkers {
-		ended.Add(1)
-		require.True(t, c.spawn(func() { <-release; ended.Done() }))
-	}
-	close(release)
-	ended.Wait()
+	burst(t, c, maxIdleWorkers)
 	require.Eventually(t, func() bool { return c.idleWorkers() == maxIdleWorkers }, 10*time.Second, time.Millisecond)
 	// One task at a time, back to back: far more than one task per worker
 	// per idle period, had they been handed out in turn.
@@ -194,6 +196,15 @@ func TestSpawnedRequestCarriesItsCallersProfilerLabels(t *testing.T) {
 	<-done
 	require.Contains(t, got, `"tenant":"b"`)
 	require.NotContains(t, got, `"tenant":"a"`)
+	// Idle again, the worker shows no caller's labels.
+	require.Eventually(t, func() bool { return c.idleWorkers() > 0 }, 10*time.Second, time.Millisecond)
+	var prof bytes.Buffer
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&prof, 1))
+	for _, rec := range strings.Split(prof.String(), "\n\n") {
+		if strings.Contains(rec, "framework.(*Client).work") {
+			require.NotContains(t, rec, "tenant", "an idle worker's labels")
+		}
+	}
 
 	// Work of the client's own (no caller context) carries no labels.
 	started, park = make(chan struct{}), make(chan struct{})

@@ -175,6 +175,11 @@ func SortKey(name string, markers ...string) string {
 	if k, ok := seqKey(name, markers); ok {
 		return k
 	}
+	return searchKey(name, markers)
+}
+
+// searchKey is SortKey by searching name backwards for each marker.
+func searchKey(name string, markers []string) string {
 	best := -1
 	for _, m := range markers {
 		if i := strings.LastIndex(name, m); i >= 0 && i+len(m) > best {
