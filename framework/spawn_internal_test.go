@@ -33,9 +33,10 @@ func dialForSpawn(t *testing.T) *Client {
 	return c
 }
 
-// burst runs n tasks on c at once and returns when all have ended: n
-// workers, idle from then on.
-func burst(t *testing.T, c *Client, n int) {
+// burst runs n tasks on c at once, calls whileBusy (if not nil) while all
+// of them run, and returns when all have ended: n workers, idle from then
+// on.
+func burst(t *testing.T, c *Client, n int, whileBusy func()) {
 	t.Helper()
 	release := make(chan struct{})
 	var started, ended sync.WaitGroup
@@ -45,6 +46,9 @@ func burst(t *testing.T, c *Client, n int) {
 		require.True(t, c.spawn(func() { started.Done(); <-release; ended.Done() }))
 	}
 	started.Wait()
+	if whileBusy != nil {
+		whileBusy()
+	}
 	close(release)
 	ended.Wait()
 }
@@ -74,20 +78,10 @@ func TestSpawnRunsTheNextTaskOnAnIdleWorker(t *testing.T) {
 func TestSpawnKeepsAtMostMaxIdleWorkersAfterABurst(t *testing.T) {
 	c := dialForSpawn(t)
 	before := workers()
-	const burst = 3 * maxIdleWorkers
-	release := make(chan struct{})
-	var started, ended sync.WaitGroup
-	for range burst {
-		started.Add(1)
-		ended.Add(1)
-		require.True(t, c.spawn(func() { started.Done(); <-release; ended.Done() }))
-	}
-	started.Wait()
-	require.GreaterOrEqual(t, workers(), before+burst)
-	close(release)
-	ended.Wait()
+	const n = 3 * maxIdleWorkers
+	burst(t, c, n, func() { require.GreaterOrEqual(t, workers(), before+n) })
 	require.Eventually(t, func() bool { return workers() <= before+maxIdleWorkers }, 10*time.Second, time.Millisecond)
-	require.LessOrEqual(t, int(c.idleWorkers()), maxIdleWorkers)
+	require.LessOrEqual(t, c.idleWorkers(), maxIdleWorkers)
 }
 
 // An idle worker ends once it has waited workerIdle for a task.
@@ -95,7 +89,7 @@ func TestSpawnIdleWorkersEndAfterTheIdleTime(t *testing.T) {
 	testWorkerIdle.Store(int64(50 * time.Millisecond))
 	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
-	burst(t, c, 8)
+	burst(t, c, 8, nil)
 	// The client's own background work may take a worker now and then;
 	// none of the eight stays.
 	require.Eventually(t, func() bool { return c.idleWorkers() == 0 }, 10*time.Second, time.Millisecond)
@@ -129,7 +123,7 @@ func TestSpawnLightLoadAfterABurstKeepsFewWorkers(t *testing.T) {
 	testWorkerIdle.Store(int64(20 * time.Millisecond))
 	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
-	burst(t, c, maxIdleWorkers)
+	burst(t, c, maxIdleWorkers, nil)
 	require.Eventually(t, func() bool { return c.idleWorkers() == maxIdleWorkers }, 10*time.Second, time.Millisecond)
 	// One task at a time, back to back: far more than one task per worker
 	// per idle period, had they been handed out in turn.

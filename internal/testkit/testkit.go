@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -295,33 +294,4 @@ func SkipUnderRace(t testing.TB) {
 // open ignores them; a busy worker (one running a task) still counts.
 func IdleWorkers() goleak.Option {
 	return goleak.IgnoreTopFunction("github.com/zkrecipes/zkrecipes/framework.(*Client).work")
-}
-
-// CountIdleWorkers counts the goroutines that wait in a client's worker
-// loop for a task (IdleWorkers): a footprint measured per waiter leaves
-// them out, since a client keeps a bounded number of them (64), not one
-// per waiter.
-func CountIdleWorkers() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	idle := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		for _, line := range strings.Split(g, "\n")[1:] {
-			if strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "runtime.") {
-				continue // a file line, or the runtime's frames above the wait
-			}
-			if strings.HasPrefix(line, "github.com/zkrecipes/zkrecipes/framework.(*Client).work(") {
-				idle++
-			}
-			break
-		}
-	}
-	return idle
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // A parked waiter costs its own goroutine and a few KiB, not a copy of the
@@ -56,17 +55,15 @@ func TestQueuedWaitersKeepNoListingAndNoGoroutine(t *testing.T) {
 	g1, heap1 := footprint()
 	perWaiter := (heap1 - heap0) / n
 	t.Logf("per waiter: %d goroutines, %d heap bytes", (g1-g0+n/2)/n, perWaiter)
-	assert.LessOrEqual(t, g1-g0, n+10, "goroutines beyond the waiters' own (the client's idle workers left out)")
+	assert.LessOrEqual(t, g1-g0, n+10, "goroutines beyond the waiters' own")
 	assert.Less(t, perWaiter, int64(16<<10), "heap per waiter")
 }
 
-// footprint is the goroutines, less the clients' idle workers (a bounded
-// number per client, whoever queues), and the live heap.
 func footprint() (int, int64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return runtime.NumGoroutine() - testkit.CountIdleWorkers(), int64(ms.HeapAlloc)
+	return runtime.NumGoroutine(), int64(ms.HeapAlloc)
 }
 
 // An uncontended acquire and release costs the server three requests, as
