@@ -1,7 +1,11 @@
-// Package conn holds one ZooKeeper session and its connection state machine,
-// with Apache Curator's semantics, over github.com/go-zookeeper/zk.
+// Package conn is the vocabulary of a ZooKeeper session as every part of
+// this module sees it, with Apache Curator's semantics: its states, the
+// events that move it from one to the next, and the Session a caller
+// checks to know whether what it built on the session can still be
+// trusted. A framework.Client runs one session and reports it in these
+// terms (Client.State, Client.Session, Client.Subscribe).
 //
-// The states a session goes through, in the order a listener sees them:
+// The states a session goes through, in the order a subscriber sees them:
 //
 //	Connected        the first session is established
 //	Suspended        the link is down; the session may still be alive
@@ -9,18 +13,16 @@
 //	Lost             the session is gone: the server said so, or Suspended
 //	                 lasted the negotiated session timeout (simulated expiry)
 //	ReadOnly         connected to a server that serves reads only
+//	Closed           the client was closed: the last event
 //
 // Lost is final for that session: everything it owned (ephemeral nodes,
-// watches, locks) must be treated as gone, even if the client later reconnects
-// to the same session id after a simulated expiry (a whole-ensemble outage
-// can bring sessions back). The next Reconnected starts a new epoch.
+// watches, locks) must be treated as gone, even if the client later
+// reconnects to the same session id after a simulated expiry (a
+// whole-ensemble outage can bring sessions back). The next Reconnected
+// starts a new epoch.
 //
-// Events reach listeners through [Conn.Subscribe] in order, on channels that
-// never block the client's own goroutine and never drop Lost or Reconnected,
-// however slow the reader. For code that only needs to know "is the session I
-// started with still trustworthy", [Conn.Session] returns channels that close
-// on the next Suspended and on Lost, without a goroutine per caller.
-//
-// go-zookeeper's event channel holds six events and drops the rest; this
-// package uses its event callback instead and never blocks in it.
+// For code that only needs to know "is the session I started with still
+// trustworthy", a Session carries channels that close on the next
+// Suspended and on Lost, without a goroutine per caller; which of the two
+// a recipe obeys is the client's error policy (framework.ErrorPolicy).
 package conn

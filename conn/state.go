@@ -8,7 +8,7 @@ import (
 // State is a connection state, as Curator's ConnectionState.
 type State int
 
-// The states of a Conn. The zero value is not a state a listener sees.
+// The states of a session. The zero value is not a state a listener sees.
 const (
 	// StateConnected: the first session is established.
 	StateConnected State = iota + 1
@@ -22,9 +22,9 @@ const (
 	// this client decided after staying Suspended for the session timeout.
 	StateLost
 	// StateReadOnly: connected to a server in read-only mode (only when
-	// WithReadOnly allows it). Writes fail until a read-write server is found.
+	// framework.WithReadOnly allows it). Writes fail until a read-write server is found.
 	StateReadOnly
-	// StateClosed: Close was called. It is the last event of a subscription.
+	// StateClosed: the client was closed. It is the last event of a subscription.
 	StateClosed
 )
 
@@ -49,7 +49,7 @@ func (s State) IsConnected() bool {
 	return s == StateConnected || s == StateReconnected || s == StateReadOnly
 }
 
-// Event is one state change of a Conn.
+// Event is one state change of a session.
 type Event struct {
 	State State
 	// SessionID is the session the client is on after the change (0 when

@@ -18,7 +18,7 @@ func OpenACL() ACLProvider { return FixedACL(zk.WorldACL(zk.PermAll)) }
 
 // CreatorACL gives every node to the identities the client authenticated
 // with (ZooKeeper's "auth" scheme), all permissions, nobody else any. The
-// client must have credentials, for example conn.WithDigestAuth.
+// client must have credentials, for example framework.WithDigestAuth.
 func CreatorACL() ACLProvider { return FixedACL(zk.AuthACL(zk.PermAll)) }
 
 // FixedACL gives every node acl.

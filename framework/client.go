@@ -4,23 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime/pprof"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/zkrecipes/zkrecipes/conn"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/internal/session"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -55,91 +51,29 @@ func (p ErrorPolicy) Signal(s conn.Session) <-chan struct{} {
 	return s.Suspended
 }
 
-// Option configures a Client.
-type Option func(*options)
-
-type options struct {
-	namespace   string
-	acl         ACLProvider
-	retry       retry.Policy
-	errPolicy   ErrorPolicy
-	log         *slog.Logger
-	connOpts    []conn.Option
-	drain       time.Duration
-	deleteRetry time.Duration
-	meters      metric.MeterProvider
-	pathAttr    bool
-}
-
-// WithNamespace prefixes every path with ns ("app" or "/app/sub"), as
-// Curator's namespace. The namespace node is created when first needed.
-func WithNamespace(ns string) Option { return func(o *options) { o.namespace = ns } }
-
-// WithACLProvider sets who may do what to the nodes the client creates
-// (default OpenACL).
-func WithACLProvider(p ACLProvider) Option { return func(o *options) { o.acl = p } }
-
-// WithRetryPolicy sets how operations are retried on connection trouble
-// (default retry.Default()).
-func WithRetryPolicy(p retry.Policy) Option { return func(o *options) { o.retry = p } }
-
-// WithErrorPolicy sets when recipes stop trusting their holds (default
-// StandardPolicy).
-func WithErrorPolicy(p ErrorPolicy) Option { return func(o *options) { o.errPolicy = p } }
-
-// WithLogger logs through l (default: silent).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
-
-// WithMeterProvider makes the client's metrics, and its recipes', with mp
-// (default: otel.GetMeterProvider(), the global provider, which records
-// nothing until the application installs one). The library never picks an
-// exporter; the instruments are listed in the README ("Running in
-// production").
-func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options) { o.meters = mp } }
-
-// WithMetricPathAttribute adds the recipe's path (its lock directory, latch
-// or semaphore path) as the attribute "path" to the recipes' instruments
-// (default false). Each path is a time series of its own: leave it off
-// where paths are many, a lock per entity for instance.
-func WithMetricPathAttribute(on bool) Option { return func(o *options) { o.pathAttr = on } }
-
-// WithConnOptions passes options to conn.Dial, for Dial.
-func WithConnOptions(opts ...conn.Option) Option {
-	return func(o *options) { o.connOpts = append(o.connOpts, opts...) }
-}
-
-// WithDrainTimeout sets how long Close waits for background deletes to
-// finish before abandoning them (default 5s; 0 abandons at once).
-func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
-
-// Client is the framework over one session. It is safe for concurrent use.
+// Client is the framework over one ZooKeeper session, as Curator's
+// CuratorFramework. It is safe for concurrent use. Make one with Dial.
 type Client struct {
-	conn      *conn.Conn
-	ownsConn  bool
+	conn      *session.Conn
 	ns        namespace
 	acl       ACLProvider
 	retry     retry.Policy
 	errPolicy ErrorPolicy
 	log       *slog.Logger
 	drain     time.Duration
+	release   time.Duration // see WithReleaseTimeout
+	meters    metric.MeterProvider
+	pathAttr  bool
 
 	metrics   *metrics.Client // the client's instruments, never nil
-	unobserve func()          // stops counting the connection's changes
+	unobserve func()          // stops following the connection's changes
+	states    Feed[conn.Event]
 
 	nsMu    sync.Mutex
 	nsReady bool
 
 	deleter *deleter
 	listers listers
-	heads   fwlink.Heads // see fwlink.Heads
-
-	// Ephemeral nodes this client made and has not seen deleted, by path
-	// (without namespace), with the session that made each. A client over a
-	// connection it does not own deletes them at Close: the session lives
-	// on, and so would they.
-	ephMu      sync.Mutex
-	ephemerals map[string]int64
-	swept      bool // Close swept ephemerals: later creates clean up after themselves
 
 	// What must learn of Close before anything else happens (a hold's
 	// loss signal): called first thing in Close.
@@ -150,27 +84,35 @@ type Client struct {
 	quit    chan struct{}   // closed by Close: stops background work
 	life    context.Context // cancelled by Close: ends background calls
 	stop    context.CancelFunc
-	spawnMu sync.Mutex // orders spawn's wg.Add before Close's wg.Wait
+	spawnMu sync.Mutex // orders Go's wg.Add before Close's wg.Wait
 	stopped bool
-	wg      sync.WaitGroup // the workers (see spawn)
+	wg      sync.WaitGroup // the workers (see Go)
 	// idle is the workers waiting for a task, the most recently idle
-	// last (see spawn). Guarded by spawnMu.
+	// last (see Go). Guarded by spawnMu.
 	idle []*worker
 }
 
-// Dial connects to servers (see conn.Dial) and returns a Client that owns the
-// connection: Close closes it.
+// Dial starts a session with the ensemble at servers ("host:port", the port
+// defaulting to 2181) and returns a Client once the session is established
+// and its credentials accepted, or fails when ctx ends first. Close ends
+// the session.
 func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("framework: dial: %w: nil context", ErrInvalidArgument)
+	}
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	connOpts := append([]conn.Option{conn.WithLogger(o.log)}, o.connOpts...)
-	c, err := conn.Dial(ctx, servers, connOpts...)
+	o.session.Log = o.log
+	sc, err := session.Dial(ctx, servers, o.session)
+	if errors.Is(err, session.ErrInvalidOption) {
+		return nil, fmt.Errorf("framework: dial: %w: %w", ErrInvalidArgument, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	cl := newClient(c, true, o)
+	cl := newClient(sc, o)
 	cl.countFirstSession()
 	return cl, nil
 }
@@ -189,73 +131,23 @@ func (c *Client) countFirstSession() {
 	c.metrics.StateChange(conn.Event{State: first, SessionID: id, NewSession: true})
 }
 
-// New returns a Client over an existing connection, which it does not own:
-// Close leaves c open.
-func New(c *conn.Conn, opts ...Option) (*Client, error) {
-	if c == nil {
-		return nil, fmt.Errorf("%w: nil conn", ErrInvalidArgument)
-	}
-	o, err := buildOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	cl := newClient(c, false, o)
-	cl.countFirstSession()
-	return cl, nil
-}
-
-func buildOptions(opts []Option) (options, error) {
-	o := options{
-		acl:         OpenACL(),
-		retry:       retry.Default(),
-		log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		drain:       5 * time.Second,
-		deleteRetry: time.Second,
-		meters:      otel.GetMeterProvider(),
-	}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	switch {
-	case o.acl == nil:
-		return o, fmt.Errorf("%w: nil ACL provider", ErrInvalidArgument)
-	case o.log == nil:
-		return o, fmt.Errorf("%w: nil logger", ErrInvalidArgument)
-	case o.meters == nil:
-		return o, fmt.Errorf("%w: nil meter provider", ErrInvalidArgument)
-	case o.errPolicy != StandardPolicy && o.errPolicy != SessionOnlyPolicy:
-		return o, fmt.Errorf("%w: error policy %d", ErrInvalidArgument, o.errPolicy)
-	case o.drain < 0:
-		return o, fmt.Errorf("%w: drain timeout %v", ErrInvalidArgument, o.drain)
-	}
-	if o.namespace != "" {
-		ns := "/" + strings.TrimPrefix(o.namespace, "/")
-		if err := ValidatePath(ns); err != nil || ns == "/" {
-			return o, fmt.Errorf("%w: namespace %q", ErrInvalidArgument, o.namespace)
-		}
-		o.namespace = ns
-	}
-	return o, nil
-}
-
-func newClient(c *conn.Conn, owns bool, o options) *Client {
+func newClient(sc *session.Conn, o options) *Client {
 	cl := &Client{
-		conn:       c,
-		ownsConn:   owns,
-		ns:         namespace(o.namespace),
-		acl:        o.acl,
-		retry:      o.retry,
-		errPolicy:  o.errPolicy,
-		log:        o.log,
-		drain:      o.drain,
-		quit:       make(chan struct{}),
-		ephemerals: map[string]int64{},
+		conn:      sc,
+		ns:        namespace(o.namespace),
+		acl:       o.acl,
+		retry:     o.retry,
+		errPolicy: o.errPolicy,
+		log:       o.log,
+		drain:     o.drain,
+		release:   o.release,
+		meters:    o.meters,
+		pathAttr:  o.pathAttr,
+		quit:      make(chan struct{}),
 	}
 	cl.life, cl.stop = context.WithCancel(context.Background())
 	cl.deleter = newDeleter(cl, o.deleteRetry)
-	m, err := metrics.New(o.meters, o.pathAttr, metrics.Observed{
+	m, err := metrics.New(o.meters, metrics.Observed{
 		Connected:      func() bool { return cl.State().IsConnected() },
 		PendingDeletes: cl.deleter.count,
 	})
@@ -263,7 +155,12 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		cl.log.Warn("zookeeper client: some metrics will not be recorded", "err", err)
 	}
 	cl.metrics = m
-	cl.unobserve = connlink.Of(c).Observe(func(ev any) { m.StateChange(ev.(conn.Event)) })
+	// Under the connection's lock, in order: the feed's Publish never
+	// blocks, and the metrics only count.
+	cl.unobserve = sc.Observe(func(ev conn.Event) {
+		m.StateChange(ev)
+		cl.states.Publish(ev)
+	})
 	return cl
 }
 
@@ -271,9 +168,8 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 // behind the client's back, before the client's holds learn of it (the
 // client's Close ends them first). What a user may ask of it is here.
 
-// State returns the connection's state (see conn.Conn.State), or
-// StateClosed once the client is closed, even over a connection that lives
-// on.
+// State returns the connection's state (see package conn), or StateClosed
+// once the client is closed.
 func (c *Client) State() conn.State {
 	if c.Closed() {
 		return conn.StateClosed
@@ -281,18 +177,26 @@ func (c *Client) State() conn.State {
 	return c.conn.State()
 }
 
-// Subscribe returns a subscription to the connection's state changes (see
-// conn.Conn.Subscribe).
-func (c *Client) Subscribe() *conn.Subscription { return c.conn.Subscribe() }
+// Subscribe returns a subscription to the session's state changes from now
+// on, in order (see package conn); the last is StateClosed, at Close. Its
+// queue is unbounded, so a slow reader delays only itself and never misses
+// Lost or Reconnected.
+func (c *Client) Subscribe() *Subscription[conn.Event] { return c.states.Subscribe() }
 
 // WaitConnected waits until the connection is connected, or ctx ends, and
-// returns the session (see conn.Conn.WaitConnected). On a closed client it
-// returns ErrClosed.
+// returns the session. On a closed client it returns ErrClosed.
 func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
+	if ctx == nil {
+		return conn.Session{}, opErr("wait connected", "", fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	}
 	if c.Closed() {
 		return conn.Session{}, ErrClosed
 	}
-	return c.conn.WaitConnected(ctx)
+	s, err := c.conn.WaitConnected(ctx)
+	if errors.Is(err, session.ErrClosed) {
+		return s, ErrClosed
+	}
+	return s, err
 }
 
 // Namespace returns the namespace ("" or "/app").
@@ -304,33 +208,41 @@ func (c *Client) ErrorPolicy() ErrorPolicy { return c.errPolicy }
 // Logger returns the client's logger, for recipes.
 func (c *Client) Logger() *slog.Logger { return c.log }
 
-// Session returns the current session (see conn.Conn.Session).
+// MeterProvider returns the provider the client's and its recipes'
+// instruments are made with (WithMeterProvider).
+func (c *Client) MeterProvider() metric.MeterProvider { return c.meters }
+
+// MetricPathAttribute reports whether recipes add their path to their
+// instruments' attributes (WithMetricPathAttribute).
+func (c *Client) MetricPathAttribute() bool { return c.pathAttr }
+
+// Session returns the current session.
 func (c *Client) Session() conn.Session { return c.conn.Session() }
 
-// lossSignal returns the channel of s that closes when, under the client's
-// error policy, what was built on s can no longer be trusted.
-func (c *Client) lossSignal(s conn.Session) <-chan struct{} { return c.errPolicy.Signal(s) }
+// LossSignal returns the channel of s that closes when, under the client's
+// error policy, what was built on s can no longer be trusted: what every
+// hold of every recipe obeys.
+func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy.Signal(s) }
 
 // Closed reports whether Close was called.
 func (c *Client) Closed() bool { return c.closed.Load() }
 
-// Close waits up to the drain timeout for background deletes, abandons the
-// rest (logging each), stops every goroutine of the client and, if the client
-// owns its connection, closes it. Abandoned deletes of ephemeral nodes of the
-// client's own session still happen: closing the session removes them.
-//
-// A client over a connection it does not own (New) cannot end the session,
-// so it deletes the ephemeral nodes it made that are still there (a held
-// lock, a queued contender), within the drain timeout (at least a second),
-// before it returns: nothing it created outlives it while the session
-// lives. Recipes' holds on such nodes report the loss.
+// Done is closed when Close begins: background work of the client's own,
+// and of recipes on it, stops then.
+func (c *Client) Done() <-chan struct{} { return c.quit }
+
+// Close ends the client: first every OnClose function runs (recipes' holds
+// report their loss before anything is deleted); then it waits up to the
+// drain timeout for background deletes, abandons the rest (logging each),
+// stops every goroutine of the client, and ends the session, whose
+// ephemeral nodes go with it. It is idempotent.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	// Holds on this client's nodes end before anything else: the drain and
-	// the sweep below delete nodes, and no other session may be granted a
-	// lock while a hold of ours still looks held.
+	// Holds on this client's nodes end before anything else: the drain
+	// deletes nodes, and no other session may be granted a lock while a
+	// hold of ours still looks held.
 	c.closersMu.Lock()
 	closers := c.closers
 	c.closers = nil
@@ -343,27 +255,26 @@ func (c *Client) Close() error {
 		_ = c.deleter.drain(ctx)
 		cancel()
 	}
-	if !c.ownsConn {
-		c.sweepEphemerals()
-	}
 	c.spawnMu.Lock()
 	c.stopped = true
 	c.spawnMu.Unlock()
 	close(c.quit)
 	c.stop()
 	c.deleter.abandon()
-	c.unobserve()
 	c.metrics.Close()
-	if c.ownsConn {
-		c.conn.Close() // ends in-flight calls with zk.ErrClosing
-	}
+	c.conn.Close() // ends in-flight calls with zk.ErrClosing; observers see StateClosed
+	c.unobserve()
+	c.states.End(nil)
 	c.wg.Wait()
 	return nil
 }
 
-// onClose registers f to run at the start of Close (at once if the client
-// is closed already) and returns a function that unregisters it.
-func (c *Client) onClose(f func()) (remove func()) {
+// OnClose registers f to run first thing in Close, before anything is
+// deleted or the session ends (at once, on this goroutine, if the client is
+// closed already), and returns a function that unregisters it. It is how a
+// holder learns of Close before another client can be granted what it
+// holds. f must be quick and must not call Close.
+func (c *Client) OnClose(f func()) (remove func()) {
 	p := &f
 	c.closersMu.Lock()
 	if c.closed.Load() {
@@ -381,111 +292,6 @@ func (c *Client) onClose(f func()) (remove func()) {
 		delete(c.closers, p)
 		c.closersMu.Unlock()
 	}
-}
-
-// remember records an ephemeral node made by session owner. It reports
-// false once Close has swept the record: nobody will delete the node then,
-// so the caller must.
-func (c *Client) remember(path string, owner int64) bool {
-	c.ephMu.Lock()
-	defer c.ephMu.Unlock()
-	if c.swept {
-		return false
-	}
-	if len(c.ephemerals) >= 1024 {
-		// Nodes of earlier sessions went with them; a client whose callers
-		// never delete their own nodes must not grow without bound.
-		for p, o := range c.ephemerals {
-			if o != owner {
-				delete(c.ephemerals, p)
-			}
-		}
-	}
-	c.ephemerals[path] = owner
-	return true
-}
-
-// forget drops path from the record: it is deleted, or not ours.
-func (c *Client) forget(path string) {
-	c.ephMu.Lock()
-	delete(c.ephemerals, path)
-	c.ephMu.Unlock()
-}
-
-// sweepEphemerals deletes the recorded ephemeral nodes that the current
-// session still owns.
-//
-// A create still in flight may land after the sweep; remember then refuses
-// it and the create deletes its node itself (deleteUnswept).
-func (c *Client) sweepEphemerals() {
-	c.ephMu.Lock()
-	nodes := c.ephemerals
-	c.ephemerals = map[string]int64{}
-	c.swept = true
-	c.ephMu.Unlock()
-	session := c.conn.Session().ID
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.drain, time.Second))
-	defer cancel()
-	for path, owner := range nodes {
-		if owner != session {
-			continue // gone with its session
-		}
-		c.deleteEphemeral(ctx, path, owner)
-	}
-}
-
-// deleteUnswept deletes an ephemeral node whose create was answered after
-// Close swept the client's record. Close may have stopped the client's
-// goroutines, so the calls run on the caller's (a context without Done does
-// that; the connection bounds each call by its receive timeout), and a
-// failure is retried, as a guaranteed delete is, until the node or its
-// session is gone, or the bound passes.
-func (c *Client) deleteUnswept(path string, owner int64) {
-	deadline := time.Now().Add(max(c.drain, 5*time.Second))
-	pause := 50 * time.Millisecond
-	for {
-		err := c.deleteIfOwned(context.Background(), path, owner)
-		if err == nil || c.conn.Session().ID != owner {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.logUndeleted(path, owner, err)
-			return
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, time.Second)
-	}
-}
-
-// deleteEphemeral deletes path if session owner still owns it, and logs
-// what it could not delete.
-func (c *Client) deleteEphemeral(ctx context.Context, path string, owner int64) {
-	if err := c.deleteIfOwned(ctx, path, owner); err != nil {
-		c.logUndeleted(path, owner, err)
-	}
-}
-
-// deleteIfOwned deletes path if session owner still owns it: a node of the
-// same name made by anyone else is left alone.
-func (c *Client) deleteIfOwned(ctx context.Context, path string, owner int64) error {
-	_, err := callValue(c, ctx, func() (struct{}, error) {
-		z := c.zk()
-		ok, st, err := z.Exists(c.ns.fix(path))
-		if err != nil || !ok || st.EphemeralOwner != owner {
-			return struct{}{}, err
-		}
-		err = z.Delete(c.ns.fix(path), st.Version)
-		if errors.Is(err, zk.ErrNoNode) {
-			err = nil
-		}
-		return struct{}{}, err
-	})
-	return err
-}
-
-func (c *Client) logUndeleted(path string, owner int64, err error) {
-	c.log.Warn("zookeeper client closing: cannot delete its ephemeral node; it stays until the session ends",
-		"path", path, "session", fmt.Sprintf("0x%x", owner), "err", err)
 }
 
 // Drain waits until every background delete has finished, or ctx ends.
@@ -560,7 +366,7 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 	if inflight != nil {
 		inflight.Add(1)
 	}
-	if !c.spawn(func() {
+	if !c.Go(func() {
 		if inflight != nil {
 			defer inflight.Done()
 		}
@@ -583,7 +389,11 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 	}
 }
 
-// spawn runs f on a goroutine that Close waits for, unless Close has begun.
+// Go runs f on one of the client's worker goroutines, which Close waits
+// for, and reports true; once Close has begun it runs nothing and reports
+// false. It is how the recipes run their background work, so that none of
+// it outlives the client: f must end by itself once Done is closed (a
+// select on Done, or a request, which Close ends).
 //
 // The goroutine is one of the client's workers: the most recently idle one
 // if any waits, else a new one. A request's goroutine goes through
@@ -595,7 +405,7 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 // few and the rest of a burst's workers run out of time and end; handed
 // out in turn, every one of 64 idle workers stayed alive under a hundred
 // tasks a second.
-func (c *Client) spawn(f func()) bool {
+func (c *Client) Go(f func()) bool {
 	c.spawnMu.Lock()
 	defer c.spawnMu.Unlock()
 	if c.stopped {
@@ -627,7 +437,7 @@ const (
 // testWorkerIdle, when not zero, replaces workerIdle (tests).
 var testWorkerIdle atomic.Int64
 
-// worker is one of a client's worker goroutines, as spawn sees it.
+// worker is one of a client's worker goroutines, as Go sees it.
 type worker struct {
 	task chan func() // one task at a time, handed over under spawnMu
 }
@@ -719,7 +529,7 @@ func (c *Client) idleWorkers() int {
 // whenDone returns a channel closed once wg's count is zero.
 func (c *Client) whenDone(wg *sync.WaitGroup) <-chan struct{} {
 	ch := make(chan struct{})
-	if !c.spawn(func() { wg.Wait(); close(ch) }) {
+	if !c.Go(func() { wg.Wait(); close(ch) }) {
 		close(ch) // closing: the deleter is being abandoned, the job with it
 	}
 	return ch
@@ -752,3 +562,13 @@ func (c *Client) aclFor(path string, explicit []zk.ACL) []zk.ACL {
 	}
 	return c.acl.DefaultACL()
 }
+
+// Server returns the address of the server the session is connected to
+// now (or was last), for logs and diagnostics.
+func (c *Client) Server() string { return c.conn.ZK().Server() }
+
+// zk is the go-zookeeper client of the session: every request goes through
+// it, and only this package may use it (a request sent around the
+// framework skips its checks, and its Close would end the session behind
+// the holds' backs).
+func (c *Client) zk() *zk.Conn { return c.conn.ZK() }

@@ -13,8 +13,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // waitFor bounds every wait on the server: generous, since the container
@@ -124,7 +122,7 @@ var pathOps = []pathOp{
 		return err
 	}},
 	{"Delete", func(ctx context.Context, c *framework.Client, p string) error { return c.Delete(ctx, p, -1) }},
-	{"DeleteLater", func(_ context.Context, c *framework.Client, p string) error { return fwlink.Of(c).DeleteLater(p, 0) }},
+	{"DeleteLater", func(_ context.Context, c *framework.Client, p string) error { return c.DeleteLater(p, 0) }},
 	{"Exists", func(ctx context.Context, c *framework.Client, p string) error {
 		_, _, err := c.Exists(ctx, p)
 		return err
@@ -250,7 +248,6 @@ func TestCloseIsIdempotent(t *testing.T) {
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close())
 	assert.Equal(t, conn.StateClosed, c.State())
-	assert.Equal(t, conn.StateClosed, fwlink.Of(c).Conn().State(), "a client closes the connection it owns")
 }
 
 // 3. Errors.
@@ -329,15 +326,9 @@ func TestNestedNamespace(t *testing.T) {
 func TestInvalidNamespaceIsRejected(t *testing.T) {
 	cl := zktest.Standalone(t)
 	ctx := testCtx(t)
-	zc, err := conn.Dial(ctx, cl.Addrs())
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
 	for _, ns := range []string{"a//b", "/", "a/", "a/./b", "a\x00"} {
 		c, err := framework.Dial(ctx, cl.Addrs(), framework.WithNamespace(ns))
 		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "Dial, namespace %q", ns)
-		assert.Nil(t, c)
-		c, err = framework.New(zc, framework.WithNamespace(ns))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "New, namespace %q", ns)
 		assert.Nil(t, c)
 	}
 }
@@ -623,103 +614,6 @@ func TestPendingWatchEndsWithNotWatchingOnClose(t *testing.T) {
 	requireEnded(t, ch)
 }
 
-// A client over a connection it does not own ends its watches on Close even
-// though the connection, and go-zookeeper's watch, live on.
-func TestPendingWatchEndsOnCloseOfClientOverSharedConn(t *testing.T) {
-	cl := zktest.Standalone(t)
-	zc, err := conn.Dial(testCtx(t), cl.Addrs())
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
-	c, err := framework.New(zc)
-	require.NoError(t, err)
-	mustCreate(t, c, "/w", nil)
-	_, _, ch, err := c.ChildrenW(testCtx(t), "/w")
-	require.NoError(t, err)
-	require.NoError(t, c.Close())
-	ev := nextEvent(t, ch)
-	assert.Equal(t, zk.EventNotWatching, ev.Type)
-	assert.ErrorIs(t, ev.Err, framework.ErrClosed)
-	requireEnded(t, ch)
-	assert.True(t, zc.State().IsConnected(), "the connection is not the client's to close")
-}
-
-// A client over a connection it does not own leaves nothing behind when it
-// closes: the session goes on, so its ephemeral nodes would (a held lock
-// would block every waiter until the process ends). Nodes of other clients
-// on the same connection are not its to delete.
-func TestCloseOfClientOverSharedConnDeletesItsEphemeralNodes(t *testing.T) {
-	cl := zktest.Standalone(t)
-	obs := rawObserver(t, cl)
-	zc, err := conn.Dial(testCtx(t), cl.Addrs())
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
-	c, err := framework.New(zc)
-	require.NoError(t, err)
-	other, err := framework.New(zc)
-	require.NoError(t, err)
-	t.Cleanup(func() { other.Close() })
-
-	mustCreate(t, c, "/shared", nil)
-	e, err := c.Create(testCtx(t), "/shared/eph", nil, framework.WithMode(framework.Ephemeral))
-	require.NoError(t, err)
-	q, err := fwlink.Of(c).Enqueue(testCtx(t), "/shared/q/lock-", nil)
-	require.NoError(t, err)
-	p, err := c.Create(testCtx(t), "/shared/p/n-", nil, framework.WithMode(framework.EphemeralSequential),
-		framework.WithParentContainers(), framework.Protected())
-	require.NoError(t, err)
-	kept, err := other.Create(testCtx(t), "/shared/other", nil, framework.WithMode(framework.Ephemeral))
-	require.NoError(t, err)
-
-	require.NoError(t, c.Close())
-	assert.True(t, zc.State().IsConnected(), "the connection is not the client's to close")
-	assert.Equal(t, conn.StateClosed, c.State(), "the client is closed, whatever its connection does")
-	_, err = c.WaitConnected(testCtx(t))
-	assert.ErrorIs(t, err, framework.ErrClosed)
-	for _, path := range []string{e, q.Path, p} {
-		assert.False(t, exists(t, obs, path), "%s outlived its client's Close", path)
-	}
-	assert.True(t, exists(t, obs, kept), "another client's node went too")
-	assert.True(t, exists(t, obs, "/shared"), "a persistent node went too")
-}
-
-// An ephemeral create whose reply arrives after Close of a client over a
-// shared connection (the sweep has run) does not leave its node behind
-// under the live session: the create deletes it and reports ErrClosed.
-// Before, the late reply put the node in a record nobody swept again, and
-// a queued lock node stayed in the queue until the session ended.
-func TestCreateAnsweredAfterCloseOfClientOverSharedConnLeavesNoNode(t *testing.T) {
-	cl := zktest.Standalone(t)
-	obs := rawObserver(t, cl)
-	p := cl.NewProxy()
-	zc, err := conn.Dial(testCtx(t), p.Addrs(), conn.WithSessionTimeout(20*time.Second))
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
-	c, err := framework.New(zc)
-	require.NoError(t, err)
-	mustCreate(t, obs, "/late", nil)
-
-	p.DelayReplies(time.Second)
-	type res struct {
-		path string
-		err  error
-	}
-	out := make(chan res, 1)
-	go func() {
-		path, err := c.Create(testCtx(t), "/late/eph", nil, framework.WithMode(framework.Ephemeral))
-		out <- res{path, err}
-	}()
-	require.Eventually(t, func() bool {
-		ok, _, err := obs.Exists(testCtx(t), "/late/eph")
-		return err == nil && ok
-	}, waitFor, 10*time.Millisecond, "the create never reached the server")
-	require.NoError(t, c.Close())
-	r := <-out
-	p.Heal()
-	assert.ErrorIs(t, r.err, framework.ErrClosed, "a create whose node is gone reported %q", r.path)
-	requireGone(t, obs, "/late/eph")
-	assert.True(t, zc.State().IsConnected(), "the session had to end for the node to go")
-}
-
 // 8. Multi.
 
 func TestMultiAppliesAllOps(t *testing.T) {
@@ -839,11 +733,11 @@ func TestSync(t *testing.T) {
 func secureTree(t *testing.T, cl *zktest.Cluster) {
 	t.Helper()
 	alice := newClient(t, cl.Addrs(),
-		framework.WithConnOptions(conn.WithDigestAuth("alice", "pw")),
+		framework.WithDigestAuth("alice", "pw"),
 		framework.WithACLProvider(framework.CreatorACL()))
 	mustCreate(t, alice, "/secure", nil)
 	mustCreate(t, alice, "/secure/child", []byte("mine"))
-	acl, _, err := connlink.Of(fwlink.Of(alice).Conn()).ZK().GetACL("/secure/child")
+	acl, _, err := alice.GetACL(testCtx(t), "/secure/child")
 	require.NoError(t, err)
 	assert.Equal(t, zk.DigestACL(zk.PermAll, "alice", "pw"), acl)
 }
@@ -854,8 +748,8 @@ func TestCreatorACLLocksOutOtherIdentities(t *testing.T) {
 	ctx := testCtx(t)
 	for _, opts := range [][]framework.Option{
 		nil, // anonymous
-		{framework.WithConnOptions(conn.WithDigestAuth("mallory", "pw"))},
-		{framework.WithConnOptions(conn.WithDigestAuth("alice", "wrong"))},
+		{framework.WithDigestAuth("mallory", "pw")},
+		{framework.WithDigestAuth("alice", "wrong")},
 	} {
 		c := newClient(t, cl.Addrs(), opts...)
 		_, err := c.Set(ctx, "/secure/child", []byte("x"), -1)
@@ -872,7 +766,7 @@ func TestCreatorACLAdmitsSameCredentials(t *testing.T) {
 	cl := zktest.Standalone(t)
 	secureTree(t, cl)
 	ctx := testCtx(t)
-	c := newClient(t, cl.Addrs(), framework.WithConnOptions(conn.WithDigestAuth("alice", "pw")))
+	c := newClient(t, cl.Addrs(), framework.WithDigestAuth("alice", "pw"))
 	_, err := c.Set(ctx, "/secure/child", []byte("again"), -1)
 	require.NoError(t, err)
 	data, _, err := c.Get(ctx, "/secure/child")
@@ -890,6 +784,7 @@ func TestPathACLOverridesOnlyItsPath(t *testing.T) {
 		Paths:   map[string][]zk.ACL{"/a/b": readOnly},
 	}
 	c := newClient(t, cl.Addrs(), framework.WithNamespace("ns"), framework.WithACLProvider(provider))
+	obs := newClient(t, cl.Addrs())
 	for _, p := range []string{"/a", "/a/b", "/a/c", "/b"} {
 		mustCreate(t, c, p, nil)
 	}
@@ -903,7 +798,7 @@ func TestPathACLOverridesOnlyItsPath(t *testing.T) {
 		"/ns/b":   zk.WorldACL(zk.PermAll),
 		"/ns/a/d": explicit,
 	} {
-		got, _, err := connlink.Of(fwlink.Of(c).Conn()).ZK().GetACL(p)
+		got, _, err := obs.GetACL(testCtx(t), p)
 		require.NoError(t, err, p)
 		assert.Equal(t, want, got, p)
 	}
@@ -936,7 +831,7 @@ func TestCreateRidesOverLinkCut(t *testing.T) {
 func TestTLSEndToEnd(t *testing.T) {
 	tl := zktest.NewTLS(t)
 	cl := zktest.Standalone(t, zktest.WithTLS(tl))
-	c := newClient(t, cl.SecureAddrs(), framework.WithConnOptions(conn.WithTLS(tl.ClientConfig())))
+	c := newClient(t, cl.SecureAddrs(), framework.WithTLS(tl.ClientConfig()))
 	mustCreate(t, c, "/tls", []byte("secret"))
 	data, _, err := c.Get(testCtx(t), "/tls")
 	require.NoError(t, err)

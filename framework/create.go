@@ -141,13 +141,6 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	} else {
 		out, err = c.createProtected(ctx, path, data, &o)
 	}
-	if err == nil && o.mode.ephemeral() {
-		owner := c.zk().SessionID()
-		if !c.remember(out, owner) {
-			c.deleteUnswept(out, owner)
-			return "", opErr("create", path, ErrClosed)
-		}
-	}
 	return out, err
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -21,7 +20,7 @@ func TestAbandonedProtectedCreateLeavesNoNode(t *testing.T) {
 	cl := zktest.Standalone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, cl.Addrs(), WithConnOptions(conn.WithSessionTimeout(4*time.Second)))
+	c, err := Dial(ctx, cl.Addrs(), WithSessionTimeout(4*time.Second))
 	require.NoError(t, err)
 	defer c.Close()
 

@@ -70,17 +70,14 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 	if path == "/" {
 		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
 	}
-	trace := c.wire().TraceDelete(c.ns.fix(path))
+	trace := c.conn.TraceDelete(c.ns.fix(path))
 	defer trace.Close()
 	done := make(chan struct{})
 	c.deleter.begin()
-	if !c.spawn(func() {
+	if !c.Go(func() {
 		defer c.deleter.end()
 		defer close(done)
 		err := c.do(c.life, "delete", path, func(z *zk.Conn) error { return z.Delete(c.ns.fix(path), version) })
-		if err == nil || errors.Is(err, zk.ErrNoNode) {
-			c.forget(path)
-		}
 		if err != nil && deleteUnfinished(err) {
 			c.deleter.enqueue(deleteJob{path: path, version: version})
 		}
@@ -98,11 +95,13 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 	}
 }
 
-// deleteLater deletes path in the background, guaranteed as Delete with
-// Guaranteed. If owner is not 0 the node is only deleted while it is an
-// ephemeral of session owner: once that session is gone, so is the node, and
-// a node of the same name made by someone else is left alone.
-func (c *Client) deleteLater(path string, owner int64) error {
+// DeleteLater deletes path in the background, guaranteed as Delete with
+// Guaranteed, and returns at once. If owner is not 0 the node is only
+// deleted while it is an ephemeral of session owner: once that session is
+// gone, so is the node, and a node of the same name made by someone else
+// is left alone. Drain waits for it. It returns an error only for bad
+// input or a closed client.
+func (c *Client) DeleteLater(path string, owner int64) error {
 	if err := c.check("delete", path, false); err != nil {
 		return err
 	}
@@ -110,19 +109,29 @@ func (c *Client) deleteLater(path string, owner int64) error {
 	return nil
 }
 
-// deleteOwn deletes a node that session owner made, guaranteed: the way a
-// recipe leaves its own ephemeral node. While owner is the current session
-// and the link is up, the delete is only sent, as DeleteAsync (ctx bounds
-// the wait to see it on the wire; the delete goes on after that all the
-// same, and the error then wraps ErrDeferred). Otherwise it goes to the
-// background as deleteLater with owner: the node may belong to a session
-// being replaced, and once that session is gone, so is the node. It returns
-// nil once the delete is sent or queued.
-func (c *Client) deleteOwn(ctx context.Context, path string, owner int64) error {
+// DeleteOwned deletes path, a node that session owner made, guaranteed:
+// the way a recipe leaves its own ephemeral node. While owner is the
+// current session and the link is up, the delete is only sent, as
+// DeleteAsync: ZooKeeper applies it before anything this client sends
+// next, so a retry never queues behind its own old node (ctx bounds the
+// wait to see it on the wire; the delete goes on after that all the same,
+// and the error then wraps ErrDeferred). Otherwise it goes to the
+// background as DeleteLater with owner: the node may belong to a session
+// being replaced, and once that session is gone, so is the node, while a
+// node another session has made at path since is left alone. It returns
+// nil once the delete is sent or queued. The wait to see the delete on the
+// wire is bounded by ctx and by the client's release timeout
+// (WithReleaseTimeout), whichever ends first.
+func (c *Client) DeleteOwned(ctx context.Context, path string, owner int64) error {
+	if ctx == nil {
+		return opErr("delete", path, errNilContext)
+	}
 	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
+		ctx, cancel := context.WithTimeout(ctx, c.release)
+		defer cancel()
 		return c.DeleteAsync(ctx, path, -1)
 	}
-	return c.deleteLater(path, owner)
+	return c.DeleteLater(path, owner)
 }
 
 func closed(ch <-chan struct{}) bool {
@@ -143,9 +152,6 @@ func deleteUnfinished(err error) bool {
 func (c *Client) deleteOnce(z *zk.Conn, path string, version int32, children bool) error {
 	for {
 		err := z.Delete(c.ns.fix(path), version)
-		if err == nil || errors.Is(err, zk.ErrNoNode) {
-			c.forget(path)
-		}
 		if !errors.Is(err, zk.ErrNotEmpty) || !children {
 			return err
 		}
@@ -246,7 +252,7 @@ func (d *deleter) enqueue(j deleteJob) {
 		d.idle = make(chan struct{})
 	}
 	d.running = true
-	if !d.c.spawn(d.loop) {
+	if !d.c.Go(d.loop) {
 		d.running = false
 		d.closeIdleLocked()
 	}
@@ -350,15 +356,13 @@ func (d *deleter) run(j deleteJob) error {
 			return err
 		}
 		if !ok || st.EphemeralOwner != j.owner {
-			d.c.forget(j.path) // gone, or someone else's now
-			return nil
+			return nil // gone, or someone else's now
 		}
 		version = st.Version
 	}
 	err := z.Delete(ns.fix(j.path), version)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
-		d.c.forget(j.path)
 		return nil
 	case errors.Is(err, zk.ErrBadVersion) && j.owner != 0:
 		return err // changed under us: look again

@@ -9,18 +9,49 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
-// enqueue makes a protected ephemeral-sequential node at path (parents as
-// containers) and lists its parent, in about one round trip instead of the
-// three that a create, a list and an exists would take.
+// Queued is a node made by Enqueue.
+type Queued struct {
+	// Path is the new node, without the namespace.
+	Path string
+	// Czxid is the zxid that created it: a fencing token.
+	Czxid int64
+	// Owner is the session that created it.
+	Owner int64
+	// Children of the parent, listed after the create: they include Path.
+	Children []string
+	// Changed, if not nil, is the listing's child watch: it fires (or is
+	// closed) at the first change of the parent's children after the
+	// listing, Path's deletion included. It is nil unless Path's create was
+	// the last change to the parent's children before the listing (its
+	// pzxid is Czxid), so that Path was not deleted, or deleted and made
+	// again, before the watch was set. Nobody needs to read it.
+	Changed <-chan zk.Event
+}
+
+// Enqueue joins a queue: it makes a protected ephemeral-sequential node at
+// path (path's last segment is the name before the sequence number, as
+// "lock-"; missing parents are made as containers) with data, and lists
+// its parent, in about one round trip instead of the three that a create,
+// a list and an exists would take. It is what every lock-like recipe of
+// this module queues with; the node is the caller's to delete (DeleteOwned
+// with Queued.Owner), whatever happens next.
 //
-// ZooKeeper answers one session's requests in the order they were sent, so a
-// list sent right behind the create sees the new node; the create's own
-// reply carries its zxid, which is the node's czxid. If anything gets in the
-// way (a retried create, a new session), enqueue falls back to asking.
-func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink.Queued, error) {
+// ZooKeeper answers one session's requests in the order they were sent, so
+// a listing sent right behind the create sees the new node, and the
+// create's own reply carries its zxid, which is the node's czxid. If
+// anything gets in the way (a retried create, a new session), Enqueue asks
+// instead. Listings of one directory by concurrent callers are shared: a
+// process whose goroutines queue by the thousand on one lock sends one
+// listing per round trip, not one per caller.
+//
+// If it fails after the node may exist, the node is deleted in the
+// background: nothing is left behind.
+func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued, error) {
+	if ctx == nil {
+		return nil, opErr("create", path, errNilContext)
+	}
 	if err := c.check("create", path, true); err != nil {
 		return nil, err
 	}
@@ -36,7 +67,7 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 		mine    *listing
 		joinErr error
 	)
-	trace := c.wire().TraceCreate(c.ns.fix(prefix), func() {
+	trace := c.conn.TraceCreate(c.ns.fix(prefix), func() {
 		mine, joinErr = c.joinListing(parent)
 		close(joined)
 	})
@@ -72,7 +103,7 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 	if res.err != nil {
 		return nil, res.err
 	}
-	q := &fwlink.Queued{Path: res.path}
+	q := &Queued{Path: res.path}
 	name := Base(res.path)
 	var pzxid int64
 	if l.err == nil && slices.Contains(l.kids, name) {
@@ -111,9 +142,9 @@ func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink
 // (a retry), so no listing was pipelined behind it.
 var errNotListed = errors.New("no pipelined listing")
 
-// enqueueFailed cleans up a node enqueue made but cannot hand over.
+// enqueueFailed cleans up a node Enqueue made but cannot hand over.
 func (c *Client) enqueueFailed(path string, err error) error {
-	if derr := c.deleteLater(path, 0); derr != nil && !errors.Is(derr, ErrClosed) {
+	if derr := c.DeleteLater(path, 0); derr != nil && !errors.Is(derr, ErrClosed) {
 		return errors.Join(err, derr)
 	}
 	return err

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // Review3 (holds up): an enqueue whose create went out (its listing joined
@@ -25,11 +24,11 @@ func TestReview3EnqueueAcrossASessionExpiry(t *testing.T) {
 	old := c.Session().ID
 	p.Blackhole()
 	type res struct {
-		q   *fwlink.Queued
+		q   *framework.Queued
 		err error
 	}
 	out := make(chan res, 1)
-	go func() { q, err := fwlink.Of(c).Enqueue(t.Context(), "/qx/lock-", nil); out <- res{q, err} }()
+	go func() { q, err := c.Enqueue(t.Context(), "/qx/lock-", nil); out <- res{q, err} }()
 	time.Sleep(7 * time.Second)
 	p.Heal()
 	r := <-out

@@ -11,7 +11,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 func TestEnqueueReturnsNodeCzxidOwnerAndAListThatHasIt(t *testing.T) {
@@ -20,7 +19,7 @@ func TestEnqueueReturnsNodeCzxidOwnerAndAListThatHasIt(t *testing.T) {
 			cl := zktest.Standalone(t)
 			c, _ := dialFault(t, cl, framework.WithNamespace(ns))
 			for i := 0; i < 3; i++ {
-				q, err := fwlink.Of(c).Enqueue(t.Context(), "/q/lock-", []byte("me"))
+				q, err := c.Enqueue(t.Context(), "/q/lock-", []byte("me"))
 				require.NoError(t, err)
 				assert.True(t, framework.IsProtected(framework.Base(q.Path)))
 				assert.True(t, slices.Contains(q.Children, framework.Base(q.Path)))
@@ -44,11 +43,11 @@ func TestEnqueueRidesOverALostReply(t *testing.T) {
 
 	p.DropReplies()
 	type res struct {
-		q   *fwlink.Queued
+		q   *framework.Queued
 		err error
 	}
 	out := make(chan res, 1)
-	go func() { q, err := fwlink.Of(c).Enqueue(t.Context(), "/q/lock-", nil); out <- res{q, err} }()
+	go func() { q, err := c.Enqueue(t.Context(), "/q/lock-", nil); out <- res{q, err} }()
 	waitChildren(t, obs, "/q", 1)
 	p.Heal()
 	r := <-out
@@ -100,7 +99,7 @@ func TestDeleteOwnDeletesOnlyWhileTheNodeIsTheOwners(t *testing.T) {
 
 	mine, err := c.Create(t.Context(), "/own", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
-	require.NoError(t, fwlink.Of(c).DeleteOwn(t.Context(), mine, c.Session().ID))
+	require.NoError(t, c.DeleteOwned(t.Context(), mine, c.Session().ID))
 	ok, _, err := c.Exists(t.Context(), mine)
 	require.NoError(t, err)
 	assert.False(t, ok, "the current session's node is deleted before the next request")
@@ -109,7 +108,7 @@ func TestDeleteOwnDeletesOnlyWhileTheNodeIsTheOwners(t *testing.T) {
 	zktest.ExpireSession(t, p, old)
 	_, err = obs.Create(t.Context(), "/own", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
-	require.NoError(t, fwlink.Of(c).DeleteOwn(t.Context(), "/own", old))
+	require.NoError(t, c.DeleteOwned(t.Context(), "/own", old))
 	require.NoError(t, c.Drain(t.Context()))
 	ok, _, err = obs.Exists(t.Context(), "/own")
 	require.NoError(t, err)

@@ -9,33 +9,102 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// The errors of the framework and of every recipe on it, each declared
+// once: recipes return them wrapped (in a *RecipeError that names the
+// recipe and its path, or an *OpError that names the request and its
+// path), and errors.Is finds them. The errors of acquisitions and holds
+// are in package hold; a recipe's own few are in its package.
 var (
-	// ErrClosed is returned by every operation after Close.
-	ErrClosed = errors.New("framework: client closed")
-	// ErrInvalidPath is wrapped by errors about a malformed path. It also
-	// matches zk.ErrInvalidPath.
-	ErrInvalidPath = fmt.Errorf("framework: %w", zk.ErrInvalidPath)
-	// ErrInvalidArgument is wrapped by errors about other bad arguments
-	// (negative TTL, nil option values, ...), reported before anything is
-	// sent.
-	ErrInvalidArgument = errors.New("framework: invalid argument")
-	// ErrDeferred is joined to the error of a guaranteed delete that could not
-	// finish now: the client goes on with it in the background.
-	ErrDeferred = errors.New("framework: delete continues in the background")
+	// ErrClosed: the client, or the recipe, was closed.
+	ErrClosed = errors.New("closed")
+	// ErrInvalidPath is wrapped by errors about a malformed path, reported
+	// before anything is sent. It also matches zk.ErrInvalidPath.
+	ErrInvalidPath error = &matchingError{msg: "invalid path", also: zk.ErrInvalidPath}
+	// ErrInvalidArgument is wrapped by errors about any other bad
+	// argument or option (a nil context or client, a negative count, an
+	// option out of its range), reported before anything is sent.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrDeferred is joined to the error of a guaranteed delete that could
+	// not finish now: the client goes on with it in the background.
+	ErrDeferred = errors.New("delete continues in the background")
 	// ErrUnsupportedInMulti is wrapped by the error of a Multi given an op
 	// that ZooKeeper would silently change or refuse inside a multi: a
 	// create with the container flag (the server makes a plain persistent
 	// node, never reaped) or with a TTL flag (the server fails it). Nothing
 	// is sent. It also matches ErrInvalidArgument. Create such nodes with
 	// Create.
-	ErrUnsupportedInMulti = fmt.Errorf("%w: op not supported inside a multi", ErrInvalidArgument)
+	ErrUnsupportedInMulti error = &matchingError{msg: "op not supported inside a multi", also: ErrInvalidArgument}
 	// ErrOutcomeUnknown is wrapped by the error of a write sent at most
-	// once (hold.Hold.Fenced) whose reply was lost: the connection dropped,
-	// the client closed or the caller's context ended while it was on its
-	// way. The write may or may not have been applied (a multi: all of it
-	// or none); read the state to find out before writing again.
-	ErrOutcomeUnknown = errors.New("framework: outcome unknown: the write may or may not have been applied")
+	// once (MultiOnce, hold.Hold.Fenced, the counters') whose reply was
+	// lost: the connection dropped, the client closed or the caller's
+	// context ended while it was on its way. The write may or may not have
+	// been applied (a multi: all of it or none); read the state to find
+	// out before writing again.
+	ErrOutcomeUnknown = errors.New("outcome unknown: the write may or may not have been applied")
+	// ErrSuspended: the link to ZooKeeper dropped while something built on
+	// the session was trusted (under StandardPolicy). The session may still
+	// be alive, but nothing proves what it owns any more.
+	ErrSuspended = errors.New("connection suspended")
+	// ErrSessionLost: the session that owned something (a hold's node, a
+	// barrier member) is gone, and its ephemeral nodes with it.
+	ErrSessionLost = errors.New("session lost")
+	// ErrNodeDeleted: a node a recipe follows (a hold's, a member's, a
+	// shared value's) was deleted, or replaced by a node of another session,
+	// by someone other than the recipe.
+	ErrNodeDeleted = errors.New("node deleted by someone else")
+	// ErrRecreated: a compare-and-set found the node deleted and made again
+	// since the value it compares with was read: it wrote nothing.
+	ErrRecreated = errors.New("node deleted and made again since it was read")
+	// ErrBadData: the node at a recipe's path does not hold what the
+	// recipe stores there (another recipe's node, or corrupt data).
+	ErrBadData = errors.New("node data not in the recipe's format")
+	// ErrStarted: Start of a recipe that has started already.
+	ErrStarted = errors.New("already started")
+	// ErrNotStarted: a call that needs Start first.
+	ErrNotStarted = errors.New("not started")
 )
+
+// matchingError is a sentinel that also matches another one.
+type matchingError struct {
+	msg  string
+	also error
+}
+
+func (e *matchingError) Error() string { return e.msg }
+func (e *matchingError) Unwrap() error { return e.also }
+
+// RecipeError is the error of a call on a recipe: its message names the
+// recipe and the recipe's path, as "mutex /locks/billing: would block",
+// and errors.Is and errors.As see through it to Err (a sentinel of this
+// package or of package hold, a *OpError, a context's error, ...).
+type RecipeError struct {
+	// Recipe names the recipe, as "mutex" or "double barrier".
+	Recipe string
+	// Path is the recipe's path, as the caller gave it.
+	Path string
+	Err  error
+}
+
+func (e *RecipeError) Error() string { return e.Recipe + " " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *RecipeError) Unwrap() error { return e.Err }
+
+// RecipeErr returns err in a *RecipeError for recipe at path, or nil for
+// nil; an err that already names the same recipe and path is returned as
+// it is. A recipe of your own can name its errors the same way.
+func RecipeErr(recipe, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if re, ok := err.(*RecipeError); ok && re.Recipe == recipe && re.Path == path {
+		return err
+	}
+	return &RecipeError{Recipe: recipe, Path: path, Err: err}
+}
+
+// errNilContext is the error of a call given a nil context: nothing is sent.
+var errNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
 
 // MultiOpError is the error of a multi that one of its ops failed: the
 // server applied none of them. Index is the failing op's position among

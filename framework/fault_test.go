@@ -13,10 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
@@ -26,7 +24,7 @@ func dialFault(t *testing.T, cl *zktest.Cluster, opts ...framework.Option) (*fra
 	p := cl.NewProxy()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(4 * time.Second))}, opts...)
+	opts = append([]framework.Option{framework.WithSessionTimeout(4 * time.Second)}, opts...)
 	c, err := framework.Dial(ctx, p.Addrs(), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
@@ -209,8 +207,8 @@ func TestDeleteLaterLeavesANodeOfAnotherOwnerAlone(t *testing.T) {
 	_, err = c.Create(t.Context(), "/mine", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
-	require.NoError(t, fwlink.Of(c).DeleteLater("/theirs", c.Session().ID))
-	require.NoError(t, fwlink.Of(c).DeleteLater("/mine", c.Session().ID))
+	require.NoError(t, c.DeleteLater("/theirs", c.Session().ID))
+	require.NoError(t, c.DeleteLater("/mine", c.Session().ID))
 	require.NoError(t, c.Drain(t.Context()))
 	ok, _, err := obs.Exists(t.Context(), "/theirs")
 	require.NoError(t, err)

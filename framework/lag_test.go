@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
@@ -55,7 +54,7 @@ func TestProtectedCreateRetriedOnALaggingFollowerFindsItsNodeInFlight(t *testing
 	// follower waits for the leader up to twice the lag, and the client
 	// gives up on a link silent for two thirds of the timeout.
 	c, err := framework.Dial(ctx, []string{sw.ConnectString()},
-		framework.WithConnOptions(conn.WithSessionTimeout(30*time.Second)))
+		framework.WithSessionTimeout(30*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	obs, err := framework.Dial(ctx, []string{leader.DirectAddr()})

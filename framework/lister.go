@@ -99,7 +99,7 @@ func (g *listing) wait(ctx context.Context) (kids []string, pzxid int64, changed
 // sendListing sends one listing of dir and, when it is answered, the next
 // one if anybody joined it. Called with c.listers.mu held.
 func (c *Client) sendListing(dir string, d *dirListing, cur *listing) bool {
-	return c.spawn(func() {
+	return c.Go(func() {
 		for cur != nil {
 			c.listers.sent.Add(1)
 			cur.kids, cur.pzxid, cur.changed, cur.err = c.childrenWRaw(c.life, dir)

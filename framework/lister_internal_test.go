@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // Goroutines queueing by the hundred on one directory over one client share
@@ -48,7 +47,7 @@ func TestEnqueuesOnOneDirectoryShareListings(t *testing.T) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			q, err := fwlink.Of(c).Enqueue(ctx, "/hot/lock-", nil)
+			q, err := c.Enqueue(ctx, "/hot/lock-", nil)
 			if err == nil && !slices.Contains(q.Children, Base(q.Path)) {
 				err = assert.AnError
 			}

@@ -10,13 +10,18 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
-// rawZK is the go-zookeeper client under c, to send what the framework
-// refuses and see what the server does with it.
-func rawZK(c *framework.Client) *zk.Conn { return connlink.Of(fwlink.Of(c).Conn()).ZK() }
+// rawZK is a plain go-zookeeper client of the server c is connected to, to
+// send what the framework refuses and see what the server does with it.
+func rawZK(t *testing.T, c *framework.Client) *zk.Conn {
+	t.Helper()
+	z, _, err := zk.Connect([]string{c.Server()}, 10*time.Second, zk.WithLogInfo(false))
+	require.NoError(t, err)
+	t.Cleanup(z.Close)
+	require.Eventually(t, func() bool { return z.State() == zk.StateHasSession }, waitFor, 10*time.Millisecond)
+	return z
+}
 
 // The evidence for refusing container and TTL creates in a multi (ZooKeeper
 // 3.8 with go-zookeeper v1.0.4): the server applies a container create sent
@@ -27,7 +32,7 @@ func rawZK(c *framework.Client) *zk.Conn { return connlink.Of(fwlink.Of(c).Conn(
 func TestServerAppliesAContainerCreateInAMultiButItsReplyCannotBeRead(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	z := rawZK(c)
+	z := rawZK(t, c)
 	open := zk.WorldACL(zk.PermAll)
 	res, err := z.Multi(
 		&zk.CreateRequest{Path: "/plain", Acl: open},
@@ -50,7 +55,7 @@ func TestServerAppliesAContainerCreateInAMultiButItsReplyCannotBeRead(t *testing
 func TestServerRefusesATTLCreateInAMulti(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	z := rawZK(c)
+	z := rawZK(t, c)
 	for _, flags := range []int32{zk.FlagTTL, zk.FlagPersistentSequentialWithTTL} {
 		_, err := z.Multi(&zk.CreateRequest{Path: "/ttl", Acl: zk.WorldACL(zk.PermAll), Flags: flags})
 		t.Logf("flags %d: %v", flags, err)

@@ -43,12 +43,17 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 	return r.data, r.stat, c.watch(ctx, r.watch), nil
 }
 
-// getWRaw sets a data watch on path and returns go-zookeeper's own channel:
-// no goroutine forwards it, so a waiter costs none. The caller must also
-// watch ctx and the client's closing itself (the channel only ever gets the
-// node's change, or an EventNotWatching when the session ends), and must
-// not read the event's path (it carries the namespace).
-func (c *Client) getWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
+// WatchData sets a data watch on path, as GetW, and returns the channel
+// go-zookeeper itself fills: no goroutine forwards it, so a waiter costs
+// none, which is how the lock engine waits with ten thousand waiters in a
+// process. The price is the caller's: the channel receives the node's one
+// change, or an event of type zk.EventNotWatching when the session ends or
+// the client closes, and nothing when ctx ends, so select on ctx.Done()
+// and Done() too; and the event's Path carries the namespace (do not read
+// it). The Stat is the node's as the watch was set. A watch whose node
+// never changes stays registered in the session until it ends: use GetW
+// for a wait that may be abandoned often.
+func (c *Client) WatchData(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
 	if err := c.check("getw", path, false); err != nil {
 		return nil, nil, err
 	}
@@ -143,6 +148,22 @@ func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, 
 	return r.children, pzxid, r.watch, err
 }
 
+// GetACL returns the ACL of the node at path, and its Stat.
+func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *zk.Stat, error) {
+	if err := c.check("getacl", path, false); err != nil {
+		return nil, nil, err
+	}
+	type aclResult struct {
+		acl  []zk.ACL
+		stat *zk.Stat
+	}
+	r, err := doValue(c, ctx, "getacl", path, func(z *zk.Conn) (aclResult, error) {
+		acl, st, err := z.GetACL(c.ns.fix(path))
+		return aclResult{acl, st}, err
+	})
+	return r.acl, r.stat, err
+}
+
 // nodeResult carries a read's results out of the call that may be abandoned.
 type nodeResult struct {
 	data     []byte
@@ -173,7 +194,7 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event {
 	out := make(chan zk.Event, 1)
 	closedEvent := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Err: ErrClosed}
-	if !c.spawn(func() {
+	if !c.Go(func() {
 		defer close(out)
 		select {
 		case ev, ok := <-ch:
@@ -326,11 +347,15 @@ func (c *Client) multiResult(res []zk.MultiResponse, paths []string, err error) 
 	return res, opErr("multi", "", err)
 }
 
-// multiOnce is Multi sent at most once: it is never sent again after it
-// may have reached the server. An error that leaves its outcome unknown (the
-// connection dropped while it was on its way, the client closed, ctx ended
-// after it was handed to the connection) wraps ErrOutcomeUnknown.
-func (c *Client) multiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+// MultiOnce is Multi sent at most once: it is never sent again after it
+// may have reached the server, whatever the retry policy. An error that
+// leaves its outcome unknown (the connection dropped while it was on its
+// way, the client closed, ctx ended after it was handed to the
+// connection) wraps ErrOutcomeUnknown: read the state to learn whether it
+// was applied (all of it or none) before writing again. Use it for writes
+// that a second application would corrupt: a sequential create, a set at
+// version -1, a count-down (hold.Hold.Fenced sends through it).
+func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	fixed, paths, err := c.prepareMulti(ops)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ func burst(t *testing.T, c *Client, n int, whileBusy func()) {
 	for range n {
 		started.Add(1)
 		ended.Add(1)
-		require.True(t, c.spawn(func() { started.Done(); <-release; ended.Done() }))
+		require.True(t, c.Go(func() { started.Done(); <-release; ended.Done() }))
 	}
 	started.Wait()
 	if whileBusy != nil {
@@ -57,7 +57,7 @@ func burst(t *testing.T, c *Client, n int, whileBusy func()) {
 func run(t *testing.T, c *Client, f func()) {
 	t.Helper()
 	done := make(chan struct{})
-	require.True(t, c.spawn(func() { defer close(done); f() }))
+	require.True(t, c.Go(func() { defer close(done); f() }))
 	<-done
 }
 
@@ -105,14 +105,14 @@ func TestCloseEndsEveryWorker(t *testing.T) {
 		run(t, c, func() {})
 	}
 	busy := make(chan struct{})
-	require.True(t, c.spawn(func() { close(busy); <-release }))
+	require.True(t, c.Go(func() { close(busy); <-release }))
 	<-busy
 	// The busy task ends once Close has begun, and Close waits for it.
 	go func() { <-c.quit; close(release) }()
 	require.NoError(t, c.Close())
 	require.Equal(t, before, workers(), "workers left after Close")
 	ran := false
-	require.False(t, c.spawn(func() { ran = true }))
+	require.False(t, c.Go(func() { ran = true }))
 	require.False(t, ran)
 }
 
@@ -203,7 +203,7 @@ func TestSpawnedRequestCarriesItsCallersProfilerLabels(t *testing.T) {
 	// Work of the client's own (no caller context) carries no labels.
 	started, park = make(chan struct{}), make(chan struct{})
 	pprof.Do(ctx, pprof.Labels("tenant", "c"), func(context.Context) {
-		require.True(t, c.spawn(func() { parkedForLabels(started, park) }))
+		require.True(t, c.Go(func() { parkedForLabels(started, park) }))
 	})
 	<-started
 	got = labelsOf(t)

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -210,7 +209,7 @@ func client(t *testing.T, cl *zktest.Cluster) *framework.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := framework.Dial(ctx, cl.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(4*time.Second)))
+	c, err := framework.Dial(ctx, cl.Addrs(), framework.WithSessionTimeout(4*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -299,21 +299,20 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if g.auth.fromArg {
 		fmt.Fprintln(g.stderr, "zkr: warning: --auth shows the password to every local user (ps); use --auth-file or ZKR_AUTH")
 	}
-	connOpts := []conn.Option{conn.WithSessionTimeout(g.sessionTimeout)}
+	connOpts := []framework.Option{framework.WithSessionTimeout(g.sessionTimeout)}
 	if auth != "" {
 		user, password, _ := strings.Cut(auth, ":")
-		connOpts = append(connOpts, conn.WithDigestAuth(user, password))
+		connOpts = append(connOpts, framework.WithDigestAuth(user, password))
 	}
 	if tlsCfg != nil {
-		connOpts = append(connOpts, conn.WithTLS(tlsCfg))
+		connOpts = append(connOpts, framework.WithTLS(tlsCfg))
 	}
-	return []framework.Option{
-		framework.WithConnOptions(connOpts...),
+	return append(connOpts,
 		framework.WithNamespace(g.namespace),
 		// Closing the session deletes zkr's ephemeral nodes anyway: a
 		// release that cannot reach the server must not hold zkr up.
 		framework.WithDrainTimeout(time.Second),
-	}, nil
+	), nil
 }
 
 // access is the digest credentials (USER:PASSWORD, or empty) and the TLS

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -51,7 +50,7 @@ func TestCredentialsOffTheCommandLine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	alice, err := framework.Dial(ctx, cl.Addrs(),
-		framework.WithConnOptions(conn.WithDigestAuth("alice", "s3cret")), framework.WithACLProvider(framework.CreatorACL()))
+		framework.WithDigestAuth("alice", "s3cret"), framework.WithACLProvider(framework.CreatorACL()))
 	require.NoError(t, err)
 	defer alice.Close()
 	_, err = alice.Create(ctx, "/secure", nil)
@@ -145,7 +144,7 @@ func TestAuthOptionsWinOverTheEnvironment(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	alice, err := framework.Dial(ctx, cl.Addrs(),
-		framework.WithConnOptions(conn.WithDigestAuth("alice", "s3cret")), framework.WithACLProvider(framework.CreatorACL()))
+		framework.WithDigestAuth("alice", "s3cret"), framework.WithACLProvider(framework.CreatorACL()))
 	require.NoError(t, err)
 	defer alice.Close()
 	_, err = alice.Create(ctx, "/secure", nil)

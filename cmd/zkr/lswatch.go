@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // watch shows the queue at each change until ctx ends: ZooKeeper watches
@@ -66,7 +67,7 @@ func (l *lister) watch(ctx context.Context) {
 
 // wait returns at the first sign that the queue may have changed, or when
 // ctx ends, redrawing on each tick meanwhile.
-func (l *lister) wait(ctx context.Context, w [3]<-chan zk.Event, retry, tick <-chan time.Time, sub *conn.Subscription) {
+func (l *lister) wait(ctx context.Context, w [3]<-chan zk.Event, retry, tick <-chan time.Time, sub *framework.Subscription[conn.Event]) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,7 +82,7 @@ func (l *lister) wait(ctx context.Context, w [3]<-chan zk.Event, retry, tick <-c
 			return
 		case <-tick:
 			l.redraw()
-		case ev := <-sub.Events():
+		case ev := <-sub.Changes():
 			switch ev.State {
 			case conn.StateSuspended:
 				l.note = "link to ZooKeeper down: the queue may have changed since"

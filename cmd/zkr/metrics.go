@@ -16,7 +16,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // metricsServer is --metrics-addr: the client's OpenTelemetry metrics in
@@ -75,7 +74,7 @@ func (m *metricsServer) option() framework.Option { return framework.WithMeterPr
 // follow starts reporting on c's session; the server stops with c's Close.
 func (m *metricsServer) follow(c *framework.Client) {
 	m.client.Store(c)
-	fwlink.Of(c).OnClose(m.close)
+	c.OnClose(m.close)
 }
 
 // waiting and holding say what zkr does, for /healthz.

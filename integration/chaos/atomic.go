@@ -5,7 +5,7 @@ package chaos
 // checker proves, with porcupine, that every write that said it succeeded
 // happened once, at a point within its call, and that no write was applied
 // twice or applied after it was reported failed. Writes whose reply was
-// lost (ErrOutcomeUnknown) and writes of a contender killed mid-call may
+// lost (framework.ErrOutcomeUnknown) and writes of a contender killed mid-call may
 // or may not have happened: they are modelled as operations that never
 // return, which porcupine may place last (no effect) or anywhere after
 // their call (applied once).
@@ -39,7 +39,7 @@ const (
 	KindCounterCall Kind = "counter-call"
 	// KindCounterReturn: it returned. Accepted says it succeeded; Detail is
 	// "<outcome> <pre> <post> <promoted tries>", outcome being ok, no (lost
-	// to other writers), unknown (ErrOutcomeUnknown) or error (then the
+	// to other writers), unknown (framework.ErrOutcomeUnknown) or error (then the
 	// error).
 	KindCounterReturn Kind = "counter-return"
 )
@@ -92,7 +92,7 @@ func (c *contender) atomicLoop(ctx context.Context) error {
 		cancel()
 		outcome := "ok"
 		switch {
-		case errors.Is(err, atomic.ErrOutcomeUnknown):
+		case errors.Is(err, framework.ErrOutcomeUnknown):
 			outcome = "unknown"
 		case err != nil:
 			outcome = "error"

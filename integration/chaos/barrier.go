@@ -317,7 +317,7 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 
 // leaveReason sorts Leave's errors for the summary.
 func leaveReason(detail string) string {
-	for _, s := range []error{barrier.ErrSessionLost, barrier.ErrNodeDeleted, barrier.ErrClosed, context.DeadlineExceeded, context.Canceled} {
+	for _, s := range []error{framework.ErrSessionLost, framework.ErrNodeDeleted, framework.ErrClosed, context.DeadlineExceeded, context.Canceled} {
 		if strings.Contains(detail, s.Error()) {
 			return s.Error()
 		}

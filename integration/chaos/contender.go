@@ -21,7 +21,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
@@ -133,7 +132,7 @@ func (c *contender) run(stdin io.Reader) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dialCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	client, err := framework.Dial(dialCtx, c.spec.Servers, framework.WithLogger(logger),
-		framework.WithConnOptions(conn.WithSessionTimeout(c.spec.SessionTimeout), conn.WithLogger(logger)))
+		framework.WithSessionTimeout(c.spec.SessionTimeout), framework.WithLogger(logger))
 	cancel()
 	if err != nil {
 		return err

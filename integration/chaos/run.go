@@ -21,7 +21,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
@@ -123,7 +122,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	}
 	env.Fence.Reset()
 	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
-	operator, err := framework.Dial(octx, env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
+	operator, err := framework.Dial(octx, env.Cluster.DirectAddrs(), framework.WithSessionTimeout(10*time.Second))
 	ocancel()
 	if err != nil {
 		t.Fatalf("chaos: the nemesis's client: %v", err)
@@ -485,7 +484,7 @@ func (r *run) expectNothing(list func(context.Context, *framework.Client, string
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience+30*time.Second)
 	defer cancel()
-	c, err := framework.Dial(ctx, r.env.Cluster.DirectAddrs(), framework.WithConnOptions(conn.WithSessionTimeout(10*time.Second)))
+	c, err := framework.Dial(ctx, r.env.Cluster.DirectAddrs(), framework.WithSessionTimeout(10*time.Second))
 	if err != nil {
 		r.t.Fatalf("chaos: checker client: %v", err)
 	}

@@ -16,7 +16,7 @@
 //
 // A deep queue of one process goes further: a client remembers the nodes it
 // granted with nothing ahead, so that when such a node goes, the waiter
-// behind it holds without listing the queue (fwlink.Heads). Each handoff
+// behind it holds without listing the queue (Heads). Each handoff
 // in a queue of 10,000 used to list 10,000 names.
 package contend
 
@@ -34,31 +34,42 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
-// ErrWouldBlock is returned by a NoWait request that does not hold at once:
-// the recipes' own sentinel, returned as is.
-var ErrWouldBlock = errs.ErrWouldBlock
-
-// ErrSessionLost is returned when the session our node belonged to is gone
+// errSessionLost is returned when the session our node belonged to is gone
 // while we waited; the node went with it (or is being deleted). Enter
-// queues again on it; should it reach a caller, it matches the recipes'
-// ErrSessionLost.
-var ErrSessionLost = fmt.Errorf("%w (while queued)", errs.ErrSessionLost)
+// queues again on it; should it reach a caller, it matches
+// framework.ErrSessionLost.
+var errSessionLost = fmt.Errorf("%w (while queued)", framework.ErrSessionLost)
 
 // Err gives an error of the engine or the client the sentinels every recipe
 // documents: the one error mapping of the module. closed says the recipe
-// itself was closed.
+// itself was closed: what failed because of it says framework.ErrClosed.
 func Err(err error, closed bool) error {
 	switch {
-	case err == nil || errors.Is(err, errs.ErrClosed):
+	case err == nil || errors.Is(err, framework.ErrClosed):
 		return err
-	case closed || errors.Is(err, framework.ErrClosed) || errors.Is(err, zk.ErrClosing):
-		return errors.Join(errs.ErrClosed, err)
+	case closed || errors.Is(err, zk.ErrClosing):
+		return errors.Join(framework.ErrClosed, err)
 	}
 	return err
+}
+
+// Outcome is the metrics' outcome of an acquire that ended with err.
+func Outcome(err error) metrics.Outcome {
+	switch {
+	case err == nil:
+		return metrics.Acquired
+	case errors.Is(err, hold.ErrWouldBlock):
+		return metrics.WouldBlock
+	case errors.Is(err, context.DeadlineExceeded):
+		return metrics.Timeout
+	case errors.Is(err, context.Canceled), errors.Is(err, framework.ErrClosed):
+		return metrics.Cancelled
+	}
+	return metrics.Failed
 }
 
 // Decision is a Driver's verdict on one sorted snapshot.
@@ -151,22 +162,6 @@ type Request struct {
 	Driver  Driver
 	// NoWait gives up at once, deleting our node, if we do not hold.
 	NoWait bool
-}
-
-// Entry is a granted place in the queue.
-type Entry struct {
-	// Path is our node, without the client's namespace.
-	Path string
-	// Czxid is the zxid that created our node: the fencing token.
-	Czxid int64
-	// Session is the session the grant is trusted under: it owns Path, and
-	// its channels say when that trust ends.
-	Session conn.Session
-	// Changed, when not nil, is a child watch on the queue's directory set
-	// after Path was made, that has not fired by the grant: until it does,
-	// Path has not been deleted, so a hold need not watch Path itself yet.
-	// A contender granted straight from its enqueue gets one.
-	Changed <-chan zk.Event
 }
 
 // SortKey is Curator's fixForSorting: the part of name after the last
@@ -304,13 +299,13 @@ func (a keyed) compare(b keyed) int {
 // ends, or the client closes. If its session is lost while it waits, it
 // queues again with a new node (the old one went with the session). Whatever
 // fails after our node may exist deletes it, guaranteed.
-func Enter(ctx context.Context, r Request) (*Entry, error) {
+func Enter(ctx context.Context, r Request) (*hold.Grant, error) {
 	if len(r.Markers) == 0 {
 		r.Markers = []string{r.Name}
 	}
 	for {
 		e, err := enterOnce(ctx, r)
-		if errors.Is(err, ErrSessionLost) && ctx.Err() == nil && !r.Client.Closed() && !r.NoWait {
+		if errors.Is(err, errSessionLost) && ctx.Err() == nil && !r.Client.Closed() && !r.NoWait {
 			r.Client.Logger().Info("zookeeper session lost while queued; queueing again", "path", r.Dir)
 			continue
 		}
@@ -318,7 +313,7 @@ func Enter(ctx context.Context, r Request) (*Entry, error) {
 	}
 }
 
-func enterOnce(ctx context.Context, r Request) (*Entry, error) {
+func enterOnce(ctx context.Context, r Request) (*hold.Grant, error) {
 	c := r.Client
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent for a wait that is already over
@@ -326,7 +321,7 @@ func enterOnce(ctx context.Context, r Request) (*Entry, error) {
 	if _, err := c.WaitConnected(ctx); err != nil {
 		return nil, err
 	}
-	q, err := fwlink.Of(c).Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
+	q, err := c.Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -355,26 +350,26 @@ type waiter struct {
 	owner int64 // session that created our node (0 until known)
 	czxid int64
 	// changed is the enqueue listing's child watch, kept only until the
-	// first look: a grant from that listing hands it on (Entry.Changed).
+	// first look: a grant from that listing hands it on (hold.Grant.Changed).
 	changed <-chan zk.Event
 }
 
-func (w *waiter) run(kids []string) (*Entry, error) {
+func (w *waiter) run(kids []string) (*hold.Grant, error) {
 	c := w.r.Client
 	if w.owner != c.Session().ID {
 		// Made by a session that has since been replaced.
-		return nil, fmt.Errorf("%w: node %s belongs to an old session", ErrSessionLost, w.path)
+		return nil, fmt.Errorf("%w: node %s belongs to an old session", errSessionLost, w.path)
 	}
 	for {
 		d, watch, ok := w.look(kids)
 		if !ok {
-			return nil, fmt.Errorf("%w: node %s is gone", ErrSessionLost, w.path)
+			return nil, fmt.Errorf("%w: node %s is gone", errSessionLost, w.path)
 		}
 		if d.Holds {
 			return w.grant()
 		}
 		if w.r.NoWait {
-			return nil, ErrWouldBlock
+			return nil, hold.ErrWouldBlock
 		}
 		kids, w.changed = nil, nil // see enterOnce
 		granted, err := w.wait(framework.Join(w.r.Dir, watch), d.OnlyObstacle)
@@ -427,18 +422,17 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	// The raw watch: a waiter costs no goroutine of its own beyond its
 	// caller's, however many wait (ctx and the client's closing are
 	// selected on below).
-	link := fwlink.Of(c)
 	if hook := testHookBeforeWatch.Load(); hook != nil {
 		(*hook)()
 	}
-	ch, st, err := link.GetWRaw(w.ctx, path)
+	ch, st, err := c.WatchData(w.ctx, path)
 	// The session is read after the watch is set: if GetW was retried
 	// across a session change, the watch is fine but our node is gone, and
 	// waiting on the new session's Lost channel would wait in vain until
 	// the watched node changes.
 	s := c.Session()
 	if s.ID != w.owner {
-		return false, fmt.Errorf("%w: node %s belongs to an old session", ErrSessionLost, w.path)
+		return false, fmt.Errorf("%w: node %s belongs to an old session", errSessionLost, w.path)
 	}
 	if errors.Is(err, zk.ErrNoNode) {
 		return onlyObstacle, nil
@@ -457,16 +451,16 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 		}
 		return false, nil // data changed (a revocation request): look again
 	case <-lost:
-		return false, fmt.Errorf("%w: while waiting on %s", ErrSessionLost, path)
+		return false, fmt.Errorf("%w: while waiting on %s", errSessionLost, path)
 	case <-w.ctx.Done():
 		return false, w.ctx.Err()
-	case <-link.Closing():
+	case <-c.Done():
 		return false, fmt.Errorf("watch on %s ended: %w", path, framework.ErrClosed)
 	}
 }
 
 // WatchEnded says why a watch on path ended without an event, or nil if ev
-// is an event: ctx's end, the session's expiry (ErrSessionLost), or the
+// is an event: ctx's end, the session's expiry (errSessionLost), or the
 // client's closing. Every wait of every recipe reads its watch with it.
 func WatchEnded(ctx context.Context, path string, ev zk.Event) error {
 	switch {
@@ -475,7 +469,7 @@ func WatchEnded(ctx context.Context, path string, ev zk.Event) error {
 	case ctx.Err() != nil:
 		return ctx.Err() // the watch ended with our wait
 	case errors.Is(ev.Err, zk.ErrSessionExpired):
-		return fmt.Errorf("%w: %v", ErrSessionLost, ev.Err)
+		return fmt.Errorf("%w: %v", errSessionLost, ev.Err)
 	}
 	return fmt.Errorf("watch on %s ended: %w", path, errors.Join(ev.Err, framework.ErrClosed))
 }
@@ -487,11 +481,11 @@ func WatchEnded(ctx context.Context, path string, ev zk.Event) error {
 // whole queue again.
 func (w *waiter) afterHead(path string, st *zk.Stat) bool {
 	_, ok := w.r.Driver.(first)
-	return ok && st != nil && fwlink.Of(w.r.Client).Heads().Was(path, st.Czxid)
+	return ok && st != nil && headsOf(w.r.Client).Was(path, st.Czxid)
 }
 
 // grant hands out the hold only under a session that Trust vouches for.
-func (w *waiter) grant() (*Entry, error) {
+func (w *waiter) grant() (*hold.Grant, error) {
 	s, err := Trust(w.ctx, w.r.Client, w.owner, w.path)
 	if err != nil {
 		return nil, err
@@ -499,9 +493,9 @@ func (w *waiter) grant() (*Entry, error) {
 	// A First(1) grant has nothing ahead, whichever way it came: see
 	// afterHead.
 	if f, ok := w.r.Driver.(first); ok && f == 1 {
-		fwlink.Of(w.r.Client).Heads().Note(w.path, w.czxid)
+		headsOf(w.r.Client).Note(w.path, w.czxid)
 	}
-	e := &Entry{Path: w.path, Czxid: w.czxid, Session: s}
+	e := &hold.Grant{Path: w.path, Token: w.czxid, Session: s}
 	select {
 	case <-w.changed: // nil: blocks
 	default:
@@ -515,24 +509,24 @@ func (w *waiter) grant() (*Entry, error) {
 // error policy still trusts it. A link that dropped just now is waited out,
 // and every node checked again after the reconnect (it must exist and still
 // be owner's). Every recipe grants through this, so that no hold is ever
-// born under a session in doubt. The error wraps ErrSessionLost when the
+// born under a session in doubt. The error wraps errSessionLost when the
 // nodes cannot be trusted any more.
 func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...string) (conn.Session, error) {
 	for {
 		s := c.Session()
 		if s.ID != owner {
-			return s, fmt.Errorf("%w: %v belong to session 0x%x, now on 0x%x", ErrSessionLost, paths, owner, s.ID)
+			return s, fmt.Errorf("%w: %v belong to session 0x%x, now on 0x%x", errSessionLost, paths, owner, s.ID)
 		}
 		// Lost first: a lost session has its loss signal closed too, and a
 		// select would pick either, sometimes waiting for a reconnect
 		// before saying what it knows now.
 		select {
 		case <-s.Lost:
-			return s, fmt.Errorf("%w: at grant", ErrSessionLost)
+			return s, fmt.Errorf("%w: at grant", errSessionLost)
 		default:
 		}
 		select {
-		case <-fwlink.Of(c).LossSignal(s):
+		case <-c.LossSignal(s):
 			if _, err := c.WaitConnected(ctx); err != nil {
 				return s, err
 			}
@@ -542,7 +536,7 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 					return s, err
 				}
 				if !ok || st.EphemeralOwner != c.Session().ID {
-					return s, fmt.Errorf("%w: node %s gone after reconnect", ErrSessionLost, p)
+					return s, fmt.Errorf("%w: node %s gone after reconnect", errSessionLost, p)
 				}
 			}
 			continue
@@ -566,24 +560,18 @@ func Pause(ctx context.Context) bool {
 	}
 }
 
-// LeaveTimeout bounds how long leaving the queue waits for its delete to be
-// sent; past it the delete goes on in the background all the same.
-const LeaveTimeout = 5 * time.Second
-
 // Leave deletes a queue node that session owner made: the one way every
 // recipe leaves a queue, whether it gave up, failed or released. While
 // owner is the current session and the link is up, the delete is only sent
-// (framework.Client.DeleteOwn): ZooKeeper applies it before anything this
+// (framework.Client.DeleteOwned): ZooKeeper applies it before anything this
 // client sends next, so a retry never queues behind its own old node, and
 // the next contender is woken by the delete itself. Otherwise the node may
 // belong to a session being replaced and is deleted in the background,
 // only while it is still owner's. It returns an error only when the delete
 // could not even be queued; a closed client's session takes its ephemeral
-// nodes with it.
+// nodes with it. The wait is bounded by framework.WithReleaseTimeout.
 func Leave(c *framework.Client, path string, owner int64) error {
-	ctx, cancel := context.WithTimeout(context.Background(), LeaveTimeout)
-	defer cancel()
-	err := fwlink.Of(c).DeleteOwn(ctx, path, owner)
+	err := c.DeleteOwned(context.Background(), path, owner)
 	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrDeferred) {
 		return nil
 	}

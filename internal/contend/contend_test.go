@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/hold"
 )
 
 func TestSortKeyIsTheTextAfterTheLastMarker(t *testing.T) {
@@ -103,20 +103,20 @@ func BenchmarkEngineDecide(b *testing.B) {
 }
 
 // Every error of the engine reaches callers with a sentinel the recipes
-// document (mutex.ErrSessionLost is errs.ErrSessionLost, and so on). Before,
+// document (framework.ErrSessionLost is framework.ErrSessionLost, and so on). Before,
 // a TryAcquire whose node went with its session returned
-// contend.ErrSessionLost, which no recipe documents.
+// framework.ErrSessionLost, which no recipe documents.
 func TestErrGivesEveryErrorTheRecipesSentinels(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err    error
 		closed bool
 		want   []error
 	}{
-		"would block":   {fmt.Errorf("x: %w", ErrWouldBlock), false, []error{errs.ErrWouldBlock}},
-		"session lost":  {fmt.Errorf("%w: node gone", ErrSessionLost), false, []error{errs.ErrSessionLost, ErrSessionLost}},
-		"client closed": {fmt.Errorf("op: %w", framework.ErrClosed), false, []error{errs.ErrClosed, framework.ErrClosed}},
-		"closing":       {zk.ErrClosing, false, []error{errs.ErrClosed}},
-		"lock closed":   {context.Canceled, true, []error{errs.ErrClosed, context.Canceled}},
+		"would block":   {fmt.Errorf("x: %w", hold.ErrWouldBlock), false, []error{hold.ErrWouldBlock}},
+		"session lost":  {fmt.Errorf("%w: node gone", framework.ErrSessionLost), false, []error{framework.ErrSessionLost, framework.ErrSessionLost}},
+		"client closed": {fmt.Errorf("op: %w", framework.ErrClosed), false, []error{framework.ErrClosed, framework.ErrClosed}},
+		"closing":       {zk.ErrClosing, false, []error{framework.ErrClosed}},
+		"lock closed":   {context.Canceled, true, []error{framework.ErrClosed, context.Canceled}},
 		"deadline":      {context.DeadlineExceeded, false, []error{context.DeadlineExceeded}},
 		"no auth":       {fmt.Errorf("create: %w", zk.ErrNoAuth), false, []error{zk.ErrNoAuth}},
 	} {

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -22,7 +22,7 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	cl := zktest.Standalone(t)
 	m := newMeters(t)
 	p := cl.NewProxy()
-	a := m.client(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(3*time.Second)))
+	a := m.client(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
 	ctx := testkit.Ctx(t, time.Minute)
 
 	mu, err := mutex.New(a, "/lease/metrics", mutex.WithLeaseTime(300*time.Millisecond))
@@ -32,7 +32,7 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	require.NoError(t, err)
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the lease's end")
 	m.waitValue(t, 1, metrics.HoldLosses, kind("mutex"), reason("lease_expired"))
-	require.ErrorIs(t, mu.Release(), mutex.ErrLeaseExpired)
+	require.ErrorIs(t, mu.Release(), hold.ErrLeaseExpired)
 	assert.EqualValues(t, 1, m.value(t, metrics.HoldLosses, kind("mutex"), reason("lease_expired")))
 	assert.Zero(t, m.value(t, metrics.HoldActive, kind("mutex")))
 
@@ -51,6 +51,6 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	testkit.WaitChildren(t, a, "/lease/metrics-lost", 0)
 	assert.EqualValues(t, 1, m.value(t, metrics.HoldLosses, kind("mutex"), reason("lease_expired")), "a hold lost first was counted again at its lease's end")
 	assert.EqualValues(t, 1, m.value(t, metrics.HoldLosses, kind("mutex"), reason("suspended")))
-	require.ErrorIs(t, lost.Release(), mutex.ErrHoldLost)
+	require.ErrorIs(t, lost.Release(), hold.ErrHoldLost)
 	assert.Zero(t, m.value(t, metrics.HoldActive, kind("mutex")))
 }

@@ -1,6 +1,8 @@
-// Package metrics holds the OpenTelemetry instruments of one
-// framework.Client: made once, when the client is, so that the recipes and
-// the framework only call methods here. The instruments, their names,
+// Package metrics holds the OpenTelemetry instruments of the module: a
+// framework.Client's own (Client: its session and its requests), made
+// once, when the client is, and the recipes' (Recipes: acquires, holds,
+// leaders), made once per MeterProvider, so that the recipes and the
+// framework only call methods here. The instruments, their names,
 // units and attributes are the table in the README ("Running in
 // production"); Instruments lists them for the test that checks the two
 // agree.
@@ -15,6 +17,8 @@ package metrics
 import (
 	"context"
 	"errors"
+	"reflect"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -23,7 +27,6 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/zkrecipes/zkrecipes/conn"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // ScopeName is the instrumentation scope (the meter's name): the module.
@@ -78,25 +81,20 @@ var Instruments = []Instrument{
 	{DeletePending, "{delete}", "observable_updowncounter", nil},
 }
 
-// Kind is a recipe, as the kind attribute names it.
-type Kind int
+// Kind is a recipe, as the kind attribute names it: one of the module's
+// below, or a user's recipe's own name.
+type Kind string
 
-// The recipes.
+// The module's recipes.
 const (
-	Mutex Kind = iota
-	RWLockRead
-	RWLockWrite
-	Semaphore
-	SemaphoreMutex
-	Latch
-	Selector
-	numKinds
+	Mutex          Kind = "mutex"
+	RWLockRead     Kind = "rwlock_read"
+	RWLockWrite    Kind = "rwlock_write"
+	Semaphore      Kind = "semaphore"
+	SemaphoreMutex Kind = "semaphore_mutex"
+	Latch          Kind = "latch"
+	Selector       Kind = "selector"
 )
-
-var kindNames = [numKinds]string{"mutex", "rwlock_read", "rwlock_write", "semaphore", "semaphore_mutex", "latch", "selector"}
-
-// String is the kind attribute's value.
-func (k Kind) String() string { return kindNames[k] }
 
 // Outcome is how an acquire ended.
 type Outcome int
@@ -115,21 +113,6 @@ var outcomeNames = [numOutcomes]string{"acquired", "would_block", "timeout", "ca
 
 // String is the outcome attribute's value.
 func (o Outcome) String() string { return outcomeNames[o] }
-
-// OutcomeOf classifies an acquire's error (nil: acquired).
-func OutcomeOf(err error) Outcome {
-	switch {
-	case err == nil:
-		return Acquired
-	case errors.Is(err, errs.ErrWouldBlock):
-		return WouldBlock
-	case errors.Is(err, context.DeadlineExceeded):
-		return Timeout
-	case errors.Is(err, context.Canceled), errors.Is(err, errs.ErrClosed):
-		return Cancelled
-	}
-	return Failed
-}
 
 // Reason is why a hold was lost.
 type Reason int
@@ -238,7 +221,7 @@ func errTypeOf(err error) errType {
 		return errTimeout
 	case errors.Is(err, context.Canceled):
 		return errCancelled
-	case errors.Is(err, zk.ErrClosing), errors.Is(err, errs.ErrClosed):
+	case errors.Is(err, zk.ErrClosing):
 		return errClosed
 	}
 	return errOther
@@ -272,81 +255,76 @@ type Observed struct {
 // Client is the instruments of one framework.Client. Its methods are safe
 // for concurrent use, and a nil *Client records nothing.
 type Client struct {
-	pathAttr bool
-
 	stateChanges metric.Int64Counter
 	established  metric.Int64Counter
 	request      metric.Float64Histogram
-	acquire      metric.Float64Histogram
-	holds        metric.Int64UpDownCounter
-	losses       metric.Int64Counter
-	leading      metric.Int64UpDownCounter
 	registration metric.Registration
 
 	stateOpts map[conn.State][]metric.AddOption
 	reqOpts   [numOps][numErrTypes][]metric.RecordOption
-	kinds     [numKinds]*Recipe // without a path attribute
 }
 
-// New makes the instruments from mp. pathAttr adds the recipe's path to
-// the recipes' instruments. The error says which instruments could not be
-// made; those are no-ops, and the rest work.
-func New(mp metric.MeterProvider, pathAttr bool, obs Observed) (*Client, error) {
-	m := mp.Meter(ScopeName)
-	var errList []error
-	check := func(err error) {
-		if err != nil {
-			errList = append(errList, err)
-		}
+// instruments makes instruments with m, each a no-op where it cannot be
+// made, and collects why not.
+type instruments struct {
+	m    metric.Meter
+	errs []error
+}
+
+func (in *instruments) check(err error) {
+	if err != nil {
+		in.errs = append(in.errs, err)
 	}
-	fallback := noop.Meter{}
-	c := &Client{pathAttr: pathAttr}
-	var err error
-	if c.stateChanges, err = m.Int64Counter(SessionStateChanges, metric.WithUnit("{change}"),
-		metric.WithDescription("Connection state changes of the client's ZooKeeper session, by the state entered.")); err != nil {
-		check(err)
-		c.stateChanges, _ = fallback.Int64Counter("")
+}
+
+func (in *instruments) counter(name, unit, desc string) metric.Int64Counter {
+	c, err := in.m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	if err != nil {
+		in.check(err)
+		c, _ = noop.Meter{}.Int64Counter("")
 	}
-	if c.established, err = m.Int64Counter(SessionEstablished, metric.WithUnit("{session}"),
-		metric.WithDescription("ZooKeeper sessions established (a new session id): the first, and each after a loss.")); err != nil {
-		check(err)
-		c.established, _ = fallback.Int64Counter("")
+	return c
+}
+
+func (in *instruments) upDown(name, unit, desc string) metric.Int64UpDownCounter {
+	c, err := in.m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	if err != nil {
+		in.check(err)
+		c, _ = noop.Meter{}.Int64UpDownCounter("")
 	}
-	if c.request, err = m.Float64Histogram(RequestDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of ZooKeeper requests, by operation; each attempt of a retried call counts."),
-		metric.WithExplicitBucketBoundaries(requestBuckets...)); err != nil {
-		check(err)
-		c.request, _ = fallback.Float64Histogram("")
+	return c
+}
+
+func (in *instruments) histogram(name, desc string, buckets []float64) metric.Float64Histogram {
+	h, err := in.m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+		metric.WithExplicitBucketBoundaries(buckets...))
+	if err != nil {
+		in.check(err)
+		h, _ = noop.Meter{}.Float64Histogram("")
 	}
-	if c.acquire, err = m.Float64Histogram(AcquireDuration, metric.WithUnit("s"),
-		metric.WithDescription("Time an acquire took (queueing and waiting), by recipe kind and outcome."),
-		metric.WithExplicitBucketBoundaries(acquireBuckets...)); err != nil {
-		check(err)
-		c.acquire, _ = fallback.Float64Histogram("")
+	return h
+}
+
+// New makes a client's instruments from mp. The error says which
+// instruments could not be made; those are no-ops, and the rest work.
+func New(mp metric.MeterProvider, obs Observed) (*Client, error) {
+	in := &instruments{m: mp.Meter(ScopeName)}
+	c := &Client{
+		stateChanges: in.counter(SessionStateChanges, "{change}",
+			"Connection state changes of the client's ZooKeeper session, by the state entered."),
+		established: in.counter(SessionEstablished, "{session}",
+			"ZooKeeper sessions established (a new session id): the first, and each after a loss."),
+		request: in.histogram(RequestDuration,
+			"Duration of ZooKeeper requests, by operation; each attempt of a retried call counts.", requestBuckets),
 	}
-	if c.holds, err = m.Int64UpDownCounter(HoldActive, metric.WithUnit("{hold}"),
-		metric.WithDescription("Holds (lock nodes, leases, leader terms) held and trusted now, by recipe kind.")); err != nil {
-		check(err)
-		c.holds, _ = fallback.Int64UpDownCounter("")
-	}
-	if c.losses, err = m.Int64Counter(HoldLosses, metric.WithUnit("{hold}"),
-		metric.WithDescription("Holds that stopped being trusted before their release, by recipe kind and reason.")); err != nil {
-		check(err)
-		c.losses, _ = fallback.Int64Counter("")
-	}
-	if c.leading, err = m.Int64UpDownCounter(LeaderLeading, metric.WithUnit("{leader}"),
-		metric.WithDescription("Leader latches and selectors of this process that lead now (1 per leading participant).")); err != nil {
-		check(err)
-		c.leading, _ = fallback.Int64UpDownCounter("")
-	}
-	connected, err := m.Int64ObservableUpDownCounter(SessionConnected, metric.WithUnit("{session}"),
+	connected, err := in.m.Int64ObservableUpDownCounter(SessionConnected, metric.WithUnit("{session}"),
 		metric.WithDescription("1 while the client's session is connected, else 0."))
-	check(err)
-	pending, err := m.Int64ObservableUpDownCounter(DeletePending, metric.WithUnit("{delete}"),
+	in.check(err)
+	pending, err := in.m.Int64ObservableUpDownCounter(DeletePending, metric.WithUnit("{delete}"),
 		metric.WithDescription("Guaranteed deletes the client is still retrying in the background."))
-	check(err)
+	in.check(err)
 	if connected != nil && pending != nil && obs.Connected != nil && obs.PendingDeletes != nil {
-		reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		reg, err := in.m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 			up := int64(0)
 			if obs.Connected() {
 				up = 1
@@ -355,7 +333,7 @@ func New(mp metric.MeterProvider, pathAttr bool, obs Observed) (*Client, error) 
 			o.ObserveInt64(pending, int64(obs.PendingDeletes()))
 			return nil
 		}, connected, pending)
-		check(err)
+		in.check(err)
 		c.registration = reg
 	}
 
@@ -372,10 +350,7 @@ func New(mp metric.MeterProvider, pathAttr bool, obs Observed) (*Client, error) 
 			c.reqOpts[op][et] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 		}
 	}
-	for k := range numKinds {
-		c.kinds[k] = c.newRecipe(k, nil)
-	}
-	return c, errors.Join(errList...)
+	return c, errors.Join(in.errs...)
 }
 
 // Close unregisters the observable instruments' callback: the client is
@@ -408,23 +383,68 @@ func (c *Client) Request(ctx context.Context, op Op, d time.Duration, err error)
 	c.request.Record(ctx, d.Seconds(), c.reqOpts[op][errTypeOf(err)]...)
 }
 
-// Recipe returns the instruments of one recipe of kind on path (the path
-// is only recorded with the path option).
-func (c *Client) Recipe(kind Kind, path string) *Recipe {
-	if c == nil {
-		return nil
-	}
-	if !c.pathAttr {
-		return c.kinds[kind]
-	}
-	return c.newRecipe(kind, []attribute.KeyValue{KeyPath.String(path)})
+// Recipes is the recipes' instruments made with one MeterProvider. Its
+// methods are safe for concurrent use.
+type Recipes struct {
+	acquire metric.Float64Histogram
+	holds   metric.Int64UpDownCounter
+	losses  metric.Int64Counter
+	leading metric.Int64UpDownCounter
+	kinds   sync.Map // Kind → *Recipe without a path attribute
 }
 
-func (c *Client) newRecipe(kind Kind, extra []attribute.KeyValue) *Recipe {
-	with := func(kvs ...attribute.KeyValue) attribute.Set {
-		return attribute.NewSet(append(append([]attribute.KeyValue{KeyKind.String(kind.String())}, extra...), kvs...)...)
+// recipes caches each MeterProvider's Recipes: a recipe is made per lock
+// path (a lock per entity makes many), and instruments once per provider.
+var recipes sync.Map // metric.MeterProvider → *Recipes
+
+// For returns the recipes' instruments made with mp, made at its first
+// use. Instruments that cannot be made are no-ops (the error of their
+// making is dropped: the client's own, made at Dial, logs the same).
+func For(mp metric.MeterProvider) *Recipes {
+	// A provider of a type that cannot be a map key is not cached.
+	cacheable := reflect.TypeOf(mp).Comparable()
+	if cacheable {
+		if r, ok := recipes.Load(mp); ok {
+			return r.(*Recipes)
+		}
 	}
-	r := &Recipe{c: c}
+	in := &instruments{m: mp.Meter(ScopeName)}
+	r := &Recipes{
+		acquire: in.histogram(AcquireDuration,
+			"Time an acquire took (queueing and waiting), by recipe kind and outcome.", acquireBuckets),
+		holds: in.upDown(HoldActive, "{hold}",
+			"Holds (lock nodes, leases, leader terms) held and trusted now, by recipe kind."),
+		losses: in.counter(HoldLosses, "{hold}",
+			"Holds that stopped being trusted before their release, by recipe kind and reason."),
+		leading: in.upDown(LeaderLeading, "{leader}",
+			"Leader latches and selectors of this process that lead now (1 per leading participant)."),
+	}
+	if cacheable {
+		if prev, loaded := recipes.LoadOrStore(mp, r); loaded {
+			return prev.(*Recipes)
+		}
+	}
+	return r
+}
+
+// Recipe returns the instruments of one recipe of kind on path; path is
+// recorded only if withPath (the client's WithMetricPathAttribute).
+func (rs *Recipes) Recipe(kind Kind, path string, withPath bool) *Recipe {
+	if withPath {
+		return rs.newRecipe(kind, []attribute.KeyValue{KeyPath.String(path)})
+	}
+	if r, ok := rs.kinds.Load(kind); ok {
+		return r.(*Recipe)
+	}
+	r, _ := rs.kinds.LoadOrStore(kind, rs.newRecipe(kind, nil))
+	return r.(*Recipe)
+}
+
+func (rs *Recipes) newRecipe(kind Kind, extra []attribute.KeyValue) *Recipe {
+	with := func(kvs ...attribute.KeyValue) attribute.Set {
+		return attribute.NewSet(append(append([]attribute.KeyValue{KeyKind.String(string(kind))}, extra...), kvs...)...)
+	}
+	r := &Recipe{rs: rs}
 	for o := range numOutcomes {
 		r.acquireOpts[o] = []metric.RecordOption{metric.WithAttributeSet(with(KeyOutcome.String(o.String())))}
 	}
@@ -438,18 +458,18 @@ func (c *Client) newRecipe(kind Kind, extra []attribute.KeyValue) *Recipe {
 // Recipe is the instruments of one recipe (kind, and path with the path
 // option), with their attribute sets built. A nil *Recipe records nothing.
 type Recipe struct {
-	c           *Client
+	rs          *Recipes
 	acquireOpts [numOutcomes][]metric.RecordOption
 	kindOpts    []metric.AddOption
 	lossOpts    [numReasons][]metric.AddOption
 }
 
-// Acquire records one acquire that began at start and ended with err.
-func (r *Recipe) Acquire(ctx context.Context, start time.Time, err error) {
+// Acquire records one acquire that began at start and ended with outcome.
+func (r *Recipe) Acquire(ctx context.Context, start time.Time, outcome Outcome) {
 	if r == nil {
 		return
 	}
-	r.c.acquire.Record(ctx, time.Since(start).Seconds(), r.acquireOpts[OutcomeOf(err)]...)
+	r.rs.acquire.Record(ctx, time.Since(start).Seconds(), r.acquireOpts[outcome]...)
 }
 
 // HoldStarted counts a hold that is now held.
@@ -457,7 +477,7 @@ func (r *Recipe) HoldStarted() {
 	if r == nil {
 		return
 	}
-	r.c.holds.Add(context.Background(), 1, r.kindOpts...)
+	r.rs.holds.Add(context.Background(), 1, r.kindOpts...)
 }
 
 // HoldEnded counts a hold that is no longer held: released (lost false) or
@@ -466,9 +486,9 @@ func (r *Recipe) HoldEnded(lost bool, reason Reason) {
 	if r == nil {
 		return
 	}
-	r.c.holds.Add(context.Background(), -1, r.kindOpts...)
+	r.rs.holds.Add(context.Background(), -1, r.kindOpts...)
 	if lost {
-		r.c.losses.Add(context.Background(), 1, r.lossOpts[reason]...)
+		r.rs.losses.Add(context.Background(), 1, r.lossOpts[reason]...)
 	}
 }
 
@@ -482,5 +502,5 @@ func (r *Recipe) Leading(leads bool) {
 	if leads {
 		d = 1
 	}
-	r.c.leading.Add(context.Background(), d, r.kindOpts...)
+	r.rs.leading.Add(context.Background(), d, r.kindOpts...)
 }

@@ -133,7 +133,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		require.NoError(t, err)
 
 		_, err = mine.TryAcquire(ctx)
-		require.ErrorIs(t, err, mutex.ErrWouldBlock)
+		require.ErrorIs(t, err, hold.ErrWouldBlock)
 		assert.EqualValues(t, 1, m.count(t, metrics.AcquireDuration, kind("mutex"), outcome("would_block")))
 
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -182,7 +182,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		assert.EqualValues(t, 1, m.value(t, metrics.SessionStateChanges, state("suspended")))
 		m.waitValue(t, 1, metrics.SessionStateChanges, state("reconnected"))
 		m.waitValue(t, 1, metrics.SessionConnected)
-		require.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+		require.ErrorIs(t, h.Release(), hold.ErrHoldLost)
 	})
 
 	t.Run("loss: the node deleted by someone else", func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -23,7 +22,11 @@ func TestPathIsAnAttributeOnlyWithTheOption(t *testing.T) {
 	cl := zktest.Standalone(t)
 	for _, on := range []bool{false, true} {
 		m := newMeters(t)
-		c := m.client(t, cl.Addrs(), framework.WithMetricPathAttribute(on))
+		var opts []framework.Option
+		if on {
+			opts = append(opts, framework.WithMetricPathAttribute())
+		}
+		c := m.client(t, cl.Addrs(), opts...)
 		ctx := testkit.Ctx(t, 30*time.Second)
 		mu, err := mutex.New(c, "/with-path")
 		require.NoError(t, err)
@@ -64,21 +67,4 @@ func TestPathIsAnAttributeOnlyWithTheOption(t *testing.T) {
 		require.NoError(t, latch.Close())
 		require.NoError(t, mu.Close())
 	}
-}
-
-// A client made over a connection that already has its session counts that
-// session as its first, as Dial's does: the README promises "the first,
-// then one after each loss". (Before: such a client counted nothing until
-// the connection's first reconnect.)
-func TestAClientOverAnExistingConnCountsItsFirstSession(t *testing.T) {
-	cl := zktest.Standalone(t)
-	m := newMeters(t)
-	zc, err := conn.Dial(testkit.Ctx(t, 30*time.Second), cl.Addrs())
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
-	c, err := framework.New(zc, framework.WithMeterProvider(m.provider))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	assert.EqualValues(t, 1, m.value(t, metrics.SessionEstablished))
-	assert.EqualValues(t, 1, m.value(t, metrics.SessionStateChanges, state("connected")))
 }

@@ -26,21 +26,21 @@ func TestRecordingAllocatesNothingWithoutAnSDK(t *testing.T) {
 		"noop":   noop.NewMeterProvider(),
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, err := metrics.New(mp, false, metrics.Observed{
+			c, err := metrics.New(mp, metrics.Observed{
 				Connected:      func() bool { return true },
 				PendingDeletes: func() int { return 0 },
 			})
 			require.NoError(t, err)
 			defer c.Close()
-			r := c.Recipe(metrics.Mutex, "/x")
+			r := metrics.For(mp).Recipe(metrics.Mutex, "/x", false)
 			ctx := context.Background()
 			start := time.Now()
 			allocs := testing.AllocsPerRun(100, func() {
 				c.Request(ctx, metrics.OpCreate, time.Millisecond, nil)
 				c.Request(ctx, metrics.OpGet, time.Millisecond, zk.ErrNoNode)
 				c.StateChange(conn.Event{State: conn.StateSuspended})
-				r.Acquire(ctx, start, nil)
-				r.Acquire(ctx, start, context.DeadlineExceeded)
+				r.Acquire(ctx, start, metrics.Acquired)
+				r.Acquire(ctx, start, metrics.Timeout)
 				r.HoldStarted()
 				r.HoldEnded(true, metrics.SessionLost)
 				r.Leading(true)
@@ -55,12 +55,11 @@ func TestRecordingAllocatesNothingWithoutAnSDK(t *testing.T) {
 // outside a client's instruments stays a hold.
 func TestNilInstrumentsRecordNothing(t *testing.T) {
 	var c *metrics.Client
-	r := c.Recipe(metrics.Latch, "/x")
-	assert.Nil(t, r)
+	var r *metrics.Recipe
 	c.Request(context.Background(), metrics.OpSync, time.Millisecond, nil)
 	c.StateChange(conn.Event{State: conn.StateLost})
 	c.Close()
-	r.Acquire(context.Background(), time.Now(), nil)
+	r.Acquire(context.Background(), time.Now(), metrics.Acquired)
 	r.HoldStarted()
 	r.HoldEnded(true, metrics.Closed)
 	r.Leading(true)

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -71,7 +70,7 @@ func WithParticipantID(id string) Func {
 	return func(c *Config) error {
 		mark(c, ParticipantID)
 		if id == "" {
-			return fmt.Errorf("%w: empty participant id", errs.ErrInvalidOption)
+			return fmt.Errorf("%w: empty participant id", framework.ErrInvalidArgument)
 		}
 		c.ID = []byte(id)
 		return nil
@@ -89,7 +88,7 @@ func WithLeaseTime(d time.Duration) Func {
 	return func(c *Config) error {
 		mark(c, LeaseTime)
 		if d <= 0 {
-			return fmt.Errorf("%w: lease time %v is not positive", errs.ErrInvalidOption, d)
+			return fmt.Errorf("%w: lease time %v is not positive", framework.ErrInvalidArgument, d)
 		}
 		c.Lease = d
 		return nil
@@ -106,7 +105,7 @@ func WithErrorHandler(f func(error)) Func {
 	return func(c *Config) error {
 		mark(c, ErrorHandler)
 		if f == nil {
-			return fmt.Errorf("%w: nil error handler", errs.ErrInvalidOption)
+			return fmt.Errorf("%w: nil error handler", framework.ErrInvalidArgument)
 		}
 		c.OnError = f
 		return nil
@@ -133,10 +132,10 @@ func WithPromotedToLock(path string, timeout time.Duration, p retry.Policy) Func
 	return func(c *Config) error {
 		mark(c, PromotedToLock)
 		if err := framework.ValidatePath(path); err != nil {
-			return fmt.Errorf("%w: promoted lock path: %w", errs.ErrInvalidOption, err)
+			return fmt.Errorf("%w: promoted lock path: %w", framework.ErrInvalidArgument, err)
 		}
 		if timeout <= 0 {
-			return fmt.Errorf("%w: promoted lock timeout %v: must be positive", errs.ErrInvalidOption, timeout)
+			return fmt.Errorf("%w: promoted lock timeout %v: must be positive", framework.ErrInvalidArgument, timeout)
 		}
 		c.Promotion = &Promotion{Path: path, Timeout: timeout, Retry: p}
 		return nil
@@ -159,7 +158,7 @@ func (c *Config) KindOr(own metrics.Kind) metrics.Kind {
 }
 
 // Build applies opts (nil ones are skipped) for recipe, refusing any
-// option not in allowed with an error wrapping errs.ErrInvalidOption.
+// option not in allowed with an error wrapping framework.ErrInvalidArgument.
 func Build[O ~func(*Config) error](recipe string, allowed []Name, opts []O) (Config, error) {
 	var c Config
 	for _, o := range opts {
@@ -174,7 +173,7 @@ func Build[O ~func(*Config) error](recipe string, allowed []Name, opts []O) (Con
 			continue
 		}
 		if n := c.given[len(c.given)-1]; !slices.Contains(allowed, n) {
-			return Config{}, fmt.Errorf("%s: %w: %s does not apply", recipe, errs.ErrInvalidOption, n)
+			return Config{}, fmt.Errorf("%s: %w: %s does not apply", recipe, framework.ErrInvalidArgument, n)
 		}
 	}
 	if c.ID == nil {

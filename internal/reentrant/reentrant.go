@@ -14,20 +14,10 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	pub "github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
-	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
-)
-
-// The sentinels of a Lock: those every recipe shares.
-var (
-	ErrNotOwner   = hold.ErrNotOwner
-	ErrNotHeld    = hold.ErrNotHeld
-	ErrWouldBlock = hold.ErrWouldBlock
-	ErrClosed     = hold.ErrClosed
 )
 
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
@@ -36,6 +26,7 @@ type Lock struct {
 	request   contend.Request
 	revocable bool
 	lease     time.Duration // each node's lease time; 0: none
+	kind      metrics.Kind  // the recipe, in the metrics
 	meter     *metrics.Recipe
 
 	life   context.Context // cancelled by Close: ends waits in progress
@@ -63,32 +54,39 @@ type entry struct {
 }
 
 // New returns a lock whose contenders queue as described by request (its
-// Client must be client). kind names the recipe in the client's metrics.
-// lease, if positive, is the lease time of every node it is granted
+// Client must be client). kind names the recipe in the metrics. lease, if
+// positive, is the lease time of every node it is granted
 // (hold.Node.Lease), renewed by each reentrant acquire.
 func New(client *framework.Client, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
-	return &Lock{client: client, request: request, revocable: revocable, lease: lease, life: life, cancel: cancel, holds: map[int64]*entry{},
-		meter: fwlink.Of(client).Metrics().Recipe(kind, request.Dir)}
+	meter := metrics.For(client.MeterProvider()).Recipe(kind, request.Dir, client.MetricPathAttribute())
+	return &Lock{client: client, request: request, revocable: revocable, lease: lease, kind: kind, meter: meter,
+		life: life, cancel: cancel, holds: map[int64]*entry{}}
 }
 
-// Meter is the lock's instruments, for a hold its recipe grants another
-// way (the read-write lock's downgrade).
-func (l *Lock) Meter() *metrics.Recipe { return l.meter }
+// Follow follows g, a node granted to this lock (by its queue, or another
+// way: the read-write lock's downgrade), as the lock's holds are followed.
+func (l *Lock) Follow(g hold.Grant) *hold.Node {
+	opts := []hold.Option{hold.WithMetrics(string(l.kind), l.request.Dir)}
+	if l.revocable {
+		opts = append(opts, hold.WithRevocable())
+	}
+	return hold.Follow(l.client, g, opts...)
+}
 
 // Acquire takes the lock for the calling goroutine (see the package doc);
-// noWait gives up with ErrWouldBlock if it is not free at once. Every call
+// noWait gives up with hold.ErrWouldBlock if it is not free at once. Every call
 // that succeeds returns a Hold of its own. An acquire that queues is
 // measured (acquire duration and outcome); a re-entry is not: it does not
 // wait.
-func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *pub.Hold, err error) {
+func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *hold.Hold, err error) {
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
-		return (*pub.Hold)(h), err
+		return h, err
 	}
 	start := time.Now()
-	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
+	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(l.life, cancel)
@@ -99,8 +97,7 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *pub.Hold, err error
 	if err != nil {
 		return nil, contend.Err(err, l.life.Err() != nil)
 	}
-	h, err := l.adopt(g, hold.NewNode(l.client, e, l.revocable, l.meter))
-	return (*pub.Hold)(h), err
+	return l.adopt(g, l.Follow(*e))
 }
 
 // reenter opens one more acquisition if g already holds the lock. A lost
@@ -109,7 +106,7 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || l.client.Closed() {
-		return nil, false, ErrClosed
+		return nil, false, framework.ErrClosed
 	}
 	e := l.live(g)
 	if e == nil {
@@ -118,7 +115,7 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	if l.lease > 0 {
 		e.node.Lease(l.lease)
 	}
-	h, err := hold.NewHold(e.node, l.releaser(g, e))
+	h, err := e.node.NewHold(l.releaser(g, e))
 	if err != nil {
 		return nil, false, err
 	}
@@ -145,9 +142,8 @@ func (e *entry) expired() bool { return errors.Is(e.node.Err(), hold.ErrLeaseExp
 
 // Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.
-func (l *Lock) Adopt(n *hold.Node) (*pub.Hold, error) {
-	h, err := l.adopt(goid.Current(), n)
-	return (*pub.Hold)(h), err
+func (l *Lock) Adopt(n *hold.Node) (*hold.Hold, error) {
+	return l.adopt(goid.Current(), n)
 }
 
 func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
@@ -155,7 +151,7 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	if l.closed {
 		l.mu.Unlock()
 		_ = n.Release()
-		return nil, ErrClosed
+		return nil, framework.ErrClosed
 	}
 	if l.lease > 0 {
 		n.Lease(l.lease)
@@ -174,7 +170,7 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 			l.mu.Unlock()
 		})
 	}
-	h, err := hold.NewHold(n, l.releaser(g, e))
+	h, err := n.NewHold(l.releaser(g, e))
 	if err != nil {
 		// Lost between the grant and now: never hand it out.
 		l.mu.Unlock()
@@ -249,9 +245,9 @@ func (l *Lock) Release() error {
 			held := len(l.holds) > 0
 			l.mu.Unlock()
 			if held {
-				return ErrNotOwner
+				return hold.ErrNotOwner
 			}
-			return ErrNotHeld
+			return hold.ErrNotHeld
 		}
 		h := e.holds[len(e.holds)-1]
 		l.mu.Unlock()
@@ -273,12 +269,12 @@ func (l *Lock) Release() error {
 var testHookAfterPick func()
 
 // Held returns the calling goroutine's most recent acquisition, if any.
-func (l *Lock) Held() (*pub.Hold, bool) {
+func (l *Lock) Held() (*hold.Hold, bool) {
 	g := goid.Current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e := l.live(g); e != nil {
-		return (*pub.Hold)(e.holds[len(e.holds)-1]), true
+		return e.holds[len(e.holds)-1], true
 	}
 	return nil, false
 }
@@ -296,9 +292,9 @@ func (l *Lock) HeldInProcess() bool {
 	return false
 }
 
-// Close ends waits in progress with ErrClosed and releases every hold.
+// Close ends waits in progress with framework.ErrClosed and releases every hold.
 // Later calls return nil; Release of a Hold it released returns an error
-// matching both ErrReleased and ErrClosed.
+// matching both hold.ErrReleased and framework.ErrClosed.
 // The client is not closed.
 func (l *Lock) Close() error {
 	l.mu.Lock()

@@ -9,14 +9,14 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // The goroutine's Release picks its most recent acquisition; if another
 // goroutine releases that same Hold through its handle in the meantime,
-// Release gives back the next one instead of reporting ErrNotHeld while
+// Release gives back the next one instead of reporting hold.ErrNotHeld while
 // the goroutine still holds. The other release is made to land between the
 // pick and the release.
 func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {

@@ -23,7 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
@@ -37,7 +36,7 @@ func Client(t testing.TB, addrs []string, opts ...framework.Option) *framework.C
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	opts = append([]framework.Option{framework.WithConnOptions(conn.WithSessionTimeout(SessionTimeout))}, opts...)
+	opts = append([]framework.Option{framework.WithSessionTimeout(SessionTimeout)}, opts...)
 	c, err := framework.Dial(ctx, addrs, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })

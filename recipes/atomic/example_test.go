@@ -35,7 +35,7 @@ func ExampleNewLong() {
 
 	r, err := hits.Add(ctx, 5)
 	switch {
-	case errors.Is(err, atomic.ErrOutcomeUnknown):
+	case errors.Is(err, framework.ErrOutcomeUnknown):
 		// The reply was lost: the 5 may or may not have been added (once).
 		fmt.Println("unknown: read the counter before adding again")
 	case err != nil:

@@ -12,38 +12,12 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // The errors of the package; errors.Is matches them.
-var (
-	// ErrOutcomeUnknown: a write's reply was lost (the link dropped, the
-	// client closed or the context ended while it was on its way). It may
-	// or may not have been applied; the Result's PreValue and PostValue are
-	// the value read and the value written.
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
-	// ErrCorrupt: the node holds data of the wrong length for a Long (8
-	// bytes) or an Integer (4 bytes). Nothing was written.
-	ErrCorrupt = errors.New("atomic: corrupt data")
-	// ErrRecreated: the write was applied, but to a node deleted and made
-	// again by someone else since it was read (ZooKeeper compares
-	// versions only, and the new node's version matched): the value it
-	// replaced was not PreValue. The Result's PostValue is what the node
-	// holds now.
-	ErrRecreated = errors.New("atomic: the node was deleted and made again between the read and the write")
-	// ErrClosed: the counter was closed.
-	ErrClosed = hold.ErrClosed
-	// ErrNilClient: a constructor was given a nil client.
-	ErrNilClient = hold.ErrNilClient
-	// ErrInvalidOption: an option's value is invalid or does not apply.
-	ErrInvalidOption = hold.ErrInvalidOption
-	// ErrHoldLost: the promoted mutex was lost before its write was sent;
-	// nothing was written under it.
-	ErrHoldLost = hold.ErrHoldLost
-)
 
 // Stats is Curator's AtomicStats: how an operation got its result.
 type Stats struct {
@@ -67,7 +41,7 @@ type Result[T any] struct {
 	// PreValue is the value the operation last read.
 	PreValue T
 	// PostValue is the value it wrote, if it succeeded (Get: the value
-	// read); else the zero value, as Curator's. With ErrOutcomeUnknown,
+	// read); else the zero value, as Curator's. With framework.ErrOutcomeUnknown,
 	// the value it may or may not have written.
 	PostValue T
 	// Stats counts the tries.
@@ -99,7 +73,7 @@ func NewValue(client *framework.Client, path string, opts ...Option) (*Value, er
 
 func newValue(recipe string, client *framework.Client, path string, opts []Option) (*Value, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%s: %w", recipe, ErrNilClient)
+		return nil, fmt.Errorf("%s: %w", recipe, framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", recipe, err)
@@ -117,7 +91,7 @@ func newValue(recipe string, client *framework.Client, path string, opts []Optio
 	}
 	if p := cfg.Promotion; p != nil {
 		if p.Path == path {
-			return nil, fmt.Errorf("%s: %w: the promoted lock path is the value's own path %q", recipe, ErrInvalidOption, path)
+			return nil, fmt.Errorf("%s: %w: the promoted lock path is the value's own path %q", recipe, framework.ErrInvalidArgument, path)
 		}
 		m, err := mutex.New(client, p.Path, mutex.WithParticipantID(string(cfg.ID)))
 		if err != nil {
@@ -132,7 +106,7 @@ func newValue(recipe string, client *framework.Client, path string, opts []Optio
 func (v *Value) Path() string { return v.path }
 
 // Close ends the use of v: the promoted mutex, if any, is closed (a hold
-// of it is released), and every later operation returns ErrClosed. The
+// of it is released), and every later operation returns framework.ErrClosed. The
 // node stays. Close is idempotent.
 func (v *Value) Close() error {
 	if v.closed.Swap(true) {
@@ -150,7 +124,7 @@ func (v *Value) fail(op string, err error) error {
 
 func (v *Value) check(op string) error {
 	if v.closed.Load() || v.client.Closed() {
-		return v.fail(op, ErrClosed)
+		return v.fail(op, framework.ErrClosed)
 	}
 	return nil
 }
@@ -191,7 +165,7 @@ func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byt
 	case err == nil:
 		res.Succeeded, res.PostValue = true, clone(newValue)
 	case errors.Is(err, errConflict):
-	case errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrRecreated):
+	case errors.Is(err, framework.ErrOutcomeUnknown), errors.Is(err, framework.ErrRecreated):
 		res.PostValue = clone(newValue)
 		return res, v.fail("compare-and-set", err)
 	default:
@@ -332,7 +306,7 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 	} else {
 		err = v.setVersioned(ctx, h, st, nv)
 	}
-	if err == nil || errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrRecreated) {
+	if err == nil || errors.Is(err, framework.ErrOutcomeUnknown) || errors.Is(err, framework.ErrRecreated) {
 		res.PostValue = clone(nv)
 	}
 	return err
@@ -341,12 +315,12 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 // setVersioned sets the node to data if it is still at the version read
 // (st). ZooKeeper compares versions only, and a node deleted and made
 // again starts at version 0 once more: a set that lands on such a node
-// (its czxid is not the one read) is ErrRecreated, not a success from the
+// (its czxid is not the one read) is framework.ErrRecreated, not a success from the
 // value read (Curator reports it as one).
 func (v *Value) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, data []byte) error {
 	got, err := v.writeStat(ctx, h, &zk.SetDataRequest{Path: v.path, Data: data, Version: st.Version})
 	if err == nil && got != nil && got.Czxid != st.Czxid {
-		return fmt.Errorf("%w: made again (czxid %d, read %d)", ErrRecreated, got.Czxid, st.Czxid)
+		return fmt.Errorf("%w: made again (czxid %d, read %d)", framework.ErrRecreated, got.Czxid, st.Czxid)
 	}
 	return err
 }
@@ -400,7 +374,7 @@ func (v *Value) writeStat(ctx context.Context, h *hold.Hold, op any) (*zk.Stat, 
 	if h != nil {
 		res, err = h.Fenced(ctx, op)
 	} else {
-		res, err = fwlink.Of(v.client).MultiOnce(ctx, op)
+		res, err = v.client.MultiOnce(ctx, op)
 	}
 	if err == nil {
 		var st *zk.Stat

@@ -11,8 +11,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -20,17 +18,6 @@ import (
 // The errors of this package. The shared ones are the values of package
 // hold, so errors.Is matches either name.
 var (
-	// ErrClosed: the barrier (or its client) was closed.
-	ErrClosed = errs.ErrClosed
-	// ErrNilClient: New or NewDouble was given a nil client.
-	ErrNilClient = errs.ErrNilClient
-	// ErrInvalidOption: an option, or memberQty, is not valid.
-	ErrInvalidOption = errs.ErrInvalidOption
-	// ErrSessionLost: the session that made the member's node is gone, and
-	// the node with it: the member is not a member any more.
-	ErrSessionLost = errs.ErrSessionLost
-	// ErrNodeDeleted: someone else deleted the member's node.
-	ErrNodeDeleted = errs.ErrNodeDeleted
 	// ErrNotEntered: Leave without a successful Enter before it.
 	ErrNotEntered = errors.New("barrier: not entered")
 	// ErrAlreadyEntered: Enter while entered, or while another Enter or
@@ -53,7 +40,7 @@ type Barrier struct {
 // New returns the barrier at path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*Barrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("barrier: %w", ErrNilClient)
+		return nil, fmt.Errorf("barrier: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -72,7 +59,7 @@ func (b *Barrier) Path() string { return b.path }
 // not exist, as Curator's setBarrier.
 func (b *Barrier) Set(ctx context.Context) error {
 	if b.closed() {
-		return ErrClosed
+		return framework.ErrClosed
 	}
 	_, err := b.client.Create(ctx, b.path, b.data, framework.WithParentContainers())
 	if errors.Is(err, zk.ErrNodeExists) {
@@ -85,7 +72,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // removeBarrier: every Wait on it returns.
 func (b *Barrier) Remove(ctx context.Context) error {
 	if b.closed() {
-		return ErrClosed
+		return framework.ErrClosed
 	}
 	err := b.client.Delete(ctx, b.path, -1)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -96,14 +83,14 @@ func (b *Barrier) Remove(ctx context.Context) error {
 
 // Wait blocks until the barrier node does not exist (at once if it does
 // not), ctx ends (its deadline is the timeout; ctx's error is returned), or
-// the Barrier or its client is closed (ErrClosed). Every wake-up, whatever
+// the Barrier or its client is closed (framework.ErrClosed). Every wake-up, whatever
 // woke it, checks the node again: only its absence, as the server answers,
 // ends the wait. Connection trouble is waited out until ctx ends.
 func (b *Barrier) Wait(ctx context.Context) error {
 	if b.closed() {
-		return ErrClosed
+		return framework.ErrClosed
 	}
-	clientClosing := fwlink.Of(b.client).Closing()
+	clientClosing := b.client.Done()
 	var pause time.Duration
 	for {
 		lost := b.client.Session().Lost
@@ -138,12 +125,12 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if b.closed() || closedCh(clientClosing) {
-			return ErrClosed
+			return framework.ErrClosed
 		}
 	}
 }
 
-// Close makes every later call, and every Wait under way, return ErrClosed.
+// Close makes every later call, and every Wait under way, return framework.ErrClosed.
 // It leaves the barrier node as it is (it belongs to no session). It is
 // idempotent.
 func (b *Barrier) Close() error {
@@ -162,7 +149,7 @@ func (b *Barrier) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-b.closing:
-		return ErrClosed
+		return framework.ErrClosed
 	}
 }
 

@@ -12,9 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -56,13 +54,13 @@ const (
 // members (at least 1). It sends nothing.
 func NewDouble(client *framework.Client, path string, memberQty int, opts ...Option) (*DoubleBarrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("double barrier: %w", ErrNilClient)
+		return nil, fmt.Errorf("double barrier: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	if memberQty < 1 {
-		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", ErrInvalidOption, memberQty)
+		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", framework.ErrInvalidArgument, memberQty)
 	}
 	cfg, err := option.Build("double barrier", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
@@ -93,9 +91,9 @@ func (d *DoubleBarrier) Node() string {
 
 // Enter makes this member's node and blocks until memberQty members have
 // arrived (path/ready exists, or this member counts memberQty nodes and
-// makes it). It fails with ctx's error when ctx ends first, ErrClosed when
-// the DoubleBarrier or its client is closed, ErrSessionLost when the
-// session that made the node is lost meanwhile (ErrNodeDeleted when
+// makes it). It fails with ctx's error when ctx ends first, framework.ErrClosed when
+// the DoubleBarrier or its client is closed, framework.ErrSessionLost when the
+// session that made the node is lost meanwhile (framework.ErrNodeDeleted when
 // someone else deleted the node), ErrAlreadyEntered when entered already.
 // Whenever it fails, the node is deleted (in the background if need be).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
@@ -103,7 +101,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	switch {
 	case d.closed:
 		d.mu.Unlock()
-		return ErrClosed
+		return framework.ErrClosed
 	case d.state != idle:
 		d.mu.Unlock()
 		return ErrAlreadyEntered
@@ -117,7 +115,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	defer d.mu.Unlock()
 	if err == nil && d.closed {
 		// Close came as we entered; it left the node to us.
-		err = ErrClosed
+		err = framework.ErrClosed
 	}
 	if err != nil {
 		d.dropLocked()
@@ -134,21 +132,21 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string) error {
 	// after its reply was lost.
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		// The create may have been applied all the same.
-		_ = fwlink.Of(d.client).DeleteLater(node, 0)
+		_ = d.client.DeleteLater(node, 0)
 		return d.fail(ctx, err)
 	}
 	ok, st, err := d.client.Exists(ctx, node)
 	if err != nil {
-		_ = fwlink.Of(d.client).DeleteLater(node, 0)
+		_ = d.client.DeleteLater(node, 0)
 		return d.fail(ctx, err)
 	}
 	if !ok {
-		return fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, ErrSessionLost, name)
+		return fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, framework.ErrSessionLost, name)
 	}
 	d.mu.Lock()
 	d.owner = st.EphemeralOwner
 	d.mu.Unlock()
-	clientClosing := fwlink.Of(d.client).Closing()
+	clientClosing := d.client.Done()
 	lost := d.sessionLost(st.EphemeralOwner)
 	var pause time.Duration
 	for {
@@ -220,17 +218,17 @@ func (d *DoubleBarrier) enterOnce(ctx context.Context, name string) (done bool, 
 // Leave blocks until every member has left: it deletes this member's node
 // in Curator's order and waits until no member node is left, then deletes
 // path/ready. It fails with ErrNotEntered without a successful Enter,
-// ErrSessionLost when this member's session was lost since (its node is
+// framework.ErrSessionLost when this member's session was lost since (its node is
 // gone: it had stopped being a member, whatever it did meanwhile),
-// ErrNodeDeleted when someone else deleted the node, ctx's error when ctx
-// ends first, ErrClosed on Close. After any of these the member is not
+// framework.ErrNodeDeleted when someone else deleted the node, ctx's error when ctx
+// ends first, framework.ErrClosed on Close. After any of these the member is not
 // entered any more and its node is deleted.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.mu.Lock()
 	switch {
 	case d.closed:
 		d.mu.Unlock()
-		return ErrClosed
+		return framework.ErrClosed
 	case d.state != entered:
 		d.mu.Unlock()
 		return ErrNotEntered
@@ -247,7 +245,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
-	clientClosing := fwlink.Of(d.client).Closing()
+	clientClosing := d.client.Done()
 	ours := true // our node should still be there
 	var pause time.Duration
 	for {
@@ -356,7 +354,7 @@ func (d *DoubleBarrier) deleteOurs(name string) error {
 	return nil
 }
 
-// Close ends this member: an Enter or Leave under way returns ErrClosed,
+// Close ends this member: an Enter or Leave under way returns framework.ErrClosed,
 // later calls too, and its node, if any, is deleted. It is idempotent.
 func (d *DoubleBarrier) Close() error {
 	d.mu.Lock()
@@ -381,7 +379,7 @@ func (d *DoubleBarrier) dropLocked() {
 		if d.owner != 0 {
 			_ = contend.Leave(d.client, node, d.owner)
 		} else {
-			_ = fwlink.Of(d.client).DeleteLater(node, 0)
+			_ = d.client.DeleteLater(node, 0)
 		}
 	}
 	d.state, d.name, d.owner = idle, "", 0
@@ -395,11 +393,10 @@ func (d *DoubleBarrier) goneErr(name string) error {
 	owner := d.owner
 	d.mu.Unlock()
 	s := d.client.Session()
-	wire := connlink.Of(fwlink.Of(d.client).Conn()).ZK().SessionID()
-	if owner != 0 && (s.ID != owner || wire != owner || closedCh(s.Lost)) {
-		return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, ErrSessionLost)
+	if owner != 0 && (s.ID != owner || closedCh(s.Lost)) {
+		return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, framework.ErrSessionLost)
 	}
-	return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, ErrNodeDeleted)
+	return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, framework.ErrNodeDeleted)
 }
 
 // sessionGone reports whether the client is on another session than the
@@ -426,7 +423,7 @@ func (d *DoubleBarrier) stopped(ctx context.Context, clientClosing <-chan struct
 		return ctx.Err()
 	}
 	if closedCh(d.closing) || closedCh(clientClosing) {
-		return ErrClosed
+		return framework.ErrClosed
 	}
 	return nil
 }
@@ -447,7 +444,7 @@ func (d *DoubleBarrier) sleep(ctx context.Context, p time.Duration, lost <-chan 
 	case <-ctx.Done():
 	case <-d.closing:
 	}
-	return d.stopped(ctx, fwlink.Of(d.client).Closing())
+	return d.stopped(ctx, d.client.Done())
 }
 
 // transient: worth looking again on the same member node. A session

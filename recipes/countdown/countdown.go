@@ -16,28 +16,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
 // The errors of this package. Those every recipe shares (package hold
 // documents them) come under the same names.
-var (
-	// ErrInvalidCount: New with a count below 0 or above 2^31-1 (the
-	// count is stored as a 4-byte int).
-	ErrInvalidCount = fmt.Errorf("countdown: %w: count must be between 0 and 2^31-1", hold.ErrInvalidOption)
-	// ErrNotLatch: the node at the latch's path is not a countdown latch
-	// (its data is not a 4-byte count, or it has a count but no gen-
-	// child): nothing was changed.
-	ErrNotLatch = errors.New("countdown: the node at the path is not a countdown latch")
-
-	ErrNilClient      = hold.ErrNilClient
-	ErrInvalidOption  = hold.ErrInvalidOption
-	ErrClosed         = hold.ErrClosed
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
-)
 
 // Names of the latch's children (see the package doc).
 const (
@@ -70,7 +54,7 @@ type Latch struct {
 // nothing.
 func New(client *framework.Client, path string, count int, opts ...Option) (*Latch, error) {
 	if client == nil {
-		return nil, fmt.Errorf("countdown: %w", ErrNilClient)
+		return nil, fmt.Errorf("countdown: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, fmt.Errorf("countdown: %w", err)
@@ -79,7 +63,7 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Lat
 		return nil, fmt.Errorf("countdown: %w %q: the root cannot be a latch", framework.ErrInvalidPath, path)
 	}
 	if count < 0 || count > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d", ErrInvalidCount, count)
+		return nil, fmt.Errorf("%w: %d", framework.ErrInvalidArgument, count)
 	}
 	cfg, err := option.Build("countdown", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
@@ -94,7 +78,7 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Lat
 func (l *Latch) Path() string { return l.path }
 
 // Close ends the calls in progress on this handle (they return an error
-// wrapping ErrClosed) and makes later calls fail with ErrClosed. The latch
+// wrapping framework.ErrClosed) and makes later calls fail with framework.ErrClosed. The latch
 // on the server is left as it is. Close is idempotent.
 func (l *Latch) Close() error {
 	l.mu.Lock()
@@ -120,7 +104,7 @@ func (l *Latch) isClosed() bool {
 //
 // The create is sent at most once: after a lost reply the latch is read,
 // and the setter's own gen- child tells whether it was made. If no latch,
-// or another one, is there then, the error wraps ErrOutcomeUnknown: it
+// or another one, is there then, the error wraps framework.ErrOutcomeUnknown: it
 // may have been made and finished already, and making it again could set
 // a latch that nobody counts down.
 func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
@@ -154,7 +138,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 				// Never a latch: one is made with its gen- child in one
 				// multi, and finished with it (a SharedCount at zero,
 				// say): not ours to delete or replace.
-				return fail(fmt.Errorf("%w: count %d and no %s child", ErrNotLatch, s.remaining, genPrefix))
+				return fail(fmt.Errorf("%w: count %d and no %s child", framework.ErrBadData, s.remaining, genPrefix))
 			case s.remaining > 0:
 				return false, nil
 			}
@@ -175,7 +159,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 		beforeWrite()
-		_, err = fwlink.Of(l.client).MultiOnce(ctx,
+		_, err = l.client.MultiOnce(ctx,
 			&zk.CreateRequest{Path: l.path, Data: encode(l.count)},
 			&zk.CreateRequest{Path: genPath, Data: l.id})
 		var me *framework.MultiOpError
@@ -228,7 +212,7 @@ func (l *Latch) makeParent(ctx context.Context) error {
 // (counted), or sends the same multi again, which cannot count twice. If
 // the latch finished or went away while that outcome was unknown, or ctx
 // ends after the multi may have reached the server, the error wraps
-// ErrOutcomeUnknown: the call may or may not have counted.
+// framework.ErrOutcomeUnknown: the call may or may not have counted.
 func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 	ctx, done, err := l.begin(ctx, "count down")
 	if err != nil {
@@ -258,7 +242,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 			return true, nil
 		case s.exists && s.gen == "":
 			// Never a latch (see TrySetCount): not ours to count or delete.
-			return fail(fmt.Errorf("%w: count %d and no %s child", ErrNotLatch, s.remaining, genPrefix))
+			return fail(fmt.Errorf("%w: count %d and no %s child", framework.ErrBadData, s.remaining, genPrefix))
 		case maybe && s.exists && s.gen != sentGen:
 			// Another latch at the path: ours may have counted on the
 			// one before it, which finished since. Counting on this one
@@ -277,7 +261,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 		}
 		beforeWrite()
 		sentGen = s.gen
-		_, err = fwlink.Of(l.client).MultiOnce(ctx,
+		_, err = l.client.MultiOnce(ctx,
 			&zk.CheckVersionRequest{Path: framework.Join(l.path, s.gen), Version: -1},
 			&zk.CreateRequest{Path: mine, Data: l.id},
 			&zk.SetDataRequest{Path: l.path, Data: encode(s.remaining - 1), Version: s.version})
@@ -312,7 +296,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 // latch at path (never set, finished and deleted, or deleted by someone
 // else, which opens it as Redisson's delete does), or the latch it found
 // was replaced by another at the same path. It returns nil then, ctx's
-// error if ctx ends first, or an error wrapping ErrClosed after Close. It
+// error if ctx ends first, or an error wrapping framework.ErrClosed after Close. It
 // waits through cut links, session expiries and server restarts.
 func (l *Latch) Await(ctx context.Context) error {
 	ctx, done, err := l.begin(ctx, "await")
@@ -451,7 +435,7 @@ func (l *Latch) finish(ctx context.Context) error {
 			return err
 		}
 		if s.gen == "" {
-			return fmt.Errorf("%w: no %s child", ErrNotLatch, genPrefix)
+			return fmt.Errorf("%w: no %s child", framework.ErrBadData, genPrefix)
 		}
 		var last []string // the gen- child goes last: it says "a latch", not "finished"
 		var cds []string
@@ -464,7 +448,7 @@ func (l *Latch) finish(ctx context.Context) error {
 			default:
 				// Someone else's node under the latch: deleting the latch
 				// would take it too.
-				return fmt.Errorf("%w: a child %q that no latch makes", ErrNotLatch, k)
+				return fmt.Errorf("%w: a child %q that no latch makes", framework.ErrBadData, k)
 			}
 		}
 		for len(cds) > deleteBatch {
@@ -500,7 +484,7 @@ func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), 
 		return nil, nil, fmt.Errorf("countdown %s %s: %w: nil context", op, l.path, framework.ErrInvalidArgument)
 	}
 	if l.isClosed() {
-		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, ErrClosed)
+		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, framework.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, err)
@@ -510,13 +494,13 @@ func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), 
 	return cctx, func() { stop(); cancel() }, nil
 }
 
-// fail gives err the package's sentinels: ErrClosed after Close (the
-// handle's or the client's), ErrOutcomeUnknown if a write may have been
+// fail gives err the package's sentinels: framework.ErrClosed after Close (the
+// handle's or the client's), framework.ErrOutcomeUnknown if a write may have been
 // applied.
 func (l *Latch) fail(op string, err error, maybe bool) error {
 	err = contend.Err(err, l.isClosed())
-	if maybe && !errors.Is(err, ErrOutcomeUnknown) {
-		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	if maybe && !errors.Is(err, framework.ErrOutcomeUnknown) {
+		err = fmt.Errorf("%w: %w", framework.ErrOutcomeUnknown, err)
 	}
 	return fmt.Errorf("countdown %s %s: %w", op, l.path, err)
 }
@@ -580,7 +564,7 @@ func encode(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(int
 
 func decode(data []byte) (int, error) {
 	if len(data) != 4 {
-		return 0, fmt.Errorf("%w: data of %d bytes, not a 4-byte count", ErrNotLatch, len(data))
+		return 0, fmt.Errorf("%w: data of %d bytes, not a 4-byte count", framework.ErrBadData, len(data))
 	}
 	return int(int32(binary.BigEndian.Uint32(data))), nil
 }

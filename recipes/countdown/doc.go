@@ -17,7 +17,7 @@
 // nil), as Redisson's countDown on an open latch is a no-op; or, only when
 // the outcome truly cannot be known (the latch finished, or ctx ended,
 // while a multi that may have counted was unanswered), an error wrapping
-// ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
+// framework.ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
 // goes below zero.
 //
 // Two things keep a resend from counting twice, both from the call's own
@@ -25,7 +25,7 @@
 // if it counted, and a resend of a multi that did count fails with
 // NodeExists. TrySetCount is sent at most once: after a lost reply it
 // finds its own gen- child, or, finding no latch or another one, returns
-// ErrOutcomeUnknown rather than set a second latch that nobody would
+// framework.ErrOutcomeUnknown rather than set a second latch that nobody would
 // count down.
 //
 // # Layout
@@ -75,7 +75,7 @@
 // expiry or a server restart delays calls, it does not change the count.
 // Await and CountDown wait for the link to come back until their context
 // ends; a CountDown whose context ends after its multi may have reached
-// the server reports ErrOutcomeUnknown (Count tells where the latch
+// the server reports framework.ErrOutcomeUnknown (Count tells where the latch
 // stands, not whether that call counted).
 //
 // There is no countdown latch in Curator, so there is no Curator interop

@@ -107,7 +107,7 @@ func TestALostCountDownOnALatchThatFinishedMeanwhileIsAnUnknownOutcome(t *testin
 	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/latches/lost-finished", -1, framework.WithChildren()))
 	p.Heal()
 	r := receive(t, got, 30*time.Second)
-	assert.ErrorIs(t, r.err, countdown.ErrOutcomeUnknown)
+	assert.ErrorIs(t, r.err, framework.ErrOutcomeUnknown)
 	assert.False(t, r.ok)
 }
 
@@ -187,7 +187,7 @@ func TestCountDownsUnderRepeatedCutsAreCountedExactly(t *testing.T) {
 	for time.Now().Before(deadline) {
 		ok, err := l.CountDown(ctxT(t, 30*time.Second))
 		switch {
-		case errors.Is(err, countdown.ErrOutcomeUnknown):
+		case errors.Is(err, framework.ErrOutcomeUnknown):
 			unknown++
 		case err != nil:
 			t.Fatalf("count-down: %v", err)
@@ -347,7 +347,7 @@ func TestACountDownWhoseContextEndsInFlightIsAnUnknownOutcome(t *testing.T) {
 	defer cancel()
 	ok, err := l.CountDown(ctx)
 	assert.False(t, ok)
-	assert.ErrorIs(t, err, countdown.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, framework.ErrOutcomeUnknown)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	p.Heal()
 }

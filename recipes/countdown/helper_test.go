@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -54,7 +53,7 @@ func runHelper() bool {
 	n, _ := strconv.Atoi(parts[3])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithConnOptions(conn.WithSessionTimeout(testkit.SessionTimeout)))
+	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithSessionTimeout(testkit.SessionTimeout))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
@@ -105,38 +106,38 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	}
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"NewLatch: nil client":                 testkit.Fails(func() error { _, err := leader.NewLatch(nil, "/x"); return err }, leader.ErrNilClient),
+		"NewLatch: nil client":                 testkit.Fails(func() error { _, err := leader.NewLatch(nil, "/x"); return err }, framework.ErrInvalidArgument),
 		"NewLatch: bad path":                   testkit.Fails(func() error { _, err := leader.NewLatch(c, "x/"); return err }, framework.ErrInvalidPath),
-		"NewLatch: empty participant id":       testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithParticipantID("")); return err }, leader.ErrInvalidOption),
-		"NewLatch: a selector's option":        testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithAutoRequeue()); return err }, leader.ErrInvalidOption),
-		"NewSelector: nil client":              testkit.Fails(func() error { _, err := leader.NewSelector(nil, "/x", idle); return err }, leader.ErrNilClient),
-		"NewSelector: nil func":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", nil); return err }, leader.ErrNilFunc),
+		"NewLatch: empty participant id":       testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
+		"NewLatch: a selector's option":        testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithAutoRequeue()); return err }, framework.ErrInvalidArgument),
+		"NewSelector: nil client":              testkit.Fails(func() error { _, err := leader.NewSelector(nil, "/x", idle); return err }, framework.ErrInvalidArgument),
+		"NewSelector: nil func":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", nil); return err }, framework.ErrInvalidArgument),
 		"NewSelector: bad path":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "x/", idle); return err }, framework.ErrInvalidPath),
-		"NewSelector: empty participant id":    testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithParticipantID("")); return err }, leader.ErrInvalidOption),
-		"NewSelector: nil error handler":       testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithErrorHandler(nil)); return err }, leader.ErrInvalidOption),
-		"Participants: nil client":             testkit.Fails(func() error { _, err := leader.Participants(ctx10(), nil, "/x"); return err }, leader.ErrNilClient),
-		"Leader: nil client":                   testkit.Fails(func() error { _, err := leader.Leader(ctx10(), nil, "/x"); return err }, leader.ErrNilClient),
-		"Participants: client closed":          testkit.Fails(func() error { _, err := leader.Participants(ctx10(), closedClient, "/x"); return err }, leader.ErrClosed),
-		"Leader: client closed":                testkit.Fails(func() error { _, err := leader.Leader(ctx10(), closedClient, "/x"); return err }, leader.ErrClosed),
-		"Latch.Participants: client closed":    testkit.Fails(func() error { _, err := latchOnClosed.Participants(ctx10()); return err }, leader.ErrClosed),
-		"Selector.Participants: client closed": testkit.Fails(func() error { _, err := selOnClosed.Participants(ctx10()); return err }, leader.ErrClosed),
+		"NewSelector: empty participant id":    testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
+		"NewSelector: nil error handler":       testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithErrorHandler(nil)); return err }, framework.ErrInvalidArgument),
+		"Participants: nil client":             testkit.Fails(func() error { _, err := leader.Participants(ctx10(), nil, "/x"); return err }, framework.ErrInvalidArgument),
+		"Leader: nil client":                   testkit.Fails(func() error { _, err := leader.Leader(ctx10(), nil, "/x"); return err }, framework.ErrInvalidArgument),
+		"Participants: client closed":          testkit.Fails(func() error { _, err := leader.Participants(ctx10(), closedClient, "/x"); return err }, framework.ErrClosed),
+		"Leader: client closed":                testkit.Fails(func() error { _, err := leader.Leader(ctx10(), closedClient, "/x"); return err }, framework.ErrClosed),
+		"Latch.Participants: client closed":    testkit.Fails(func() error { _, err := latchOnClosed.Participants(ctx10()); return err }, framework.ErrClosed),
+		"Selector.Participants: client closed": testkit.Fails(func() error { _, err := selOnClosed.Participants(ctx10()); return err }, framework.ErrClosed),
 
-		"Latch.Start: twice":           testkit.Fails(started.Start, leader.ErrStarted),
-		"Latch.Start: closed":          testkit.Fails(closedLatch.Start, leader.ErrClosed),
-		"Latch.Await: closed":          testkit.Fails(await(closedLatch, ctx10), leader.ErrClosed),
+		"Latch.Start: twice":           testkit.Fails(started.Start, framework.ErrStarted),
+		"Latch.Start: closed":          testkit.Fails(closedLatch.Start, framework.ErrClosed),
+		"Latch.Await: closed":          testkit.Fails(await(closedLatch, ctx10), framework.ErrClosed),
 		"Latch.Await: deadline":        testkit.Fails(await(follower, testkit.Expired), context.DeadlineExceeded),
 		"Latch.Await: cancelled":       testkit.Fails(await(follower, testkit.Cancelled), context.Canceled),
 		"Latch.Await: timeout":         testkit.Fails(await(follower, func() context.Context { return ctxT(t, 300*time.Millisecond) }), context.DeadlineExceeded),
-		"Term.Err: stepped down":       testkit.Fails(steppedTerm.Err, leader.ErrReleased),
-		"Term.Release: twice":          testkit.Fails(steppedTerm.Release, leader.ErrReleased),
-		"Term.Err: latch closed":       testkit.Fails(closedTerm.Err, leader.ErrClosed),
-		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, leader.ErrClosed, leader.ErrReleased),
-		"Term.Err: session lost":       testkit.Fails(lostTerm.Err, leader.ErrSessionLost),
-		"Term.Release: session lost":   testkit.Fails(lostTerm.Release, leader.ErrHoldLost, leader.ErrSessionLost),
-		"Selector.Start: twice":        testkit.Fails(startedSel.Start, leader.ErrStarted),
-		"Selector.Start: closed":       testkit.Fails(closedSel.Start, leader.ErrClosed),
-		"Selector.Requeue: closed":     testkit.Fails(closedSel.Requeue, leader.ErrClosed),
+		"Term.Err: stepped down":       testkit.Fails(steppedTerm.Err, hold.ErrReleased),
+		"Term.Release: twice":          testkit.Fails(steppedTerm.Release, hold.ErrReleased),
+		"Term.Err: latch closed":       testkit.Fails(closedTerm.Err, framework.ErrClosed),
+		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, framework.ErrClosed, hold.ErrReleased),
+		"Term.Err: session lost":       testkit.Fails(lostTerm.Err, framework.ErrSessionLost),
+		"Term.Release: session lost":   testkit.Fails(lostTerm.Release, hold.ErrHoldLost, framework.ErrSessionLost),
+		"Selector.Start: twice":        testkit.Fails(startedSel.Start, framework.ErrStarted),
+		"Selector.Start: closed":       testkit.Fails(closedSel.Start, framework.ErrClosed),
+		"Selector.Requeue: closed":     testkit.Fails(closedSel.Requeue, framework.ErrClosed),
 		"Selector: job panics":         testkit.Fails(receive(panicked), leader.ErrPanic),
-		"Selector: job's session lost": testkit.Fails(receive(jobCause), leader.ErrSessionLost),
+		"Selector: job's session lost": testkit.Fails(receive(jobCause), framework.ErrSessionLost),
 	})
 }

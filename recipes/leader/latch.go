@@ -10,8 +10,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
-	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
@@ -49,7 +47,7 @@ type Latch struct {
 // Start to compete.
 func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, error) {
 	if client == nil {
-		return nil, fmt.Errorf("leader: %w", ErrNilClient)
+		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -60,7 +58,7 @@ func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, er
 	}
 	life, cancel := context.WithCancel(context.Background())
 	return &Latch{client: client, path: path, id: string(cfg.ID), life: life, cancel: cancel,
-		meter:   fwlink.Of(client).Metrics().Recipe(metrics.Latch, path),
+		meter:   metrics.For(client.MeterProvider()).Recipe(metrics.Latch, path, client.MetricPathAttribute()),
 		changed: make(chan struct{}), subs: map[*Subscription]struct{}{}}, nil
 }
 
@@ -74,9 +72,9 @@ func (l *Latch) Start() error {
 	defer l.mu.Unlock()
 	switch {
 	case l.closed:
-		return ErrClosed
+		return framework.ErrClosed
 	case l.started:
-		return ErrStarted
+		return framework.ErrStarted
 	}
 	l.started = true
 	l.wg.Add(1)
@@ -115,7 +113,7 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 		case term != nil:
 			return term, nil
 		case closed:
-			return nil, ErrClosed
+			return nil, framework.ErrClosed
 		}
 		select {
 		case <-changed:
@@ -148,7 +146,7 @@ func (l *Latch) Participants(ctx context.Context) ([]string, error) {
 	return participants(ctx, l.client, l.path, latchName)
 }
 
-// Close leaves the election: a current term ends (its Err is ErrClosed,
+// Close leaves the election: a current term ends (its Err is framework.ErrClosed,
 // and subscribers get that change), the node is deleted (the next
 // participant leads within a few round trips) and every goroutine ends. It
 // is bounded: the delete is only sent (or left to the client's background
@@ -190,7 +188,7 @@ func (l *Latch) run() {
 		// From here to a term is the latch's acquire, whether it queues
 		// anew or its node leads again after a cut.
 		start := time.Now()
-		var e *contend.Entry
+		var e *hold.Grant
 		var err error
 		if node != "" {
 			e, err = l.recheck(node, owner, czxid)
@@ -200,13 +198,13 @@ func (l *Latch) run() {
 				// Gone or not ours: only a check of its owner may delete
 				// it, never a blind delete that could take a node someone
 				// else has made at the path since.
-				_ = fwlink.Of(c).DeleteLater(node, owner)
+				_ = c.DeleteLater(node, owner)
 				node = ""
 			}
 			e, err = contend.Enter(l.life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1)})
 		}
 		if err != nil {
-			l.meter.Acquire(l.life, start, err)
+			l.meter.Acquire(l.life, start, contend.Outcome(err))
 			if l.life.Err() != nil {
 				return
 			}
@@ -216,19 +214,19 @@ func (l *Latch) run() {
 			}
 			continue
 		}
-		node, owner, czxid = e.Path, e.Session.ID, e.Czxid
+		node, owner, czxid = e.Path, e.Session.ID, e.Token
 		// The term is a hold of the node, as every hold: it follows the
 		// session's loss signal and the node itself (deleted by someone
 		// else, the term is over at once). Its Release steps down.
-		followed := ihold.NewNode(c, e, false, l.meter)
+		followed := hold.Follow(c, *e, hold.WithMetrics(string(metrics.Latch), l.path))
 		stepDown, over := make(chan struct{}), make(chan struct{})
 		var once sync.Once
-		term, err := ihold.NewHold(followed, func(*ihold.Hold) error {
+		term, err := followed.NewHold(func(*hold.Hold) error {
 			once.Do(func() { close(stepDown) })
 			<-over
 			return nil
 		})
-		l.meter.Acquire(l.life, start, err)
+		l.meter.Acquire(l.life, start, contend.Outcome(err))
 		if err != nil {
 			// Lost between the grant and now: never hand it out.
 			followed.Forget(followed.Err())
@@ -244,15 +242,15 @@ func (l *Latch) run() {
 		case <-stepDown:
 			// Release: leave the lead to the next participant and queue
 			// again at the back.
-			followed.Forget(ErrReleased)
-			l.endTerm(ErrReleased)
+			followed.Forget(hold.ErrReleased)
+			l.endTerm(hold.ErrReleased)
 			if err := l.deleteNode(node, owner); err != nil {
 				c.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
 			}
 			node = ""
 		case <-l.life.Done():
-			followed.Forget(ErrClosed)
-			l.endTerm(ErrClosed)
+			followed.Forget(framework.ErrClosed)
+			l.endTerm(framework.ErrClosed)
 			close(over)
 			return
 		}
@@ -265,7 +263,7 @@ func (l *Latch) run() {
 // connection first. Trust comes last, as at every grant, so that a link that
 // drops during the look is waited out and the node checked again. A nil
 // entry and nil error mean "queue anew".
-func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error) {
+func (l *Latch) recheck(node string, owner, czxid int64) (*hold.Grant, error) {
 	c := l.client
 	if _, err := c.WaitConnected(l.life); err != nil {
 		return nil, err
@@ -278,13 +276,13 @@ func (l *Latch) recheck(node string, owner, czxid int64) (*contend.Entry, error)
 		return nil, nil
 	}
 	s, err := contend.Trust(l.life, c, owner, node)
-	if errors.Is(err, contend.ErrSessionLost) {
+	if errors.Is(err, framework.ErrSessionLost) {
 		return nil, nil // the node is gone or not ours: queue anew
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &contend.Entry{Path: node, Czxid: czxid, Session: s}, nil
+	return &hold.Grant{Path: node, Token: czxid, Session: s}, nil
 }
 
 func (l *Latch) deleteNode(node string, owner int64) error {
@@ -294,10 +292,10 @@ func (l *Latch) deleteNode(node string, owner int64) error {
 	return nil
 }
 
-func (l *Latch) setTerm(t *ihold.Hold) {
+func (l *Latch) setTerm(t *hold.Hold) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.term = (*hold.Hold)(t)
+	l.term = t
 	l.meter.Leading(true)
 	l.client.Logger().Info("leader latch: leading", "path", l.path, "session", fmt.Sprintf("0x%x", t.SessionID()), "token", t.Token())
 	l.broadcastLocked()
@@ -315,7 +313,7 @@ func (l *Latch) endTerm(reason error) {
 	l.term = nil
 	l.meter.Leading(false)
 	l.client.Logger().Info("leader latch: not leading", "path", l.path, "session", fmt.Sprintf("0x%x", t.SessionID()),
-		"token", t.Token(), "reason", ihold.Reason(reason))
+		"token", t.Token(), "reason", hold.Reason(reason))
 	l.broadcastLocked()
 	l.publishLocked(Change{Leader: false, Reason: reason, Token: t.Token(), Time: time.Now()})
 }

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/mailbox"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -29,32 +28,17 @@ import (
 
 // The errors of this package: its own, and those every recipe shares
 // (package hold documents them) under the same names. A term's Err is one
-// of ErrSuspended, ErrSessionLost, ErrNodeDeleted (the latch queues
-// again), ErrReleased (Release stepped down) or ErrClosed (the latch
+// of framework.ErrSuspended, framework.ErrSessionLost, framework.ErrNodeDeleted (the latch queues
+// again), hold.ErrReleased (Release stepped down) or framework.ErrClosed (the latch
 // closed); a Selector's job sees the same as its context's cause.
 var (
-	// ErrNilFunc: NewSelector without a function to run.
-	ErrNilFunc = errors.New("leader: nil leadership function")
-	// ErrStarted: Start called twice.
-	ErrStarted = errors.New("leader: already started")
 	// ErrPanic wraps a panic of a leadership function.
 	ErrPanic = errors.New("leader: leadership function panicked")
-
-	ErrNilClient        = hold.ErrNilClient
-	ErrInvalidOption    = hold.ErrInvalidOption
-	ErrClosed           = hold.ErrClosed
-	ErrSuspended        = hold.ErrSuspended
-	ErrSessionLost      = hold.ErrSessionLost
-	ErrNodeDeleted      = hold.ErrNodeDeleted
-	ErrReleased         = hold.ErrReleased
-	ErrHoldLost         = hold.ErrHoldLost
-	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
-	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
 )
 
 // Option configures a Latch or a Selector. Every recipe's Option has this
 // shape, and an option of the same name means the same thing in each; one
-// given to a recipe it does not apply to is refused (ErrInvalidOption).
+// given to a recipe it does not apply to is refused (framework.ErrInvalidArgument).
 type Option func(*option.Config) error
 
 // WithParticipantID sets the participant id, the data of this process's
@@ -85,7 +69,7 @@ type Change struct {
 // path (or any Curator lock path), in queue order: the leader first.
 func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
 	if client == nil {
-		return nil, fmt.Errorf("leader: %w", ErrNilClient)
+		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
 	}
 	return participants(ctx, client, path, latchName, "lock-")
 }
@@ -100,7 +84,7 @@ func Leader(ctx context.Context, client *framework.Client, path string) (string,
 	return ids[0], nil
 }
 
-// participants lists the ids; a closed client is ErrClosed, as everywhere
+// participants lists the ids; a closed client is framework.ErrClosed, as everywhere
 // in the package.
 func participants(ctx context.Context, client *framework.Client, path string, markers ...string) ([]string, error) {
 	ids, err := contend.Participants(ctx, client, path, markers...)

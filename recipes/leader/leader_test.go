@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -40,7 +39,7 @@ func runHelper(spec string) {
 	timeout, _ := time.ParseDuration(parts[3])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithConnOptions(conn.WithSessionTimeout(timeout)))
+	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithSessionTimeout(timeout))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -115,10 +114,10 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
-	assert.ErrorIs(t, ta.Err(), leader.ErrClosed)
+	assert.ErrorIs(t, ta.Err(), framework.ErrClosed)
 	end := <-subA.Changes()
 	assert.False(t, end.Leader)
-	assert.ErrorIs(t, end.Reason, leader.ErrClosed)
+	assert.ErrorIs(t, end.Reason, framework.ErrClosed)
 	_, open := <-subA.Changes()
 	assert.False(t, open, "the subscription ends with the latch")
 	assert.True(t, (<-subB.Changes()).Leader)
@@ -137,8 +136,8 @@ func TestCloseReportsTheEndOfTheTermThenEndsSubscriptions(t *testing.T) {
 	require.NoError(t, a.Close())
 	end := <-sub.Changes()
 	assert.False(t, end.Leader)
-	assert.ErrorIs(t, end.Reason, leader.ErrClosed)
-	assert.ErrorIs(t, term.Err(), leader.ErrClosed)
+	assert.ErrorIs(t, end.Reason, framework.ErrClosed)
+	assert.ErrorIs(t, term.Err(), framework.ErrClosed)
 	_, open := <-sub.Changes()
 	assert.False(t, open)
 	require.NoError(t, a.Close(), "a second Close")
@@ -162,7 +161,7 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 	p.Blackhole()
 	<-ta.Done()
 	learned := time.Now()
-	assert.ErrorIs(t, ta.Err(), leader.ErrSuspended)
+	assert.ErrorIs(t, ta.Err(), framework.ErrSuspended)
 	assert.False(t, a.HasLeadership())
 	tb, err := b.Await(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
@@ -190,14 +189,14 @@ func leaderAndFollower(t *testing.T, path string) (obs *framework.Client, a *lea
 }
 
 // The leader's node deleted by someone else (an operator's deleteall) ends
-// its term at once with ErrNodeDeleted; the next participant leads, and the
+// its term at once with framework.ErrNodeDeleted; the next participant leads, and the
 // latch queues again behind it. (Before, the old leader went on leading
 // beside the new one.)
 func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 	operator, a, ta, b := leaderAndFollower(t, "/elect/deleted")
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), ta.Path(), -1))
 	testkit.WaitClosed(t, ta.Done(), 10*time.Second, "the leader was not told its node was deleted")
-	assert.ErrorIs(t, ta.Err(), leader.ErrNodeDeleted)
+	assert.ErrorIs(t, ta.Err(), framework.ErrNodeDeleted)
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
@@ -207,12 +206,12 @@ func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 
 // A term is released like every hold: the leader steps down, the next
 // participant leads, and the latch queues again behind it. A second
-// Release is ErrReleased.
+// Release is hold.ErrReleased.
 func TestTermReleaseStepsDown(t *testing.T) {
 	_, _, ta, b := leaderAndFollower(t, "/elect/stepdown")
 	require.NoError(t, ta.Release())
-	assert.ErrorIs(t, ta.Err(), leader.ErrReleased)
-	assert.ErrorIs(t, ta.Release(), leader.ErrReleased)
+	assert.ErrorIs(t, ta.Err(), hold.ErrReleased)
+	assert.ErrorIs(t, ta.Release(), hold.ErrReleased)
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
@@ -236,7 +235,7 @@ func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 
 	p.Cut()
 	<-t1.Done()
-	assert.ErrorIs(t, t1.Err(), leader.ErrSuspended)
+	assert.ErrorIs(t, t1.Err(), framework.ErrSuspended)
 	t2, err := a.Await(ctxT(t, 20*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, t1.Path(), t2.Path(), "re-checked on reconnect: same node, still first")
@@ -400,7 +399,7 @@ func TestSelectorCancelsTheJobWhenLeadershipIsInDoubt(t *testing.T) {
 	require.NoError(t, s.Start())
 	<-started
 	p.Blackhole()
-	assert.ErrorIs(t, <-cause, leader.ErrSuspended)
+	assert.ErrorIs(t, <-cause, framework.ErrSuspended)
 	p.Heal()
 }
 
@@ -408,19 +407,19 @@ func TestBadInput(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := leader.NewLatch(nil, "/e", leader.WithParticipantID("x"))
-	assert.ErrorIs(t, err, leader.ErrNilClient)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	_, err = leader.NewLatch(c, "e", leader.WithParticipantID("x"))
 	assert.ErrorIs(t, err, framework.ErrInvalidPath)
 	_, err = leader.NewSelector(c, "/e", nil)
-	assert.ErrorIs(t, err, leader.ErrNilFunc)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	l := newLatch(t, c, "/e/closed", "x")
 	require.NoError(t, l.Close())
-	assert.ErrorIs(t, l.Start(), leader.ErrClosed)
+	assert.ErrorIs(t, l.Start(), framework.ErrClosed)
 	_, err = l.Await(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, leader.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	l2 := newLatch(t, c, "/e/twice", "x")
 	require.NoError(t, l2.Start())
-	assert.ErrorIs(t, l2.Start(), leader.ErrStarted)
+	assert.ErrorIs(t, l2.Start(), framework.ErrStarted)
 	kids, _, err := c.Children(ctxT(t, time.Second), "/e/closed")
 	if !errors.Is(err, zk.ErrNoNode) {
 		assert.Empty(t, kids)

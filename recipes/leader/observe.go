@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
@@ -61,7 +60,7 @@ type Observer struct {
 func (o *Observer) Changes() <-chan Leadership { return o.ch }
 
 // Err returns why the stream ended, once Changes is closed (nil before):
-// the context's error when the context ended, ErrClosed (with
+// the context's error when the context ended, framework.ErrClosed (with
 // framework.ErrClosed) when the client closed, or a ZooKeeper error that
 // looking again cannot cure (zk.ErrNoAuth: the client may not read the
 // path).
@@ -88,12 +87,12 @@ func (o *Observer) Err() error {
 //
 // One goroutine serves the stream; it ends, and the channel closes, when
 // ctx ends or the client closes, whether or not anyone reads. Observe
-// takes no options yet (any is refused with ErrInvalidOption). A nil
-// client is ErrNilClient, a bad path framework.ErrInvalidPath and a closed
-// client ErrClosed.
+// takes no options yet (any is refused with framework.ErrInvalidArgument). A nil
+// client is framework.ErrInvalidArgument, a bad path framework.ErrInvalidPath and a closed
+// client framework.ErrClosed.
 func Observe(ctx context.Context, client *framework.Client, path string, opts ...Option) (*Observer, error) {
 	if client == nil {
-		return nil, fmt.Errorf("leader: %w", ErrNilClient)
+		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -106,7 +105,7 @@ func Observe(ctx context.Context, client *framework.Client, path string, opts ..
 		return nil, fmt.Errorf("leader: observe %s: %w", path, contend.Err(framework.ErrClosed, false))
 	}
 	life, stop := context.WithCancelCause(ctx)
-	remove := fwlink.Of(client).OnClose(func() { stop(framework.ErrClosed) })
+	remove := client.OnClose(func() { stop(framework.ErrClosed) })
 	o := &Observer{ch: make(chan Leadership)}
 	go func() {
 		defer close(o.ch)

@@ -184,7 +184,7 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 	// reconnects well within it on a loaded machine (with 8 s, a CI run
 	// beside other test suites once took long enough for go-zookeeper to
 	// declare the session lost).
-	obs := newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(15*time.Second)))
+	obs := newClient(t, p.Addrs(), framework.WithSessionTimeout(15*time.Second))
 	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/cut", "a")
 	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/cut", "b")
 	require.NoError(t, a.Start())
@@ -245,10 +245,10 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 
 // expectState waits for the next state of a client that is not Connected
 // again after Reconnected.
-func expectState(t *testing.T, s *conn.Subscription, want conn.State) {
+func expectState(t *testing.T, s *framework.Subscription[conn.Event], want conn.State) {
 	t.Helper()
 	select {
-	case ev := <-s.Events():
+	case ev := <-s.Changes():
 		require.Equal(t, want, ev.State, "%v", ev)
 		if want == conn.StateReconnected {
 			require.False(t, ev.NewSession, "%v", ev)
@@ -357,7 +357,7 @@ func TestObserveEndsWithItsContextOrItsClient(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, closing.Close())
 	ended(t, unread)
-	assert.ErrorIs(t, unread.Err(), leader.ErrClosed)
+	assert.ErrorIs(t, unread.Err(), framework.ErrClosed)
 	assert.ErrorIs(t, unread.Err(), framework.ErrClosed)
 
 	assert.NoError(t, goleak.Find(before...), "goroutines left by ended observers")
@@ -367,7 +367,7 @@ func TestObserveEndsWithItsContextOrItsClient(t *testing.T) {
 // refusal: looking again cannot cure it.
 func TestObserveEndsOnAPathItMayNotRead(t *testing.T) {
 	cl := zktest.Standalone(t)
-	owner := newClient(t, cl.Addrs(), framework.WithConnOptions(conn.WithDigestAuth("owner", "secret")))
+	owner := newClient(t, cl.Addrs(), framework.WithDigestAuth("owner", "secret"))
 	_, err := owner.Create(ctxT(t, 10*time.Second), "/observe/secret", nil,
 		framework.WithParents(), framework.WithACL(zk.DigestACL(zk.PermAll, "owner", "secret")))
 	require.NoError(t, err)
@@ -409,11 +409,11 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 		}
 	}
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"nil client":    testkit.Fails(observe(nil, "/x"), leader.ErrNilClient),
+		"nil client":    testkit.Fails(observe(nil, "/x"), framework.ErrInvalidArgument),
 		"bad path":      testkit.Fails(observe(c, "x/"), framework.ErrInvalidPath),
 		"dot-dot":       testkit.Fails(observe(c, "/x/../y"), framework.ErrInvalidPath),
-		"closed client": testkit.Fails(observe(closed, "/x"), leader.ErrClosed, framework.ErrClosed),
-		"an option":     testkit.Fails(observe(c, "/x", leader.WithParticipantID("x")), leader.ErrInvalidOption),
+		"closed client": testkit.Fails(observe(closed, "/x"), framework.ErrClosed, framework.ErrClosed),
+		"an option":     testkit.Fails(observe(c, "/x", leader.WithParticipantID("x")), framework.ErrInvalidArgument),
 	})
 	// A nil option is no option, as everywhere.
 	o, err := leader.Observe(ctxT(t, 10*time.Second), c, "/x", nil)

@@ -7,9 +7,8 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
-	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -49,10 +48,10 @@ type Selector struct {
 // to compete.
 func NewSelector(client *framework.Client, path string, fn Func, opts ...Option) (*Selector, error) {
 	if client == nil {
-		return nil, fmt.Errorf("leader: %w", ErrNilClient)
+		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
 	}
 	if fn == nil {
-		return nil, ErrNilFunc
+		return nil, framework.ErrInvalidArgument
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -71,7 +70,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Option)
 		return nil, err
 	}
 	s.mutex = m
-	s.meter = fwlink.Of(client).Metrics().Recipe(metrics.Selector, path)
+	s.meter = metrics.For(client.MeterProvider()).Recipe(metrics.Selector, path, client.MetricPathAttribute())
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -85,9 +84,9 @@ func (s *Selector) Start() error {
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
-		return ErrClosed
+		return framework.ErrClosed
 	case s.started:
-		return ErrStarted
+		return framework.ErrStarted
 	}
 	s.started = true
 	s.wg.Add(1)
@@ -101,7 +100,7 @@ func (s *Selector) Requeue() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrClosed
+		return framework.ErrClosed
 	}
 	select {
 	case s.requeues <- struct{}{}:
@@ -177,13 +176,13 @@ func (s *Selector) term() error {
 	s.setLeading(false)
 	reason := "returned"
 	if herr := h.Err(); herr != nil {
-		reason = ihold.Reason(herr)
+		reason = hold.Reason(herr)
 	} else if s.life.Err() != nil {
 		reason = "recipe_closed"
 	}
 	log.Info("leader selector: not leading", "path", s.path, "session", fmt.Sprintf("0x%x", h.SessionID()),
 		"token", h.Token(), "reason", reason)
-	if rerr := s.mutex.Release(); rerr != nil && !errors.Is(rerr, mutex.ErrHoldLost) {
+	if rerr := s.mutex.Release(); rerr != nil && !errors.Is(rerr, hold.ErrHoldLost) {
 		err = errors.Join(err, rerr)
 	}
 	return err

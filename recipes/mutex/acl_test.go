@@ -10,12 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
 // ZooKeeper checks DELETE (and CREATE) against the parent's ACL, so a lock
@@ -25,7 +22,7 @@ import (
 func TestCreatorACLProtectsLockNodesAndTheirDirectory(t *testing.T) {
 	cl := zktest.Standalone(t)
 	alice := newClient(t, cl.Addrs(),
-		framework.WithConnOptions(conn.WithDigestAuth("alice", "pw")),
+		framework.WithDigestAuth("alice", "pw"),
 		framework.WithACLProvider(framework.CreatorACL()))
 	m := newMutex(t, alice, "/acl/app/lock")
 	h, err := m.Acquire(ctxT(t, 10*time.Second))
@@ -34,8 +31,8 @@ func TestCreatorACLProtectsLockNodesAndTheirDirectory(t *testing.T) {
 	ctx := context.Background()
 	for name, opts := range map[string][]framework.Option{
 		"anonymous":      nil,
-		"other identity": {framework.WithConnOptions(conn.WithDigestAuth("mallory", "pw"))},
-		"wrong password": {framework.WithConnOptions(conn.WithDigestAuth("alice", "nope"))},
+		"other identity": {framework.WithDigestAuth("mallory", "pw")},
+		"wrong password": {framework.WithDigestAuth("alice", "nope")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := newClient(t, cl.Addrs(), opts...)
@@ -59,7 +56,7 @@ func TestCreatorACLProtectsLockNodesAndTheirDirectory(t *testing.T) {
 	java.ExpectNone(t, "acquired j", absenceWindow)
 	require.NoError(t, h.Release())
 	javaNode := strings.TrimPrefix(java.Expect(t, "acquired j ", 10*time.Second), "acquired j ")
-	acl, _, err := connlink.Of(fwlink.Of(alice).Conn()).ZK().GetACL(javaNode)
+	acl, _, err := alice.GetACL(t.Context(), javaNode)
 	require.NoError(t, err)
 	assert.Equal(t, zk.DigestACL(zk.PermAll, "alice", "pw"), acl, "Curator's node is alice's too")
 	java.Call(t, "mutex-release j", "released j", 10*time.Second)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -71,13 +70,13 @@ func TestHolderCutOffLearnsFirstAndNextWaiterGetsLockAfterExpiry(t *testing.T) {
 	assert.False(t, cl.SessionAlive(holderSession), "granted while the holder's session was alive")
 	<-lostc
 	assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)
-	assert.ErrorIs(t, h.Err(), mutex.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
 	assert.Greater(t, g.hold.Token(), h.Token())
 
 	// The old holder cleans up locally and can use the Mutex again once its
 	// link is back.
 	p.Heal()
-	assert.ErrorIs(t, holder.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, holder.Release(), hold.ErrHoldLost)
 	_, held := holder.Held()
 	assert.False(t, held)
 	require.NoError(t, g.release())
@@ -104,9 +103,9 @@ func TestSessionOnlyPolicySignalsOnLostNotSuspended(t *testing.T) {
 	default:
 	}
 	<-h.Done()
-	assert.ErrorIs(t, h.Err(), mutex.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
 	p.Heal()
-	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, m.Release(), hold.ErrHoldLost)
 }
 
 func TestKilledHolderProcessIsReplacedWithinSessionTimeout(t *testing.T) {
@@ -209,7 +208,7 @@ func TestEnsembleLeaderLossKeepsExclusionAndProgress(t *testing.T) {
 						afterKill.Add(1)
 					}
 				}
-				if err := m.Release(); err != nil && !errors.Is(err, mutex.ErrHoldLost) && !errors.Is(err, framework.ErrDeferred) {
+				if err := m.Release(); err != nil && !errors.Is(err, hold.ErrHoldLost) && !errors.Is(err, framework.ErrDeferred) {
 					t.Errorf("release: %v", err)
 				}
 			}
@@ -234,7 +233,7 @@ func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	// Sessions longer than a restart can take on a loaded machine: with the
 	// default 4 s, a slow JVM start would turn this into a session-loss test.
-	long := framework.WithConnOptions(conn.WithSessionTimeout(15 * time.Second))
+	long := framework.WithSessionTimeout(15 * time.Second)
 	holder := newMutex(t, newClient(t, cl.Addrs(), long), "/locks/restart")
 	waiter := newMutex(t, newClient(t, cl.Addrs(), long), "/locks/restart")
 	h, err := holder.Acquire(ctxT(t, 10*time.Second))
@@ -244,7 +243,7 @@ func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
 
 	cl.Server(1).Restart()
 	<-h.Done()
-	assert.ErrorIs(t, h.Err(), mutex.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
 	kids := waitNodes(t, obs, "/locks/restart", 2) // both sessions came back
 	assert.Contains(t, kids, framework.Base(h.Path()), "the holder's node survived the restart")
 	select {
@@ -253,7 +252,7 @@ func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
 	default:
 	}
 
-	assert.ErrorIs(t, holder.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, holder.Release(), hold.ErrHoldLost)
 	g := <-got
 	require.NoError(t, g.err)
 	assert.Greater(t, g.hold.Token(), h.Token())

@@ -9,11 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // Under every shape of link fault, the holder's loss signal fires before
@@ -71,7 +70,7 @@ func TestLossSignalFiresBeforeAnyOtherGrantUnderEveryFaultShape(t *testing.T) {
 			assert.Error(t, h.Err())
 
 			p.Heal()
-			assert.ErrorIs(t, holder.Release(), mutex.ErrHoldLost)
+			assert.ErrorIs(t, holder.Release(), hold.ErrHoldLost)
 			g := <-got
 			require.NoError(t, g.err)
 			assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)
@@ -93,7 +92,7 @@ func TestALateReplyProvesLifeOnlyAsOfItsRequest(t *testing.T) {
 	const timeout = 4 * time.Second
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	holderClient := newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(timeout)))
+	holderClient := newClient(t, p.Addrs(), framework.WithSessionTimeout(timeout))
 	h, err := newMutex(t, holderClient, "/locks/late").Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 

@@ -44,7 +44,7 @@ func ExampleMutex_fenced() {
 	switch {
 	case errors.Is(err, hold.ErrHoldLost):
 		fmt.Println("lost the lock: nothing written") // the hold ends too
-	case errors.Is(err, hold.ErrOutcomeUnknown):
+	case errors.Is(err, framework.ErrOutcomeUnknown):
 		fmt.Println("reply lost: read the node to know") // all or nothing was applied
 	case err != nil:
 		fmt.Println(err) // one of the ops failed (*framework.MultiOpError): nothing applied

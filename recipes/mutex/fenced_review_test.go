@@ -13,7 +13,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // noReadUnder gives nodes under prefix every permission but READ.
@@ -41,8 +40,8 @@ func TestFencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/innocent"})
 	t.Logf("fenced: %v", err)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, mutex.ErrFenceCheckFailed)
-	assert.NotErrorIs(t, err, mutex.ErrHoldLost, "the hold stands")
+	assert.ErrorIs(t, err, hold.ErrFenceCheckFailed)
+	assert.NotErrorIs(t, err, hold.ErrHoldLost, "the hold stands")
 	var me *framework.MultiOpError
 	if errors.As(err, &me) {
 		assert.NotEqual(t, 0, me.Index, "the hold's check failed (%v on %s), yet the error names the caller's op 0", me.Err, me.Path)

@@ -66,16 +66,16 @@ func TestFencedWriteFailsOnceTheNodeIsDeletedEvenBeforeTheHoldKnows(t *testing.T
 	}
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/written"})
 	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrNodeDeleted)
+	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
 	assert.False(t, exists(t, other, "/written"), "a write by a holder whose node is gone committed")
 
 	// The failed write ends the hold at once, and the next is refused
 	// before it is sent.
 	testkit.WaitClosed(t, h.Done(), time.Second, "the hold did not end with the failed fenced write")
-	assert.ErrorIs(t, h.Err(), hold.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/written"})
 	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrNodeDeleted)
+	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
 }
 
 // A write queued while the link is down goes out once it is back, on
@@ -111,7 +111,7 @@ func TestFencedWriteSentAfterTheSessionExpiredDoesNotCommit(t *testing.T) {
 	}
 	t.Logf("fenced write: %v", err)
 	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrSessionLost)
+	assert.ErrorIs(t, err, framework.ErrSessionLost)
 	assert.False(t, exists(t, other, "/written"), "a write of an expired session's holder committed")
 }
 
@@ -207,7 +207,7 @@ func TestFencedWriteWithALostReplyIsNotSentAgain(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the fenced write never returned")
 	}
-	assert.ErrorIs(t, err, hold.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, framework.ErrOutcomeUnknown)
 	assert.NotErrorIs(t, err, hold.ErrHoldLost)
 	// Give a resend every chance to land, then count.
 	_, err = c.WaitConnected(ctxT(t, 30*time.Second))

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -32,7 +31,7 @@ func TestReleasedHoldIsNotHandedOutAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h1.Release())
 	<-h1.Done()
-	assert.ErrorIs(t, h1.Err(), mutex.ErrReleased)
+	assert.ErrorIs(t, h1.Err(), hold.ErrReleased)
 
 	h2, err := m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
@@ -40,13 +39,13 @@ func TestReleasedHoldIsNotHandedOutAgain(t *testing.T) {
 	assert.NotEqual(t, h1.Path(), h2.Path())
 	assert.Greater(t, h2.Token(), h1.Token())
 
-	assert.ErrorIs(t, h1.Release(), mutex.ErrReleased)
+	assert.ErrorIs(t, h1.Release(), hold.ErrReleased)
 	assert.NoError(t, h2.Err(), "releasing the old hold again ended the new one")
 	assert.Len(t, nodes(t, obs, "/handles/again"), 1)
 
 	require.NoError(t, m.Release())
-	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
-	assert.ErrorIs(t, h2.Release(), mutex.ErrReleased)
+	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld)
+	assert.ErrorIs(t, h2.Release(), hold.ErrReleased)
 	waitNodes(t, obs, "/handles/again", 0)
 }
 
@@ -67,10 +66,10 @@ func TestNestedAcquisitionsAreHandlesOfTheirOwn(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- inner.Release() }() // a handle may be released anywhere
 	require.NoError(t, <-errc)
-	assert.ErrorIs(t, inner.Err(), mutex.ErrReleased)
+	assert.ErrorIs(t, inner.Err(), hold.ErrReleased)
 	assert.NoError(t, outer.Err(), "the inner release ended the outer acquisition")
 	assert.Len(t, nodes(t, obs, "/handles/nested"), 1)
-	assert.ErrorIs(t, inner.Release(), mutex.ErrReleased)
+	assert.ErrorIs(t, inner.Release(), hold.ErrReleased)
 	assert.Len(t, nodes(t, obs, "/handles/nested"), 1, "a second release counted down again")
 
 	require.NoError(t, outer.Release())
@@ -80,7 +79,7 @@ func TestNestedAcquisitionsAreHandlesOfTheirOwn(t *testing.T) {
 }
 
 // lostHold acquires path on a client behind a proxy of a fresh server,
-// then blackholes the link until the hold's signal fires (ErrSuspended).
+// then blackholes the link until the hold's signal fires (framework.ErrSuspended).
 func lostHold(t *testing.T, path string) (*mutex.Mutex, *hold.Hold, *zktest.Proxy) {
 	t.Helper()
 	p := zktest.Standalone(t).NewProxy()
@@ -97,21 +96,21 @@ func lostHold(t *testing.T, path string) (*mutex.Mutex, *hold.Hold, *zktest.Prox
 func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
 	m, _, p := lostHold(t, "/handles/lost")
 	_, err := m.Acquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, mutex.ErrHoldLost)
-	assert.ErrorIs(t, err, mutex.ErrSuspended)
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, framework.ErrSuspended)
 	_, err = m.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
 
 	p.Heal()
-	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost, "one acquisition to release, not three")
-	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
+	assert.ErrorIs(t, m.Release(), hold.ErrHoldLost, "one acquisition to release, not three")
+	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld)
 }
 
-// Under the standard policy a hold ends as ErrSuspended when its link is in
+// Under the standard policy a hold ends as framework.ErrSuspended when its link is in
 // doubt; once the session is known lost, what the hold reports says so
 // too: Err, a nested acquire on it and its release all match
-// ErrSessionLost (and still ErrSuspended, the first reason). Before, they
-// said ErrSuspended only, for ever.
+// framework.ErrSessionLost (and still framework.ErrSuspended, the first reason). Before, they
+// said framework.ErrSuspended only, for ever.
 func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -122,33 +121,33 @@ func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
 	require.NoError(t, err)
 	testkit.LoseSession(t, p, c)
 	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
-	assert.ErrorIs(t, h.Err(), mutex.ErrSessionLost)
-	assert.ErrorIs(t, h.Err(), mutex.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
 	_, err = m.Acquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, mutex.ErrHoldLost)
-	assert.ErrorIs(t, err, mutex.ErrSessionLost)
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, framework.ErrSessionLost)
 	err = m.Release()
-	assert.ErrorIs(t, err, mutex.ErrHoldLost)
-	assert.ErrorIs(t, err, mutex.ErrSessionLost)
-	assert.ErrorIs(t, h.Release(), mutex.ErrReleased, "m.Release gave back h, the only acquisition")
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, framework.ErrSessionLost)
+	assert.ErrorIs(t, h.Release(), hold.ErrReleased, "m.Release gave back h, the only acquisition")
 }
 
 // A hold lost before its Mutex was closed still says so when released
-// afterwards: ErrHoldLost, besides ErrReleased and ErrClosed (the Close gave
+// afterwards: hold.ErrHoldLost, besides hold.ErrReleased and framework.ErrClosed (the Close gave
 // it back). Before, "released by Close" hid the loss, and a caller deciding
-// on errors.Is(err, ErrHoldLost) whether to roll back would not.
+// on errors.Is(err, hold.ErrHoldLost) whether to roll back would not.
 func TestHoldLostBeforeCloseStillSaysSoOnRelease(t *testing.T) {
 	m, h, p := lostHold(t, "/handles/lost-then-closed")
 	require.NoError(t, m.Close())
 	p.Heal()
 	err := h.Release()
-	assert.ErrorIs(t, err, mutex.ErrHoldLost)
-	assert.ErrorIs(t, err, mutex.ErrReleased)
-	assert.ErrorIs(t, err, mutex.ErrClosed)
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, hold.ErrReleased)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 }
 
 // A hold whose node someone else deletes (an operator's deleteall) is lost
-// at once, with ErrNodeDeleted, and says so on Release. (Before: it stayed
+// at once, with framework.ErrNodeDeleted, and says so on Release. (Before: it stayed
 // "held" while a newcomer took the lock.)
 func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -163,11 +162,11 @@ func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(context.Background(), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
 	g := <-got
 	require.NoError(t, g.err)
-	assert.ErrorIs(t, m.Release(), mutex.ErrHoldLost)
-	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld)
+	assert.ErrorIs(t, m.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld)
 	require.NoError(t, g.release())
 }
 
@@ -190,8 +189,8 @@ func TestHoldLearnsADeletionRightAfterItsGrant(t *testing.T) {
 		deleted := time.Now()
 		testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
 		lags = append(lags, time.Since(deleted))
-		assert.ErrorIs(t, h.Err(), mutex.ErrNodeDeleted)
-		assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+		assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+		assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
 	}
 	slices.Sort(lags)
 	assert.Less(t, lags[len(lags)/2], 20*time.Millisecond,
@@ -215,7 +214,7 @@ func TestReleaseAfterItsNodeWasDeletedSparesANewNodeAtThePath(t *testing.T) {
 	_, err = operator.Create(ctxT(t, 10*time.Second), h.Path(), nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
-	assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
 	// The holder's session is answered in order: a delete it sent is
 	// applied before this look is.
 	ok, st, err := holder.Exists(ctxT(t, 10*time.Second), h.Path())
@@ -224,15 +223,12 @@ func TestReleaseAfterItsNodeWasDeletedSparesANewNodeAtThePath(t *testing.T) {
 	assert.Equal(t, operator.Session().ID, st.EphemeralOwner)
 }
 
-// A client over a shared connection deletes its nodes when it closes (the
-// session goes on), and a hold made through it reports the loss.
-func TestHoldOfAClientOverASharedConnEndsWithItsClose(t *testing.T) {
+// A client's Close ends its holds, which report the loss, and their nodes
+// go with its session.
+func TestHoldEndsWithItsClientsClose(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
-	zc, err := conn.Dial(ctxT(t, 10*time.Second), cl.Addrs())
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
-	c, err := framework.New(zc)
+	c, err := framework.Dial(ctxT(t, 10*time.Second), cl.Addrs())
 	require.NoError(t, err)
 	m, err := mutex.New(c, "/handles/shared")
 	require.NoError(t, err)
@@ -241,25 +237,22 @@ func TestHoldOfAClientOverASharedConnEndsWithItsClose(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the hold did not end with its client")
-	assert.ErrorIs(t, h.Err(), mutex.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
 	assert.Empty(t, nodes(t, obs, "/handles/shared"), "the lock node outlived its client")
-	assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
 	require.NoError(t, m.Close())
 }
 
-// A client over a shared connection ends its holds before it deletes their
-// nodes at Close: no other session can be granted while a hold of it still
-// looks held, and no goroutine of the hold outlives the Close. Before, the
-// nodes went first, and another session was granted a few hundred
-// microseconds before the hold's Done fired, in about one round in three.
-func TestSharedConnClientEndsItsHoldsBeforeDeletingTheirNodes(t *testing.T) {
+// A client ends its holds before their nodes go at Close: no other session
+// can be granted while a hold of it still looks held, and no goroutine of
+// the hold outlives the Close. (A client over a shared connection, which
+// deleted its nodes at Close, once let another session be granted a few
+// hundred microseconds before the hold's Done fired.)
+func TestClientEndsItsHoldsBeforeTheirNodesGo(t *testing.T) {
 	cl := zktest.Standalone(t)
-	zc, err := conn.Dial(ctxT(t, 10*time.Second), cl.Addrs())
-	require.NoError(t, err)
-	t.Cleanup(func() { zc.Close() })
 	other := newMutex(t, newClient(t, cl.Addrs()), "/handles/order")
 	for round := range 10 {
-		c, err := framework.New(zc)
+		c, err := framework.Dial(ctxT(t, 10*time.Second), cl.Addrs())
 		require.NoError(t, err)
 		m, err := mutex.New(c, "/handles/order")
 		require.NoError(t, err)
@@ -278,9 +271,9 @@ func TestSharedConnClientEndsItsHoldsBeforeDeletingTheirNodes(t *testing.T) {
 		require.NoError(t, g.release())
 		require.NoError(t, m.Close())
 	}
-	// The clients of this test live on: look for the hold's own goroutines.
+	// Other clients of this test live on: look for the hold's own goroutines.
 	assert.Eventually(t, func() bool {
 		buf := make([]byte, 1<<20)
-		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "internal/hold.(*Node)")
+		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "hold.(*Node)")
 	}, 5*time.Second, 10*time.Millisecond, "a goroutine of a hold outlived its client")
 }

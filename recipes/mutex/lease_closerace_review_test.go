@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -40,7 +41,7 @@ func TestRecipeAndClientCloseRacingTheLeaseEndLeaveNothing(t *testing.T) {
 		go func() { defer wg.Done(); _ = c.Close() }()
 		wg.Wait()
 		err = m.Release()
-		assert.True(t, err == nil || errors.Is(err, mutex.ErrReleased) || errors.Is(err, mutex.ErrNotHeld) || errors.Is(err, mutex.ErrHoldLost), "%v", err)
+		assert.True(t, err == nil || errors.Is(err, hold.ErrReleased) || errors.Is(err, hold.ErrNotHeld) || errors.Is(err, hold.ErrHoldLost), "%v", err)
 		assert.Error(t, h.Err())
 		waitNodes(t, obs, "/locks/lease-close-race", 0)
 	}

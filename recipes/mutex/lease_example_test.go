@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -37,9 +38,9 @@ func ExampleWithLeaseTime() {
 	fmt.Println("extend:", h.Extend(300*time.Millisecond)) // still working: keep it a while longer
 
 	<-h.Done() // the holder forgot it: the lease ends, then its node is deleted
-	fmt.Println(errors.Is(h.Err(), mutex.ErrLeaseExpired))
+	fmt.Println(errors.Is(h.Err(), hold.ErrLeaseExpired))
 	err = m.Release()
-	fmt.Println(errors.Is(err, mutex.ErrHoldLost), errors.Is(err, mutex.ErrLeaseExpired))
+	fmt.Println(errors.Is(err, hold.ErrHoldLost), errors.Is(err, hold.ErrLeaseExpired))
 	// Output:
 	// extend: <nil>
 	// true

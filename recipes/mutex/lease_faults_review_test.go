@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (missing fault-path test): a hold lost to a cut FIRST (ErrSuspended
+// Review (missing fault-path test): a hold lost to a cut FIRST (framework.ErrSuspended
 // at 2/3 of the session timeout), whose link comes back under the same
 // session, and whose holder never releases: the lease's end must still
 // delete the node (the README promises it) and let the next waiter in,
@@ -22,7 +22,7 @@ import (
 func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(3*time.Second)))
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
 	leased := newMutex(t, c, "/locks/lease-lost-first", mutex.WithLeaseTime(6*time.Second))
 	obs := newClient(t, cl.Addrs())
 	other := newMutex(t, obs, "/locks/lease-lost-first")
@@ -36,7 +36,7 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 
 	p.Blackhole()
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the cut's suspension")
-	require.ErrorIs(t, h.Err(), mutex.ErrSuspended)
+	require.ErrorIs(t, h.Err(), framework.ErrSuspended)
 	p.Heal()
 	_, err = c.WaitConnected(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
@@ -47,11 +47,11 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 	require.NoError(t, g.err)
 	assert.False(t, g.at.Before(end), "granted at %v, before the lease's end %v", g.at, end)
 	assert.True(t, cl.SessionAlive(session), "the node went with the session, not by the lease")
-	assert.ErrorIs(t, h.Err(), mutex.ErrSuspended, "the first reason must stay")
-	assert.NotErrorIs(t, h.Err(), mutex.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Err(), framework.ErrSuspended, "the first reason must stay")
+	assert.NotErrorIs(t, h.Err(), hold.ErrLeaseExpired)
 	require.NoError(t, g.release())
 	err = leased.Release()
-	assert.ErrorIs(t, err, mutex.ErrHoldLost)
+	assert.ErrorIs(t, err, hold.ErrHoldLost)
 	waitNodes(t, obs, "/locks/lease-lost-first", 0)
 }
 
@@ -60,7 +60,7 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 // server is back, under the same session; the next waiter then gets it.
 func TestLeaseRunningOutWhileTheServerIsDownDeletesTheNodeAfterRestart(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs(), framework.WithConnOptions(conn.WithSessionTimeout(20*time.Second)))
+	c := newClient(t, cl.Addrs(), framework.WithSessionTimeout(20*time.Second))
 	leased := newMutex(t, c, "/locks/lease-restart", mutex.WithLeaseTime(time.Second))
 	obs := newClient(t, cl.Addrs())
 	other := newMutex(t, obs, "/locks/lease-restart")
@@ -81,6 +81,6 @@ func TestLeaseRunningOutWhileTheServerIsDownDeletesTheNodeAfterRestart(t *testin
 	assert.True(t, cl.SessionAlive(session), "the node went with the session, not by the lease")
 	assert.Greater(t, g.Token(), h.Token())
 	require.NoError(t, other.Release())
-	assert.ErrorIs(t, leased.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, leased.Release(), hold.ErrHoldLost)
 	waitNodes(t, obs, "/locks/lease-restart", 0)
 }

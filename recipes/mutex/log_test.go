@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // logLines is a slog JSON sink that tests can read while clients write.
@@ -78,5 +78,5 @@ func TestAHoldIsLoggedWithPathSessionTokenAndReason(t *testing.T) {
 		assert.Equal(t, v, lost[k], k)
 	}
 	assert.Equal(t, "node_deleted", lost["reason"])
-	assert.ErrorIs(t, h.Release(), mutex.ErrHoldLost)
+	assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 )
 
@@ -15,9 +16,6 @@ type Lock interface {
 	Acquire(ctx context.Context) (*hold.Hold, error)
 	Release() error
 }
-
-// ErrNoLocks: NewMultiLock without locks, or with a nil one.
-var ErrNoLocks = errors.New("mutex: multilock needs one or more non-nil locks")
 
 // MultiLock acquires several locks as one, all or nothing, as Curator's
 // InterProcessMultiLock. Locks are taken in the order given; always use the
@@ -29,11 +27,11 @@ type MultiLock struct {
 // NewMultiLock returns a MultiLock over locks.
 func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 	if len(locks) == 0 {
-		return nil, ErrNoLocks
+		return nil, framework.ErrInvalidArgument
 	}
 	for i, l := range locks {
 		if l == nil || isNilPointer(l) {
-			return nil, fmt.Errorf("%w: lock %d is nil", ErrNoLocks, i)
+			return nil, fmt.Errorf("%w: lock %d is nil", framework.ErrInvalidArgument, i)
 		}
 	}
 	return &MultiLock{locks: append([]Lock(nil), locks...)}, nil

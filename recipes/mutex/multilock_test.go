@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -52,9 +53,9 @@ func TestMultiLockIsAllOrNothing(t *testing.T) {
 
 func TestMultiLockRejectsBadInput(t *testing.T) {
 	_, err := mutex.NewMultiLock()
-	assert.ErrorIs(t, err, mutex.ErrNoLocks)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	_, err = mutex.NewMultiLock(nil)
-	assert.ErrorIs(t, err, mutex.ErrNoLocks)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	var m *mutex.Mutex
 	_, err = mutex.NewMultiLock(m)
 	assert.Error(t, err, "a typed nil is still nil")

@@ -10,7 +10,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
@@ -18,23 +17,6 @@ import (
 
 // The errors of this package: those every recipe shares (package hold
 // documents them), under the same names.
-var (
-	ErrNotOwner         = hold.ErrNotOwner
-	ErrNotHeld          = hold.ErrNotHeld
-	ErrWouldBlock       = hold.ErrWouldBlock
-	ErrClosed           = hold.ErrClosed
-	ErrNilClient        = hold.ErrNilClient
-	ErrInvalidOption    = hold.ErrInvalidOption
-	ErrHoldLost         = hold.ErrHoldLost
-	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
-	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
-	ErrSuspended        = hold.ErrSuspended
-	ErrSessionLost      = hold.ErrSessionLost
-	ErrNodeDeleted      = hold.ErrNodeDeleted
-	ErrReleased         = hold.ErrReleased
-	ErrLeaseExpired     = hold.ErrLeaseExpired
-	ErrNoLeaseTime      = hold.ErrNoLeaseTime
-)
 
 // lockName is Curator's node name for InterProcessMutex.
 const lockName = "lock-"
@@ -56,7 +38,7 @@ type Mutex struct {
 // New returns a mutex on the lock directory path.
 func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if client == nil {
-		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
+		return nil, fmt.Errorf("mutex: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -76,11 +58,11 @@ func (m *Mutex) Path() string { return m.path }
 // deadline is the timeout), or the Mutex is closed. If the goroutine already
 // holds it, Acquire returns at once with a new Hold on the same node (same
 // token), one more acquisition to release; if that hold was lost, it
-// returns an error wrapping ErrHoldLost and the loss instead.
+// returns an error wrapping hold.ErrHoldLost and the loss instead.
 func (m *Mutex) Acquire(ctx context.Context) (*hold.Hold, error) { return m.lock.Acquire(ctx, false) }
 
 // TryAcquire takes the mutex only if no one else holds or waits for it: it
-// queues, and if it is not first, leaves the queue and returns ErrWouldBlock.
+// queues, and if it is not first, leaves the queue and returns hold.ErrWouldBlock.
 func (m *Mutex) TryAcquire(ctx context.Context) (*hold.Hold, error) { return m.lock.Acquire(ctx, true) }
 
 // Release gives up the calling goroutine's most recent acquisition, as
@@ -91,7 +73,7 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*hold.Hold, error) { return m.l
 // background (guaranteed; Client.Drain waits for it).
 //
 // If the hold was lost before (see Hold.Err), Release still cleans up and
-// returns an error wrapping ErrHoldLost: the Mutex is usable again.
+// returns an error wrapping hold.ErrHoldLost: the Mutex is usable again.
 func (m *Mutex) Release() error { return m.lock.Release() }
 
 // Held reports whether the calling goroutine holds the mutex (and returns
@@ -113,9 +95,9 @@ func (m *Mutex) ParticipantNodes(ctx context.Context) ([]string, error) {
 	return ParticipantNodes(ctx, m.client, m.path)
 }
 
-// Close ends waits in progress with ErrClosed and releases every hold of the
+// Close ends waits in progress with framework.ErrClosed and releases every hold of the
 // Mutex (deleting the nodes). It is idempotent: later calls return nil, and
-// Acquire and Release after it return ErrClosed. It is bounded: it waits
+// Acquire and Release after it return framework.ErrClosed. It is bounded: it waits
 // only for each node's delete to be sent, at most contend's five seconds,
 // after which the client deletes it in the background. The client is not
 // closed.
@@ -124,7 +106,7 @@ func (m *Mutex) Close() error { return m.lock.Close() }
 // ParticipantNodes lists the lock nodes under path in Curator's queue order.
 func ParticipantNodes(ctx context.Context, client *framework.Client, path string) ([]string, error) {
 	if client == nil {
-		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
+		return nil, fmt.Errorf("mutex: %w", framework.ErrInvalidArgument)
 	}
 	return contend.Nodes(ctx, client, path, lockName)
 }
@@ -134,7 +116,7 @@ func ParticipantNodes(ctx context.Context, client *framework.Client, path string
 // directory (InterProcessMutex, LeaderSelector).
 func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
 	if client == nil {
-		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
+		return nil, fmt.Errorf("mutex: %w", framework.ErrInvalidArgument)
 	}
 	return contend.Participants(ctx, client, path, lockName)
 }
@@ -144,9 +126,9 @@ func Participants(ctx context.Context, client *framework.Client, path string) ([
 // with WithRevocable sees it on Hold.Revoked and decides what to do.
 func Revoke(ctx context.Context, client *framework.Client, nodePath string) error {
 	if client == nil {
-		return fmt.Errorf("mutex: %w", ErrNilClient)
+		return fmt.Errorf("mutex: %w", framework.ErrInvalidArgument)
 	}
-	_, err := client.Set(ctx, nodePath, []byte(ihold.RevokeMessage), -1)
+	_, err := client.Set(ctx, nodePath, []byte(hold.RevokeMessage), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // already released
 	}

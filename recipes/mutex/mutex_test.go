@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -67,7 +68,7 @@ func TestAcquireCreatesCuratorNodeWithParticipantID(t *testing.T) {
 	require.NoError(t, m.Release())
 	assert.Empty(t, nodes(t, c, "/locks/a"))
 	<-h.Done()
-	assert.ErrorIs(t, h.Err(), mutex.ErrReleased)
+	assert.ErrorIs(t, h.Err(), hold.ErrReleased)
 }
 
 func TestContendersNeverOverlapAndEnterInQueueOrder(t *testing.T) {
@@ -125,7 +126,7 @@ func TestReentrantPerGoroutine(t *testing.T) {
 	assert.Nil(t, h1.Err())
 	require.NoError(t, m.Release())
 	assert.Empty(t, nodes(t, c, "/locks/re"))
-	assert.ErrorIs(t, m.Release(), mutex.ErrNotHeld, "more releases than acquires")
+	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld, "more releases than acquires")
 }
 
 func TestReleaseFromAnotherGoroutineIsNotOwner(t *testing.T) {
@@ -135,7 +136,7 @@ func TestReleaseFromAnotherGoroutineIsNotOwner(t *testing.T) {
 	require.NoError(t, err)
 	errc := make(chan error)
 	go func() { errc <- m.Release() }()
-	assert.ErrorIs(t, <-errc, mutex.ErrNotOwner)
+	assert.ErrorIs(t, <-errc, hold.ErrNotOwner)
 	_, held := m.Held()
 	assert.True(t, held, "the owner still holds it")
 	require.NoError(t, m.Release())
@@ -169,7 +170,7 @@ func TestTryAcquireFailsWhenHeldAndLeavesNoNode(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = other.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, mutex.ErrWouldBlock)
+	assert.ErrorIs(t, err, hold.ErrWouldBlock)
 	waitNodes(t, obs, "/locks/try", 1)
 
 	require.NoError(t, holder.Release())
@@ -196,7 +197,7 @@ func TestFailedTryLeavesBeforeTheClientsNextRequest(t *testing.T) {
 	m := newMutex(t, c, "/locks/retry")
 	for range 20 {
 		_, err := m.TryAcquire(ctxT(t, 10*time.Second))
-		require.ErrorIs(t, err, mutex.ErrWouldBlock)
+		require.ErrorIs(t, err, hold.ErrWouldBlock)
 		require.Len(t, nodes(t, c, "/locks/retry"), 1, "the failed try's node is still queued")
 	}
 	for range 5 {
@@ -292,7 +293,7 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := mutex.New(nil, "/locks/x")
-	assert.ErrorIs(t, err, mutex.ErrNilClient)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	for _, p := range []string{"", "locks", "/locks/", "/a//b", "/a/../b"} {
 		_, err := mutex.New(c, p)
 		assert.ErrorIs(t, err, framework.ErrInvalidPath, "path %q", p)
@@ -304,7 +305,7 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 	_, err = m.Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, mutex.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	assert.Empty(t, nodes(t, c, "/locks/x"), "nothing was created")
 }
 
@@ -322,7 +323,7 @@ func TestCloseEndsWaitsAndReleasesHolds(t *testing.T) {
 	waitNodes(t, obs, "/locks/close", 2)
 
 	require.NoError(t, waiter.Close())
-	assert.ErrorIs(t, <-errc, mutex.ErrClosed)
+	assert.ErrorIs(t, <-errc, framework.ErrClosed)
 	require.NoError(t, holder.Close())
 	<-h.Done()
 	waitNodes(t, obs, "/locks/close", 0)

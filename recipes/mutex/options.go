@@ -19,11 +19,11 @@ func WithParticipantID(id string) Option { return Option(option.WithParticipantI
 // WithRevocable makes holds follow Curator's revocation requests (see Revoke
 // and hold.Hold.Revoked). It costs nothing more: every hold watches its own
 // node anyway, to learn if someone else deletes it. A SemaphoreMutex is not
-// revocable (ErrNotRevocable).
+// revocable (framework.ErrInvalidArgument).
 func WithRevocable() Option { return Option(option.WithRevocable()) }
 
 // WithLeaseTime makes every hold end by itself d after it is granted, as
-// Redisson's lock(leaseTime): its Done fires with ErrLeaseExpired and its
+// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and its
 // node is deleted, even if the holder never releases it (a holder that
 // forgets, hangs or deadlocks keeps others out for d at most, not for as
 // long as its session lives). Hold.Extend moves the end later. d must be
@@ -33,7 +33,7 @@ func WithRevocable() Option { return Option(option.WithRevocable()) }
 // A reentrant acquire renews the lease to at least d from then. Once the
 // lease has run out, the goroutine that forgot its hold may Acquire again
 // (a new hold, as Redisson's); the forgotten hold's Release, by its handle,
-// still says ErrLeaseExpired.
+// still says hold.ErrLeaseExpired.
 func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(d)) }
 
 // DefaultParticipantID is Curator's default participant id: the address this

@@ -11,7 +11,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -117,7 +116,7 @@ func TestHoldGrantedOverANodeReOwnedBeforeItsListingIsLost(t *testing.T) {
 	select {
 	case <-g.hold.Done():
 		t.Logf("lost: %v", g.hold.Err())
-		require.ErrorIs(t, g.hold.Err(), mutex.ErrNodeDeleted)
+		require.ErrorIs(t, g.hold.Err(), framework.ErrNodeDeleted)
 	case <-time.After(3 * time.Second):
 		t.Errorf("rule 9: the hold still trusts %s 3s after its grant, though another session (0x%x) owns the node there", path, st.EphemeralOwner)
 	}
@@ -228,7 +227,7 @@ func reOwnedAtGrant(t *testing.T, adv, c *framework.Client, peer *zktest.Proxy, 
 	select {
 	case <-g.hold.Done():
 		t.Logf("%s: lost as it should: %v", dir, g.hold.Err())
-		require.ErrorIs(t, g.hold.Err(), mutex.ErrNodeDeleted)
+		require.ErrorIs(t, g.hold.Err(), framework.ErrNodeDeleted)
 		return false
 	case <-time.After(3 * time.Second):
 		t.Errorf("rule 9: the hold (token %#x) still trusts %s 3s after its grant, though the node there (czxid %#x) is another session's (0x%x, ours 0x%x)",

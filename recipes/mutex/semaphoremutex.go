@@ -11,11 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
-// ErrNotRevocable: WithRevocable given to NewSemaphoreMutex. Curator's
-// revocation protocol is the mutex's; a semaphore lease cannot be revoked.
-// It is an ErrInvalidOption too.
-var ErrNotRevocable = fmt.Errorf("mutex: %w: a SemaphoreMutex is not revocable", ErrInvalidOption)
-
 // SemaphoreMutex is a distributed mutex that is not reentrant and not tied to
 // a goroutine, wire-compatible with Curator's InterProcessSemaphoreMutex: a
 // semaphore of one lease (path/locks, path/leases; see package semaphore).
@@ -23,7 +18,7 @@ var ErrNotRevocable = fmt.Errorf("mutex: %w: a SemaphoreMutex is not revocable",
 // Use it where a lock is taken in one goroutine and given back in another (a
 // request handler that locks, a callback that unlocks). The price of not
 // being reentrant: Acquire while this process already holds it waits for
-// itself (until ctx ends), and TryAcquire returns ErrWouldBlock.
+// itself (until ctx ends), and TryAcquire returns hold.ErrWouldBlock.
 //
 // Acquire returns the hold as a *hold.Hold, as every recipe, with the
 // fencing token (Token) and loss signal (Done, Err, Context). Give it back
@@ -37,17 +32,17 @@ type SemaphoreMutex struct {
 
 // NewSemaphoreMutex returns a non-reentrant mutex on path. WithParticipantID
 // sets the data of its lease nodes, WithLeaseTime bounds each hold;
-// WithRevocable is refused (ErrNotRevocable).
+// WithRevocable is refused (framework.ErrInvalidArgument).
 func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*SemaphoreMutex, error) {
 	if client == nil {
-		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
+		return nil, fmt.Errorf("mutex: %w", framework.ErrInvalidArgument)
 	}
 	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Revocable {
-		return nil, ErrNotRevocable
+		return nil, framework.ErrInvalidArgument
 	}
 	semOpts := []semaphore.Option{semaphore.WithParticipantID(string(cfg.ID)), semaphore.Option(option.WithKind(metrics.SemaphoreMutex))}
 	if cfg.Lease > 0 {
@@ -75,7 +70,7 @@ func (m *SemaphoreMutex) Acquire(ctx context.Context) (*hold.Hold, error) {
 }
 
 // TryAcquire takes the mutex only if it is free at once, else it returns
-// ErrWouldBlock (also when this process holds it) and leaves nothing
+// hold.ErrWouldBlock (also when this process holds it) and leaves nothing
 // behind.
 func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 	leases, err := m.sem.TryAcquire(ctx, 1)
@@ -100,6 +95,6 @@ func (m *SemaphoreMutex) ParticipantNodes(ctx context.Context) ([]string, error)
 	return m.sem.ParticipantNodes(ctx)
 }
 
-// Close ends waits in progress with ErrClosed and releases the mutex if this
+// Close ends waits in progress with framework.ErrClosed and releases the mutex if this
 // SemaphoreMutex holds it. The client is not closed.
 func (m *SemaphoreMutex) Close() error { return m.sem.Close() }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
@@ -28,7 +29,7 @@ func TestFencedWriteUnderAReadHoldChecksThatHoldsOwnNode(t *testing.T) {
 	require.NoError(t, other.Delete(ctxT(t, 10*time.Second), a.Path(), -1))
 	_, err = a.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/a2"})
 	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrNodeDeleted)
+	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
 	_, err = b.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/b1"})
 	require.NoError(t, err, "the other reader's hold stands")
 

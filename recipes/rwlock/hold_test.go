@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
 )
 
 // A read hold whose node someone else deletes (an operator's deleteall) is
-// lost at once, with ErrNodeDeleted, and says so on Release; the writer
+// lost at once, with framework.ErrNodeDeleted, and says so on Release; the writer
 // queued behind it on another session is granted.
 func TestReadHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -28,16 +29,16 @@ func TestReadHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the reader was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), rwlock.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
 	w.granted(t)
-	assert.ErrorIs(t, l.ReadLock().Release(), rwlock.ErrHoldLost)
-	assert.ErrorIs(t, l.ReadLock().Release(), rwlock.ErrNotHeld)
+	assert.ErrorIs(t, l.ReadLock().Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, l.ReadLock().Release(), hold.ErrNotHeld)
 	w.done(t)
 	waitNodes(t, operator, "/rw/deleted-read", 0)
 }
 
 // A write hold whose node someone else deletes is lost at once, with
-// ErrNodeDeleted, and says so on Release; the reader queued behind it on
+// framework.ErrNodeDeleted, and says so on Release; the reader queued behind it on
 // another session is granted.
 func TestWriteHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -52,10 +53,10 @@ func TestWriteHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the writer was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), rwlock.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
 	r.granted(t)
-	assert.ErrorIs(t, l.WriteLock().Release(), rwlock.ErrHoldLost)
-	assert.ErrorIs(t, l.WriteLock().Release(), rwlock.ErrNotHeld)
+	assert.ErrorIs(t, l.WriteLock().Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, l.WriteLock().Release(), hold.ErrNotHeld)
 	r.done(t)
 	waitNodes(t, operator, "/rw/deleted-write", 0)
 }
@@ -81,9 +82,9 @@ func TestDowngradedReadHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the reader was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), rwlock.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
 	w.granted(t)
-	assert.ErrorIs(t, l.ReadLock().Release(), rwlock.ErrHoldLost)
+	assert.ErrorIs(t, l.ReadLock().Release(), hold.ErrHoldLost)
 	w.done(t)
 	waitNodes(t, operator, "/rw/deleted-down", 0)
 }

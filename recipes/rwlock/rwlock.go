@@ -28,7 +28,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
@@ -46,22 +45,6 @@ var (
 	// ErrUpgrade: the goroutine holds the read lock and asked for the write
 	// lock. That would wait for itself; it is refused at once.
 	ErrUpgrade = errors.New("rwlock: cannot upgrade a read hold to a write hold")
-
-	ErrNilClient        = hold.ErrNilClient
-	ErrInvalidOption    = hold.ErrInvalidOption
-	ErrNotOwner         = hold.ErrNotOwner
-	ErrNotHeld          = hold.ErrNotHeld
-	ErrWouldBlock       = hold.ErrWouldBlock
-	ErrClosed           = hold.ErrClosed
-	ErrHoldLost         = hold.ErrHoldLost
-	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
-	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
-	ErrSuspended        = hold.ErrSuspended
-	ErrSessionLost      = hold.ErrSessionLost
-	ErrReleased         = hold.ErrReleased
-	ErrLeaseExpired     = hold.ErrLeaseExpired
-	ErrNoLeaseTime      = hold.ErrNoLeaseTime
-	ErrNodeDeleted      = hold.ErrNodeDeleted
 )
 
 // RWLock is a read-write lock on one directory. It is safe for concurrent
@@ -100,7 +83,7 @@ func WithParticipantID(id string) Option { return Option(option.WithParticipantI
 func WithRevocable() Option { return Option(option.WithRevocable()) }
 
 // WithLeaseTime makes every read and write hold end by itself d after it is granted, as
-// Redisson's lock(leaseTime): its Done fires with ErrLeaseExpired and its
+// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and its
 // node is deleted, even if the holder never releases it (a holder that
 // forgets, hangs or deadlocks keeps others out for d at most, not for as
 // long as its session lives). Hold.Extend moves the end later. d must be
@@ -114,7 +97,7 @@ func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(
 // New returns the read-write lock on directory path.
 func New(client *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	if client == nil {
-		return nil, fmt.Errorf("rwlock: %w", ErrNilClient)
+		return nil, fmt.Errorf("rwlock: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -221,14 +204,14 @@ var testHookBeforeDowngradeCreate func()
 // ahead of it when the write lock is released.
 func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, error) {
 	if err := wh.Err(); err != nil {
-		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", ErrHoldLost, err)
+		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", hold.ErrHoldLost, err)
 	}
 	c := r.rw.client
 	name := framework.Base(wh.Path())
 	seq := contend.SortKey(name, writeName)
 	s := c.Session()
 	if s.ID != wh.SessionID() {
-		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", ErrHoldLost, ErrSessionLost)
+		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", hold.ErrHoldLost, framework.ErrSessionLost)
 	}
 	if testHookBeforeDowngradeCreate != nil {
 		testHookBeforeDowngradeCreate()
@@ -240,7 +223,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	}
 	ok, st, err := c.Exists(ctx, path)
 	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
-		err = fmt.Errorf("%w: session changed during downgrade", ErrSessionLost)
+		err = fmt.Errorf("%w: session changed during downgrade", framework.ErrSessionLost)
 	}
 	if err == nil {
 		// The read node only takes the write node's place if that is
@@ -251,14 +234,14 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 		var wst *zk.Stat
 		wok, wst, err = c.Exists(ctx, wh.Path())
 		if err == nil && (!wok || wst.EphemeralOwner != s.ID || wh.Err() != nil) {
-			err = fmt.Errorf("%w: %w: the write node is gone", ErrHoldLost, ErrNodeDeleted)
+			err = fmt.Errorf("%w: %w: the write node is gone", hold.ErrHoldLost, framework.ErrNodeDeleted)
 		}
 	}
 	if err != nil {
 		_ = contend.Leave(c, path, s.ID)
 		return nil, fmt.Errorf("rwlock: downgrade: %w", contend.Err(err, false))
 	}
-	return r.lock.Adopt(ihold.NewNode(c, &contend.Entry{Path: path, Czxid: st.Czxid, Session: s}, false, r.lock.Meter()))
+	return r.lock.Adopt(r.lock.Follow(hold.Grant{Path: path, Token: st.Czxid, Session: s}))
 }
 
 // Release gives up one read hold of the calling goroutine (see

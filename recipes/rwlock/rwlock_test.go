@@ -241,7 +241,7 @@ func TestBothSidesAreReentrant(t *testing.T) {
 		assert.Equal(t, h1.Token(), h2.Token())
 		require.NoError(t, side.Release())
 		require.NoError(t, side.Release())
-		assert.ErrorIs(t, side.Release(), rwlock.ErrNotHeld)
+		assert.ErrorIs(t, side.Release(), hold.ErrNotHeld)
 		assert.Empty(t, nodes(t, c, "/rw/re"))
 	}
 }
@@ -267,9 +267,9 @@ func TestWriterCutOffLearnsAndTimedOutWaiterLeavesNoNode(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the cut-off writer never learned")
 	}
-	assert.ErrorIs(t, h.Err(), rwlock.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
 	p.Heal()
-	assert.ErrorIs(t, holder.WriteLock().Release(), rwlock.ErrHoldLost)
+	assert.ErrorIs(t, holder.WriteLock().Release(), hold.ErrHoldLost)
 }
 
 func TestReadAndWriteLocksComposeInAMultiLock(t *testing.T) {
@@ -288,7 +288,7 @@ func TestBadInput(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := rwlock.New(nil, "/rw")
-	assert.ErrorIs(t, err, rwlock.ErrNilClient)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	_, err = rwlock.New(c, "rw")
 	assert.ErrorIs(t, err, framework.ErrInvalidPath)
 	_, err = rwlock.New(c, "/rw", rwlock.WithParticipantID(""))
@@ -297,9 +297,9 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	_, err = l.ReadLock().Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, rwlock.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	_, err = l.WriteLock().Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, rwlock.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	assert.Empty(t, nodes(t, c, "/rw/closed"))
 }
 

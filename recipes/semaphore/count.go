@@ -14,11 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
-// ErrBadCount: a SharedCount node whose data is not a 4-byte integer, or
-// a count that does not fit in one. It is shared.ErrBadCount: package
-// shared is the one place that reads and writes Curator's format.
-var ErrBadCount = shared.ErrBadCount
-
 // currentMax returns the maximum, whether it is known, and a channel closed
 // when it changes.
 func (s *Semaphore) currentMax() (max int, known bool, changed <-chan struct{}) {
@@ -88,10 +83,10 @@ func (s *Semaphore) follow() {
 // with NewShared on countPath follows the change.
 func SetCount(ctx context.Context, client *framework.Client, countPath string, n int) error {
 	if client == nil {
-		return ErrNilClient
+		return framework.ErrInvalidArgument
 	}
 	if n < math.MinInt32 || n > math.MaxInt32 {
-		return fmt.Errorf("%w: %d does not fit in 4 bytes", ErrBadCount, n)
+		return fmt.Errorf("%w: %d does not fit in 4 bytes", framework.ErrBadData, n)
 	}
 	data := shared.EncodeCount(int32(n))
 	for {

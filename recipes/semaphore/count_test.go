@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -119,7 +120,7 @@ func TestSharedCountAcquireAboveCurrentMaxWaitsForARaise(t *testing.T) {
 	s := newShared(t, newClient(t, cl.Addrs()), "/sem/above", "/counts/above")
 	waitMax(t, s, 1)
 	_, err := s.TryAcquire(ctxT(t, 10*time.Second), 2)
-	assert.ErrorIs(t, err, semaphore.ErrWouldBlock)
+	assert.ErrorIs(t, err, hold.ErrWouldBlock)
 
 	got := acquireAsync(ctxT(t, 30*time.Second), s, 2)
 	waitNodes(t, obs, "/sem/above/leases", 2) // first fits, second waits

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -74,49 +75,49 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	}
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"New: nil client":           testkit.Fails(func() error { _, err := semaphore.New(nil, "/x", 1); return err }, semaphore.ErrNilClient),
+		"New: nil client":           testkit.Fails(func() error { _, err := semaphore.New(nil, "/x", 1); return err }, framework.ErrInvalidArgument),
 		"New: bad path":             testkit.Fails(func() error { _, err := semaphore.New(c, "x/", 1); return err }, framework.ErrInvalidPath),
-		"New: zero max":             testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 0); return err }, semaphore.ErrInvalidMax, semaphore.ErrInvalidOption),
-		"New: negative max":         testkit.Fails(func() error { _, err := semaphore.New(c, "/x", -1); return err }, semaphore.ErrInvalidMax, semaphore.ErrInvalidOption),
-		"New: empty participant id": testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 1, semaphore.WithParticipantID("")); return err }, semaphore.ErrInvalidOption),
-		"NewShared: nil client":     testkit.Fails(func() error { _, err := semaphore.NewShared(nil, "/x", "/c"); return err }, semaphore.ErrNilClient),
+		"New: zero max":             testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 0); return err }, framework.ErrInvalidArgument, framework.ErrInvalidArgument),
+		"New: negative max":         testkit.Fails(func() error { _, err := semaphore.New(c, "/x", -1); return err }, framework.ErrInvalidArgument, framework.ErrInvalidArgument),
+		"New: empty participant id": testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 1, semaphore.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
+		"NewShared: nil client":     testkit.Fails(func() error { _, err := semaphore.NewShared(nil, "/x", "/c"); return err }, framework.ErrInvalidArgument),
 		"NewShared: bad path":       testkit.Fails(func() error { _, err := semaphore.NewShared(c, "x/", "/c"); return err }, framework.ErrInvalidPath),
 		"NewShared: bad count path": testkit.Fails(func() error { _, err := semaphore.NewShared(c, "/x", "c"); return err }, framework.ErrInvalidPath),
 		"NewShared: empty participant id": testkit.Fails(func() error {
 			_, err := semaphore.NewShared(c, "/x", "/c", semaphore.WithParticipantID(""))
 			return err
-		}, semaphore.ErrInvalidOption),
+		}, framework.ErrInvalidArgument),
 
-		"Acquire: zero leases":      testkit.Fails(acquire(s, ctx10, 0), semaphore.ErrInvalidCount),
-		"Acquire: negative leases":  testkit.Fails(acquire(s, ctx10, -1), semaphore.ErrInvalidCount),
-		"TryAcquire: zero leases":   testkit.Fails(try(s, 0), semaphore.ErrInvalidCount),
+		"Acquire: zero leases":      testkit.Fails(acquire(s, ctx10, 0), framework.ErrInvalidArgument),
+		"Acquire: negative leases":  testkit.Fails(acquire(s, ctx10, -1), framework.ErrInvalidArgument),
+		"TryAcquire: zero leases":   testkit.Fails(try(s, 0), framework.ErrInvalidArgument),
 		"Acquire: above the max":    testkit.Fails(acquire(s, ctx10, 3), semaphore.ErrTooMany),
 		"TryAcquire: above the max": testkit.Fails(try(s, 3), semaphore.ErrTooMany),
 
-		"TryAcquire: every lease taken":  testkit.Fails(try(full, 1), semaphore.ErrWouldBlock),
-		"TryAcquire: too few free":       testkit.Fails(try(half, 2), semaphore.ErrWouldBlock),
+		"TryAcquire: every lease taken":  testkit.Fails(try(full, 1), hold.ErrWouldBlock),
+		"TryAcquire: too few free":       testkit.Fails(try(half, 2), hold.ErrWouldBlock),
 		"Acquire: deadline":              testkit.Fails(acquire(full, testkit.Expired, 1), context.DeadlineExceeded),
 		"Acquire: cancelled":             testkit.Fails(acquire(full, testkit.Cancelled, 1), context.Canceled),
 		"Acquire: timeout while waiting": testkit.Fails(acquire(full, ctx1, 1), context.DeadlineExceeded),
 		"Acquire: count never set":       testkit.Fails(acquire(unset, ctx1, 1), context.DeadlineExceeded),
 		"MaxLeases: count never set":     testkit.Fails(maxLeases(unset, ctx1), context.DeadlineExceeded),
 
-		"Acquire: Semaphore closed":       testkit.Fails(acquire(closedSem, ctx10, 1), semaphore.ErrClosed),
-		"TryAcquire: Semaphore closed":    testkit.Fails(try(closedSem, 1), semaphore.ErrClosed),
-		"MaxLeases: Semaphore closed":     testkit.Fails(maxLeases(closedShared, ctx10), semaphore.ErrClosed),
-		"Acquire: client closed":          testkit.Fails(acquire(onClosed, ctx10, 1), semaphore.ErrClosed),
-		"TryAcquire: client closed":       testkit.Fails(try(onClosed, 1), semaphore.ErrClosed),
-		"MaxLeases: client closed":        testkit.Fails(maxLeases(sharedOnClosed, ctx10), semaphore.ErrClosed),
-		"Participants: client closed":     testkit.Fails(func() error { _, err := onClosed.Participants(ctx10()); return err }, semaphore.ErrClosed),
-		"ParticipantNodes: client closed": testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctx10()); return err }, semaphore.ErrClosed),
-		"SetCount: client closed":         testkit.Fails(func() error { return semaphore.SetCount(ctx10(), closedClient, "/errs/counts/x", 1) }, semaphore.ErrClosed),
-		"SetCount: nil client":            testkit.Fails(func() error { return semaphore.SetCount(ctx10(), nil, "/errs/counts/x", 1) }, semaphore.ErrNilClient),
+		"Acquire: Semaphore closed":       testkit.Fails(acquire(closedSem, ctx10, 1), framework.ErrClosed),
+		"TryAcquire: Semaphore closed":    testkit.Fails(try(closedSem, 1), framework.ErrClosed),
+		"MaxLeases: Semaphore closed":     testkit.Fails(maxLeases(closedShared, ctx10), framework.ErrClosed),
+		"Acquire: client closed":          testkit.Fails(acquire(onClosed, ctx10, 1), framework.ErrClosed),
+		"TryAcquire: client closed":       testkit.Fails(try(onClosed, 1), framework.ErrClosed),
+		"MaxLeases: client closed":        testkit.Fails(maxLeases(sharedOnClosed, ctx10), framework.ErrClosed),
+		"Participants: client closed":     testkit.Fails(func() error { _, err := onClosed.Participants(ctx10()); return err }, framework.ErrClosed),
+		"ParticipantNodes: client closed": testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctx10()); return err }, framework.ErrClosed),
+		"SetCount: client closed":         testkit.Fails(func() error { return semaphore.SetCount(ctx10(), closedClient, "/errs/counts/x", 1) }, framework.ErrClosed),
+		"SetCount: nil client":            testkit.Fails(func() error { return semaphore.SetCount(ctx10(), nil, "/errs/counts/x", 1) }, framework.ErrInvalidArgument),
 		"SetCount: bad path":              testkit.Fails(func() error { return semaphore.SetCount(ctx10(), c, "c/", 1) }, framework.ErrInvalidPath),
-		"SetCount: beyond 4 bytes":        testkit.Fails(func() error { return semaphore.SetCount(ctx10(), c, "/errs/counts/x", 1<<40) }, semaphore.ErrBadCount),
-		"lease Release: twice":            testkit.Fails(released[0].Release, semaphore.ErrReleased),
-		"lease Release: Semaphore closed": testkit.Fails(closedLease[0].Release, semaphore.ErrReleased, semaphore.ErrClosed),
-		"lease Err: session lost":         testkit.Fails(lost[0].Err, semaphore.ErrSessionLost),
-		"lease Release: session lost":     testkit.Fails(lost[1].Release, semaphore.ErrHoldLost, semaphore.ErrSessionLost),
+		"SetCount: beyond 4 bytes":        testkit.Fails(func() error { return semaphore.SetCount(ctx10(), c, "/errs/counts/x", 1<<40) }, framework.ErrBadData),
+		"lease Release: twice":            testkit.Fails(released[0].Release, hold.ErrReleased),
+		"lease Release: Semaphore closed": testkit.Fails(closedLease[0].Release, hold.ErrReleased, framework.ErrClosed),
+		"lease Err: session lost":         testkit.Fails(lost[0].Err, framework.ErrSessionLost),
+		"lease Release: session lost":     testkit.Fails(lost[1].Release, hold.ErrHoldLost, framework.ErrSessionLost),
 	})
 
 	assert.Empty(t, nodes(t, c, "/errs/s/leases"), "a failure left a node")

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -90,7 +89,7 @@ func loop(s *semaphore.Semaphore, tr *tracker, stop <-chan struct{}, timeout tim
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		ls, err := s.Acquire(ctx, 1)
 		cancel()
-		if errors.Is(err, semaphore.ErrClosed) {
+		if errors.Is(err, framework.ErrClosed) {
 			return
 		}
 		if err != nil {
@@ -136,12 +135,12 @@ func TestBlackholedHolderLearnsBeforeAnotherExceedsMax(t *testing.T) {
 	assert.False(t, cl.SessionAlive(la[0].SessionID()), "granted while the holder's session was alive")
 	<-lostc
 	assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)
-	assert.ErrorIs(t, la[0].Err(), semaphore.ErrSuspended)
+	assert.ErrorIs(t, la[0].Err(), framework.ErrSuspended)
 	assert.Nil(t, lb[0].Err(), "the other holder is untouched")
 	tr.check(t)
 
 	p.Heal()
-	assert.ErrorIs(t, la[0].Release(), semaphore.ErrHoldLost)
+	assert.ErrorIs(t, la[0].Release(), hold.ErrHoldLost)
 	closeAll(t, append(lb, g.leases...))
 	waitNodes(t, obs, "/sem/blackhole/leases", 0)
 }
@@ -248,7 +247,7 @@ func TestServerRestartKeepsLeasesAndLeavesNoNode(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	// Sessions longer than a restart can take on a loaded machine.
-	long := framework.WithConnOptions(conn.WithSessionTimeout(15 * time.Second))
+	long := framework.WithSessionTimeout(15 * time.Second)
 	holder := newSem(t, newClient(t, cl.Addrs(), long), "/sem/restart", 1)
 	waiter := newSem(t, newClient(t, cl.Addrs(), long), "/sem/restart", 1)
 	h, err := holder.Acquire(ctxT(t, 10*time.Second), 1)
@@ -259,12 +258,12 @@ func TestServerRestartKeepsLeasesAndLeavesNoNode(t *testing.T) {
 
 	cl.Server(1).Restart()
 	<-h[0].Done()
-	assert.ErrorIs(t, h[0].Err(), semaphore.ErrSuspended)
+	assert.ErrorIs(t, h[0].Err(), framework.ErrSuspended)
 	kids := waitNodes(t, obs, "/sem/restart/leases", 2) // both sessions came back
 	assert.Contains(t, kids, framework.Base(h[0].Path()), "the holder's lease survived the restart")
 	notGranted(t, got)
 
-	assert.ErrorIs(t, h[0].Release(), semaphore.ErrHoldLost)
+	assert.ErrorIs(t, h[0].Release(), hold.ErrHoldLost)
 	g := receive(t, got, 30*time.Second)
 	require.NoError(t, g.err)
 	assert.Greater(t, g.leases[0].Token(), h[0].Token())

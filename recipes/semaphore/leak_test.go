@@ -15,11 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
 func TestCancelWhileWaitingForRoomLeavesNoLeaseAndReleasesInternalMutex(t *testing.T) {
@@ -215,7 +214,7 @@ func holdSessionAliveButLost(t *testing.T, cl *zktest.Cluster, p *zktest.Proxy, 
 
 func lostSessionClient(t *testing.T, cl *zktest.Cluster) (*framework.Client, *zktest.Proxy) {
 	p := cl.NewProxy()
-	return newClient(t, p.Addrs(), framework.WithConnOptions(conn.WithSimulatedExpiry(25))), p
+	return newClient(t, p.Addrs(), framework.WithSimulatedExpiry(25)), p
 }
 
 func TestLeaseGivenUpLocallyWhileServerKeepsSessionIsFreedByClose(t *testing.T) {
@@ -240,7 +239,7 @@ func TestLeaseGivenUpLocallyWhileServerKeepsSessionIsFreedByClose(t *testing.T) 
 	assert.Equal(t, sid, st.EphemeralOwner)
 	notGranted(t, got)
 
-	assert.ErrorIs(t, h[0].Release(), semaphore.ErrHoldLost)
+	assert.ErrorIs(t, h[0].Release(), hold.ErrHoldLost)
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	closeAll(t, a.leases)

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -34,19 +36,19 @@ func TestLeaseTimeReturnsAForgottenLease(t *testing.T) {
 	at := <-lost
 	assert.False(t, at.Before(end))
 	assert.True(t, at.Before(granted))
-	assert.ErrorIs(t, h.Err(), semaphore.ErrLeaseExpired)
-	assert.ErrorIs(t, h.Release(), semaphore.ErrLeaseExpired)
-	assert.ErrorIs(t, h.Extend(time.Second), semaphore.ErrReleased)
+	assert.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Release(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Extend(time.Second), hold.ErrReleased)
 	require.NoError(t, next[0].Release())
 	waitNodes(t, c, "/sem/lease/leases", 0)
 
 	_, err = semaphore.New(c, "/sem/lease", 1, semaphore.WithLeaseTime(0))
-	assert.ErrorIs(t, err, semaphore.ErrInvalidOption)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
 		"negative lease time": testkit.Fails(func() error {
 			_, err := semaphore.New(c, "/sem/lease", 1, semaphore.WithLeaseTime(-time.Second))
 			return err
-		}, semaphore.ErrInvalidOption),
+		}, framework.ErrInvalidArgument),
 	})
 }
 
@@ -63,9 +65,9 @@ func TestExtendKeepsALease(t *testing.T) {
 	time.Sleep(time.Until(first) + 300*time.Millisecond)
 	assert.NoError(t, got[0].Err())
 	testkit.WaitClosed(t, got[1].Done(), 5*time.Second, "the unextended lease's end")
-	assert.ErrorIs(t, got[1].Err(), semaphore.ErrLeaseExpired)
+	assert.ErrorIs(t, got[1].Err(), hold.ErrLeaseExpired)
 	waitNodes(t, c, "/sem/extend/leases", 1)
 	require.NoError(t, got[0].Release())
-	assert.ErrorIs(t, got[1].Release(), semaphore.ErrHoldLost)
+	assert.ErrorIs(t, got[1].Release(), hold.ErrHoldLost)
 	waitNodes(t, c, "/sem/extend/leases", 0)
 }

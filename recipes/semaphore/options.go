@@ -16,7 +16,7 @@ type Option func(*option.Config) error
 func WithParticipantID(id string) Option { return Option(option.WithParticipantID(id)) }
 
 // WithLeaseTime makes every lease end by itself d after it is granted, as
-// Redisson's lock(leaseTime): its Done fires with ErrLeaseExpired and its
+// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and its
 // node is deleted, even if the holder never releases it (a holder that
 // forgets, hangs or deadlocks keeps others out for d at most, not for as
 // long as its session lives). Hold.Extend moves the end later. d must be

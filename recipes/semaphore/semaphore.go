@@ -14,8 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
-	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
@@ -24,31 +22,13 @@ import (
 // documents them) come under the same names; the rest are the semaphore's
 // own bad input.
 var (
-	// ErrInvalidMax: New with a maximum below 1.
-	ErrInvalidMax = fmt.Errorf("semaphore: %w: max leases must be at least 1", hold.ErrInvalidOption)
-	// ErrInvalidCount: Acquire or TryAcquire of fewer than 1 lease.
-	ErrInvalidCount = errors.New("semaphore: must acquire at least 1 lease")
 	// ErrTooMany: Acquire or TryAcquire of more leases than a fixed maximum;
 	// it could never succeed.
 	ErrTooMany = errors.New("semaphore: more leases asked than the maximum")
-
-	ErrNilClient        = hold.ErrNilClient
-	ErrInvalidOption    = hold.ErrInvalidOption
-	ErrWouldBlock       = hold.ErrWouldBlock
-	ErrClosed           = hold.ErrClosed
-	ErrReleased         = hold.ErrReleased
-	ErrLeaseExpired     = hold.ErrLeaseExpired
-	ErrNoLeaseTime      = hold.ErrNoLeaseTime
-	ErrHoldLost         = hold.ErrHoldLost
-	ErrOutcomeUnknown   = hold.ErrOutcomeUnknown
-	ErrFenceCheckFailed = hold.ErrFenceCheckFailed
-	ErrSuspended        = hold.ErrSuspended
-	ErrSessionLost      = hold.ErrSessionLost
-	ErrNodeDeleted      = hold.ErrNodeDeleted
 )
 
-// errNoRoom is the semaphore's ErrWouldBlock.
-var errNoRoom = fmt.Errorf("semaphore: not enough leases free: %w", ErrWouldBlock)
+// errNoRoom is the semaphore's hold.ErrWouldBlock.
+var errNoRoom = fmt.Errorf("semaphore: not enough leases free: %w", hold.ErrWouldBlock)
 
 // Curator's names (InterProcessSemaphoreV2, InterProcessMutex).
 const (
@@ -71,6 +51,7 @@ type Semaphore struct {
 	id        []byte
 	lease     time.Duration // each lease node's lease time (WithLeaseTime); 0: none
 	meter     *metrics.Recipe
+	kind      metrics.Kind
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -82,7 +63,7 @@ type Semaphore struct {
 	maxChanged chan struct{} // closed and replaced when max changes
 
 	mu     sync.Mutex
-	held   map[*ihold.Hold]struct{}
+	held   map[*hold.Hold]struct{}
 	closed bool
 }
 
@@ -91,10 +72,10 @@ type Semaphore struct {
 // do, or use NewShared.
 func New(client *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
 	if client == nil {
-		return nil, fmt.Errorf("semaphore: %w", ErrNilClient)
+		return nil, fmt.Errorf("semaphore: %w", framework.ErrInvalidArgument)
 	}
 	if maxLeases < 1 {
-		return nil, fmt.Errorf("%w: %d", ErrInvalidMax, maxLeases)
+		return nil, fmt.Errorf("%w: %d", framework.ErrInvalidArgument, maxLeases)
 	}
 	s, err := newSemaphore(client, path, opts)
 	if err != nil {
@@ -111,7 +92,7 @@ func New(client *framework.Client, path string, maxLeases int, opts ...Option) (
 // acquirers wait. Until the node exists and holds a count, acquirers wait.
 func NewShared(client *framework.Client, path, countPath string, opts ...Option) (*Semaphore, error) {
 	if client == nil {
-		return nil, fmt.Errorf("semaphore: %w", ErrNilClient)
+		return nil, fmt.Errorf("semaphore: %w", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(countPath); err != nil {
 		return nil, err
@@ -141,9 +122,10 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 		leases:     framework.Join(path, leasesDir),
 		id:         cfg.ID,
 		lease:      cfg.Lease,
-		meter:      fwlink.Of(client).Metrics().Recipe(cfg.KindOr(metrics.Semaphore), path),
+		kind:       cfg.KindOr(metrics.Semaphore),
+		meter:      metrics.For(client.MeterProvider()).Recipe(cfg.KindOr(metrics.Semaphore), path, client.MetricPathAttribute()),
 		maxChanged: make(chan struct{}),
-		held:       map[*ihold.Hold]struct{}{},
+		held:       map[*hold.Hold]struct{}{},
 	}
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -154,10 +136,10 @@ func (s *Semaphore) Path() string { return s.path }
 
 // MaxLeases returns the maximum number of leases: the fixed one at once, the
 // shared count as last read, waiting until it has been read once, ctx ends,
-// or the Semaphore or its client is closed (ErrClosed: the count will not be
+// or the Semaphore or its client is closed (framework.ErrClosed: the count will not be
 // read any more).
 func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
-	clientClosing := fwlink.Of(s.client).Closing()
+	clientClosing := s.client.Done()
 	for {
 		max, known, changed := s.currentMax()
 		if known {
@@ -168,9 +150,9 @@ func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-s.life.Done():
-			return 0, ErrClosed
+			return 0, framework.ErrClosed
 		case <-clientClosing:
-			return 0, ErrClosed
+			return 0, framework.ErrClosed
 		}
 	}
 }
@@ -184,7 +166,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*hold.Hold, error) {
 }
 
 // TryAcquire takes n leases only if they are free at once, else it returns
-// ErrWouldBlock and leaves nothing behind. It does not queue behind a waiting
+// hold.ErrWouldBlock and leaves nothing behind. It does not queue behind a waiting
 // Acquire, so it fails while anyone waits for room; it may also fail when
 // several processes try for the last free leases at the same moment. ctx
 // bounds the round trips.
@@ -197,7 +179,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		return nil, err
 	}
 	start := time.Now()
-	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
+	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
@@ -210,12 +192,12 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		switch {
 		case s.life.Err() != nil || s.client.Closed():
 			return nil, contend.Err(err, true)
-		// contend.ErrSessionLost: the nodes of the attempt (lease or
+		// framework.ErrSessionLost: the nodes of the attempt (lease or
 		// internal lock) are gone or belong to a session that is (being)
 		// replaced; the acquire starts over. Never returned to callers.
-		case errors.Is(err, contend.ErrSessionLost) && ctx.Err() != nil:
+		case errors.Is(err, framework.ErrSessionLost) && ctx.Err() != nil:
 			return nil, ctx.Err()
-		case errors.Is(err, contend.ErrSessionLost):
+		case errors.Is(err, framework.ErrSessionLost):
 			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "err", err)
 			continue
 		}
@@ -227,14 +209,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 func (s *Semaphore) check(n int) error {
 	switch {
 	case n < 1:
-		return fmt.Errorf("%w: %d", ErrInvalidCount, n)
+		return fmt.Errorf("%w: %d", framework.ErrInvalidArgument, n)
 	case s.fixed > 0 && n > s.fixed:
 		return fmt.Errorf("%w: %d of %d", ErrTooMany, n, s.fixed)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.client.Closed() {
-		return ErrClosed
+		return framework.ErrClosed
 	}
 	return nil
 }
@@ -259,7 +241,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		defer s.unlock(lock)
 		sess = lock.Session
 	}
-	var nodes []*fwlink.Queued
+	var nodes []*framework.Queued
 	defer func() {
 		if err != nil {
 			for _, q := range nodes {
@@ -268,13 +250,13 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		}
 	}()
 	for len(nodes) < n {
-		q, err := fwlink.Of(c).Enqueue(ctx, framework.Join(s.leases, leaseName), s.id)
+		q, err := c.Enqueue(ctx, framework.Join(s.leases, leaseName), s.id)
 		if err != nil {
 			return nil, err
 		}
 		nodes = append(nodes, q)
 		if q.Owner != sess.ID {
-			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", contend.ErrSessionLost, q.Path, q.Owner, sess.ID)
+			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", framework.ErrSessionLost, q.Path, q.Owner, sess.ID)
 		}
 		err = s.waitRoom(ctx, sess, q, try, n-len(nodes))
 		q.Children = nil // not kept while the lease is held: a listing is N names
@@ -292,7 +274,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 // grant is what a successful attempt hands to adopt: the lease nodes, and
 // the session that owns them and that the leases' loss signals follow.
 type grant struct {
-	nodes   []*fwlink.Queued
+	nodes   []*framework.Queued
 	session conn.Session
 }
 
@@ -300,7 +282,7 @@ type grant struct {
 // included (Curator counts every child), watching the directory. A try
 // also fails at once when the same list leaves no room for the more leases
 // it still has to take, rather than create them only to delete them.
-func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *fwlink.Queued, try bool, more int) error {
+func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framework.Queued, try bool, more int) error {
 	c := s.client
 	name := framework.Base(q.Path)
 	kids := q.Children // listed right behind our create
@@ -308,13 +290,13 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *fwlink.Q
 	list := func() (err error) {
 		kids, _, watch, err = c.ChildrenW(ctx, s.leases)
 		if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s is gone", contend.ErrSessionLost, s.leases)
+			return fmt.Errorf("%w: %s is gone", framework.ErrSessionLost, s.leases)
 		}
 		return err
 	}
 	for {
 		if !slices.Contains(kids, name) {
-			return fmt.Errorf("%w: lease node %s is gone", contend.ErrSessionLost, q.Path)
+			return fmt.Errorf("%w: lease node %s is gone", framework.ErrSessionLost, q.Path)
 		}
 		max, known, changed := s.currentMax()
 		if known && len(kids) <= max {
@@ -344,7 +326,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *fwlink.Q
 			// The maximum changed: decide again on the same list (the watch
 			// has not fired, so it is current).
 		case <-sess.Lost:
-			return fmt.Errorf("%w: session lost while waiting for room", contend.ErrSessionLost)
+			return fmt.Errorf("%w: session lost while waiting for room", framework.ErrSessionLost)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -354,7 +336,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *fwlink.Q
 // verify is the grant, the contenders engine's own (contend.Trust): the
 // leases are handed out only under a session that owns every node and that
 // the error policy still trusts.
-func (s *Semaphore) verify(ctx context.Context, nodes []*fwlink.Queued) (conn.Session, error) {
+func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn.Session, error) {
 	paths := make([]string, len(nodes))
 	for i, q := range nodes {
 		paths[i] = q.Path
@@ -366,15 +348,15 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*fwlink.Queued) (conn.Se
 // meanwhile or a node lost trust already.
 func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	leases := make([]*hold.Hold, 0, len(g.nodes))
-	nodes := make([]*ihold.Node, len(g.nodes))
+	nodes := make([]*hold.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		n := ihold.NewNode(s.client, &contend.Entry{Path: q.Path, Czxid: q.Czxid, Session: g.session}, false, s.meter)
+		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path))
 		if s.lease > 0 {
 			n.Lease(s.lease)
 		}
 		nodes[i] = n
-		h, err := ihold.NewHold(n, func(h *ihold.Hold) error { s.forget(h); return n.Release() })
+		h, err := n.NewHold(func(h *hold.Hold) error { s.forget(h); return n.Release() })
 		if err != nil {
 			if lost == nil {
 				lost = err // never hand out a lost lease
@@ -392,11 +374,11 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 		if lost != nil {
 			return nil, lost
 		}
-		return nil, ErrClosed
+		return nil, framework.ErrClosed
 	}
 	s.pruneLocked()
 	for _, l := range leases {
-		s.held[(*ihold.Hold)(l)] = struct{}{}
+		s.held[l] = struct{}{}
 	}
 	s.mu.Unlock()
 	return leases, nil
@@ -411,7 +393,7 @@ func (s *Semaphore) pruneLocked() {
 		return
 	}
 	for l := range s.held {
-		if errors.Is(l.Err(), ErrLeaseExpired) {
+		if errors.Is(l.Err(), hold.ErrLeaseExpired) {
 			delete(s.held, l)
 		}
 	}
@@ -419,7 +401,7 @@ func (s *Semaphore) pruneLocked() {
 
 // unlock releases the internal mutex, after the deletes of the lease nodes
 // of a failed attempt.
-func (s *Semaphore) unlock(lock *contend.Entry) { s.remove(lock.Path, lock.Session.ID) }
+func (s *Semaphore) unlock(lock *hold.Grant) { s.remove(lock.Path, lock.Session.ID) }
 
 // remove leaves a node of ours (contend.Leave): while its session is the
 // current one and the link is up, the delete is only sent; ZooKeeper
@@ -432,7 +414,7 @@ func (s *Semaphore) remove(path string, owner int64) {
 	}
 }
 
-func (s *Semaphore) forget(l *ihold.Hold) {
+func (s *Semaphore) forget(l *hold.Hold) {
 	s.mu.Lock()
 	delete(s.held, l)
 	s.mu.Unlock()
@@ -470,10 +452,10 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 	return ids, contend.Err(err, false)
 }
 
-// Close ends waits in progress with ErrClosed, closes every lease still
+// Close ends waits in progress with framework.ErrClosed, closes every lease still
 // held (deleting its node) and stops following the shared count. Further
-// acquires return ErrClosed; releasing a lease afterwards returns an error
-// matching both ErrReleased and ErrClosed.
+// acquires return framework.ErrClosed; releasing a lease afterwards returns an error
+// matching both hold.ErrReleased and framework.ErrClosed.
 // No goroutine of the Semaphore survives Close. The client is not closed.
 func (s *Semaphore) Close() error {
 	s.mu.Lock()
@@ -483,13 +465,13 @@ func (s *Semaphore) Close() error {
 	}
 	s.closed = true
 	held := s.held
-	s.held = map[*ihold.Hold]struct{}{}
+	s.held = map[*hold.Hold]struct{}{}
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	var errs []error
 	for l := range held {
-		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, ErrHoldLost) && !errors.Is(err, ErrReleased) {
+		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, hold.ErrHoldLost) && !errors.Is(err, hold.ErrReleased) {
 			errs = append(errs, err)
 		}
 	}

@@ -134,8 +134,8 @@ func TestLeaseIsCuratorNodeWithParticipantIDAndToken(t *testing.T) {
 	require.NoError(t, l.Release())
 	waitNodes(t, obs, "/sem/a/leases", 0)
 	<-l.Done()
-	assert.ErrorIs(t, l.Err(), semaphore.ErrReleased)
-	assert.ErrorIs(t, l.Release(), semaphore.ErrReleased, "a second Close")
+	assert.ErrorIs(t, l.Err(), hold.ErrReleased)
+	assert.ErrorIs(t, l.Release(), hold.ErrReleased, "a second Close")
 	assert.Empty(t, s.Leases())
 }
 
@@ -261,11 +261,11 @@ func TestTryAcquireTakesOnlyWhatIsFreeAndLeavesNothingOtherwise(t *testing.T) {
 	first, err := s.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	_, err = s.TryAcquire(ctx, 2)
-	assert.ErrorIs(t, err, semaphore.ErrWouldBlock, "one free, two asked")
+	assert.ErrorIs(t, err, hold.ErrWouldBlock, "one free, two asked")
 	second, err := s.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	_, err = s.TryAcquire(ctx, 1)
-	assert.ErrorIs(t, err, semaphore.ErrWouldBlock, "none free")
+	assert.ErrorIs(t, err, hold.ErrWouldBlock, "none free")
 
 	require.NoError(t, c.Drain(ctx))
 	assert.ElementsMatch(t, []string{framework.Base(first[0].Path()), framework.Base(second[0].Path())},
@@ -293,7 +293,7 @@ func TestTryAcquireFailsWhileAnotherWaits(t *testing.T) {
 	a := receive(t, got, 10*time.Second) // the waiter's node was counted first
 	require.NoError(t, a.err)
 	_, err = tryer.TryAcquire(ctxT(t, 10*time.Second), 1)
-	assert.ErrorIs(t, err, semaphore.ErrWouldBlock)
+	assert.ErrorIs(t, err, hold.ErrWouldBlock)
 	closeAll(t, a.leases)
 }
 
@@ -309,7 +309,7 @@ func TestLeaseIsClosedByAnyGoroutine(t *testing.T) {
 	go func() { errc <- a.leases[0].Release() }()
 	require.NoError(t, <-errc)
 	go func() { errc <- a.leases[0].Release() }()
-	assert.ErrorIs(t, <-errc, semaphore.ErrReleased)
+	assert.ErrorIs(t, <-errc, hold.ErrReleased)
 	waitNodes(t, obs, "/sem/handle/leases", 0)
 }
 
@@ -317,9 +317,9 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := semaphore.New(nil, "/sem/x", 1)
-	assert.ErrorIs(t, err, semaphore.ErrNilClient)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	_, err = semaphore.NewShared(nil, "/sem/x", "/counts/x")
-	assert.ErrorIs(t, err, semaphore.ErrNilClient)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	for _, p := range []string{"", "sem", "/sem/", "/a//b", "/a/../b"} {
 		_, err := semaphore.New(c, p, 1)
 		assert.ErrorIs(t, err, framework.ErrInvalidPath, "path %q", p)
@@ -330,7 +330,7 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	}
 	for _, max := range []int{0, -1} {
 		_, err := semaphore.New(c, "/sem/x", max)
-		assert.ErrorIs(t, err, semaphore.ErrInvalidMax, "max %d", max)
+		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "max %d", max)
 	}
 	_, err = semaphore.New(c, "/sem/x", 1, semaphore.WithParticipantID(""))
 	assert.Error(t, err)
@@ -340,9 +340,9 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	ctx := ctxT(t, time.Second)
 	for _, n := range []int{0, -1} {
 		_, err = s.Acquire(ctx, n)
-		assert.ErrorIs(t, err, semaphore.ErrInvalidCount)
+		assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 		_, err = s.TryAcquire(ctx, n)
-		assert.ErrorIs(t, err, semaphore.ErrInvalidCount)
+		assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	}
 	_, err = s.Acquire(ctx, 3)
 	assert.ErrorIs(t, err, semaphore.ErrTooMany)
@@ -350,9 +350,9 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	assert.ErrorIs(t, err, semaphore.ErrTooMany)
 	require.NoError(t, s.Close())
 	_, err = s.Acquire(ctx, 1)
-	assert.ErrorIs(t, err, semaphore.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	_, err = s.TryAcquire(ctx, 1)
-	assert.ErrorIs(t, err, semaphore.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	_, err = s.MaxLeases(ctx)
 	assert.NoError(t, err, "a fixed maximum is known without the server")
 
@@ -374,11 +374,11 @@ func TestCloseEndsWaitsAndClosesLeases(t *testing.T) {
 
 	require.NoError(t, waiter.Close())
 	a := receive(t, got, 10*time.Second)
-	assert.ErrorIs(t, a.err, semaphore.ErrClosed)
+	assert.ErrorIs(t, a.err, framework.ErrClosed)
 	require.NoError(t, holder.Close())
 	<-h[0].Done()
-	assert.ErrorIs(t, h[0].Err(), semaphore.ErrReleased)
-	assert.ErrorIs(t, h[0].Release(), semaphore.ErrReleased, "closed by the Semaphore already")
+	assert.ErrorIs(t, h[0].Err(), hold.ErrReleased)
+	assert.ErrorIs(t, h[0].Release(), hold.ErrReleased, "closed by the Semaphore already")
 	waitNodes(t, obs, "/sem/close/leases", 0)
 	waitNodes(t, obs, "/sem/close/locks", 0)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -53,35 +52,35 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	}
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"NewCount: nil client":        testkit.Fails(func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, shared.ErrNilClient),
+		"NewCount: nil client":        testkit.Fails(func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, framework.ErrInvalidArgument),
 		"NewCount: bad path":          testkit.Fails(func() error { _, err := shared.NewCount(c, "x/", 1); return err }, framework.ErrInvalidPath),
-		"NewCount: option of another": testkit.Fails(func() error { _, err := shared.NewCount(c, "/x", 1, foreign); return err }, shared.ErrInvalidOption),
-		"NewValue: nil client":        testkit.Fails(func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, shared.ErrNilClient),
+		"NewCount: option of another": testkit.Fails(func() error { _, err := shared.NewCount(c, "/x", 1, foreign); return err }, framework.ErrInvalidArgument),
+		"NewValue: nil client":        testkit.Fails(func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, framework.ErrInvalidArgument),
 		"NewValue: bad path":          testkit.Fails(func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, framework.ErrInvalidPath),
 		"NewValue: root":              testkit.Fails(func() error { _, err := shared.NewValue(c, "", nil); return err }, framework.ErrInvalidPath),
 		"NewValue: the root itself":   testkit.Fails(func() error { _, err := shared.NewValue(c, "/", nil); return err }, framework.ErrInvalidPath),
 		"NewCount: the root itself":   testkit.Fails(func() error { _, err := shared.NewCount(c, "/", 1); return err }, framework.ErrInvalidPath),
-		"Get: not started":            testkit.Fails(get(unstarted), shared.ErrNotStarted),
-		"Set: not started":            testkit.Fails(set(unstarted), shared.ErrNotStarted),
-		"TrySet: not started":         testkit.Fails(trySet(unstarted, closedGet), shared.ErrNotStarted),
-		"Err: not started":            testkit.Fails(unstarted.Err, shared.ErrNotStarted),
-		"Value Get: not started":      testkit.Fails(func() error { _, err := unstartedValue.Get(); return err }, shared.ErrNotStarted),
-		"Start: twice":                testkit.Fails(func() error { return started.Start(ctx10()) }, shared.ErrStarted),
+		"Get: not started":            testkit.Fails(get(unstarted), framework.ErrNotStarted),
+		"Set: not started":            testkit.Fails(set(unstarted), framework.ErrNotStarted),
+		"TrySet: not started":         testkit.Fails(trySet(unstarted, closedGet), framework.ErrNotStarted),
+		"Err: not started":            testkit.Fails(unstarted.Err, framework.ErrNotStarted),
+		"Value Get: not started":      testkit.Fails(func() error { _, err := unstartedValue.Get(); return err }, framework.ErrNotStarted),
+		"Start: twice":                testkit.Fails(func() error { return started.Start(ctx10()) }, framework.ErrStarted),
 		"Start: cancelled":            testkit.Fails(func() error { return unstarted.Start(testkit.Cancelled()) }, context.Canceled),
-		"Start: client closed":        testkit.Fails(func() error { return neverStarts.Start(ctx10()) }, shared.ErrClosed),
-		"Start: after Close":          testkit.Fails(func() error { return closed.Start(ctx10()) }, shared.ErrClosed),
+		"Start: client closed":        testkit.Fails(func() error { return neverStarts.Start(ctx10()) }, framework.ErrClosed),
+		"Start: after Close":          testkit.Fails(func() error { return closed.Start(ctx10()) }, framework.ErrClosed),
 		"TrySet: unversioned":         testkit.Fails(trySet(started, unversioned), shared.ErrUnversioned),
-		"Get: closed":                 testkit.Fails(get(closed), shared.ErrClosed),
-		"Set: closed":                 testkit.Fails(set(closed), shared.ErrClosed),
-		"TrySet: closed":              testkit.Fails(trySet(closed, closedGet), shared.ErrClosed),
-		"Err: closed":                 testkit.Fails(closed.Err, shared.ErrClosed),
-		"Set: client closed":          testkit.Fails(set(onClosedClient), shared.ErrClosed),
-		"TrySet: client closed":       testkit.Fails(trySet(onClosedClient, closedGet), shared.ErrClosed),
-		"Err: client closed":          testkit.Fails(onClosedClient.Err, shared.ErrClosed),
+		"Get: closed":                 testkit.Fails(get(closed), framework.ErrClosed),
+		"Set: closed":                 testkit.Fails(set(closed), framework.ErrClosed),
+		"TrySet: closed":              testkit.Fails(trySet(closed, closedGet), framework.ErrClosed),
+		"Err: closed":                 testkit.Fails(closed.Err, framework.ErrClosed),
+		"Set: client closed":          testkit.Fails(set(onClosedClient), framework.ErrClosed),
+		"TrySet: client closed":       testkit.Fails(trySet(onClosedClient, closedGet), framework.ErrClosed),
+		"Err: client closed":          testkit.Fails(onClosedClient.Err, framework.ErrClosed),
 		"Set: deadline":               testkit.Fails(func() error { _, err := started.Set(testkit.Expired(), 2); return err }, context.DeadlineExceeded),
-		"DecodeCount: 3 bytes":        testkit.Fails(func() error { _, err := shared.DecodeCount([]byte{1, 2, 3}); return err }, shared.ErrBadCount),
-		"DecodeCount: 8 bytes (long)": testkit.Fails(func() error { _, err := shared.DecodeCount(make([]byte, 8)); return err }, shared.ErrBadCount),
-		"Set: deleted node":           testkit.Fails(func() error { return setDeleted(t, c) }, shared.ErrDeleted, zk.ErrNoNode),
+		"DecodeCount: 3 bytes":        testkit.Fails(func() error { _, err := shared.DecodeCount([]byte{1, 2, 3}); return err }, framework.ErrBadData),
+		"DecodeCount: 8 bytes (long)": testkit.Fails(func() error { _, err := shared.DecodeCount(make([]byte, 8)); return err }, framework.ErrBadData),
+		"Set: deleted node":           testkit.Fails(func() error { return setDeleted(t, c) }, framework.ErrNodeDeleted, zk.ErrNoNode),
 	})
 
 	assert.NoError(t, closed.Close(), "Close is idempotent")
@@ -104,7 +103,7 @@ func setDeleted(t *testing.T, c *framework.Client) error {
 // refusal, instead of waiting out ctx for a read that can never succeed.
 func TestStartOnANodeItMayNotReadFailsWithNoAuth(t *testing.T) {
 	cl := zktest.Standalone(t)
-	alice := newClient(t, cl.Addrs(), framework.WithConnOptions(conn.WithDigestAuth("alice", "pw")))
+	alice := newClient(t, cl.Addrs(), framework.WithDigestAuth("alice", "pw"))
 	_, err := alice.Create(ctxT(t, 10*time.Second), "/acl", nil)
 	require.NoError(t, err)
 	_, err = alice.Create(ctxT(t, 10*time.Second), "/acl/count", shared.EncodeCount(1), framework.WithACL(zk.DigestACL(zk.PermAll, "alice", "pw")))
@@ -117,5 +116,5 @@ func TestStartOnANodeItMayNotReadFailsWithNoAuth(t *testing.T) {
 	err = n.Start(ctxT(t, 30*time.Second))
 	assert.ErrorIs(t, err, zk.ErrNoAuth)
 	assert.Less(t, time.Since(start), 10*time.Second)
-	assert.ErrorIs(t, n.Err(), shared.ErrNotStarted)
+	assert.ErrorIs(t, n.Err(), framework.ErrNotStarted)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
@@ -45,12 +46,12 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			case "deleted":
 				require.NoError(t, c.Delete(ctxT(t, 10*time.Second), "/leak/count", -1))
 				require.EventuallyWithT(t, func(ct *assert.CollectT) {
-					assert.ErrorIs(ct, n.Err(), shared.ErrDeleted)
+					assert.ErrorIs(ct, n.Err(), framework.ErrNodeDeleted)
 				}, 10*time.Second, 10*time.Millisecond)
 			case "link down":
 				p.Blackhole()
 				require.EventuallyWithT(t, func(ct *assert.CollectT) {
-					assert.ErrorIs(ct, n.Err(), shared.ErrSuspended)
+					assert.ErrorIs(ct, n.Err(), framework.ErrSuspended)
 				}, 30*time.Second, 10*time.Millisecond)
 			}
 			require.NoError(t, n.Close())
@@ -76,7 +77,7 @@ func TestStartThatTimesOutLeavesNoGoroutineAndCanBeRetried(t *testing.T) {
 	p.Blackhole()
 	err = n.Start(ctxT(t, 500*time.Millisecond))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.ErrorIs(t, n.Err(), shared.ErrNotStarted)
+	assert.ErrorIs(t, n.Err(), framework.ErrNotStarted)
 	p.Heal()
 	require.NoError(t, n.Start(ctxT(t, 30*time.Second)))
 	got, err := n.Get()
@@ -101,12 +102,12 @@ func TestCloseDuringStartEndsIt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.Start(context.Background()) }()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.ErrorIs(ct, m.Err(), shared.ErrNotStarted)
+		assert.ErrorIs(ct, m.Err(), framework.ErrNotStarted)
 	}, time.Second, 10*time.Millisecond)
 	require.NoError(t, m.Close())
 	select {
 	case err := <-done:
-		assert.ErrorIs(t, err, shared.ErrClosed)
+		assert.ErrorIs(t, err, framework.ErrClosed)
 	case <-time.After(30 * time.Second):
 		t.Fatal("Start did not end with Close")
 	}

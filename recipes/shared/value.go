@@ -12,53 +12,27 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
 // The errors of this package: its own, and those every recipe shares
 // (package hold documents them) under the same names.
 var (
-	// ErrNotStarted: a Value or Count used before Start succeeded.
-	ErrNotStarted = errors.New("shared: not started")
-	// ErrStarted: Start called again after it succeeded.
-	ErrStarted = errors.New("shared: already started")
 	// ErrStale is Err's error while the value may not be the node's latest;
-	// it also matches the reason (ErrSuspended, ErrSessionLost, ErrDeleted,
+	// it also matches the reason (framework.ErrSuspended, framework.ErrSessionLost, framework.ErrNodeDeleted,
 	// or the error of a read that failed).
 	ErrStale = errors.New("shared: value may be stale")
-	// ErrDeleted: the node was deleted by someone else. Set and TrySet
-	// fail with it (it also matches zk.ErrNoNode) until the node is made
-	// again; Err reports it while the node is missing.
-	ErrDeleted = errors.New("shared: node deleted")
-	// ErrRecreated: a TrySet was applied, but to a node deleted and made
-	// again since previous was read (ZooKeeper compares versions only, and
-	// the new node was back at previous's version): it replaced a value
-	// previous never showed. TrySet returns the value it wrote with it;
-	// do not apply the change again.
-	ErrRecreated = errors.New("shared: node deleted and made again since the value was read")
 	// ErrUnversioned: TrySet given a value without a version to compare:
 	// one never read from the node (Version -1, as Curator's initial value)
 	// or whose version wrapped around to -1, which ZooKeeper would take as
 	// "any version" (Curator's IllegalTrySetVersionException).
 	ErrUnversioned = errors.New("shared: value has no version to compare")
-	// ErrBadCount: a Count's node whose data is not a 4-byte big-endian
-	// integer.
-	ErrBadCount = errors.New("shared: count is not a 4-byte big-endian integer")
-
-	ErrNilClient      = hold.ErrNilClient
-	ErrInvalidOption  = hold.ErrInvalidOption
-	ErrClosed         = hold.ErrClosed
-	ErrSuspended      = hold.ErrSuspended
-	ErrSessionLost    = hold.ErrSessionLost
-	ErrOutcomeUnknown = hold.ErrOutcomeUnknown
 )
 
 // Option configures a Value or a Count. Every recipe's Option has this
 // shape, and an option of the same name means the same thing in each; one
-// given to a recipe it does not apply to is refused (ErrInvalidOption).
+// given to a recipe it does not apply to is refused (framework.ErrInvalidArgument).
 // No option applies to this package's recipes yet.
 type Option func(*option.Config) error
 
@@ -107,7 +81,7 @@ func NewValue(client *framework.Client, path string, seed []byte, opts ...Option
 
 func newValue(recipe string, client *framework.Client, path string, seed []byte, opts []Option) (*Value, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%s: %w", recipe, ErrNilClient)
+		return nil, fmt.Errorf("%s: %w", recipe, framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -140,7 +114,7 @@ func (v *Value) Path() string { return v.path }
 // once the value has been read and the watch is set, or with ctx's error
 // (then nothing keeps running, and Start may be called again). A node this
 // client may not read fails it with the server's zk.ErrNoAuth. A second
-// Start after one succeeded fails with ErrStarted.
+// Start after one succeeded fails with framework.ErrStarted.
 func (v *Value) Start(ctx context.Context) error {
 	v.startMu.Lock()
 	defer v.startMu.Unlock()
@@ -180,7 +154,7 @@ func (v *Value) Start(ctx context.Context) error {
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
-		return fail(ErrClosed)
+		return fail(framework.ErrClosed)
 	}
 	v.wg.Add(1) // under mu, so that Close, once it has set closed, waits for it
 	v.mu.Unlock()
@@ -199,7 +173,7 @@ func (v *Value) Start(ctx context.Context) error {
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		if v.closed {
-			return ErrClosed
+			return framework.ErrClosed
 		}
 		v.started = true
 		return nil
@@ -215,9 +189,9 @@ func (v *Value) Start(ctx context.Context) error {
 func (v *Value) startableLocked() error {
 	switch {
 	case v.closed:
-		return ErrClosed
+		return framework.ErrClosed
 	case v.started:
-		return ErrStarted
+		return framework.ErrStarted
 	}
 	return nil
 }
@@ -322,7 +296,7 @@ func (v *Value) readFailed(err error) {
 
 // Get returns the value last read or written, with its version. It sends
 // nothing; Err says whether it may be stale. After Close, or the client's,
-// it fails with ErrClosed.
+// it fails with framework.ErrClosed.
 func (v *Value) Get() (Versioned[[]byte], error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -341,9 +315,9 @@ func (v *Value) copyLocked() Versioned[[]byte] {
 func (v *Value) usableLocked() error {
 	switch {
 	case v.closed:
-		return ErrClosed
+		return framework.ErrClosed
 	case !v.started:
-		return ErrNotStarted
+		return framework.ErrNotStarted
 	case v.client.Closed():
 		return contend.Err(framework.ErrClosed, false)
 	}
@@ -353,11 +327,11 @@ func (v *Value) usableLocked() error {
 // Err is nil while Get returns the node's latest value as far as
 // ZooKeeper's watches can tell: the value was read over the client's
 // current link and the watch is set. Otherwise it wraps ErrStale and the
-// reason: ErrSuspended (the link is down; the session may live on),
-// ErrSessionLost (the session is gone), ErrDeleted (the node is missing),
+// reason: framework.ErrSuspended (the link is down; the session may live on),
+// framework.ErrSessionLost (the session is gone), framework.ErrNodeDeleted (the node is missing),
 // the error of a read that failed (it is tried again), or nothing more
 // while the value is being read again. After Close, or
-// the client's, it is ErrClosed; before Start, ErrNotStarted.
+// the client's, it is framework.ErrClosed; before Start, framework.ErrNotStarted.
 func (v *Value) Err() error {
 	v.mu.Lock()
 	err := v.usableLocked()
@@ -368,11 +342,11 @@ func (v *Value) Err() error {
 	}
 	switch v.client.State() {
 	case conn.StateClosed:
-		return ErrClosed
+		return framework.ErrClosed
 	case conn.StateLost:
-		return fmt.Errorf("%w: %w", ErrStale, ErrSessionLost)
+		return fmt.Errorf("%w: %w", ErrStale, framework.ErrSessionLost)
 	case conn.StateSuspended:
-		return fmt.Errorf("%w: %w", ErrStale, ErrSuspended)
+		return fmt.Errorf("%w: %w", ErrStale, framework.ErrSuspended)
 	}
 	select {
 	case <-link.Suspended:
@@ -383,7 +357,7 @@ func (v *Value) Err() error {
 		return fmt.Errorf("%w: reading it failed: %w", ErrStale, readErr)
 	}
 	if missing {
-		return fmt.Errorf("%w: %w", ErrStale, ErrDeleted)
+		return fmt.Errorf("%w: %w", ErrStale, framework.ErrNodeDeleted)
 	}
 	return nil
 }
@@ -410,7 +384,7 @@ func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error
 // changed the node first it returns false and the value held, read again
 // from the node (unless that read fails: the watch then brings it), so a
 // caller can retry at once with what it returns. The write is sent at most
-// once: if its reply is lost the error wraps ErrOutcomeUnknown, and the
+// once: if its reply is lost the error wraps framework.ErrOutcomeUnknown, and the
 // write may have been applied; the change feed will tell.
 func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []byte) (Versioned[[]byte], bool, error) {
 	if err := v.usable(); err != nil {
@@ -426,7 +400,7 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 		// Already changed since previous was read: no need to ask.
 		return held, false, nil
 	}
-	res, err := fwlink.Of(v.client).MultiOnce(ctx, &zk.SetDataRequest{Path: v.path, Data: value, Version: previous.Version})
+	res, err := v.client.MultiOnce(ctx, &zk.SetDataRequest{Path: v.path, Data: value, Version: previous.Version})
 	if errors.Is(err, zk.ErrBadVersion) {
 		if data, st, rerr := v.client.Get(ctx, v.path); rerr == nil {
 			v.observe(data, st, nil)
@@ -446,7 +420,7 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 		// from was deleted and made again, back at that version, and the
 		// write replaced a value previous never showed. Applied, so not
 		// a refusal (a caller would apply it again), and not a success.
-		return out, false, fmt.Errorf("%w: czxid %d, read from %d", ErrRecreated, st.Czxid, heldCzxid)
+		return out, false, fmt.Errorf("%w: czxid %d, read from %d", framework.ErrRecreated, st.Czxid, heldCzxid)
 	}
 	return out, true, nil
 }
@@ -459,7 +433,7 @@ func (v *Value) usable() error {
 
 func (v *Value) writeErr(err error) error {
 	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: %w", ErrDeleted, err)
+		return fmt.Errorf("%w: %w", framework.ErrNodeDeleted, err)
 	}
 	v.mu.Lock()
 	closed := v.closed

@@ -1,17 +1,15 @@
-package conn_test
+package framework_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
@@ -25,16 +23,16 @@ func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	const timeout = 4 * time.Second
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(timeout))
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(timeout))
 	other := dial(t, cl.Addrs())
 
 	// One watch per node: each change of another client's reaches c as one
 	// event, so a stream of changes is a stream of events through the fault.
 	const n = 160
 	for i := range n {
-		_, err := connlink.Of(other).ZK().Create(fmt.Sprintf("/w%d", i), nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := other.Create(t.Context(), fmt.Sprintf("/w%d", i), nil)
 		require.NoError(t, err)
-		_, _, _, err = connlink.Of(c).ZK().GetW(fmt.Sprintf("/w%d", i))
+		_, _, _, err = c.GetW(t.Context(), fmt.Sprintf("/w%d", i))
 		require.NoError(t, err)
 	}
 	s := c.Session()
@@ -42,7 +40,7 @@ func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
 	p.DropRequests()
 	start := time.Now()
 	stop := testkit.Repeat(40*time.Millisecond, n, func(i int) {
-		_, _ = connlink.Of(other).ZK().Set(fmt.Sprintf("/w%d", i), []byte("x"), -1)
+		_, _ = other.Set(t.Context(), fmt.Sprintf("/w%d", i), []byte("x"), -1)
 	})
 	defer stop()
 

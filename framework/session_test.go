@@ -1,11 +1,10 @@
-package conn_test
+package framework_test
 
 import (
 	"context"
 	"crypto/tls"
 	"errors"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,17 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
 )
 
-func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
-
-func dial(t *testing.T, addrs []string, opts ...conn.Option) *conn.Conn {
+func dial(t *testing.T, addrs []string, opts ...framework.Option) *framework.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	c, err := conn.Dial(ctx, addrs, opts...)
+	c, err := framework.Dial(ctx, addrs, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -34,13 +31,13 @@ func dial(t *testing.T, addrs []string, opts ...conn.Option) *conn.Conn {
 
 // expect reads events until the states in want have been seen in order, and
 // returns the events that matched.
-func expect(t *testing.T, s *conn.Subscription, timeout time.Duration, want ...conn.State) []conn.Event {
+func expect(t *testing.T, s *framework.Subscription[conn.Event], timeout time.Duration, want ...conn.State) []conn.Event {
 	t.Helper()
 	deadline := time.After(timeout)
 	var seen, matched []conn.Event
 	for len(matched) < len(want) {
 		select {
-		case ev, ok := <-s.Events():
+		case ev, ok := <-s.Changes():
 			require.True(t, ok, "subscription closed; saw %v", seen)
 			seen = append(seen, ev)
 			if ev.State == want[len(matched)] {
@@ -64,20 +61,20 @@ func closed(ch <-chan struct{}) bool {
 
 func TestDialNegotiatesSessionTimeout(t *testing.T) {
 	cl := zktest.Standalone(t, zktest.WithSessionTimeouts(time.Second, 20*time.Second))
-	c := dial(t, cl.Addrs(), conn.WithSessionTimeout(500*time.Millisecond))
+	c := dial(t, cl.Addrs(), framework.WithSessionTimeout(500*time.Millisecond))
 	assert.Equal(t, conn.StateConnected, c.State())
 	s := c.Session()
 	assert.NotZero(t, s.ID)
 	assert.Equal(t, time.Second, s.Timeout, "the server raised it to its minimum")
 
-	c2 := dial(t, cl.Addrs(), conn.WithSessionTimeout(time.Minute))
+	c2 := dial(t, cl.Addrs(), framework.WithSessionTimeout(time.Minute))
 	assert.Equal(t, 20*time.Second, c2.Session().Timeout, "the server lowered it to its maximum")
 }
 
 func TestCutSuspendsThenReconnectsSameSession(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(4*time.Second))
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(4*time.Second))
 	sub := c.Subscribe()
 	before := c.Session()
 
@@ -95,7 +92,7 @@ func TestCutSuspendsThenReconnectsSameSession(t *testing.T) {
 func TestExpiryIsLostThenReconnectedWithNewSession(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(2*time.Second))
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second))
 	sub := c.Subscribe()
 	before := c.Session()
 
@@ -111,7 +108,7 @@ func TestExpiryIsLostThenReconnectedWithNewSession(t *testing.T) {
 func TestLongSuspensionIsLostBeforeTheServerSaysSo(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(2*time.Second))
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second))
 	sub := c.Subscribe()
 	before := c.Session()
 
@@ -131,7 +128,7 @@ func TestLongSuspensionIsLostBeforeTheServerSaysSo(t *testing.T) {
 func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(time.Second), conn.WithSimulatedExpiry(0))
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(time.Second), framework.WithSimulatedExpiry(0))
 	sub := c.Subscribe()
 	p.Blackhole()
 	expect(t, sub, 10*time.Second, conn.StateSuspended)
@@ -147,18 +144,18 @@ func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {
 
 func TestEnsembleMemberLossMovesSessionToAnotherServer(t *testing.T) {
 	cl := zktest.Ensemble(t, 3)
-	c := dial(t, cl.Addrs(), conn.WithSessionTimeout(6*time.Second))
+	c := dial(t, cl.Addrs(), framework.WithSessionTimeout(6*time.Second))
 	sub := c.Subscribe()
 	sid := c.Session().ID
 
-	i := slices.Index(cl.Addrs(), connlink.Of(c).ZK().Server())
-	require.GreaterOrEqual(t, i, 0, "client on %s", connlink.Of(c).ZK().Server())
+	i := slices.Index(cl.Addrs(), c.Server())
+	require.GreaterOrEqual(t, i, 0, "client on %s", c.Server())
 	cl.Servers()[i].Kill()
 
 	evs := expect(t, sub, 30*time.Second, conn.StateSuspended, conn.StateReconnected)
 	assert.False(t, evs[1].NewSession)
 	assert.Equal(t, sid, evs[1].SessionID)
-	assert.NotEqual(t, cl.Addrs()[i], connlink.Of(c).ZK().Server())
+	assert.NotEqual(t, cl.Addrs()[i], c.Server())
 }
 
 // readOnlySurvivor starts an ensemble whose members may serve reads alone,
@@ -179,11 +176,11 @@ func readOnlySurvivor(t *testing.T) string {
 }
 
 func TestReadOnlyServerIsReported(t *testing.T) {
-	c := dial(t, []string{readOnlySurvivor(t)}, conn.WithReadOnly())
+	c := dial(t, []string{readOnlySurvivor(t)}, framework.WithReadOnly())
 	assert.Equal(t, conn.StateReadOnly, c.State())
-	_, _, err := connlink.Of(c).ZK().Get("/")
+	_, _, err := c.Get(t.Context(), "/")
 	assert.NoError(t, err, "reads are served")
-	_, err = connlink.Of(c).ZK().Create("/w", nil, 0, zk.WorldACL(zk.PermAll))
+	_, err = c.Create(t.Context(), "/w", nil)
 	assert.Error(t, err, "writes are not")
 }
 
@@ -191,25 +188,25 @@ func TestReadOnlyServerRefusesClientsThatDidNotAsk(t *testing.T) {
 	addr := readOnlySurvivor(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
-	_, err := conn.Dial(ctx, []string{addr})
+	_, err := framework.Dial(ctx, []string{addr})
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestDigestAuthIsReplayedAfterReconnect(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := dial(t, p.Addrs(), conn.WithDigestAuth("alice", "secret"))
-	_, err := connlink.Of(c).ZK().Create("/mine", nil, 0, zk.AuthACL(zk.PermAll))
+	c := dial(t, p.Addrs(), framework.WithDigestAuth("alice", "secret"))
+	_, err := c.Create(t.Context(), "/mine", nil, framework.WithACL(zk.AuthACL(zk.PermAll)))
 	require.NoError(t, err)
 
 	sub := c.Subscribe()
 	p.Cut()
 	expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
-	_, err = connlink.Of(c).ZK().Set("/mine", []byte("x"), -1)
+	_, err = c.Set(t.Context(), "/mine", []byte("x"), -1)
 	assert.NoError(t, err, "credentials were replayed on the new link")
 
 	other := dial(t, cl.Addrs())
-	_, err = connlink.Of(other).ZK().Set("/mine", []byte("y"), -1)
+	_, err = other.Set(t.Context(), "/mine", []byte("y"), -1)
 	assert.ErrorIs(t, err, zk.ErrNoAuth)
 }
 
@@ -218,7 +215,7 @@ func TestSlowSubscriberMissesNothing(t *testing.T) {
 	p := cl.NewProxy()
 	// Not shorter: the exact sequence below would gain a Suspended whenever
 	// a loaded machine stalls the link for 2/3 of the timeout.
-	c := dial(t, p.Addrs(), conn.WithSessionTimeout(4*time.Second))
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(4*time.Second))
 	sub := c.Subscribe() // not read until the end
 	p.Cut()
 	require.Eventually(t, func() bool { return c.State() == conn.StateReconnected }, 10*time.Second, 10*time.Millisecond)
@@ -228,7 +225,7 @@ func TestSlowSubscriberMissesNothing(t *testing.T) {
 	}, 20*time.Second, 10*time.Millisecond)
 	var got []conn.State
 	for len(got) < 5 {
-		got = append(got, (<-sub.Events()).State)
+		got = append(got, (<-sub.Changes()).State)
 	}
 	assert.Equal(t, []conn.State{conn.StateSuspended, conn.StateReconnected, conn.StateSuspended, conn.StateLost, conn.StateReconnected}, got)
 }
@@ -236,7 +233,7 @@ func TestSlowSubscriberMissesNothing(t *testing.T) {
 func TestCloseEndsSessionAndSignals(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := dial(t, cl.Addrs())
-	_, err := connlink.Of(c).ZK().Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	_, err := c.Create(t.Context(), "/eph", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 	s := c.Session()
 	sub := c.Subscribe()
@@ -245,14 +242,16 @@ func TestCloseEndsSessionAndSignals(t *testing.T) {
 
 	assert.True(t, closed(s.Lost))
 	assert.True(t, closed(s.Suspended))
-	_, ok := <-sub.Events()
+	ev, ok := <-sub.Changes()
+	assert.True(t, ok && ev.State == conn.StateClosed, "the last event is Closed: %v", ev)
+	_, ok = <-sub.Changes()
 	assert.False(t, ok, "subscription channel closed")
 	_, err = c.WaitConnected(t.Context())
-	assert.ErrorIs(t, err, conn.ErrClosed)
+	assert.ErrorIs(t, err, framework.ErrClosed)
 	assert.Equal(t, conn.StateClosed, c.State())
 
 	other := dial(t, cl.Addrs())
-	ok, _, err = connlink.Of(other).ZK().Exists("/eph")
+	ok, _, err = other.Exists(t.Context(), "/eph")
 	require.NoError(t, err)
 	assert.False(t, ok, "the session's ephemeral went with it")
 }
@@ -260,7 +259,7 @@ func TestCloseEndsSessionAndSignals(t *testing.T) {
 func TestDialGivesUpWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	_, err := conn.Dial(ctx, []string{"127.0.0.1:1"}) // nothing listens on port 1
+	_, err := framework.Dial(ctx, []string{"127.0.0.1:1"}) // nothing listens on port 1
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
@@ -274,7 +273,7 @@ func TestDialGivesUpPromptlyOnAServerThatDoesNotAnswer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := conn.Dial(ctx, p.Addrs(), conn.WithSessionTimeout(10*time.Second))
+	_, err := framework.Dial(ctx, p.Addrs(), framework.WithSessionTimeout(10*time.Second))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second, "Dial (and its Close) waited for the handshake")
 	p.Heal()
@@ -283,22 +282,22 @@ func TestDialGivesUpPromptlyOnAServerThatDoesNotAnswer(t *testing.T) {
 func TestDialRejectsBadOptionsBeforeConnecting(t *testing.T) {
 	for name, tc := range map[string]struct {
 		servers []string
-		opts    []conn.Option
+		opts    []framework.Option
 	}{
 		"no servers":        {nil, nil},
 		"empty server":      {[]string{""}, nil},
-		"zero timeout":      {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSessionTimeout(0)}},
-		"percent above 100": {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSimulatedExpiry(150)}},
-		"negative percent":  {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSimulatedExpiry(-1)}},
-		"connect timeout":   {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithConnectTimeout(-time.Second)}},
+		"zero timeout":      {[]string{"127.0.0.1:1"}, []framework.Option{framework.WithSessionTimeout(0)}},
+		"percent above 100": {[]string{"127.0.0.1:1"}, []framework.Option{framework.WithSimulatedExpiry(150)}},
+		"negative percent":  {[]string{"127.0.0.1:1"}, []framework.Option{framework.WithSimulatedExpiry(-1)}},
+		"connect timeout":   {[]string{"127.0.0.1:1"}, []framework.Option{framework.WithConnectTimeout(-time.Second)}},
 		// int32 milliseconds on the wire: it would wrap and never connect.
-		"timeout beyond the protocol": {[]string{"127.0.0.1:1"}, []conn.Option{conn.WithSessionTimeout(conn.MaxSessionTimeout + time.Millisecond)}},
+		"timeout beyond the protocol": {[]string{"127.0.0.1:1"}, []framework.Option{framework.WithSessionTimeout(conn.MaxSessionTimeout + time.Millisecond)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			_, err := conn.Dial(ctx, tc.servers, tc.opts...)
-			assert.True(t, errors.Is(err, conn.ErrInvalidOption), "got %v", err)
+			_, err := framework.Dial(ctx, tc.servers, tc.opts...)
+			assert.True(t, errors.Is(err, framework.ErrInvalidArgument), "got %v", err)
 		})
 	}
 }
@@ -307,15 +306,15 @@ func TestTLSSessionSurvivesCut(t *testing.T) {
 	tl := zktest.NewTLS(t)
 	cl := zktest.Standalone(t, zktest.WithTLS(tl))
 	p := cl.NewSecureProxy()
-	c := dial(t, p.Addrs(), conn.WithTLS(tl.ClientConfig()))
-	_, err := connlink.Of(c).ZK().Create("/over-tls", []byte("v"), 0, zk.WorldACL(zk.PermAll))
+	c := dial(t, p.Addrs(), framework.WithTLS(tl.ClientConfig()))
+	_, err := c.Create(t.Context(), "/over-tls", []byte("v"))
 	require.NoError(t, err)
 
 	sub := c.Subscribe()
 	p.Cut()
 	ev := expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)[1]
 	assert.False(t, ev.NewSession)
-	data, _, err := connlink.Of(c).ZK().Get("/over-tls")
+	data, _, err := c.Get(t.Context(), "/over-tls")
 	require.NoError(t, err)
 	assert.Equal(t, "v", string(data))
 }
@@ -326,7 +325,7 @@ func TestTLSRejectsUntrustedServer(t *testing.T) {
 	untrusting := &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12} // system roots only
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	_, err := conn.Dial(ctx, cl.SecureAddrs(), conn.WithTLS(untrusting))
+	_, err := framework.Dial(ctx, cl.SecureAddrs(), framework.WithTLS(untrusting))
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "no session without a trusted certificate")
 }
 
@@ -351,14 +350,14 @@ func TestTLSVerifiesTheHostNameOfTheServerList(t *testing.T) {
 
 	named := zktest.NewTLSFor(t, []string{"localhost"}, nil) // no IP in the certificate
 	cl := zktest.Standalone(t, zktest.WithTLS(named))
-	c := dial(t, byName(cl.SecureAddrs()), conn.WithTLS(noName(named)))
+	c := dial(t, byName(cl.SecureAddrs()), framework.WithTLS(noName(named)))
 	assert.Equal(t, conn.StateConnected, c.State())
 
 	wrong := zktest.NewTLSFor(t, []string{"zk.elsewhere.test"}, []net.IP{net.IPv4(127, 0, 0, 1)})
 	cl2 := zktest.Standalone(t, zktest.WithTLS(wrong))
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
-	_, err := conn.Dial(ctx, byName(cl2.SecureAddrs()), conn.WithTLS(noName(wrong)))
+	_, err := framework.Dial(ctx, byName(cl2.SecureAddrs()), framework.WithTLS(noName(wrong)))
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "a certificate for another host was accepted because it names the IP")
 
 	// The control: the same server, certificate and list are accepted when
@@ -366,6 +365,6 @@ func TestTLSVerifiesTheHostNameOfTheServerList(t *testing.T) {
 	// name check and nothing else (a server down, a port closed).
 	cfg := noName(wrong)
 	cfg.ServerName = "zk.elsewhere.test"
-	c2 := dial(t, byName(cl2.SecureAddrs()), conn.WithTLS(cfg))
+	c2 := dial(t, byName(cl2.SecureAddrs()), framework.WithTLS(cfg))
 	assert.Equal(t, conn.StateConnected, c2.State())
 }

@@ -1,4 +1,4 @@
-package conn
+package session
 
 import (
 	"context"
@@ -14,25 +14,19 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/connlink"
+	"github.com/zkrecipes/zkrecipes/conn"
 )
 
 // ErrClosed is returned by every method of a Conn after Close.
-var ErrClosed = errors.New("conn: closed")
+var ErrClosed = errors.New("session: closed")
 
 // ErrInvalidOption is wrapped by Dial's errors about its arguments.
-var ErrInvalidOption = errors.New("conn: invalid option")
-
-// MaxSessionTimeout is the longest session timeout the protocol can ask
-// for (int32 milliseconds). Servers cap what they grant far lower (their
-// maxSessionTimeout, 20 ticks by default); Session.Timeout says what they
-// chose.
-const MaxSessionTimeout = math.MaxInt32 * time.Millisecond
+var ErrInvalidOption = errors.New("session: invalid option")
 
 // Conn is one ZooKeeper session and its state machine. It is safe for
 // concurrent use. Its zero value is not usable: call Dial.
 type Conn struct {
-	cfg      config
+	cfg      Config
 	log      *slog.Logger
 	zk       *zk.Conn
 	zkEvents <-chan zk.Event
@@ -45,11 +39,10 @@ type Conn struct {
 	inboxSignal chan struct{} // capacity 1: "inbox is not empty"
 
 	mu        sync.Mutex
-	state     State
+	state     conn.State
 	epoch     *epoch
 	changed   chan struct{} // closed and replaced on every transition
-	subs      map[*Subscription]struct{}
-	observers map[*func(any)]struct{} // connlink's Observe
+	observers map[*func(conn.Event)]struct{} // Observe
 	connected chan struct{}           // closed at the first session
 
 	closeOnce sync.Once
@@ -83,49 +76,28 @@ type epoch struct {
 	isLost    bool
 }
 
-// Session is what a caller needs to decide whether something it did on the
-// session can still be trusted. See Conn.Session.
-type Session struct {
-	// ID is the session id (0 before the first session).
-	ID int64
-	// Timeout is the session timeout the server negotiated.
-	Timeout time.Duration
-	// Suspended is closed when the link that was up when Session was called
-	// goes down (already closed if it was down), and on Lost and Close.
-	Suspended <-chan struct{}
-	// Lost is closed when this session is lost, and on Close.
-	Lost <-chan struct{}
-}
-
 // Dial starts a session with the ensemble at servers ("host:port", the port
 // defaulting to 2181) and returns once the first session is established and
 // its credentials are accepted, or when ctx ends.
-func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	if err := cfg.validate(servers); err != nil {
 		return nil, err
 	}
 	c := &Conn{
 		cfg:         cfg,
-		log:         cfg.log,
+		log:         cfg.Log,
 		inboxSignal: make(chan struct{}, 1),
 		changed:     make(chan struct{}),
-		subs:        map[*Subscription]struct{}{},
 		connected:   make(chan struct{}),
 		quit:        make(chan struct{}),
 		epoch:       closedEpoch(),
 	}
 	c.closing, c.stopDialer = context.WithCancel(context.Background())
 	var hosts zk.HostProvider = zk.NewDNSHostProvider()
-	if cfg.tls != nil {
+	if cfg.TLS != nil {
 		hosts = &namedHosts{} // the certificate is checked against the name given
 	}
-	zc, events, err := zk.Connect(servers, cfg.sessionTimeout,
+	zc, events, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithEventCallback(c.onEvent),
 		zk.WithDialer(c.dial),
 		zk.WithHostProvider(hosts),
@@ -144,7 +116,7 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) 
 		c.Close()
 		return nil, fmt.Errorf("conn: no session with %v: %w", servers, ctx.Err())
 	}
-	for _, a := range cfg.auth {
+	for _, a := range cfg.Auth {
 		if err := c.addAuth(ctx, a); err != nil {
 			c.Close()
 			return nil, err
@@ -153,7 +125,7 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) 
 	return c, nil
 }
 
-func (cfg *config) validate(servers []string) error {
+func (cfg *Config) validate(servers []string) error {
 	if len(servers) == 0 {
 		return fmt.Errorf("%w: no servers", ErrInvalidOption)
 	}
@@ -163,17 +135,17 @@ func (cfg *config) validate(servers []string) error {
 		}
 	}
 	switch {
-	case cfg.sessionTimeout <= 0:
-		return fmt.Errorf("%w: session timeout %v", ErrInvalidOption, cfg.sessionTimeout)
-	case cfg.sessionTimeout/time.Millisecond > math.MaxInt32:
+	case cfg.SessionTimeout <= 0:
+		return fmt.Errorf("%w: session timeout %v", ErrInvalidOption, cfg.SessionTimeout)
+	case cfg.SessionTimeout/time.Millisecond > math.MaxInt32:
 		// The protocol carries it as int32 milliseconds: beyond, it wraps
 		// negative and no server will ever give a session.
-		return fmt.Errorf("%w: session timeout %v above the protocol's %v", ErrInvalidOption, cfg.sessionTimeout, MaxSessionTimeout)
-	case cfg.connectTimeout <= 0:
-		return fmt.Errorf("%w: connect timeout %v", ErrInvalidOption, cfg.connectTimeout)
-	case cfg.expiryPercent < 0 || cfg.expiryPercent > 100:
-		return fmt.Errorf("%w: simulated expiry %d%% not in 0..100", ErrInvalidOption, cfg.expiryPercent)
-	case cfg.log == nil:
+		return fmt.Errorf("%w: session timeout %v above the protocol's %v", ErrInvalidOption, cfg.SessionTimeout, conn.MaxSessionTimeout)
+	case cfg.ConnectTimeout <= 0:
+		return fmt.Errorf("%w: connect timeout %v", ErrInvalidOption, cfg.ConnectTimeout)
+	case cfg.ExpiryPercent < 0 || cfg.ExpiryPercent > 100:
+		return fmt.Errorf("%w: simulated expiry %d%% not in 0..100", ErrInvalidOption, cfg.ExpiryPercent)
+	case cfg.Log == nil:
 		return fmt.Errorf("%w: nil logger", ErrInvalidOption)
 	}
 	return nil
@@ -181,17 +153,17 @@ func (cfg *config) validate(servers []string) error {
 
 // addAuth sends credentials, retrying through connection loss: go-zookeeper
 // only remembers (and replays on reconnect) credentials the server accepted.
-func (c *Conn) addAuth(ctx context.Context, a authEntry) error {
+func (c *Conn) addAuth(ctx context.Context, a Auth) error {
 	for {
-		err := c.zk.AddAuth(a.scheme, a.cred)
+		err := c.zk.AddAuth(a.Scheme, a.Cred)
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer) {
-			return fmt.Errorf("conn: add %s auth: %w", a.scheme, err)
+			return fmt.Errorf("conn: add %s auth: %w", a.Scheme, err)
 		}
 		if _, werr := c.WaitConnected(ctx); werr != nil {
-			return fmt.Errorf("conn: add %s auth: %w", a.scheme, errors.Join(err, werr))
+			return fmt.Errorf("conn: add %s auth: %w", a.Scheme, errors.Join(err, werr))
 		}
 	}
 }
@@ -199,12 +171,12 @@ func (c *Conn) addAuth(ctx context.Context, a authEntry) error {
 // dial opens one connection for go-zookeeper, with TLS if configured, and
 // puts the handshake sniffer on it.
 func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(c.closing, c.cfg.connectTimeout)
+	ctx, cancel := context.WithTimeout(c.closing, c.cfg.ConnectTimeout)
 	defer cancel()
 	var nc net.Conn
 	var err error
-	if c.cfg.tls != nil {
-		tc := c.cfg.tls.Clone()
+	if c.cfg.TLS != nil {
+		tc := c.cfg.TLS.Clone()
 		if tc.ServerName == "" {
 			if host, _, herr := net.SplitHostPort(addr); herr == nil {
 				tc.ServerName = host
@@ -219,7 +191,7 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 	}
 	sc := &sniffConn{
 		Conn:        nc,
-		askReadOnly: c.cfg.readOnly,
+		askReadOnly: c.cfg.ReadOnly,
 		onHandshake: func(h handshake) { c.lastHandshake.Store(&h) },
 		tracer:      &c.tracer,
 	}
@@ -271,7 +243,7 @@ func (c *Conn) run() {
 		case <-expiryC:
 			expiry, expiryC = nil, nil
 			c.mu.Lock()
-			if c.state == StateSuspended {
+			if c.state == conn.StateSuspended {
 				c.loseLocked(time.Now(), true, "suspended for the session timeout (simulated expiry)")
 			}
 			c.mu.Unlock()
@@ -307,14 +279,14 @@ const (
 func (c *Conn) expiryDelay() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.epoch.timeout * time.Duration(c.cfg.expiryPercent) / 100
+	return c.epoch.timeout * time.Duration(c.cfg.ExpiryPercent) / 100
 }
 
 // apply moves the state machine for one go-zookeeper event.
 func (c *Conn) apply(ev rawEvent) timerAction {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state == StateClosed {
+	if c.state == conn.StateClosed {
 		return cancelExpiry
 	}
 	switch ev.state {
@@ -324,11 +296,11 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 	case zk.StateDisconnected, zk.StateAuthFailed:
 		if c.state.IsConnected() {
 			close(c.epoch.suspended)
-			c.transitionLocked(Event{State: StateSuspended, SessionID: c.epoch.id, Time: ev.at})
+			c.transitionLocked(conn.Event{State: conn.StateSuspended, SessionID: c.epoch.id, Time: ev.at})
 			return startExpiry
 		}
 	case zk.StateExpired:
-		if c.state != StateLost && c.state != 0 {
+		if c.state != conn.StateLost && c.state != 0 {
 			c.loseLocked(ev.at, false, "expired")
 			return cancelExpiry
 		}
@@ -346,22 +318,22 @@ func (c *Conn) sessionLocked(ev rawEvent) {
 	}
 	timeout := time.Duration(h.timeoutMs) * time.Millisecond
 	if timeout <= 0 {
-		timeout = c.cfg.sessionTimeout
+		timeout = c.cfg.SessionTimeout
 	}
-	st := StateReconnected
+	st := conn.StateReconnected
 	if h.readOnly {
-		st = StateReadOnly
+		st = conn.StateReadOnly
 	}
-	out := Event{State: st, SessionID: h.sessionID, Time: ev.at}
+	out := conn.Event{State: st, SessionID: h.sessionID, Time: ev.at}
 	switch {
 	case c.state == 0:
 		if !h.readOnly {
-			out.State = StateConnected
+			out.State = conn.StateConnected
 		}
 		out.NewSession = true
 		c.epoch = newEpoch(h.sessionID, timeout)
 		close(c.connected)
-	case c.state == StateLost || h.sessionID != c.epoch.id:
+	case c.state == conn.StateLost || h.sessionID != c.epoch.id:
 		if !c.epoch.isLost {
 			// A new session without an Expired event first: the old one is
 			// gone all the same.
@@ -369,7 +341,7 @@ func (c *Conn) sessionLocked(ev rawEvent) {
 		}
 		out.NewSession = true
 		c.epoch = newEpoch(h.sessionID, timeout)
-	case c.state == StateSuspended:
+	case c.state == conn.StateSuspended:
 		c.epoch.suspended = make(chan struct{})
 		c.epoch.timeout = timeout
 	default:
@@ -386,17 +358,14 @@ func (c *Conn) loseLocked(at time.Time, simulated bool, reason string) {
 	}
 	c.log.Warn("zookeeper session lost", "session", sessionHex(e.id), "reason", reason)
 	e.end()
-	c.transitionLocked(Event{State: StateLost, SessionID: e.id, Simulated: simulated, Time: at})
+	c.transitionLocked(conn.Event{State: conn.StateLost, SessionID: e.id, Simulated: simulated, Time: at})
 }
 
-func (c *Conn) transitionLocked(ev Event) {
+func (c *Conn) transitionLocked(ev conn.Event) {
 	c.state = ev.State
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.logTransition(ev)
-	for s := range c.subs {
-		s.push(ev)
-	}
 	for f := range c.observers {
 		(*f)(ev)
 	}
@@ -404,12 +373,12 @@ func (c *Conn) transitionLocked(ev Event) {
 
 // logTransition logs a state change: Warn when what the session holds is
 // in doubt, Info when it is back; a loss was logged with its reason.
-func (c *Conn) logTransition(ev Event) {
+func (c *Conn) logTransition(ev conn.Event) {
 	session := sessionHex(ev.SessionID)
 	switch {
-	case ev.State == StateSuspended:
+	case ev.State == conn.StateSuspended:
 		c.log.Warn("zookeeper connection suspended: link down, session in doubt", "session", session)
-	case ev.State == StateLost:
+	case ev.State == conn.StateLost:
 		c.log.Debug("zookeeper connection state", "state", ev.State.String(), "session", session)
 	case ev.NewSession:
 		c.log.Info("zookeeper session established", "state", ev.State.String(), "session", session)
@@ -444,8 +413,8 @@ func closedEpoch() *epoch {
 	return e
 }
 
-// State returns the current state (StateClosed after Close).
-func (c *Conn) State() State {
+// State returns the current state (conn.StateClosed after Close).
+func (c *Conn) State() conn.State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state
@@ -453,7 +422,7 @@ func (c *Conn) State() State {
 
 // Session returns the current session and the channels that close when it
 // can no longer be trusted.
-func (c *Conn) Session() Session {
+func (c *Conn) Session() conn.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sessionOfLocked()
@@ -461,21 +430,21 @@ func (c *Conn) Session() Session {
 
 // sessionOfLocked is the current epoch as a Session. Its fields are read
 // under c.mu: a reconnect within the session replaces its Suspended.
-func (c *Conn) sessionOfLocked() Session {
+func (c *Conn) sessionOfLocked() conn.Session {
 	e := c.epoch
-	return Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}
+	return conn.Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}
 }
 
 // WaitConnected waits until the connection is in a connected state (Connected,
 // Reconnected or ReadOnly) and returns its session. It returns ErrClosed after
 // Close and ctx's error when ctx ends first.
-func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
+func (c *Conn) WaitConnected(ctx context.Context) (conn.Session, error) {
 	for {
 		c.mu.Lock()
 		st, changed, session := c.state, c.changed, c.sessionOfLocked()
 		c.mu.Unlock()
-		if st == StateClosed {
-			return Session{}, ErrClosed
+		if st == conn.StateClosed {
+			return conn.Session{}, ErrClosed
 		}
 		if st.IsConnected() {
 			return session, nil
@@ -483,28 +452,23 @@ func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return Session{}, ctx.Err()
+			return conn.Session{}, ctx.Err()
 		}
 	}
 }
 
-// plumbing is what framework reaches through internal/connlink: never
-// exported, since the raw connection bypasses every rule of the framework.
-type plumbing struct{ c *Conn }
+// ZK is the go-zookeeper connection of the session: only package
+// framework sends requests through it.
+func (c *Conn) ZK() *zk.Conn { return c.zk }
 
-func (p plumbing) ZK() *zk.Conn { return p.c.zk }
-func (p plumbing) TraceCreate(prefix string, onSent func()) connlink.Trace {
-	return p.c.traceCreate(prefix, onSent)
-}
-func (p plumbing) TraceDelete(path string) connlink.Trace { return p.c.traceDelete(path) }
-func (p plumbing) Observe(f func(ev any)) (remove func()) { return p.c.observe(f) }
-
-// observe calls f with every state change from now on, under c.mu.
-func (c *Conn) observe(f func(any)) (remove func()) {
+// Observe calls f with every state change from now on, synchronously,
+// in order, under the connection's lock: f must be quick and must not call
+// the connection. remove stops it.
+func (c *Conn) Observe(f func(conn.Event)) (remove func()) {
 	p := &f
 	c.mu.Lock()
 	if c.observers == nil {
-		c.observers = map[*func(any)]struct{}{}
+		c.observers = map[*func(conn.Event)]struct{}{}
 	}
 	c.observers[p] = struct{}{}
 	c.mu.Unlock()
@@ -515,48 +479,23 @@ func (c *Conn) observe(f func(any)) (remove func()) {
 	}
 }
 
-func init() {
-	connlink.Register(func(c any) connlink.Conn { return plumbing{c.(*Conn)} })
-}
-
-// Subscribe returns a subscription to every state change from now on.
-func (c *Conn) Subscribe() *Subscription {
-	s := newSubscription(c)
-	c.mu.Lock()
-	if c.state == StateClosed {
-		c.mu.Unlock()
-		s.stop()
-		return s
-	}
-	c.subs[s] = struct{}{}
-	c.mu.Unlock()
-	return s
-}
-
-func (c *Conn) unsubscribe(s *Subscription) {
-	c.mu.Lock()
-	delete(c.subs, s)
-	c.mu.Unlock()
-}
-
 // Close ends the session (its ephemeral nodes go with it, if the server can be
-// reached) and every goroutine of the Conn, including subscriptions'. Session
-// channels are closed. Close is idempotent and returns when all is stopped.
+// reached) and every goroutine of the Conn. Session channels are closed, and
+// observers see a last event, StateClosed. Close is idempotent and returns when all is stopped.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
-		c.state = StateClosed
+		c.state = conn.StateClosed
 		close(c.changed)
 		c.changed = make(chan struct{})
 		if e := c.epoch; !e.isLost {
 			e.end()
 		}
-		subs := c.subs
-		c.subs = map[*Subscription]struct{}{}
-		c.mu.Unlock()
-		for s := range subs {
-			s.stop()
+		closing := conn.Event{State: conn.StateClosed, SessionID: c.epoch.id, Time: time.Now()}
+		for f := range c.observers {
+			(*f)(closing)
 		}
+		c.mu.Unlock()
 
 		c.stopDialer()
 		c.zk.Close()

@@ -1,4 +1,4 @@
-package conn
+package session
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ type sniffConn struct {
 	connectSent int64        // unix nanoseconds: when the connect request went out
 
 	mu      sync.Mutex
-	pending map[int32]*createTrace // xid of a traced create → its trace
+	pending map[int32]*Trace // xid of a traced create → its trace
 	sent    map[int32]sendTimes    // xid → send times of requests not yet answered
 	session int64
 
@@ -218,7 +218,7 @@ func (c *sniffConn) noteRequest(b []byte) {
 	xid := int32(binary.BigEndian.Uint32(b[4:8]))
 	c.mu.Lock()
 	if c.pending == nil {
-		c.pending = map[int32]*createTrace{}
+		c.pending = map[int32]*Trace{}
 	}
 	c.pending[xid] = t
 	c.mu.Unlock()
@@ -427,15 +427,15 @@ func parseConnectResponse(b []byte) (handshake, bool) {
 type tracer struct {
 	count   atomic.Int32 // traces held: zero spares the send loop the lock
 	mu      sync.Mutex
-	creates map[string][]*createTrace
-	deletes map[string][]*createTrace
+	creates map[string][]*Trace
+	deletes map[string][]*Trace
 }
 
 func (tr *tracer) active() bool { return tr.count.Load() > 0 }
 
 // match finds the trace a request for path (its bytes on the wire) answers
 // to, without making a string of it.
-func (tr *tracer) match(op int32, path []byte) *createTrace {
+func (tr *tracer) match(op int32, path []byte) *Trace {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if op == opDelete {
@@ -466,21 +466,21 @@ func (tr *tracer) match(op int32, path []byte) *createTrace {
 }
 
 // index is the map t is kept in, and its key there.
-func (tr *tracer) index(t *createTrace) (map[string][]*createTrace, string) {
+func (tr *tracer) index(t *Trace) (map[string][]*Trace, string) {
 	if t.delete {
 		if tr.deletes == nil {
-			tr.deletes = map[string][]*createTrace{}
+			tr.deletes = map[string][]*Trace{}
 		}
 		return tr.deletes, t.prefix
 	}
 	if tr.creates == nil {
-		tr.creates = map[string][]*createTrace{}
+		tr.creates = map[string][]*Trace{}
 	}
 	// A prefix without a slash matches no request path.
 	return tr.creates, t.prefix[:max(strings.LastIndexByte(t.prefix, '/'), 0)]
 }
 
-func (tr *tracer) add(t *createTrace) {
+func (tr *tracer) add(t *Trace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	m, key := tr.index(t)
@@ -488,7 +488,7 @@ func (tr *tracer) add(t *createTrace) {
 	tr.count.Add(1)
 }
 
-func (tr *tracer) remove(t *createTrace) {
+func (tr *tracer) remove(t *Trace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	m, key := tr.index(t)
@@ -499,7 +499,7 @@ func (tr *tracer) remove(t *createTrace) {
 }
 
 // dropLocked takes ts[i], kept under key in m, out of the index.
-func (tr *tracer) dropLocked(m map[string][]*createTrace, key string, ts []*createTrace, i int) {
+func (tr *tracer) dropLocked(m map[string][]*Trace, key string, ts []*Trace, i int) {
 	if len(ts) == 1 {
 		delete(m, key)
 	} else {
@@ -508,9 +508,9 @@ func (tr *tracer) dropLocked(m map[string][]*createTrace, key string, ts []*crea
 	tr.count.Add(-1)
 }
 
-// createTrace follows one create (or delete) through the wire: see
-// traceCreate and traceDelete.
-type createTrace struct {
+// Trace follows one create (or delete) through the wire: see
+// TraceCreate and TraceDelete.
+type Trace struct {
 	prefix string // a path prefix for creates, the exact path for a delete
 	delete bool
 	tr     *tracer
@@ -526,41 +526,43 @@ type createTrace struct {
 	session int64
 }
 
-// traceCreate follows the next create requests whose path starts with prefix
-// and lies in prefix's directory (a full server path: namespace included).
-// Sent closes once such a request has been written to the server: a request
-// sent on the same session after that is answered after it; onSent, if not
-// nil, runs just before, on the send loop (it must not block). Result
-// reports the zxid of a successful reply. Close the trace when done with it.
-func (c *Conn) traceCreate(prefix string, onSent func()) *createTrace {
-	t := &createTrace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{}), onSent: onSent}
+// TraceCreate follows the next create request whose path starts with
+// prefix and lies in prefix's directory (a full server path: namespace
+// included): only package framework uses it, for a protected create whose
+// listing rides right behind it. Sent closes once such a request has been
+// written to the server: a request sent on the same session after that is
+// answered after it; onSent, if not nil, runs just before, on the send loop
+// (it must not block). Result reports the zxid of a successful reply. Close
+// the trace when done with it.
+func (c *Conn) TraceCreate(prefix string, onSent func()) *Trace {
+	t := &Trace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{}), onSent: onSent}
 	c.tracer.add(t)
 	return t
 }
 
-// traceDelete follows the next delete request of exactly path (a full server
-// path). Only Sent is meaningful.
-func (c *Conn) traceDelete(path string) *createTrace {
-	t := &createTrace{prefix: path, delete: true, tr: &c.tracer, sent: make(chan struct{})}
+// TraceDelete follows the next delete request of exactly path (a full
+// server path). Only Sent is meaningful.
+func (c *Conn) TraceDelete(path string) *Trace {
+	t := &Trace{prefix: path, delete: true, tr: &c.tracer, sent: make(chan struct{})}
 	c.tracer.add(t)
 	return t
 }
 
 // Sent is closed once a matching request has been written.
-func (t *createTrace) Sent() <-chan struct{} { return t.sent }
+func (t *Trace) Sent() <-chan struct{} { return t.sent }
 
 // Result returns the created path, the zxid of the create (the node's czxid)
 // and the session it was made on, once a successful reply has been read.
-func (t *createTrace) Result() (path string, zxid, session int64, ok bool) {
+func (t *Trace) Result() (path string, zxid, session int64, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.path, t.zxid, t.session, t.done
 }
 
 // Close stops following.
-func (t *createTrace) Close() { t.tr.remove(t) }
+func (t *Trace) Close() { t.tr.remove(t) }
 
-func (t *createTrace) markSent() {
+func (t *Trace) markSent() {
 	t.sentOnce.Do(func() {
 		if t.onSent != nil {
 			t.onSent()
@@ -569,7 +571,7 @@ func (t *createTrace) markSent() {
 	})
 }
 
-func (t *createTrace) complete(path string, zxid, session int64) {
+func (t *Trace) complete(path string, zxid, session int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.path, t.zxid, t.session, t.done = path, zxid, session, true

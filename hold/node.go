@@ -1,17 +1,3 @@
-// Package hold is what a lock-like recipe hands out (a mutex hold, a read
-// or write hold, a semaphore lease): a Node is one granted node in the
-// queue, with its fencing token and the signal that it can no longer be
-// trusted; a Hold is one acquisition of a node, the handle a caller gets.
-//
-// The rules every recipe keeps through this package:
-//   - every successful acquire returns a Hold of its own;
-//   - releasing a Hold releases exactly that acquisition, once: a second
-//     Release is ErrReleased, never a panic and never another
-//     acquisition's release;
-//   - a Hold's Done fires when its node can no longer be trusted (the link
-//     is in doubt, the session is lost, or the node was deleted or
-//     re-created by someone else) or when the Hold is released;
-//   - no Hold is handed out whose node has already lost trust.
 package hold
 
 import (
@@ -20,40 +6,19 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
-)
-
-// The sentinels every recipe shares (see package errs).
-var (
-	ErrSuspended     = errs.ErrSuspended
-	ErrSessionLost   = errs.ErrSessionLost
-	ErrNodeDeleted   = errs.ErrNodeDeleted
-	ErrReleased      = errs.ErrReleased
-	ErrHoldLost      = errs.ErrHoldLost
-	ErrInvalidOption = errs.ErrInvalidOption
-	ErrNilClient     = errs.ErrNilClient
-	ErrNotOwner      = errs.ErrNotOwner
-	ErrNotHeld       = errs.ErrNotHeld
-	ErrWouldBlock    = errs.ErrWouldBlock
-	ErrClosed        = errs.ErrClosed
-	ErrLeaseExpired  = errs.ErrLeaseExpired
-	ErrNoLeaseTime   = errs.ErrNoLeaseTime
 )
 
 // errClientClosed: the client the hold was made through was closed. For the
 // holder that is the end of its session, whether or not the connection
 // lives on for others.
-var errClientClosed = fmt.Errorf("%w: its client was closed", ErrSessionLost)
+var errClientClosed = fmt.Errorf("%w: its client was closed", framework.ErrSessionLost)
 
 // RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
 // process writes to a holder's node to ask it to release.
@@ -97,28 +62,86 @@ type Node struct {
 	onExpire  func() // the recipe's bookkeeping at the lease's end
 }
 
-// NewNode starts following a granted entry: the session's loss signal and
-// the node itself (deleted or re-owned means lost; with revocable, also
-// Curator's revocation requests). If the session's loss signal has already
-// fired, the node is born lost (see Err): a recipe must not hand it out.
-// meter is the recipe's instruments: the node counts as held from now
-// until it ends, and a loss is counted by its reason.
-func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *metrics.Recipe) *Node {
+// Grant is an ephemeral node a recipe was granted: what Follow follows.
+type Grant struct {
+	// Path is the node, without the client's namespace.
+	Path string
+	// Token is the node's czxid: the fencing token of its holds.
+	Token int64
+	// Session is the session the grant is trusted under (as the client's
+	// Session was when the grant was decided): it owns Path, and its
+	// channels say when that trust ends.
+	Session conn.Session
+	// Changed, if not nil, is a child watch on Path's directory, set after
+	// Path was made and not fired by the grant (framework.Queued.Changed):
+	// until it fires, Path has not been deleted, so the Node need not watch
+	// Path itself yet, which saves an uncontended hold a request.
+	Changed <-chan zk.Event
+}
+
+// Option configures Follow.
+type Option interface{ applyNode(*nodeConfig) }
+
+type nodeConfig struct {
+	revocable bool
+	kind      metrics.Kind
+	path      string
+}
+
+type nodeOption func(*nodeConfig)
+
+func (f nodeOption) applyNode(c *nodeConfig) { f(c) }
+
+// WithRevocable makes the Node follow Curator's revocation requests on its
+// node (its data becoming "__REVOKE__"): Hold.Revoked closes.
+func WithRevocable() Option { return nodeOption(func(c *nodeConfig) { c.revocable = true }) }
+
+// WithMetrics counts the Node's holds in the recipes' instruments (see
+// framework.WithMeterProvider) as a hold of recipe kind ("mutex", or your
+// recipe's name) on recipePath, the path the recipe was made with.
+func WithMetrics(kind, recipePath string) Option {
+	return nodeOption(func(c *nodeConfig) { c.kind, c.path = metrics.Kind(kind), recipePath })
+}
+
+// Follow starts following g, a node granted to a recipe on client: the
+// session's loss signal under the client's error policy, and the node
+// itself (deleted or re-owned means lost; WithRevocable, also Curator's
+// revocation requests). Its acquisitions are Holds (NewHold); Release
+// deletes it. If the loss signal has already fired, the Node is born lost
+// (see Err), and NewHold refuses it: a recipe never hands out a hold whose
+// signal has fired. This is how every recipe of this module turns a
+// granted node into holds, and a recipe of your own may do the same.
+func Follow(client *framework.Client, g Grant, opts ...Option) *Node {
+	var cfg nodeConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyNode(&cfg)
+		}
+	}
+	var meter *metrics.Recipe
+	if cfg.kind != "" {
+		meter = metrics.For(client.MeterProvider()).Recipe(cfg.kind, cfg.path, client.MetricPathAttribute())
+	}
+	return follow(client, g, cfg.revocable, meter)
+}
+
+// follow is Follow with the recipe's instruments made already.
+func follow(client *framework.Client, g Grant, revocable bool, meter *metrics.Recipe) *Node {
 	life, stop := context.WithCancel(context.Background())
 	n := &Node{
 		life:      life,
 		stop:      stop,
 		client:    client,
 		revocable: revocable,
-		path:      e.Path,
-		token:     e.Czxid,
-		session:   e.Session,
+		path:      g.Path,
+		token:     g.Token,
+		session:   g.Session,
 		done:      make(chan struct{}),
 		revoked:   make(chan struct{}),
 		holds:     map[*Hold]struct{}{},
 		meter:     meter,
 	}
-	signal := fwlink.Of(client).LossSignal(e.Session)
+	signal := client.LossSignal(g.Session)
 	if isClosed(signal) {
 		n.finish(n.lossCause()) // never handed out: neither counted nor logged
 	} else {
@@ -131,12 +154,12 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
 	// the session, so the loss signal would not.
-	n.unhook = fwlink.Of(client).OnClose(func() {
+	n.unhook = client.OnClose(func() {
 		n.endLease()
 		n.finish(errClientClosed)
 		n.stop()
 	})
-	changed := e.Changed
+	changed := g.Changed
 	if revocable {
 		changed = nil // a revocation request changes data only: watch it now
 	}
@@ -156,7 +179,7 @@ func NewNode(client *framework.Client, e *contend.Entry, revocable bool, meter *
 // the node already (OnClose): nothing is left to watch.
 func (n *Node) run(f func()) {
 	n.wg.Add(1)
-	if !fwlink.Of(n.client).Go(f) { // f calls n.wg.Done
+	if !n.client.Go(f) { // f calls n.wg.Done
 		n.wg.Done()
 	}
 }
@@ -177,21 +200,16 @@ func (n *Node) Err() error {
 	return n.told(n.err)
 }
 
-// ErrReleasedByClose is what Release says of a hold its recipe's Close gave
-// back already: it matches ErrReleased (released, once) and ErrClosed (by
-// whom), in every recipe.
-var ErrReleasedByClose = fmt.Errorf("%w by its recipe's Close: %w", ErrReleased, ErrClosed)
-
 // errSuspendedThenLost: a hold that ended with its link in doubt, whose
 // session the client has since found lost.
-var errSuspendedThenLost = fmt.Errorf("%w, then %w", ErrSuspended, ErrSessionLost)
+var errSuspendedThenLost = fmt.Errorf("%w, then %w", framework.ErrSuspended, framework.ErrSessionLost)
 
 // told is err as it should be told now: the first reason a hold ended never
-// changes, but a hold that ended in doubt (ErrSuspended) says so too once
-// its session is known lost, so that errors.Is(err, ErrSessionLost) holds
+// changes, but a hold that ended in doubt (framework.ErrSuspended) says so too once
+// its session is known lost, so that errors.Is(err, framework.ErrSessionLost) holds
 // for what is lost for good.
 func (n *Node) told(err error) error {
-	if err == ErrSuspended && isClosed(n.session.Lost) {
+	if err == framework.ErrSuspended && isClosed(n.session.Lost) {
 		return errSuspendedThenLost
 	}
 	return err
@@ -202,14 +220,14 @@ func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Context is Hold.Context for the node.
 func (n *Node) Context(parent context.Context) context.Context {
-	return UntilDone(parent, n.done, n.Err)
+	return untilDone(parent, n.done, n.Err)
 }
 
 func (n *Node) lossCause() error {
 	if isClosed(n.session.Lost) {
-		return ErrSessionLost
+		return framework.ErrSessionLost
 	}
-	return ErrSuspended
+	return framework.ErrSuspended
 }
 
 // watchSignal turns the session's loss signal into the node's own. It
@@ -258,7 +276,7 @@ func (n *Node) watchNode() {
 			n.finish(errClientClosed)
 			return
 		case errors.Is(err, zk.ErrNoNode):
-			n.finish(ErrNodeDeleted)
+			n.finish(framework.ErrNodeDeleted)
 			return
 		case err != nil:
 			// Closing, released, or the link is down: in the last case the
@@ -277,7 +295,7 @@ func (n *Node) watchNode() {
 		case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
 			// Another session's node, or a node made again at our path:
 			// either way not the node we were granted.
-			n.finish(ErrNodeDeleted)
+			n.finish(framework.ErrNodeDeleted)
 			return
 		}
 		if n.revocable && string(data) == RevokeMessage && !isClosed(n.revoked) {
@@ -286,7 +304,7 @@ func (n *Node) watchNode() {
 		select {
 		case ev := <-ch:
 			if ev.Type == zk.EventNodeDeleted && !n.client.Closed() {
-				n.finish(ErrNodeDeleted)
+				n.finish(framework.ErrNodeDeleted)
 				return
 			}
 			// Data changed, or the watch ended with the link: look again.
@@ -344,11 +362,11 @@ func lossReason(err error) (metrics.Reason, bool) {
 	switch {
 	case errors.Is(err, errClientClosed):
 		return metrics.Closed, true
-	case errors.Is(err, ErrSuspended):
+	case errors.Is(err, framework.ErrSuspended):
 		return metrics.Suspended, true
-	case errors.Is(err, ErrSessionLost):
+	case errors.Is(err, framework.ErrSessionLost):
 		return metrics.SessionLost, true
-	case errors.Is(err, ErrNodeDeleted):
+	case errors.Is(err, framework.ErrNodeDeleted):
 		return metrics.NodeDeleted, true
 	case errors.Is(err, ErrLeaseExpired):
 		return metrics.LeaseExpired, true
@@ -367,7 +385,7 @@ func Reason(err error) string {
 	switch {
 	case errors.Is(err, ErrReleased):
 		return "released"
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, framework.ErrClosed):
 		return "recipe_closed"
 	}
 	return "error"
@@ -414,17 +432,17 @@ func (n *Node) release() error {
 	var err error
 	if expired {
 		// The lease's end queued the delete already (expire).
-	} else if errors.Is(lost, ErrNodeDeleted) {
+	} else if errors.Is(lost, framework.ErrNodeDeleted) {
 		// Gone, or not the node we were granted: a blind delete sent to
 		// its path would take a node someone else has made there since.
 		// The background delete checks the owner first, so it leaves
 		// another's node alone, and still removes ours should the belief
 		// that it is gone ever be wrong.
-		if derr := fwlink.Of(n.client).DeleteLater(n.path, n.session.ID); derr != nil && !errors.Is(derr, framework.ErrClosed) {
+		if derr := n.client.DeleteLater(n.path, n.session.ID); derr != nil && !errors.Is(derr, framework.ErrClosed) {
 			err = derr
 		}
 	} else {
-		err = contend.Leave(n.client, n.path, n.session.ID)
+		err = leave(n.client, n.path, n.session.ID)
 	}
 	if lost != nil {
 		err = errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
@@ -434,158 +452,6 @@ func (n *Node) release() error {
 	}
 	return nil
 }
-
-// Hold is one acquisition of a lock: its fencing token (Token), the signal
-// that it can no longer be trusted (Done, Err, Context) and revocation
-// requests (Revoked). Release gives back exactly this acquisition, once.
-// Its methods are safe for concurrent use.
-type Hold struct {
-	node     *Node
-	release  func(*Hold) error
-	released atomic.Bool
-	byClose  atomic.Bool           // released by its recipe's Close
-	closeErr atomic.Pointer[error] // what Release says then
-
-	// Guarded by node.mu.
-	done chan struct{}
-	err  error
-}
-
-// NewHold opens one acquisition of n. release is the recipe's bookkeeping
-// for it; it runs at most once, from Hold.Release. If n has lost trust
-// already, NewHold returns nil and n's error: no Hold is handed out under a
-// signal that has fired.
-func NewHold(n *Node, release func(*Hold) error) (*Hold, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHoldLost, n.told(n.err))
-	}
-	h := &Hold{node: n, release: release, done: make(chan struct{})}
-	n.holds[h] = struct{}{}
-	n.given = true
-	return h, nil
-}
-
-func (h *Hold) finishLocked(err error) {
-	if h.err == nil {
-		h.err = err
-		close(h.done)
-	}
-}
-
-// Token is the fencing token: the czxid of the hold's lock node. It grows
-// strictly from each holder to the next, even if the lock directory is
-// deleted and made again. Hand it to every resource the lock protects and
-// have them refuse tokens lower than the highest seen.
-func (h *Hold) Token() int64 { return h.node.token }
-
-// Path is the hold's lock node.
-func (h *Hold) Path() string { return h.node.path }
-
-// SessionID is the session that owns the lock node.
-func (h *Hold) SessionID() int64 { return h.node.session.ID }
-
-// Done is closed when the hold can no longer be trusted: on Suspended under
-// the client's standard error policy, on Lost under the session-only
-// policy, when its node is deleted or re-created by someone else, and when
-// this hold is released. Under the standard policy it closes before the
-// server can expire the session, and so before anyone else can be granted
-// the lock.
-func (h *Hold) Done() <-chan struct{} { return h.done }
-
-// Err is nil while the hold is trusted, then says why it is not:
-// ErrSuspended, ErrSessionLost, ErrNodeDeleted, ErrLeaseExpired or
-// ErrReleased.
-func (h *Hold) Err() error {
-	h.node.mu.Lock()
-	defer h.node.mu.Unlock()
-	return h.node.told(h.err)
-}
-
-// Context returns a context, derived from parent, that is cancelled when the
-// hold ends, with Err as its cause: run the protected work under it. Cancel
-// parent to free the context's goroutine early. The cause is Err as it was
-// when the hold ended; Err itself may say more later (ErrSessionLost once
-// a hold that ended in doubt is known lost).
-func (h *Hold) Context(parent context.Context) context.Context {
-	return UntilDone(parent, h.done, h.Err)
-}
-
-// UntilDone is a context, derived from parent, cancelled with cause() when
-// done closes: what every hold's Context is.
-func UntilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-done:
-			cancel(cause())
-		case <-ctx.Done():
-		}
-	}()
-	return ctx
-}
-
-// Revoked is closed when another process asks the holder to release, with
-// Curator's revocation protocol (the node's data becomes "__REVOKE__"). It is
-// only ever closed for a revocable lock; what to do is the holder's choice.
-func (h *Hold) Revoked() <-chan struct{} { return h.node.revoked }
-
-// Release gives back this acquisition: the recipe's count goes down, and the
-// last open acquisition of a node deletes it. A second Release of the same
-// Hold returns ErrReleased and does nothing else. If the hold was lost
-// before, Release still cleans up and returns an error wrapping ErrHoldLost.
-func (h *Hold) Release() error {
-	if h.released.Swap(true) {
-		if h.byClose.Load() {
-			if p := h.closeErr.Load(); p != nil {
-				return *p
-			}
-			return ErrReleasedByClose
-		}
-		return ErrReleased
-	}
-	n := h.node
-	n.mu.Lock()
-	lost := n.told(h.err)
-	h.finishLocked(ErrReleased)
-	delete(n.holds, h)
-	n.mu.Unlock()
-	err := h.release(h)
-	var loss error
-	if lost != nil && !errors.Is(lost, ErrReleased) && lost != ErrClosed {
-		loss = fmt.Errorf("%w: %w", ErrHoldLost, lost)
-	}
-	if errors.Is(err, ErrReleasedByClose) || lost == ErrClosed || h.byClose.Load() {
-		// Its recipe's Close gave it back (a latch's term ends with
-		// ErrClosed): the user's own doing. A loss before it is still
-		// said: whatever the holder did after it was unprotected.
-		if errors.Is(err, ErrReleasedByClose) {
-			err = nil
-		}
-		e := ErrReleasedByClose
-		if loss != nil || err != nil {
-			e = errors.Join(ErrReleasedByClose, loss, err)
-		}
-		h.closeErr.Store(&e)
-		h.byClose.Store(true)
-		return e
-	}
-	if err == nil && loss != nil {
-		err = loss
-	}
-	return err
-}
-
-// ReleaseAtClose is Release by the hold's recipe's Close: a later Release
-// by the user returns ErrReleasedByClose.
-func (h *Hold) ReleaseAtClose() error {
-	h.byClose.Store(true)
-	return h.Release()
-}
-
-// Node returns the node this Hold is an acquisition of.
-func (h *Hold) Node() *Node { return h.node }
 
 func isClosed(ch <-chan struct{}) bool {
 	select {
@@ -661,7 +527,7 @@ func (n *Node) expire() {
 	if f := n.expireHook(); f != nil {
 		f()
 	}
-	if err := fwlink.Of(n.client).DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
+	if err := n.client.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
 		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
 			"path", n.path, "session", sessionHex(n.session.ID), "err", err)
 	}
@@ -679,14 +545,19 @@ func (n *Node) endLease() (expired bool) {
 	return n.expired
 }
 
-// Extend moves the end of the hold's lease to d from now, if that is later
-// than it is (it never shortens a lease). It fails with ErrNoLeaseTime for
-// a hold acquired without a lease time, with ErrReleased after Release, and
-// with an error wrapping ErrHoldLost and the reason once the hold has ended
-// otherwise (its lease ran out: ErrLeaseExpired).
+// Extend moves the end of the hold's lease (a recipe's WithLeaseTime) to d
+// from now, if that is later than it is: it never shortens a lease. A
+// reentrant hold shares one lease with the other acquisitions of its
+// node. Extend fails with ErrNoLeaseTime for a hold without a lease, with
+// ErrReleased after Release, and with an error wrapping ErrHoldLost and
+// the reason once the hold has ended otherwise (ErrLeaseExpired if its
+// lease ran out first): a lease that ended is not brought back.
 func (h *Hold) Extend(d time.Duration) error {
+	if h == nil {
+		return errNilHold
+	}
 	if d <= 0 {
-		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, ErrInvalidOption, d)
+		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, framework.ErrInvalidArgument, d)
 	}
 	if h.released.Load() {
 		return fmt.Errorf("extend %s: %w", h.node.path, ErrReleased)
@@ -708,8 +579,12 @@ func (h *Hold) Extend(d time.Duration) error {
 	return nil
 }
 
-// Expiry is when the hold's lease ends, and false if it has none.
+// Expiry is when the hold's lease ends, and false for a hold without a
+// lease time (or a nil Hold).
 func (h *Hold) Expiry() (time.Time, bool) {
+	if h == nil {
+		return time.Time{}, false
+	}
 	n := h.node
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -729,4 +604,17 @@ func (n *Node) expireHook() func() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.onExpire
+}
+
+// leave deletes the node, ours or session owner's: sent at once while
+// owner's session is current and the link is up (the next contender is
+// woken by the delete itself), else in the background, only while the node
+// is still owner's. Nothing is left to report once the delete is on its
+// way, or in the client's hands.
+func leave(c *framework.Client, path string, owner int64) error {
+	err := c.DeleteOwned(context.Background(), path, owner)
+	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrDeferred) {
+		return nil
+	}
+	return err
 }

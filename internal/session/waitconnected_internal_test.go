@@ -1,10 +1,12 @@
-package conn
+package session
 
 import (
 	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/conn"
 )
 
 // WaitConnected read the session's fields after letting go of the lock,
@@ -12,7 +14,7 @@ import (
 // under the lock (seen by make test's race detector in a fenced-write
 // test). Under -race this fails whenever the two are not ordered.
 func TestWaitConnectedReadsTheSessionUnderTheLock(t *testing.T) {
-	c := &Conn{state: StateConnected, changed: make(chan struct{}), epoch: newEpoch(1, time.Second)}
+	c := &Conn{state: conn.StateConnected, changed: make(chan struct{}), epoch: newEpoch(1, time.Second)}
 	for range 100 {
 		var wg sync.WaitGroup
 		wg.Go(func() {

@@ -1,4 +1,4 @@
-package conn
+package session
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package conn
+package session
 
 import (
 	"encoding/binary"
@@ -104,7 +104,7 @@ func TestTracedCreateIsFollowedThroughSplitReads(t *testing.T) {
 	defer server.Close()
 	var tr tracer
 	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
-	trace := &createTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
+	trace := &Trace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
 	tr.add(trace)
 
 	go func() { _, _ = io.Copy(io.Discard, server) }()
@@ -139,7 +139,7 @@ func TestFailedTracedCreateHasNoResult(t *testing.T) {
 	defer server.Close()
 	go func() { _, _ = io.Copy(io.Discard, server) }()
 	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
-	trace := &createTrace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
+	trace := &Trace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
 	tr.add(trace)
 	_, err := s.Write(createRequest(3, "/q/_c_abc-x"))
 	require.NoError(t, err)
@@ -154,13 +154,13 @@ func TestFailedTracedCreateHasNoResult(t *testing.T) {
 // only, and nothing once the trace is closed.
 func TestTracerMatchesAmongManyTraces(t *testing.T) {
 	var tr tracer
-	create := func(prefix string) *createTrace {
-		ct := &createTrace{prefix: prefix, tr: &tr, sent: make(chan struct{})}
+	create := func(prefix string) *Trace {
+		ct := &Trace{prefix: prefix, tr: &tr, sent: make(chan struct{})}
 		tr.add(ct)
 		return ct
 	}
-	del := func(path string) *createTrace {
-		ct := &createTrace{prefix: path, delete: true, tr: &tr, sent: make(chan struct{})}
+	del := func(path string) *Trace {
+		ct := &Trace{prefix: path, delete: true, tr: &tr, sent: make(chan struct{})}
 		tr.add(ct)
 		return ct
 	}
@@ -175,7 +175,7 @@ func TestTracerMatchesAmongManyTraces(t *testing.T) {
 	for _, tc := range []struct {
 		op   int32
 		path string
-		want *createTrace
+		want *Trace
 	}{
 		{opCreate2, "/q/_c_a-lock-", a},
 		{opCreateContainer, "/q/_c_b-lock-", b},
@@ -196,9 +196,9 @@ func TestTracerMatchesAmongManyTraces(t *testing.T) {
 	second := tr.match(opDelete, []byte("/q/_c_a-lock-0000000001"))
 	require.NotNil(t, second)
 	assert.NotSame(t, first, second)
-	assert.ElementsMatch(t, []*createTrace{d1, d2}, []*createTrace{first, second})
+	assert.ElementsMatch(t, []*Trace{d1, d2}, []*Trace{first, second})
 
-	for _, ct := range []*createTrace{a, b, other, top, second} {
+	for _, ct := range []*Trace{a, b, other, top, second} {
 		ct.Close()
 	}
 	assert.False(t, tr.active())
@@ -223,15 +223,15 @@ func deleteRequest(xid int32, path string) []byte {
 func TestTwoDeletesOfOnePathEachMarkTheirTrace(t *testing.T) {
 	var tr tracer
 	s := &sniffConn{Conn: &scriptedConn{}, tracer: &tr, wrote: true}
-	a := &createTrace{prefix: "/q/n", delete: true, tr: &tr, sent: make(chan struct{})}
-	b := &createTrace{prefix: "/q/n", delete: true, tr: &tr, sent: make(chan struct{})}
+	a := &Trace{prefix: "/q/n", delete: true, tr: &tr, sent: make(chan struct{})}
+	b := &Trace{prefix: "/q/n", delete: true, tr: &tr, sent: make(chan struct{})}
 	tr.add(a)
 	tr.add(b)
 	for xid := int32(1); xid <= 2; xid++ {
 		_, err := s.Write(deleteRequest(xid, "/q/n"))
 		require.NoError(t, err)
 	}
-	for name, ct := range map[string]*createTrace{"first": a, "second": b} {
+	for name, ct := range map[string]*Trace{"first": a, "second": b} {
 		select {
 		case <-ct.Sent():
 		default:

@@ -1,4 +1,4 @@
-package conn
+package session
 
 import (
 	"math/rand/v2"
