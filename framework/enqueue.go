@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
-
 )
 
 // Queued is a node made by Enqueue.

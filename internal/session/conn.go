@@ -41,9 +41,9 @@ type Conn struct {
 	mu        sync.Mutex
 	state     conn.State
 	epoch     *epoch
-	changed   chan struct{} // closed and replaced on every transition
+	changed   chan struct{}                  // closed and replaced on every transition
 	observers map[*func(conn.Event)]struct{} // Observe
-	connected chan struct{}           // closed at the first session
+	connected chan struct{}                  // closed at the first session
 
 	closeOnce sync.Once
 	quit      chan struct{}

@@ -72,8 +72,8 @@ type sniffConn struct {
 	connectSent int64        // unix nanoseconds: when the connect request went out
 
 	mu      sync.Mutex
-	pending map[int32]*Trace // xid of a traced create → its trace
-	sent    map[int32]sendTimes    // xid → send times of requests not yet answered
+	pending map[int32]*Trace    // xid of a traced create → its trace
+	sent    map[int32]sendTimes // xid → send times of requests not yet answered
 	session int64
 
 	// Deadlines as go-zookeeper last set them, and as applied to the
