@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/internal/participant"
 	"github.com/zkrecipes/zkrecipes/internal/session"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -572,3 +573,10 @@ func (c *Client) Server() string { return c.conn.ZK().Server() }
 // framework skips its checks, and its Close would end the session behind
 // the holds' backs).
 func (c *Client) zk() *zk.Conn { return c.conn.ZK() }
+
+// DefaultParticipantID is Curator's default participant id, the data every
+// recipe writes into its nodes unless given WithParticipantID: the address
+// this host's name resolves to (Java's
+// InetAddress.getLocalHost().getHostAddress(), often 127.0.1.1 or
+// 127.0.0.1 on Debian), else the hostname itself.
+func DefaultParticipantID() string { return participant.Default() }

@@ -1,6 +1,9 @@
 package framework
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Parent returns the parent of path ("/" for a top-level node and for "/").
 func Parent(path string) string {
@@ -76,4 +79,18 @@ func (ns namespace) unfix(path string) string {
 		return "/" + rest
 	}
 	return path
+}
+
+// ValidateRecipePath is ValidatePath for the path of a recipe, which may
+// not be the root either: a recipe's nodes and ZooKeeper's own /zookeeper
+// would share a directory. Every recipe's constructor checks its path with
+// it.
+func ValidateRecipePath(path string) error {
+	if err := ValidatePath(path); err != nil {
+		return err
+	}
+	if path == "/" {
+		return fmt.Errorf("%w %q: the root cannot be a recipe's path", ErrInvalidPath, path)
+	}
+	return nil
 }

@@ -254,3 +254,19 @@ func (h *Hold) Node() *Node {
 	}
 	return h.node
 }
+
+// ReleaseAll releases holds in reverse order (the order in which nested
+// locks are given back) and reports every failure, each naming its hold.
+// Nil holds are skipped.
+func ReleaseAll(holds ...*Hold) error {
+	var errs []error
+	for i := len(holds) - 1; i >= 0; i-- {
+		if holds[i] == nil {
+			continue
+		}
+		if err := holds[i].Release(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -487,7 +487,7 @@ func (b *bench) latch(rounds int) (record, error) {
 			return err
 		}
 		latches[i] = l
-		return l.Start()
+		return l.Start(b.ctx)
 	}
 	defer func() {
 		for _, l := range latches {

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
 
@@ -137,7 +133,8 @@ func runElect(a *app, g *globals, args []string) int {
 	results := make(chan result)
 	quit := make(chan struct{})
 	id := g.participantID()
-	term := func(ctx context.Context, token int64) error {
+	term := func(ctx context.Context, h *hold.Hold) error {
+		token := h.Token()
 		log.infof("leading %s as %s (fencing token %d)", path, id, token)
 		g.holding(path, token, func() error { return context.Cause(ctx) })
 		defer g.waiting(path)
@@ -147,17 +144,7 @@ func runElect(a *app, g *globals, args []string) int {
 		// goes on finds the term's node owned by this very session, still
 		// the client's (rule 3), as zkr lock does.
 		session := client.Session().ID
-		node := ""
-		verify := func() error {
-			if node == "" {
-				n, err := termNode(ctx, client, path, token, ch.timeout)
-				if err != nil {
-					return err
-				}
-				node = n
-			}
-			return verifyNode(client, node, session, ch.timeout)
-		}
+		verify := func() error { return verifyNode(client, h.Path(), session, ch.timeout) }
 		out, err := ch.run([]string{
 			"ZKR_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
 			"ZKR_LOCK_PATH=" + path,
@@ -173,7 +160,7 @@ func runElect(a *app, g *globals, args []string) int {
 	// reported to the handler; without --requeue nothing campaigns again, so
 	// the loop below must hear of it or it would wait for ever.
 	failed := make(chan error, 1)
-	selOpts := []leader.Option{
+	selOpts := []leader.SelectorOption{
 		leader.WithParticipantID(id),
 		leader.WithErrorHandler(func(err error) {
 			log.printf("%v", err)
@@ -194,7 +181,7 @@ func runElect(a *app, g *globals, args []string) int {
 		log.printf("%v", err)
 		return exitFailed
 	}
-	if err := sel.Start(); err != nil {
+	if err := sel.Start(sig.ctx); err != nil {
 		log.printf("%v", err)
 		return exitFailed
 	}
@@ -247,35 +234,4 @@ func runElect(a *app, g *globals, args []string) int {
 			return stop(signalCode(s))
 		}
 	}
-}
-
-// termNode finds the node of the term whose fencing token is token: the
-// child of path created at that zxid (the token is its czxid). The
-// leader's node is the first in queue order, so that is where it looks
-// first.
-func termNode(ctx context.Context, c *framework.Client, path string, token int64, timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(timeout/3, time.Second))
-	defer cancel()
-	kids, _, err := c.Children(ctx, path)
-	if err != nil {
-		return "", fmt.Errorf("no answer from ZooKeeper: %w", err)
-	}
-	seq := func(name string) string {
-		if i := strings.LastIndex(name, "lock-"); i >= 0 {
-			return name[i+len("lock-"):]
-		}
-		return name
-	}
-	slices.SortFunc(kids, func(a, b string) int { return strings.Compare(seq(a), seq(b)) })
-	for _, k := range kids {
-		node := path + "/" + k
-		ok, st, err := c.Exists(ctx, node)
-		switch {
-		case err != nil:
-			return "", fmt.Errorf("no answer from ZooKeeper: %w", err)
-		case ok && st.Czxid == token:
-			return node, nil
-		}
-	}
-	return "", fmt.Errorf("the node of the term with fencing token %d is gone from %s", token, path)
 }

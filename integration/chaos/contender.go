@@ -321,7 +321,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 				c.emit(Event{Kind: KindAcquireFail, Op: op, Detail: err.Error()})
 				return
 			}
-			if err := l.Start(); err != nil {
+			if err := l.Start(ctx); err != nil {
 				c.failed(ctx, op, "", err)
 				_ = l.Close()
 				l = nil
@@ -379,7 +379,8 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		defer mu.Unlock()
 		return current
 	}
-	s, err := leader.NewSelector(c.client, c.spec.Path, func(jctx context.Context, token int64) error {
+	s, err := leader.NewSelector(c.client, c.spec.Path, func(jctx context.Context, term *hold.Hold) error {
+		token := term.Token()
 		why := func() string {
 			if ctx.Err() != nil {
 				return "selector closed" // quiesce, not a fault
@@ -395,7 +396,7 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		return err
 	}
 	ask()
-	if err := s.Start(); err != nil {
+	if err := s.Start(ctx); err != nil {
 		return err
 	}
 	<-ctx.Done()

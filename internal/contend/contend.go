@@ -162,6 +162,9 @@ type Request struct {
 	Driver  Driver
 	// NoWait gives up at once, deleting our node, if we do not hold.
 	NoWait bool
+	// Queued, if not nil, is called with our node each time it is in the
+	// queue (again, after a lost session): a recipe's Start returns then.
+	Queued func(path string)
 }
 
 // SortKey is Curator's fixForSorting: the part of name after the last
@@ -324,6 +327,9 @@ func enterOnce(ctx context.Context, r Request) (*hold.Grant, error) {
 	q, err := c.Enqueue(ctx, framework.Join(r.Dir, r.Name), r.Data)
 	if err != nil {
 		return nil, err
+	}
+	if r.Queued != nil {
+		r.Queued(q.Path)
 	}
 	w := &waiter{r: r, ctx: ctx, path: q.Path, name: framework.Base(q.Path), owner: q.Owner, czxid: q.Czxid, changed: q.Changed}
 	// The listing is not kept while we wait: in a queue of N it is N names,
@@ -614,4 +620,16 @@ func Participants(ctx context.Context, c *framework.Client, dir string, markers 
 		ids = append(ids, string(data))
 	}
 	return slices.Clip(ids), nil
+}
+
+// CheckCall says why a call with client and ctx cannot be made: a nil
+// client or context. Nothing is sent then.
+func CheckCall(client *framework.Client, ctx context.Context) error {
+	switch {
+	case client == nil:
+		return fmt.Errorf("%w: nil client", framework.ErrInvalidArgument)
+	case ctx == nil:
+		return fmt.Errorf("%w: nil context", framework.ErrInvalidArgument)
+	}
+	return nil
 }

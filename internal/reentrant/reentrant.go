@@ -8,6 +8,7 @@ package reentrant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -23,6 +24,7 @@ import (
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
 type Lock struct {
 	client    *framework.Client
+	recipe    string // names the recipe in its errors
 	request   contend.Request
 	revocable bool
 	lease     time.Duration // each node's lease time; 0: none
@@ -54,14 +56,15 @@ type entry struct {
 }
 
 // New returns a lock whose contenders queue as described by request (its
-// Client must be client). kind names the recipe in the metrics. lease, if
+// Client must be client). recipe names it in its errors (with request.Dir,
+// its path), kind in the metrics. lease, if
 // positive, is the lease time of every node it is granted
 // (hold.Node.Lease), renewed by each reentrant acquire.
-func New(client *framework.Client, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
+func New(client *framework.Client, recipe string, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
 	meter := metrics.For(client.MeterProvider()).Recipe(kind, request.Dir, client.MetricPathAttribute())
-	return &Lock{client: client, request: request, revocable: revocable, lease: lease, kind: kind, meter: meter,
+	return &Lock{client: client, recipe: recipe, request: request, revocable: revocable, lease: lease, kind: kind, meter: meter,
 		life: life, cancel: cancel, holds: map[int64]*entry{}}
 }
 
@@ -80,7 +83,24 @@ func (l *Lock) Follow(g hold.Grant) *hold.Node {
 // that succeeds returns a Hold of its own. An acquire that queues is
 // measured (acquire duration and outcome); a re-entry is not: it does not
 // wait.
-func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *hold.Hold, err error) {
+func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
+	return l.AcquireQueued(ctx, noWait, nil)
+}
+
+// AcquireQueued is Acquire that calls queued (if not nil) each time the
+// goroutine's node is in the queue: a leader selector's Start returns then.
+func (l *Lock) AcquireQueued(ctx context.Context, noWait bool, queued func(path string)) (*hold.Hold, error) {
+	if ctx == nil {
+		return nil, l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
+	h, err := l.acquire(ctx, noWait, queued)
+	return h, l.err(err)
+}
+
+// err names the recipe and its path in err.
+func (l *Lock) err(err error) error { return framework.RecipeErr(l.recipe, l.request.Dir, err) }
+
+func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_ *hold.Hold, err error) {
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
 		return h, err
@@ -92,7 +112,7 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *hold.Hold, err erro
 	stop := context.AfterFunc(l.life, cancel)
 	defer stop()
 	r := l.request
-	r.NoWait = noWait
+	r.NoWait, r.Queued = noWait, queued
 	e, err := contend.Enter(ctx, r)
 	if err != nil {
 		return nil, contend.Err(err, l.life.Err() != nil)
@@ -229,7 +249,9 @@ func (l *Lock) releaser(g int64, e *entry) func(*hold.Hold) error {
 
 // Release gives up the calling goroutine's most recent acquisition (as
 // Curator's release, per thread); the last one releases the node.
-func (l *Lock) Release() error {
+func (l *Lock) Release() error { return l.err(l.release()) }
+
+func (l *Lock) release() error {
 	g := goid.Current()
 	for {
 		l.mu.Lock()
@@ -279,20 +301,21 @@ func (l *Lock) Held() (*hold.Hold, bool) {
 	return nil, false
 }
 
-// HeldInProcess reports whether any goroutine holds the lock through l (a
-// hold whose lease ran out does not count).
-func (l *Lock) HeldInProcess() bool {
+// Holds returns the open acquisitions of every goroutine (a hold whose
+// lease ran out is not open).
+func (l *Lock) Holds() []*hold.Hold {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var out []*hold.Hold
 	for _, e := range l.holds {
 		if !e.expired() {
-			return true
+			out = append(out, e.holds...)
 		}
 	}
-	return false
+	return out
 }
 
-// Close ends waits in progress with framework.ErrClosed and releases every hold.
+// Close ends waits in progress with ErrClosed and releases every hold.
 // Later calls return nil; Release of a Hold it released returns an error
 // matching both hold.ErrReleased and framework.ErrClosed.
 // The client is not closed.
@@ -316,5 +339,5 @@ func (l *Lock) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return l.err(errors.Join(errs...))
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 const agentSession = 10 * time.Second
@@ -29,7 +29,7 @@ func TestBarrierSetByCuratorBlocksGoWaitersUntilCuratorRemovesIt(t *testing.T) {
 	data, st, err := obs.Get(context.Background(), "/b/interop/java-gate")
 	require.NoError(t, err)
 	assert.Zero(t, st.EphemeralOwner)
-	assert.Equal(t, mutex.DefaultParticipantID(), string(data), "Curator's default data, which ours is too")
+	assert.Equal(t, framework.DefaultParticipantID(), string(data), "Curator's default data, which ours is too")
 
 	var waits []<-chan error
 	for range 2 {
@@ -93,7 +93,7 @@ func TestMixedGoAndCuratorMembersEnterAndLeaveTogether(t *testing.T) {
 				data, st, err := obs.Get(context.Background(), path+"/"+k)
 				require.NoError(t, err)
 				assert.NotZero(t, st.EphemeralOwner)
-				assert.Equal(t, mutex.DefaultParticipantID(), string(data))
+				assert.Equal(t, framework.DefaultParticipantID(), string(data))
 			}
 
 			if last == "java" {

@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
 // latchName is Curator's LeaderLatch node name.
@@ -28,6 +27,7 @@ type Latch struct {
 	path   string
 	id     string
 	meter  *metrics.Recipe
+	feed   framework.Feed[Change]
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -36,61 +36,114 @@ type Latch struct {
 	mu       sync.Mutex
 	term     *hold.Hold
 	changed  chan struct{} // closed and replaced on every change
-	subs     map[*Subscription]struct{}
 	started  bool
+	stopRun  context.CancelFunc // ends a run that Start gave up on
+	lastErr  error              // the run's last failure, for Start's error
 	closed   bool
 	closeErr error
 }
 
-// NewLatch returns a latch on path. WithParticipantID sets the
-// participant id (default: mutex.DefaultParticipantID, as Curator). Call
-// Start to compete.
-func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, error) {
+// NewLatch returns a latch on path. It sends nothing: Start joins the
+// election.
+func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latch, error) {
 	if client == nil {
-		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
+		return nil, framework.RecipeErr(latchRecipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(latchRecipe, path, err)
 	}
-	cfg, err := option.Build("leader latch", []option.Name{option.ParticipantID}, opts)
+	cfg, err := newConfig(latchRecipe, path, opts, LatchOption.applyLatch)
 	if err != nil {
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.Background())
-	return &Latch{client: client, path: path, id: string(cfg.ID), life: life, cancel: cancel,
+	return &Latch{client: client, path: path, id: cfg.id, life: life, cancel: cancel,
 		meter:   metrics.For(client.MeterProvider()).Recipe(metrics.Latch, path, client.MetricPathAttribute()),
-		changed: make(chan struct{}), subs: map[*Subscription]struct{}{}}, nil
+		changed: make(chan struct{})}, nil
+}
+
+// Path returns the latch's path.
+func (l *Latch) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
 }
 
 // ID returns the participant id.
-func (l *Latch) ID() string { return l.id }
-
-// Start joins the election. It returns at once; leadership is reported on
-// Subscribe's channel and by HasLeadership, Await and Term.
-func (l *Latch) Start() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.closed:
-		return framework.ErrClosed
-	case l.started:
-		return framework.ErrStarted
+func (l *Latch) ID() string {
+	if l == nil {
+		return ""
 	}
-	l.started = true
-	l.wg.Add(1)
-	go l.run()
-	return nil
+	return l.id
 }
 
-// HasLeadership reports whether this participant leads now.
-func (l *Latch) HasLeadership() bool { return l.Term() != nil }
-
-// Term returns the current term of leadership, or nil when not leading.
-// Its Release steps down; its Err says why it ended.
-func (l *Latch) Term() *hold.Hold {
+// Start joins the election: it returns once this participant's node is in
+// the queue, and the latch then follows the election in the background
+// until Close (queueing again after a lost session). Leadership is reported
+// by Held, Await and Subscribe. If ctx ends first, Start returns its error
+// (with the last failure, if the server refused to queue it), leaves
+// nothing behind, and may be called again. A second Start after one that
+// succeeded returns framework.ErrStarted.
+func (l *Latch) Start(ctx context.Context) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
+	l.mu.Lock()
+	switch {
+	case l.closed:
+		l.mu.Unlock()
+		return l.err(framework.ErrClosed)
+	case l.started:
+		l.mu.Unlock()
+		return l.err(framework.ErrStarted)
+	}
+	l.started = true
+	run, stop := context.WithCancel(l.life)
+	l.stopRun, l.lastErr = stop, nil
+	queued := make(chan struct{})
+	var once sync.Once
+	l.wg.Add(1)
+	go l.run(run, func(string) { once.Do(func() { close(queued) }) })
+	l.mu.Unlock()
+	select {
+	case <-queued:
+		return nil
+	case <-ctx.Done():
+	case <-l.life.Done():
+	}
+	stop()
+	l.wg.Wait() // the run deletes whatever it had made
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.currentLocked()
+	select {
+	case <-queued:
+		// Queued as ctx ended, and left again as the run stopped.
+	default:
+	}
+	l.started = false
+	if l.closed {
+		return l.err(framework.ErrClosed)
+	}
+	if l.lastErr != nil {
+		return l.err(errors.Join(ctx.Err(), l.lastErr))
+	}
+	return l.err(ctx.Err())
+}
+
+// Held returns the current term of leadership, if this participant leads
+// now. Its Release steps down; its Err says why it ended.
+func (l *Latch) Held() (*hold.Hold, bool) {
+	if l.usable() != nil {
+		return nil, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.currentLocked()
+	return t, t != nil
 }
 
 // currentLocked is the term, unless it has ended: its signal fires at once,
@@ -105,6 +158,12 @@ func (l *Latch) currentLocked() *hold.Hold {
 // Await blocks until this participant leads, ctx ends or the latch closes,
 // and returns the term.
 func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
 	for {
 		l.mu.Lock()
 		term, changed, closed := l.currentLocked(), l.changed, l.closed
@@ -113,45 +172,52 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 		case term != nil:
 			return term, nil
 		case closed:
-			return nil, framework.ErrClosed
+			return nil, l.err(framework.ErrClosed)
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, l.err(ctx.Err())
 		}
 	}
 }
 
-// Subscribe returns a subscription to leadership changes from now on.
-func (l *Latch) Subscribe() *Subscription {
-	s := newSubscription(func(s *Subscription) {
-		l.mu.Lock()
-		delete(l.subs, s)
-		l.mu.Unlock()
-	})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		s.stop()
-		return s
+// Subscribe returns a subscription to leadership changes from now on, in
+// order, through an unbounded queue: a slow reader never blocks the
+// election or misses a change. When the latch closes, it delivers what is
+// still queued, then ends.
+func (l *Latch) Subscribe() *framework.Subscription[Change] {
+	if l.usable() != nil {
+		var ended framework.Feed[Change]
+		ended.End(nil)
+		return ended.Subscribe()
 	}
-	l.subs[s] = struct{}{}
-	return s
+	return l.feed.Subscribe()
 }
 
 // Participants returns the ids of the participants in queue order, the
 // leader first.
 func (l *Latch) Participants(ctx context.Context) ([]string, error) {
-	return participants(ctx, l.client, l.path, latchName)
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
+	ids, err := participants(ctx, l.client, l.path, latchName)
+	return ids, l.err(err)
 }
 
-// Close leaves the election: a current term ends (its Err is framework.ErrClosed,
-// and subscribers get that change), the node is deleted (the next
-// participant leads within a few round trips) and every goroutine ends. It
-// is bounded: the delete is only sent (or left to the client's background
-// deleter). A second Close returns nil.
+// Close leaves the election: a current term ends (its Err is
+// framework.ErrClosed, and subscribers get that change), the node is
+// deleted (the next participant leads within a few round trips) and every
+// goroutine ends. It is idempotent, waits for the delete to be sent at
+// most framework.WithReleaseTimeout (or leaves it to the client's
+// background deleter), and does not close the client.
 func (l *Latch) Close() error {
+	if err := l.usable(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -162,19 +228,27 @@ func (l *Latch) Close() error {
 	l.cancel()
 	l.wg.Wait()
 	l.mu.Lock()
-	subs := l.subs
-	l.subs = map[*Subscription]struct{}{}
 	l.broadcastLocked()
 	l.mu.Unlock()
-	for s := range subs {
-		s.finish()
-	}
-	return l.closeErr
+	l.feed.End(nil)
+	return l.err(l.closeErr)
 }
 
-// run competes until Close: queue, lead while trusted, and after a loss
-// either lead again (same node, still first, same session) or queue anew.
-func (l *Latch) run() {
+// usable says why l cannot be used: it is nil or a zero Latch.
+func (l *Latch) usable() error {
+	if l == nil || l.client == nil {
+		return framework.RecipeErr(latchRecipe, "", fmt.Errorf("%w: a nil or zero Latch: make one with NewLatch", framework.ErrInvalidArgument))
+	}
+	return nil
+}
+
+// err names the latch and its path in err.
+func (l *Latch) err(err error) error { return framework.RecipeErr(latchRecipe, l.path, err) }
+
+// run competes until life ends: queue (telling queued), lead while
+// trusted, and after a loss either lead again (same node, still first,
+// same session) or queue anew.
+func (l *Latch) run(life context.Context, queued func(string)) {
 	defer l.wg.Done()
 	c := l.client
 	var node string
@@ -184,14 +258,14 @@ func (l *Latch) run() {
 			l.closeErr = l.deleteNode(node, owner)
 		}
 	}()
-	for l.life.Err() == nil {
+	for life.Err() == nil {
 		// From here to a term is the latch's acquire, whether it queues
 		// anew or its node leads again after a cut.
 		start := time.Now()
 		var e *hold.Grant
 		var err error
 		if node != "" {
-			e, err = l.recheck(node, owner, czxid)
+			e, err = l.recheck(life, node, owner, czxid)
 		}
 		if e == nil && err == nil {
 			if node != "" {
@@ -201,15 +275,18 @@ func (l *Latch) run() {
 				_ = c.DeleteLater(node, owner)
 				node = ""
 			}
-			e, err = contend.Enter(l.life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1)})
+			e, err = contend.Enter(life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1), Queued: queued})
 		}
 		if err != nil {
-			l.meter.Acquire(l.life, start, contend.Outcome(err))
-			if l.life.Err() != nil {
+			l.meter.Acquire(life, start, contend.Outcome(err))
+			if life.Err() != nil {
 				return
 			}
+			l.mu.Lock()
+			l.lastErr = err
+			l.mu.Unlock()
 			c.Logger().Warn("leader latch: will try again", "path", l.path, "err", err)
-			if !contend.Pause(l.life) {
+			if !contend.Pause(life) {
 				return
 			}
 			continue
@@ -226,7 +303,7 @@ func (l *Latch) run() {
 			<-over
 			return nil
 		})
-		l.meter.Acquire(l.life, start, contend.Outcome(err))
+		l.meter.Acquire(life, start, contend.Outcome(err))
 		if err != nil {
 			// Lost between the grant and now: never hand it out.
 			followed.Forget(followed.Err())
@@ -248,7 +325,7 @@ func (l *Latch) run() {
 				c.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
 			}
 			node = ""
-		case <-l.life.Done():
+		case <-life.Done():
 			followed.Forget(framework.ErrClosed)
 			l.endTerm(framework.ErrClosed)
 			close(over)
@@ -263,19 +340,19 @@ func (l *Latch) run() {
 // connection first. Trust comes last, as at every grant, so that a link that
 // drops during the look is waited out and the node checked again. A nil
 // entry and nil error mean "queue anew".
-func (l *Latch) recheck(node string, owner, czxid int64) (*hold.Grant, error) {
+func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (*hold.Grant, error) {
 	c := l.client
-	if _, err := c.WaitConnected(l.life); err != nil {
+	if _, err := c.WaitConnected(life); err != nil {
 		return nil, err
 	}
-	nodes, err := contend.Nodes(l.life, c, l.path, latchName)
+	nodes, err := contend.Nodes(life, c, l.path, latchName)
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) == 0 || nodes[0] != node {
 		return nil, nil
 	}
-	s, err := contend.Trust(l.life, c, owner, node)
+	s, err := contend.Trust(life, c, owner, node)
 	if errors.Is(err, framework.ErrSessionLost) {
 		return nil, nil // the node is gone or not ours: queue anew
 	}
@@ -287,7 +364,7 @@ func (l *Latch) recheck(node string, owner, czxid int64) (*hold.Grant, error) {
 
 func (l *Latch) deleteNode(node string, owner int64) error {
 	if err := contend.Leave(l.client, node, owner); err != nil {
-		return fmt.Errorf("leader latch: leave %s: %w", node, err)
+		return fmt.Errorf("leave %s: %w", node, err)
 	}
 	return nil
 }
@@ -323,8 +400,4 @@ func (l *Latch) broadcastLocked() {
 	l.changed = make(chan struct{})
 }
 
-func (l *Latch) publishLocked(ch Change) {
-	for s := range l.subs {
-		s.push(ch)
-	}
-}
+func (l *Latch) publishLocked(ch Change) { l.feed.Publish(ch) }

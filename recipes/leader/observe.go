@@ -3,8 +3,6 @@ package leader
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
 // Leadership is who leads a latch or selector path: one state of the
@@ -46,7 +43,9 @@ func (l Leadership) sameTerm(o Leadership) bool { return l.Node == o.Node && l.T
 // Observer is the stream of leadership changes of one path, from Observe.
 // Read Changes until it is closed, then Err says why it ended.
 type Observer struct {
-	ch chan Leadership
+	ch   chan Leadership
+	stop context.CancelCauseFunc
+	done chan struct{} // closed when its goroutine has ended
 
 	mu  sync.Mutex
 	err error
@@ -70,6 +69,16 @@ func (o *Observer) Err() error {
 	return o.err
 }
 
+// Close ends the stream at once (Changes closes; Err then says nothing:
+// the reader ended it) and waits for its goroutine. It is idempotent.
+func (o *Observer) Close() {
+	o.stop(errObserverClosed)
+	<-o.done
+}
+
+// errObserverClosed is the cause of a stream ended by its Close.
+var errObserverClosed = errors.New("observer closed")
+
 // Observe reports who leads path, a latch or selector path of this package
 // or of Curator's LeaderLatch or LeaderSelector (or any Curator lock
 // path: the leader is the lock holder), and then every change, until ctx
@@ -86,39 +95,38 @@ func (o *Observer) Err() error {
 // catches up with the current one.
 //
 // One goroutine serves the stream; it ends, and the channel closes, when
-// ctx ends or the client closes, whether or not anyone reads. Observe
-// takes no options yet (any is refused with framework.ErrInvalidArgument). A nil
-// client is framework.ErrInvalidArgument, a bad path framework.ErrInvalidPath and a closed
-// client framework.ErrClosed.
-func Observe(ctx context.Context, client *framework.Client, path string, opts ...Option) (*Observer, error) {
-	if client == nil {
-		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
+// ctx ends, the client closes or Close is called, whether or not anyone
+// reads. A nil client or context is framework.ErrInvalidArgument, a bad
+// path framework.ErrInvalidPath and a closed client framework.ErrClosed.
+func Observe(ctx context.Context, client *framework.Client, path string) (*Observer, error) {
+	if err := contend.CheckCall(client, ctx); err != nil {
+		return nil, framework.RecipeErr(observeRecipe, path, err)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
-	}
-	if slices.ContainsFunc(opts, func(o Option) bool { return o != nil }) {
-		_, err := option.Build("leader observer", nil, opts)
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(observeRecipe, path, err)
 	}
 	if client.Closed() {
-		return nil, fmt.Errorf("leader: observe %s: %w", path, contend.Err(framework.ErrClosed, false))
+		return nil, framework.RecipeErr(observeRecipe, path, framework.ErrClosed)
 	}
 	life, stop := context.WithCancelCause(ctx)
 	remove := client.OnClose(func() { stop(framework.ErrClosed) })
-	o := &Observer{ch: make(chan Leadership)}
+	o := &Observer{ch: make(chan Leadership), stop: stop, done: make(chan struct{})}
 	go func() {
+		defer close(o.done)
 		defer close(o.ch)
 		defer remove()
 		err := o.run(life, client, path)
+		cause := context.Cause(life)
 		stop(nil)
 		switch {
+		case errors.Is(cause, errObserverClosed):
+			err = nil
 		case ctx.Err() != nil:
-			err = ctx.Err() // the caller's own: as is
-		case errors.Is(context.Cause(life), framework.ErrClosed) || errors.Is(err, framework.ErrClosed):
-			err = fmt.Errorf("leader: observe %s: %w", path, contend.Err(framework.ErrClosed, false))
+			err = framework.RecipeErr(observeRecipe, path, ctx.Err())
+		case errors.Is(cause, framework.ErrClosed) || errors.Is(err, framework.ErrClosed):
+			err = framework.RecipeErr(observeRecipe, path, contend.Err(framework.ErrClosed, false))
 		default:
-			err = fmt.Errorf("leader: observe %s: %w", path, err)
+			err = framework.RecipeErr(observeRecipe, path, err)
 		}
 		o.mu.Lock()
 		o.err = err

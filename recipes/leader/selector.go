@@ -10,14 +10,15 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/option"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
-// Func is the work a Selector runs while it leads. ctx is cancelled the
-// moment leadership is in doubt or the selector closes; returning gives
-// leadership up. token is the term's fencing token.
-type Func func(ctx context.Context, token int64) error
+// Func is the work a Selector runs while it leads. term is the term of
+// leadership, a hold as every recipe hands out: its fencing token (Token),
+// its loss signal (Done, Err), Fenced writes that commit only while it
+// lasts. ctx is cancelled the moment the term is in doubt or the selector
+// closes, with the reason as its cause; returning gives leadership up.
+type Func func(ctx context.Context, term *hold.Hold) error
 
 // Selector is Curator's LeaderSelector: participants contend for a mutex
 // (Curator's lock- nodes, data: the participant id) and the holder runs Func
@@ -30,101 +31,184 @@ type Selector struct {
 	fn       Func
 	requeue  bool
 	onError  func(error)
-	mutex    *mutex.Mutex
+	lock     *reentrant.Lock
 	meter    *metrics.Recipe
 	life     context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	requeues chan struct{}
+	requeues chan func(string) // a Requeue's "queued" signal
 
 	mu      sync.Mutex
-	leading bool
+	term    *hold.Hold // while Func runs
+	stopRun context.CancelFunc
 	started bool
 	closed  bool
 }
 
 // NewSelector returns a selector on path running fn while leading. It
-// takes WithParticipantID, WithAutoRequeue and WithErrorHandler. Call Start
-// to compete.
-func NewSelector(client *framework.Client, path string, fn Func, opts ...Option) (*Selector, error) {
+// sends nothing: Start competes.
+func NewSelector(client *framework.Client, path string, fn Func, opts ...SelectorOption) (*Selector, error) {
 	if client == nil {
-		return nil, fmt.Errorf("leader: %w", framework.ErrInvalidArgument)
+		return nil, framework.RecipeErr(selectorRecipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
 	}
 	if fn == nil {
-		return nil, framework.ErrInvalidArgument
+		return nil, framework.RecipeErr(selectorRecipe, path, fmt.Errorf("%w: nil leadership function", framework.ErrInvalidArgument))
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
-	cfg, err := option.Build("leader selector", []option.Name{option.ParticipantID, option.AutoRequeue, option.ErrorHandler}, opts)
+	cfg, err := newConfig(selectorRecipe, path, opts, SelectorOption.applySelector)
 	if err != nil {
 		return nil, err
 	}
-	s := &Selector{client: client, path: path, fn: fn, id: string(cfg.ID), requeue: cfg.AutoRequeue,
-		onError: cfg.OnError, requeues: make(chan struct{}, 1)}
+	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
+		onError: cfg.onError, requeues: make(chan func(string), 1)}
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }
 	}
-	m, err := mutex.New(client, path, mutex.WithParticipantID(s.id), mutex.Option(option.WithKind(metrics.Selector)))
-	if err != nil {
-		return nil, err
-	}
-	s.mutex = m
+	// Curator's LeaderSelector is an InterProcessMutex on path: the same
+	// queue, counted in the metrics as a selector.
+	s.lock = reentrant.New(client, selectorRecipe, metrics.Selector,
+		contend.Request{Dir: path, Name: "lock-", Data: []byte(s.id), Driver: contend.First(1)}, false, 0)
 	s.meter = metrics.For(client.MeterProvider()).Recipe(metrics.Selector, path, client.MetricPathAttribute())
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
-// ID returns the participant id.
-func (s *Selector) ID() string { return s.id }
+// Path returns the selector's path.
+func (s *Selector) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
 
-// Start begins competing: once, or (WithAutoRequeue) again after each term.
-func (s *Selector) Start() error {
+// ID returns the participant id.
+func (s *Selector) ID() string {
+	if s == nil {
+		return ""
+	}
+	return s.id
+}
+
+// Start begins competing, once or (WithAutoRequeue) again after each term:
+// it returns once this participant's node is in the queue, and the
+// selector then competes in the background until Close. If ctx ends first,
+// Start returns its error, leaves nothing behind, and may be called again.
+// A second Start after one that succeeded returns framework.ErrStarted.
+func (s *Selector) Start(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch {
 	case s.closed:
-		return framework.ErrClosed
+		s.mu.Unlock()
+		return s.err(framework.ErrClosed)
 	case s.started:
-		return framework.ErrStarted
+		s.mu.Unlock()
+		return s.err(framework.ErrStarted)
 	}
 	s.started = true
+	run, stop := context.WithCancel(s.life)
+	s.stopRun = stop
+	queued := make(chan struct{})
+	var once sync.Once
 	s.wg.Add(1)
-	go s.run()
-	return nil
-}
-
-// Requeue competes once more after the current or last term, for a selector
-// without auto-requeue.
-func (s *Selector) Requeue() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return framework.ErrClosed
-	}
+	go s.run(run, func(string) { once.Do(func() { close(queued) }) })
+	s.mu.Unlock()
 	select {
-	case s.requeues <- struct{}{}:
-	default:
+	case <-queued:
+		return nil
+	case <-ctx.Done():
+	case <-s.life.Done():
 	}
-	return nil
-}
-
-// HasLeadership reports whether Func is running as leader now.
-func (s *Selector) HasLeadership() bool {
+	stop()
+	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leading
+	s.started = false
+	if s.closed {
+		return s.err(framework.ErrClosed)
+	}
+	return s.err(ctx.Err())
+}
+
+// Requeue competes once more after the current or last term, for a
+// selector without auto-requeue: it returns once this participant is in
+// the queue again, or with ctx's error (the request stands: the selector
+// queues when the current term ends). It needs Start first.
+func (s *Selector) Requeue(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return s.err(framework.ErrClosed)
+	case !s.started:
+		s.mu.Unlock()
+		return s.err(framework.ErrNotStarted)
+	case s.requeue:
+		s.mu.Unlock()
+		return nil // it competes again by itself
+	}
+	queued := make(chan struct{})
+	var once sync.Once
+	signal := func(string) { once.Do(func() { close(queued) }) }
+	select {
+	case s.requeues <- signal:
+	default:
+		signal("") // one is pending already: it will queue
+	}
+	s.mu.Unlock()
+	select {
+	case <-queued:
+		return nil
+	case <-ctx.Done():
+		return s.err(ctx.Err())
+	case <-s.life.Done():
+		return s.err(framework.ErrClosed)
+	}
+}
+
+// Held returns the current term, while Func runs as leader.
+func (s *Selector) Held() (*hold.Hold, bool) {
+	if s.usable() != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.term, s.term != nil
 }
 
 // Participants returns the ids of the participants, the leader first.
 func (s *Selector) Participants(ctx context.Context) ([]string, error) {
-	ids, err := s.mutex.Participants(ctx)
-	return ids, contend.Err(err, false)
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
+	ids, err := participants(ctx, s.client, s.path, "lock-")
+	return ids, s.err(err)
 }
 
 // Close stops competing: a running Func's ctx is cancelled and Close waits
-// for it to return, then leadership is released and every goroutine ends.
+// for it to return, then leadership is released (its node deleted) and
+// every goroutine ends. It is idempotent, waits for the delete to be sent
+// at most framework.WithReleaseTimeout, and does not close the client.
 func (s *Selector) Close() error {
+	if err := s.usable(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -134,73 +218,85 @@ func (s *Selector) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
-	return s.mutex.Close()
+	return s.lock.Close()
 }
 
-func (s *Selector) run() {
+// usable says why s cannot be used: it is nil or a zero Selector.
+func (s *Selector) usable() error {
+	if s == nil || s.client == nil {
+		return framework.RecipeErr(selectorRecipe, "", fmt.Errorf("%w: a nil or zero Selector: make one with NewSelector", framework.ErrInvalidArgument))
+	}
+	return nil
+}
+
+// err names the selector and its path in err.
+func (s *Selector) err(err error) error { return framework.RecipeErr(selectorRecipe, s.path, err) }
+
+func (s *Selector) run(life context.Context, queued func(string)) {
 	defer s.wg.Done()
 	for {
-		if err := s.term(); err != nil && s.life.Err() == nil {
+		if err := s.lead(life, queued); err != nil && life.Err() == nil {
 			s.onError(err)
 		}
-		if s.life.Err() != nil {
+		if life.Err() != nil {
 			return
 		}
 		if !s.requeue {
 			select {
-			case <-s.requeues:
-			case <-s.life.Done():
+			case queued = <-s.requeues:
+			case <-life.Done():
 				return
 			}
 		}
 	}
 }
 
-// term takes the lock, runs fn under the hold's context and releases.
-func (s *Selector) term() error {
-	h, err := s.mutex.Acquire(s.life)
+// lead takes the lock, runs fn under the hold's context and releases.
+func (s *Selector) lead(life context.Context, queued func(string)) error {
+	h, err := s.lock.AcquireQueued(life, false, queued)
 	if err != nil {
-		if s.life.Err() != nil {
+		if life.Err() != nil {
 			return nil
 		}
 		// Not leading, nothing held: pause before trying again.
-		contend.Pause(s.life)
+		contend.Pause(life)
 		return err
 	}
-	s.setLeading(true)
+	s.setTerm(h)
 	log := s.client.Logger()
 	log.Info("leader selector: leading", "path", s.path, "session", fmt.Sprintf("0x%x", h.SessionID()), "token", h.Token())
-	ctx, cancel := context.WithCancel(h.Context(s.life))
-	err = s.call(ctx, h.Token())
+	ctx, cancel := context.WithCancel(h.Context(life))
+	err = s.call(ctx, h)
 	cancel()
-	s.setLeading(false)
+	s.setTerm(nil)
 	reason := "returned"
 	if herr := h.Err(); herr != nil {
 		reason = hold.Reason(herr)
-	} else if s.life.Err() != nil {
+	} else if life.Err() != nil {
 		reason = "recipe_closed"
 	}
 	log.Info("leader selector: not leading", "path", s.path, "session", fmt.Sprintf("0x%x", h.SessionID()),
 		"token", h.Token(), "reason", reason)
-	if rerr := s.mutex.Release(); rerr != nil && !errors.Is(rerr, hold.ErrHoldLost) {
+	if rerr := h.Release(); rerr != nil && !errors.Is(rerr, hold.ErrHoldLost) && !errors.Is(rerr, hold.ErrReleased) {
 		err = errors.Join(err, rerr)
 	}
 	return err
 }
 
 // call runs fn, turning a panic into an error.
-func (s *Selector) call(ctx context.Context, token int64) (err error) {
+func (s *Selector) call(ctx context.Context, term *hold.Hold) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrPanic, r)
 		}
 	}()
-	return s.fn(ctx, token)
+	return s.fn(ctx, term)
 }
 
-func (s *Selector) setLeading(v bool) {
+// setTerm records the term Func runs under (nil: none now).
+func (s *Selector) setTerm(h *hold.Hold) {
 	s.mu.Lock()
-	s.leading = v
+	s.term = h
 	s.mu.Unlock()
-	s.meter.Leading(v)
+	s.meter.Leading(h != nil)
 }

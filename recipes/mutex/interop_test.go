@@ -98,7 +98,7 @@ func TestGoWaitsWhileCuratorHolds(t *testing.T) {
 	assert.Equal(t, javaID, string(data))
 	assert.Equal(t, "participants "+javaID+",go-1",
 		java.Call(t, "participants /locks/interop", "participants", 10*time.Second))
-	assert.Equal(t, javaID, mutex.DefaultParticipantID(), "both default to the address the hostname resolves to")
+	assert.Equal(t, javaID, framework.DefaultParticipantID(), "both default to the address the hostname resolves to")
 
 	// The Go waiter stays blocked while Curator holds (see absenceWindow).
 	select {

@@ -10,60 +10,57 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 )
 
-// Lock is what a MultiLock is made of: a reentrant lock whose holds belong to
-// the goroutine that acquired them. *Mutex is one.
+// multiRecipe names a MultiLock in its errors.
+const multiRecipe = "multilock"
+
+// Lock is what a MultiLock is made of: a *Mutex, a *SemaphoreMutex, a
+// write or read lock of package rwlock, or any lock of your own whose
+// Acquire returns a hold.
 type Lock interface {
 	Acquire(ctx context.Context) (*hold.Hold, error)
-	Release() error
 }
 
 // MultiLock acquires several locks as one, all or nothing, as Curator's
-// InterProcessMultiLock. Locks are taken in the order given; always use the
-// same order everywhere to avoid deadlock between processes.
+// InterProcessMultiLock. Locks are taken in the order given; always use
+// the same order everywhere to avoid deadlock between processes. Give the
+// holds back with hold.ReleaseAll (or each its Release).
 type MultiLock struct {
 	locks []Lock
 }
 
-// NewMultiLock returns a MultiLock over locks.
+// NewMultiLock returns a MultiLock over locks: one or more, none nil.
 func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 	if len(locks) == 0 {
-		return nil, framework.ErrInvalidArgument
+		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: no locks", framework.ErrInvalidArgument))
 	}
 	for i, l := range locks {
 		if l == nil || isNilPointer(l) {
-			return nil, fmt.Errorf("%w: lock %d is nil", framework.ErrInvalidArgument, i)
+			return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: lock %d is nil", framework.ErrInvalidArgument, i))
 		}
 	}
 	return &MultiLock{locks: append([]Lock(nil), locks...)}, nil
 }
 
-// Acquire takes every lock in order under the one ctx. If any cannot be
-// taken, those already taken are released in reverse order and the error is
-// returned. The holds come back in the order of the locks.
+// Acquire takes every lock in order under the one ctx and returns their
+// holds, in the order of the locks. If any cannot be taken, those already
+// taken are released in reverse order and the error is returned.
 func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
+	if ml == nil || len(ml.locks) == 0 {
+		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: a nil or zero MultiLock: make one with NewMultiLock", framework.ErrInvalidArgument))
+	}
+	if ctx == nil {
+		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
 	holds := make([]*hold.Hold, 0, len(ml.locks))
 	for i, l := range ml.locks {
 		h, err := l.Acquire(ctx)
 		if err != nil {
-			rollback := ml.releaseFirst(i)
-			return nil, errors.Join(fmt.Errorf("mutex: multilock: lock %d: %w", i, err), rollback)
+			rollback := hold.ReleaseAll(holds...)
+			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", i, err), rollback)
 		}
 		holds = append(holds, h)
 	}
 	return holds, nil
-}
-
-// Release releases every lock, in reverse order, and reports every failure.
-func (ml *MultiLock) Release() error { return ml.releaseFirst(len(ml.locks)) }
-
-func (ml *MultiLock) releaseFirst(n int) error {
-	var errs []error
-	for i := n - 1; i >= 0; i-- {
-		if err := ml.locks[i].Release(); err != nil {
-			errs = append(errs, fmt.Errorf("mutex: multilock: release lock %d: %w", i, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // isNilPointer catches a nil *Mutex passed as a Lock, which is not == nil.

@@ -1,30 +1,58 @@
 package mutex
 
 import (
+	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/option"
-	"github.com/zkrecipes/zkrecipes/internal/participant"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
-// Option configures a Mutex or a SemaphoreMutex. Every recipe's Option has
-// this shape, and an option of the same name means the same thing in each.
-type Option func(*option.Config) error
+// Option configures a Mutex (New).
+type Option interface{ applyMutex(*config) }
+
+// SemaphoreMutexOption configures a SemaphoreMutex (NewSemaphoreMutex).
+type SemaphoreMutexOption interface{ applySemaphoreMutex(*config) }
+
+// CommonOption configures a Mutex and a SemaphoreMutex alike: it is an
+// Option and a SemaphoreMutexOption.
+type CommonOption struct{ f func(*config) }
+
+func (o CommonOption) applyMutex(c *config)          { o.f(c) }
+func (o CommonOption) applySemaphoreMutex(c *config) { o.f(c) }
+
+type mutexOption func(*config)
+
+func (f mutexOption) applyMutex(c *config) { f(c) }
+
+// config is what the options set; err is the first bad value given.
+type config struct {
+	id        []byte
+	revocable bool
+	lease     time.Duration
+	err       error
+}
+
+func (c *config) bad(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: "+format, append([]any{framework.ErrInvalidArgument}, args...)...)
+	}
+}
 
 // WithParticipantID sets the data of this process's lock nodes, which
-// Participants reports (default: DefaultParticipantID, as Curator). It must
-// not be empty.
-func WithParticipantID(id string) Option { return Option(option.WithParticipantID(id)) }
-
-// WithRevocable makes holds follow Curator's revocation requests (see Revoke
-// and hold.Hold.Revoked). It costs nothing more: every hold watches its own
-// node anyway, to learn if someone else deletes it. A SemaphoreMutex is not
-// revocable (framework.ErrInvalidArgument).
-func WithRevocable() Option { return Option(option.WithRevocable()) }
+// Participants reports (default: framework.DefaultParticipantID(), as
+// Curator). It must not be empty.
+func WithParticipantID(id string) CommonOption {
+	return CommonOption{func(c *config) {
+		if id == "" {
+			c.bad("empty participant id")
+		}
+		c.id = []byte(id)
+	}}
+}
 
 // WithLeaseTime makes every hold end by itself d after it is granted, as
-// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and its
-// node is deleted, even if the holder never releases it (a holder that
+// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and
+// its node is deleted, even if the holder never releases it (a holder that
 // forgets, hangs or deadlocks keeps others out for d at most, not for as
 // long as its session lives). Hold.Extend moves the end later. d must be
 // positive. The end is measured on this process's clock; like any loss,
@@ -34,10 +62,35 @@ func WithRevocable() Option { return Option(option.WithRevocable()) }
 // lease has run out, the goroutine that forgot its hold may Acquire again
 // (a new hold, as Redisson's); the forgotten hold's Release, by its handle,
 // still says hold.ErrLeaseExpired.
-func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(d)) }
+func WithLeaseTime(d time.Duration) CommonOption {
+	return CommonOption{func(c *config) {
+		if d <= 0 {
+			c.bad("lease time %v is not positive", d)
+		}
+		c.lease = d
+	}}
+}
 
-// DefaultParticipantID is Curator's default participant id: the address this
-// host's name resolves to (Java's InetAddress.getLocalHost().getHostAddress(),
-// often 127.0.1.1 or 127.0.0.1 on Debian), else the hostname itself. Every
-// recipe uses it unless given WithParticipantID.
-func DefaultParticipantID() string { return participant.Default() }
+// WithRevocable makes a Mutex's holds follow Curator's revocation requests
+// (see Revoke and hold.Hold.Revoked). It costs nothing more: every hold
+// watches its own node anyway, to learn if someone else deletes it. A
+// SemaphoreMutex is not revocable: Curator's revocation protocol is the
+// mutex's.
+func WithRevocable() Option { return mutexOption(func(c *config) { c.revocable = true }) }
+
+// newConfig applies opts for recipe at path.
+func newConfig[O any](recipe, path string, opts []O, apply func(O, *config)) (config, error) {
+	var c config
+	for _, o := range opts {
+		if any(o) != nil {
+			apply(o, &c)
+		}
+	}
+	if c.err != nil {
+		return c, framework.RecipeErr(recipe, path, c.err)
+	}
+	if c.id == nil {
+		c.id = []byte(framework.DefaultParticipantID())
+	}
+	return c, nil
+}

@@ -6,10 +6,12 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/lease"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/option"
-	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
+
+// semaphoreRecipe names a SemaphoreMutex in its errors.
+const semaphoreRecipe = "semaphore mutex"
 
 // SemaphoreMutex is a distributed mutex that is not reentrant and not tied to
 // a goroutine, wire-compatible with Curator's InterProcessSemaphoreMutex: a
@@ -25,43 +27,45 @@ import (
 // with its Release, from any goroutine. There is no SemaphoreMutex.Release:
 // without a goroutine to tie a hold to, "release the mutex" cannot say
 // which acquisition it means, and a late or repeated one would end a hold
-// that another goroutine has just taken.
+// that another goroutine has just taken. Make one with NewSemaphoreMutex.
 type SemaphoreMutex struct {
-	sem *semaphore.Semaphore
+	sem *lease.Semaphore
 }
 
-// NewSemaphoreMutex returns a non-reentrant mutex on path. WithParticipantID
-// sets the data of its lease nodes, WithLeaseTime bounds each hold;
-// WithRevocable is refused (framework.ErrInvalidArgument).
-func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*SemaphoreMutex, error) {
+// NewSemaphoreMutex returns a non-reentrant mutex on path. It sends
+// nothing. WithParticipantID sets the data of its lease nodes,
+// WithLeaseTime bounds each hold.
+func NewSemaphoreMutex(client *framework.Client, path string, opts ...SemaphoreMutexOption) (*SemaphoreMutex, error) {
 	if client == nil {
-		return nil, fmt.Errorf("mutex: %w", framework.ErrInvalidArgument)
+		return nil, framework.RecipeErr(semaphoreRecipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
 	}
-	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(semaphoreRecipe, path, err)
+	}
+	cfg, err := newConfig(semaphoreRecipe, path, opts, SemaphoreMutexOption.applySemaphoreMutex)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Revocable {
-		return nil, framework.ErrInvalidArgument
-	}
-	semOpts := []semaphore.Option{semaphore.WithParticipantID(string(cfg.ID)), semaphore.Option(option.WithKind(metrics.SemaphoreMutex))}
-	if cfg.Lease > 0 {
-		semOpts = append(semOpts, semaphore.WithLeaseTime(cfg.Lease))
-	}
-	sem, err := semaphore.New(client, path, 1, semOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return &SemaphoreMutex{sem: sem}, nil
+	return &SemaphoreMutex{sem: lease.New(client, lease.Config{
+		Recipe: semaphoreRecipe, Kind: metrics.SemaphoreMutex, Path: path, Max: 1, ID: cfg.id, LeaseTime: cfg.lease,
+	})}, nil
 }
 
 // Path returns the mutex's path.
-func (m *SemaphoreMutex) Path() string { return m.sem.Path() }
+func (m *SemaphoreMutex) Path() string {
+	if m.usable() != nil {
+		return ""
+	}
+	return m.sem.Path()
+}
 
 // Acquire blocks until this process holds the mutex, ctx ends (its deadline
 // is the timeout), or the SemaphoreMutex is closed. It is not reentrant: if
 // the mutex is already held, by this process too, Acquire waits.
 func (m *SemaphoreMutex) Acquire(ctx context.Context) (*hold.Hold, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
 	leases, err := m.sem.Acquire(ctx, 1)
 	if err != nil {
 		return nil, err
@@ -70,9 +74,12 @@ func (m *SemaphoreMutex) Acquire(ctx context.Context) (*hold.Hold, error) {
 }
 
 // TryAcquire takes the mutex only if it is free at once, else it returns
-// hold.ErrWouldBlock (also when this process holds it) and leaves nothing
-// behind.
+// an error wrapping hold.ErrWouldBlock (also when this process holds it)
+// and leaves nothing behind.
 func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
 	leases, err := m.sem.TryAcquire(ctx, 1)
 	if err != nil {
 		return nil, err
@@ -80,21 +87,57 @@ func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 	return leases[0], nil
 }
 
-// HeldInProcess reports whether this SemaphoreMutex holds the mutex (a
-// lease it took is not released yet), as Curator's isAcquiredInThisProcess.
-func (m *SemaphoreMutex) HeldInProcess() bool { return len(m.sem.Leases()) > 0 }
+// Held returns this SemaphoreMutex's hold, if it holds the mutex (a lease
+// it took is not released yet).
+func (m *SemaphoreMutex) Held() (*hold.Hold, bool) {
+	hs := m.Holds()
+	if len(hs) == 0 {
+		return nil, false
+	}
+	return hs[0], true
+}
+
+// Holds returns this SemaphoreMutex's hold, if it holds the mutex, as a
+// list: len(Holds()) > 0 is Curator's isAcquiredInThisProcess.
+func (m *SemaphoreMutex) Holds() []*hold.Hold {
+	if m.usable() != nil {
+		return nil
+	}
+	return m.sem.Holds()
+}
 
 // Participants returns the participant ids of the lease nodes: the holder's,
 // and that of an acquirer waiting for it, if any.
 func (m *SemaphoreMutex) Participants(ctx context.Context) ([]string, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
 	return m.sem.Participants(ctx)
 }
 
 // ParticipantNodes returns the lease nodes in sequence order (full paths).
 func (m *SemaphoreMutex) ParticipantNodes(ctx context.Context) ([]string, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
 	return m.sem.ParticipantNodes(ctx)
 }
 
-// Close ends waits in progress with framework.ErrClosed and releases the mutex if this
-// SemaphoreMutex holds it. The client is not closed.
-func (m *SemaphoreMutex) Close() error { return m.sem.Close() }
+// Close ends waits in progress with framework.ErrClosed and releases the
+// mutex if this SemaphoreMutex holds it, deleting its node. It is
+// idempotent, waits for the delete to be sent at most
+// framework.WithReleaseTimeout, and does not close the client.
+func (m *SemaphoreMutex) Close() error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	return m.sem.Close()
+}
+
+// usable says why m cannot be used: it is nil or a zero SemaphoreMutex.
+func (m *SemaphoreMutex) usable() error {
+	if m == nil || m.sem == nil {
+		return framework.RecipeErr(semaphoreRecipe, "", fmt.Errorf("%w: a nil or zero SemaphoreMutex: make one with NewSemaphoreMutex", framework.ErrInvalidArgument))
+	}
+	return nil
+}

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -29,7 +28,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
@@ -39,16 +37,19 @@ const (
 	writeName = "__WRIT__"
 )
 
-// The errors of this package: ErrUpgrade, and those every recipe shares
-// (package hold documents them) under the same names.
-var (
-	// ErrUpgrade: the goroutine holds the read lock and asked for the write
-	// lock. That would wait for itself; it is refused at once.
-	ErrUpgrade = errors.New("rwlock: cannot upgrade a read hold to a write hold")
+// ErrUpgrade: the goroutine holds the read lock and asked for the write
+// lock. That would wait for itself; it is refused at once.
+var ErrUpgrade = errors.New("cannot upgrade a read hold to a write hold")
+
+// The recipes' names in errors: each side's, and the whole lock's.
+const (
+	recipe      = "rwlock"
+	readRecipe  = "read lock"
+	writeRecipe = "write lock"
 )
 
 // RWLock is a read-write lock on one directory. It is safe for concurrent
-// use.
+// use; make one with New.
 type RWLock struct {
 	client *framework.Client
 	path   string
@@ -57,63 +58,46 @@ type RWLock struct {
 	write  *WriteLock
 }
 
-// ReadLock is the shared side. It satisfies mutex.Lock.
+// ReadLock is the shared side. It is a mutex.Lock.
 type ReadLock struct {
 	rw   *RWLock
 	lock *reentrant.Lock
 }
 
-// WriteLock is the exclusive side. It satisfies mutex.Lock.
+// WriteLock is the exclusive side. It is a mutex.Lock.
 type WriteLock struct {
 	rw   *RWLock
 	lock *reentrant.Lock
 }
 
-// Option configures an RWLock. Every recipe's Option has this shape, and
-// an option of the same name means the same thing in each.
-type Option func(*option.Config) error
-
-// WithParticipantID sets the data of this process's nodes (default
-// mutex.DefaultParticipantID, as Curator). It must not be empty.
-func WithParticipantID(id string) Option { return Option(option.WithParticipantID(id)) }
-
-// WithRevocable makes holds of both sides follow Curator's revocation
-// requests (mutex.Revoke on a node; hold.Hold.Revoked), as each side of
-// Curator's lock is a revocable InterProcessMutex.
-func WithRevocable() Option { return Option(option.WithRevocable()) }
-
-// WithLeaseTime makes every read and write hold end by itself d after it is granted, as
-// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and its
-// node is deleted, even if the holder never releases it (a holder that
-// forgets, hangs or deadlocks keeps others out for d at most, not for as
-// long as its session lives). Hold.Extend moves the end later. d must be
-// positive. The end is measured on this process's clock; like any loss,
-// the holder learns of it before the node is deleted, and so before anyone
-// else can be granted.
-// A reentrant acquire renews the lease to at least d from then; a hold a
-// downgrade makes is a read hold, with a lease of its own from then.
-func WithLeaseTime(d time.Duration) Option { return Option(option.WithLeaseTime(d)) }
-
-// New returns the read-write lock on directory path.
+// New returns the read-write lock on directory path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	if client == nil {
-		return nil, fmt.Errorf("rwlock: %w", framework.ErrInvalidArgument)
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	cfg, err := option.Build("rwlock", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
-	if err != nil {
-		return nil, err
+	var cfg config
+	for _, o := range opts {
+		if o != nil {
+			o.applyRWLock(&cfg)
+		}
 	}
-	l := &RWLock{client: client, path: path, id: cfg.ID}
+	if cfg.err != nil {
+		return nil, framework.RecipeErr(recipe, path, cfg.err)
+	}
+	if cfg.id == nil {
+		cfg.id = []byte(framework.DefaultParticipantID())
+	}
+	l := &RWLock{client: client, path: path, id: cfg.id}
 	markers := []string{readName, writeName}
-	l.read = &ReadLock{rw: l, lock: reentrant.New(client, metrics.RWLockRead, contend.Request{
+	l.read = &ReadLock{rw: l, lock: reentrant.New(client, readRecipe, metrics.RWLockRead, contend.Request{
 		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
-	}, cfg.Revocable, cfg.Lease)}
-	l.write = &WriteLock{rw: l, lock: reentrant.New(client, metrics.RWLockWrite, contend.Request{
+	}, cfg.revocable, cfg.lease)}
+	l.write = &WriteLock{rw: l, lock: reentrant.New(client, writeRecipe, metrics.RWLockWrite, contend.Request{
 		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
-	}, cfg.Revocable, cfg.Lease)}
+	}, cfg.revocable, cfg.lease)}
 	return l, nil
 }
 
@@ -146,49 +130,107 @@ func writeDecision(sorted []string, ours int) contend.Decision {
 }
 
 // Path returns the lock directory.
-func (l *RWLock) Path() string { return l.path }
+func (l *RWLock) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
+}
 
-// ReadLock returns the shared side.
-func (l *RWLock) ReadLock() *ReadLock { return l.read }
+// ReadLock returns the shared side (nil for a nil or zero RWLock).
+func (l *RWLock) ReadLock() *ReadLock {
+	if l == nil {
+		return nil
+	}
+	return l.read
+}
 
-// WriteLock returns the exclusive side.
-func (l *RWLock) WriteLock() *WriteLock { return l.write }
+// WriteLock returns the exclusive side (nil for a nil or zero RWLock).
+func (l *RWLock) WriteLock() *WriteLock {
+	if l == nil {
+		return nil
+	}
+	return l.write
+}
 
-// HeldInProcess reports whether any goroutine holds either side through
-// this RWLock.
-func (l *RWLock) HeldInProcess() bool {
-	return l.read.lock.HeldInProcess() || l.write.lock.HeldInProcess()
+// Holds returns the open holds of both sides in this process, whichever
+// goroutines hold them.
+func (l *RWLock) Holds() []*hold.Hold {
+	if l.usable() != nil {
+		return nil
+	}
+	return append(l.write.lock.Holds(), l.read.lock.Holds()...)
 }
 
 // ParticipantNodes returns the nodes of both sides in queue order (full
 // paths): who holds and who waits, readers and writers alike.
 func (l *RWLock) ParticipantNodes(ctx context.Context) ([]string, error) {
-	return contend.Nodes(ctx, l.client, l.path, readName, writeName)
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
+	if err := contend.CheckCall(l.client, ctx); err != nil {
+		return nil, framework.RecipeErr(recipe, l.path, err)
+	}
+	nodes, err := contend.Nodes(ctx, l.client, l.path, readName, writeName)
+	return nodes, framework.RecipeErr(recipe, l.path, err)
 }
 
 // Participants returns the participant ids (node data) of both sides in
 // queue order, as Curator's InterProcessReadWriteLock participants.
 func (l *RWLock) Participants(ctx context.Context) ([]string, error) {
-	return contend.Participants(ctx, l.client, l.path, readName, writeName)
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
+	if err := contend.CheckCall(l.client, ctx); err != nil {
+		return nil, framework.RecipeErr(recipe, l.path, err)
+	}
+	ids, err := contend.Participants(ctx, l.client, l.path, readName, writeName)
+	return ids, framework.RecipeErr(recipe, l.path, err)
 }
 
-// Close ends waits in progress and releases every hold of both sides.
+// Close ends waits in progress with framework.ErrClosed and releases every
+// hold of both sides, deleting their nodes; a later Release of one of them
+// returns hold.ErrReleasedByClose. It is idempotent, waits for each delete
+// to be sent at most framework.WithReleaseTimeout, and does not close the
+// client.
 func (l *RWLock) Close() error {
+	if err := l.usable(); err != nil {
+		return err
+	}
 	return errors.Join(l.read.lock.Close(), l.write.lock.Close())
 }
+
+// usable says why l cannot be used: it is nil or a zero RWLock.
+func (l *RWLock) usable() error {
+	if l == nil || l.read == nil || l.write == nil {
+		return framework.RecipeErr(recipe, "", errZero)
+	}
+	return nil
+}
+
+// errZero: a nil or zero lock of this package.
+var errZero = fmt.Errorf("%w: a nil or zero read-write lock: make one with New", framework.ErrInvalidArgument)
 
 // Acquire takes the read lock for the calling goroutine, blocking while a
 // writer queued before it holds or waits, until ctx ends. A goroutine that
 // holds the write lock gets it at once (downgrade).
 func (r *ReadLock) Acquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, false) }
 
-// TryAcquire takes the read lock only if no writer is queued before it.
+// TryAcquire takes the read lock only if no writer is queued before it,
+// else it returns an error wrapping hold.ErrWouldBlock.
 func (r *ReadLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, true) }
 
 func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
+	if r == nil || r.lock == nil {
+		return nil, framework.RecipeErr(readRecipe, "", errZero)
+	}
+	if ctx == nil {
+		return nil, framework.RecipeErr(readRecipe, r.rw.path, fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
 	if _, held := r.lock.Held(); !held {
 		if wh, ok := r.rw.write.lock.Held(); ok {
-			return r.downgrade(ctx, wh)
+			h, err := r.downgrade(ctx, wh)
+			return h, framework.RecipeErr(readRecipe, r.rw.path, err)
 		}
 	}
 	return r.lock.Acquire(ctx, noWait)
@@ -204,14 +246,14 @@ var testHookBeforeDowngradeCreate func()
 // ahead of it when the write lock is released.
 func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, error) {
 	if err := wh.Err(); err != nil {
-		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", hold.ErrHoldLost, err)
+		return nil, fmt.Errorf("downgrade: %w: %w", hold.ErrHoldLost, err)
 	}
 	c := r.rw.client
 	name := framework.Base(wh.Path())
 	seq := contend.SortKey(name, writeName)
 	s := c.Session()
 	if s.ID != wh.SessionID() {
-		return nil, fmt.Errorf("rwlock: downgrade: %w: %w", hold.ErrHoldLost, framework.ErrSessionLost)
+		return nil, fmt.Errorf("downgrade: %w: %w", hold.ErrHoldLost, framework.ErrSessionLost)
 	}
 	if testHookBeforeDowngradeCreate != nil {
 		testHookBeforeDowngradeCreate()
@@ -219,7 +261,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
 		framework.WithMode(framework.Ephemeral), framework.Protected())
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: downgrade: %w", contend.Err(err, false))
+		return nil, fmt.Errorf("downgrade: %w", contend.Err(err, false))
 	}
 	ok, st, err := c.Exists(ctx, path)
 	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
@@ -239,17 +281,37 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	}
 	if err != nil {
 		_ = contend.Leave(c, path, s.ID)
-		return nil, fmt.Errorf("rwlock: downgrade: %w", contend.Err(err, false))
+		return nil, fmt.Errorf("downgrade: %w", contend.Err(err, false))
 	}
 	return r.lock.Adopt(r.lock.Follow(hold.Grant{Path: path, Token: st.Czxid, Session: s}))
 }
 
 // Release gives up one read hold of the calling goroutine (see
 // mutex.Mutex.Release).
-func (r *ReadLock) Release() error { return r.lock.Release() }
+func (r *ReadLock) Release() error {
+	if r == nil || r.lock == nil {
+		return framework.RecipeErr(readRecipe, "", errZero)
+	}
+	return r.lock.Release()
+}
 
-// Held reports whether the calling goroutine holds the read lock.
-func (r *ReadLock) Held() (*hold.Hold, bool) { return r.lock.Held() }
+// Held returns the calling goroutine's most recent read hold, if it holds
+// the read lock.
+func (r *ReadLock) Held() (*hold.Hold, bool) {
+	if r == nil || r.lock == nil {
+		return nil, false
+	}
+	return r.lock.Held()
+}
+
+// Holds returns the open read holds of this RWLock in this process,
+// whichever goroutines hold them.
+func (r *ReadLock) Holds() []*hold.Hold {
+	if r == nil || r.lock == nil {
+		return nil
+	}
+	return r.lock.Holds()
+}
 
 // Acquire takes the write lock for the calling goroutine: it blocks until
 // it is first in the queue, or ctx ends. A goroutine holding only the read
@@ -260,9 +322,12 @@ func (w *WriteLock) Acquire(ctx context.Context) (*hold.Hold, error) { return w.
 func (w *WriteLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return w.acquire(ctx, true) }
 
 func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
+	if w == nil || w.lock == nil {
+		return nil, framework.RecipeErr(writeRecipe, "", errZero)
+	}
 	if _, holdsWrite := w.lock.Held(); !holdsWrite {
 		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {
-			return nil, ErrUpgrade
+			return nil, framework.RecipeErr(writeRecipe, w.rw.path, ErrUpgrade)
 		}
 	}
 	return w.lock.Acquire(ctx, noWait)
@@ -270,7 +335,27 @@ func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error
 
 // Release gives up one write hold of the calling goroutine (see
 // mutex.Mutex.Release).
-func (w *WriteLock) Release() error { return w.lock.Release() }
+func (w *WriteLock) Release() error {
+	if w == nil || w.lock == nil {
+		return framework.RecipeErr(writeRecipe, "", errZero)
+	}
+	return w.lock.Release()
+}
 
-// Held reports whether the calling goroutine holds the write lock.
-func (w *WriteLock) Held() (*hold.Hold, bool) { return w.lock.Held() }
+// Held returns the calling goroutine's most recent write hold, if it holds
+// the write lock.
+func (w *WriteLock) Held() (*hold.Hold, bool) {
+	if w == nil || w.lock == nil {
+		return nil, false
+	}
+	return w.lock.Held()
+}
+
+// Holds returns the open write holds of this RWLock in this process (one
+// goroutine's nested acquisitions, at most).
+func (w *WriteLock) Holds() []*hold.Hold {
+	if w == nil || w.lock == nil {
+		return nil
+	}
+	return w.lock.Holds()
+}

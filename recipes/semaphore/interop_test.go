@@ -23,7 +23,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
@@ -50,7 +49,7 @@ func TestCuratorWaitsWhileGoHoldsEveryLease(t *testing.T) {
 	assert.Regexp(t, leaseNode, framework.Base(javaNode), "Curator's lease node name")
 	ids, err := s.Participants(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"go-1", "go-1", mutex.DefaultParticipantID()}, ids,
+	assert.Equal(t, []string{"go-1", "go-1", framework.DefaultParticipantID()}, ids,
 		"Curator's leases carry its default node data, the host's address")
 
 	require.NoError(t, held[1].Release())

@@ -1,16 +1,12 @@
-package semaphore
+package lease
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"math"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -74,30 +70,5 @@ func (s *Semaphore) follow() {
 		case <-s.life.Done():
 			return
 		}
-	}
-}
-
-// SetCount writes n to the Curator SharedCount node at countPath, making it
-// (and its parents, as containers) if needed, as Curator's
-// SharedCount.setCount does once the count is started. Every semaphore made
-// with NewShared on countPath follows the change.
-func SetCount(ctx context.Context, client *framework.Client, countPath string, n int) error {
-	if client == nil {
-		return framework.ErrInvalidArgument
-	}
-	if n < math.MinInt32 || n > math.MaxInt32 {
-		return fmt.Errorf("%w: %d does not fit in 4 bytes", framework.ErrBadData, n)
-	}
-	data := shared.EncodeCount(int32(n))
-	for {
-		_, err := client.Set(ctx, countPath, data, -1)
-		if !errors.Is(err, zk.ErrNoNode) {
-			return contend.Err(err, false)
-		}
-		_, err = client.Create(ctx, countPath, data, framework.WithParentContainers())
-		if !errors.Is(err, zk.ErrNodeExists) {
-			return contend.Err(err, false)
-		}
-		// Made by someone else meanwhile: set it.
 	}
 }

@@ -1,0 +1,472 @@
+// Package lease is the counting semaphore of Curator's
+// InterProcessSemaphoreV2, the one engine under package semaphore and
+// mutex.SemaphoreMutex (a semaphore of one lease): the recipes are faces
+// that check their input and options and name themselves in errors and
+// metrics.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
+)
+
+// errNoRoom is the semaphore's hold.ErrWouldBlock.
+var errNoRoom = fmt.Errorf("not enough leases free: %w", hold.ErrWouldBlock)
+
+// Curator's names (InterProcessSemaphoreV2, InterProcessMutex).
+const (
+	locksDir  = "locks"
+	leasesDir = "leases"
+	lockName  = "lock-"
+	leaseName = "lease-"
+)
+
+// Semaphore is a distributed counting semaphore, wire-compatible with
+// Curator's InterProcessSemaphoreV2 (package semaphore documents the
+// protocol). It is safe for concurrent use; its holds are independent
+// handles.
+type Semaphore struct {
+	client    *framework.Client
+	recipe    string // names the recipe in its errors
+	path      string
+	locks     string // path/locks: the internal mutex
+	leases    string // path/leases: one node per lease
+	countPath string // the SharedCount node, "" for a fixed maximum
+	fixed     int    // the fixed maximum, 0 with a shared count
+	id        []byte
+	lease     time.Duration // each lease node's lease time (WithLeaseTime); 0: none
+	meter     *metrics.Recipe
+	kind      metrics.Kind
+
+	life   context.Context // cancelled by Close: ends waits in progress
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the count follower
+
+	maxMu      sync.Mutex
+	max        int
+	known      bool          // max has been read (always, for a fixed maximum)
+	maxChanged chan struct{} // closed and replaced when max changes
+
+	mu     sync.Mutex
+	held   map[*hold.Hold]struct{}
+	closed bool
+}
+
+// Config is a Semaphore's, checked by its recipe.
+type Config struct {
+	// Recipe names it in errors, Kind in the metrics.
+	Recipe string
+	Kind   metrics.Kind
+	Path   string
+	// CountPath is the Curator SharedCount node of the maximum, or "" for
+	// the fixed Max.
+	CountPath string
+	Max       int
+	// ID is the data of its lease nodes; LeaseTime, if positive, each
+	// lease's lease time.
+	ID        []byte
+	LeaseTime time.Duration
+}
+
+// New returns a semaphore as cfg says. With a CountPath it follows the
+// node with a watch until Close.
+func New(client *framework.Client, cfg Config) *Semaphore {
+	s := &Semaphore{
+		client:     client,
+		recipe:     cfg.Recipe,
+		path:       cfg.Path,
+		locks:      framework.Join(cfg.Path, locksDir),
+		leases:     framework.Join(cfg.Path, leasesDir),
+		id:         cfg.ID,
+		lease:      cfg.LeaseTime,
+		kind:       cfg.Kind,
+		meter:      metrics.For(client.MeterProvider()).Recipe(cfg.Kind, cfg.Path, client.MetricPathAttribute()),
+		maxChanged: make(chan struct{}),
+		held:       map[*hold.Hold]struct{}{},
+	}
+	s.life, s.cancel = context.WithCancel(context.Background())
+	if cfg.CountPath == "" {
+		s.fixed, s.max, s.known = cfg.Max, cfg.Max, true
+		return s
+	}
+	s.countPath = cfg.CountPath
+	s.wg.Add(1)
+	go s.follow()
+	return s
+}
+
+// err names the recipe and its path in err.
+func (s *Semaphore) err(err error) error { return framework.RecipeErr(s.recipe, s.path, err) }
+
+// Path returns the semaphore's path.
+func (s *Semaphore) Path() string { return s.path }
+
+// MaxLeases returns the maximum number of leases: the fixed one at once, the
+// shared count as last read, waiting until it has been read once, ctx ends,
+// or the Semaphore or its client is closed (framework.ErrClosed: the count will not be
+// read any more).
+func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
+	if ctx == nil {
+		return 0, s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
+	clientClosing := s.client.Done()
+	for {
+		max, known, changed := s.currentMax()
+		if known {
+			return max, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return 0, s.err(ctx.Err())
+		case <-s.life.Done():
+			return 0, s.err(framework.ErrClosed)
+		case <-clientClosing:
+			return 0, s.err(framework.ErrClosed)
+		}
+	}
+}
+
+// Acquire blocks until it holds n leases, ctx ends (its deadline is the
+// timeout), or the Semaphore is closed. It returns all n leases or none:
+// whatever it took before failing is returned. Release each lease when
+// done (any goroutine may).
+func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*hold.Hold, error) {
+	hs, err := s.acquire(ctx, n, false)
+	return hs, s.err(err)
+}
+
+// TryAcquire takes n leases only if they are free at once, else it returns
+// hold.ErrWouldBlock and leaves nothing behind. It does not queue behind a waiting
+// Acquire, so it fails while anyone waits for room; it may also fail when
+// several processes try for the last free leases at the same moment. ctx
+// bounds the round trips.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*hold.Hold, error) {
+	hs, err := s.acquire(ctx, n, true)
+	return hs, s.err(err)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hold, err error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", framework.ErrInvalidArgument)
+	}
+	if err := s.check(n); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	for {
+		g, err := s.attempt(ctx, n, try)
+		if err == nil {
+			return s.adopt(g)
+		}
+		switch {
+		case s.life.Err() != nil || s.client.Closed():
+			return nil, contend.Err(err, true)
+		// framework.ErrSessionLost: the nodes of the attempt (lease or
+		// internal lock) are gone or belong to a session that is (being)
+		// replaced; the acquire starts over. Never returned to callers.
+		case errors.Is(err, framework.ErrSessionLost) && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, framework.ErrSessionLost):
+			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "err", err)
+			continue
+		}
+		return nil, contend.Err(err, false)
+	}
+}
+
+// check refuses bad input and a closed semaphore before anything is sent.
+func (s *Semaphore) check(n int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("%w: %d leases: must be at least 1", framework.ErrInvalidArgument, n)
+	case s.fixed > 0 && n > s.fixed:
+		return fmt.Errorf("%w: %d leases of at most %d: it could never succeed", framework.ErrInvalidArgument, n, s.fixed)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.client.Closed() {
+		return framework.ErrClosed
+	}
+	return nil
+}
+
+// attempt is one try at n leases under one session: Curator's algorithm,
+// with the internal mutex held across all n (none with try).
+func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err error) {
+	c := s.client
+	sess, err := c.WaitConnected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !try {
+		lock, lerr := contend.Enter(ctx, contend.Request{
+			Client: c, Dir: s.locks, Name: lockName, Data: s.id, Driver: contend.First(1),
+		})
+		if lerr != nil {
+			return nil, lerr
+		}
+		// Runs last: the lease nodes of a failed attempt are deleted first,
+		// so the next holder of the mutex does not count them.
+		defer s.unlock(lock)
+		sess = lock.Session
+	}
+	var nodes []*framework.Queued
+	defer func() {
+		if err != nil {
+			for _, q := range nodes {
+				s.remove(q.Path, q.Owner)
+			}
+		}
+	}()
+	for len(nodes) < n {
+		q, err := c.Enqueue(ctx, framework.Join(s.leases, leaseName), s.id)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, q)
+		if q.Owner != sess.ID {
+			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", framework.ErrSessionLost, q.Path, q.Owner, sess.ID)
+		}
+		err = s.waitRoom(ctx, sess, q, try, n-len(nodes))
+		q.Children = nil // not kept while the lease is held: a listing is N names
+		if err != nil {
+			return nil, err
+		}
+	}
+	trusted, err := s.verify(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return &grant{nodes: nodes, session: trusted}, nil
+}
+
+// grant is what a successful attempt hands to adopt: the lease nodes, and
+// the session that owns them and that the leases' loss signals follow.
+type grant struct {
+	nodes   []*framework.Queued
+	session conn.Session
+}
+
+// waitRoom waits until the leases directory has at most max children, ours
+// included (Curator counts every child), watching the directory. A try
+// also fails at once when the same list leaves no room for the more leases
+// it still has to take, rather than create them only to delete them.
+func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framework.Queued, try bool, more int) error {
+	c := s.client
+	name := framework.Base(q.Path)
+	kids := q.Children // listed right behind our create
+	var watch <-chan zk.Event
+	list := func() (err error) {
+		kids, _, watch, err = c.ChildrenW(ctx, s.leases)
+		if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s is gone", framework.ErrSessionLost, s.leases)
+		}
+		return err
+	}
+	for {
+		if !slices.Contains(kids, name) {
+			return fmt.Errorf("%w: lease node %s is gone", framework.ErrSessionLost, q.Path)
+		}
+		max, known, changed := s.currentMax()
+		if known && len(kids) <= max {
+			if try && len(kids)+more > max {
+				return errNoRoom
+			}
+			return nil
+		}
+		if try {
+			return errNoRoom
+		}
+		if watch == nil {
+			if err := list(); err != nil {
+				return err
+			}
+			continue
+		}
+		select {
+		case ev := <-watch:
+			if err := contend.WatchEnded(ctx, s.leases, ev); err != nil {
+				return err
+			}
+			if err := list(); err != nil { // the children changed: look again
+				return err
+			}
+		case <-changed:
+			// The maximum changed: decide again on the same list (the watch
+			// has not fired, so it is current).
+		case <-sess.Lost:
+			return fmt.Errorf("%w: session lost while waiting for room", framework.ErrSessionLost)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// verify is the grant, the contenders engine's own (contend.Trust): the
+// leases are handed out only under a session that owns every node and that
+// the error policy still trusts.
+func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn.Session, error) {
+	paths := make([]string, len(nodes))
+	for i, q := range nodes {
+		paths[i] = q.Path
+	}
+	return contend.Trust(ctx, s.client, nodes[0].Owner, paths...)
+}
+
+// adopt turns granted nodes into leases, unless the Semaphore was closed
+// meanwhile or a node lost trust already.
+func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
+	leases := make([]*hold.Hold, 0, len(g.nodes))
+	nodes := make([]*hold.Node, len(g.nodes))
+	var lost error
+	for i, q := range g.nodes {
+		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path))
+		if s.lease > 0 {
+			n.Lease(s.lease)
+		}
+		nodes[i] = n
+		h, err := n.NewHold(func(h *hold.Hold) error { s.forget(h); return n.Release() })
+		if err != nil {
+			if lost == nil {
+				lost = err // never hand out a lost lease
+			}
+			continue
+		}
+		leases = append(leases, (*hold.Hold)(h))
+	}
+	s.mu.Lock()
+	if s.closed || lost != nil {
+		s.mu.Unlock()
+		for _, n := range nodes {
+			_ = n.Release()
+		}
+		if lost != nil {
+			return nil, lost
+		}
+		return nil, framework.ErrClosed
+	}
+	s.pruneLocked()
+	for _, l := range leases {
+		s.held[l] = struct{}{}
+	}
+	s.mu.Unlock()
+	return leases, nil
+}
+
+// pruneLocked forgets the leases whose lease time ran out: their nodes are
+// deleted already, and their holders may never release them (that is what
+// the lease is for), so a long-lived Semaphore must not keep them. A
+// Release of one still reports the lease's end. Called with s.mu held.
+func (s *Semaphore) pruneLocked() {
+	if s.lease <= 0 {
+		return
+	}
+	for l := range s.held {
+		if errors.Is(l.Err(), hold.ErrLeaseExpired) {
+			delete(s.held, l)
+		}
+	}
+}
+
+// unlock releases the internal mutex, after the deletes of the lease nodes
+// of a failed attempt.
+func (s *Semaphore) unlock(lock *hold.Grant) { s.remove(lock.Path, lock.Session.ID) }
+
+// remove leaves a node of ours (contend.Leave): while its session is the
+// current one and the link is up, the delete is only sent; ZooKeeper
+// applies it before anything this client sends next, so a retry cannot
+// count the node, and the next holder of the internal mutex is woken by the
+// delete itself.
+func (s *Semaphore) remove(path string, owner int64) {
+	if err := contend.Leave(s.client, path, owner); err != nil {
+		s.client.Logger().Warn("zookeeper semaphore: cannot delete node", "path", path, "err", err)
+	}
+}
+
+func (s *Semaphore) forget(l *hold.Hold) {
+	s.mu.Lock()
+	delete(s.held, l)
+	s.mu.Unlock()
+}
+
+// Leases returns the leases taken through this Semaphore, by any goroutine,
+// and not released yet (nor ended by their lease time), in no particular order (as Curator's
+// InterProcessSemaphoreMutex's isAcquiredInThisProcess, for any number of
+// leases). A semaphore's leases belong to no goroutine, so it has no Held
+// in the mutex's per-goroutine sense.
+func (s *Semaphore) Holds() []*hold.Hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked()
+	out := make([]*hold.Hold, 0, len(s.held))
+	for l := range s.held {
+		out = append(out, l)
+	}
+	return out
+}
+
+// ParticipantNodes returns the lease nodes in sequence order (full paths).
+// As Curator's getParticipantNodes, they include the node of an acquirer
+// that is waiting for room (at most one: it holds the internal mutex).
+func (s *Semaphore) ParticipantNodes(ctx context.Context) ([]string, error) {
+	if err := contend.CheckCall(s.client, ctx); err != nil {
+		return nil, s.err(err)
+	}
+	nodes, err := contend.Nodes(ctx, s.client, s.leases, leaseName)
+	return nodes, s.err(contend.Err(err, false))
+}
+
+// Participants returns the participant ids (node data) of the lease nodes
+// in sequence order (see ParticipantNodes). Curator's leases carry its
+// default node data, the host's address.
+func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
+	if err := contend.CheckCall(s.client, ctx); err != nil {
+		return nil, s.err(err)
+	}
+	ids, err := contend.Participants(ctx, s.client, s.leases, leaseName)
+	return ids, s.err(contend.Err(err, false))
+}
+
+// Close ends waits in progress with framework.ErrClosed, closes every lease still
+// held (deleting its node) and stops following the shared count. Further
+// acquires return framework.ErrClosed; releasing a lease afterwards returns an error
+// matching both hold.ErrReleased and framework.ErrClosed.
+// No goroutine of the Semaphore survives Close. The client is not closed.
+func (s *Semaphore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	held := s.held
+	s.held = map[*hold.Hold]struct{}{}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	var errs []error
+	for l := range held {
+		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, hold.ErrHoldLost) && !errors.Is(err, hold.ErrReleased) {
+			errs = append(errs, err)
+		}
+	}
+	return s.err(errors.Join(errs...))
+}
