@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -135,7 +136,7 @@ func TestLeaderPrintsLeaderThenQueue(t *testing.T) {
 		for _, id := range []string{"l1", "l2"} {
 			l, err := leader.NewLatch(client(t, cl), "/latch", leader.WithParticipantID(id))
 			require.NoError(t, err)
-			require.NoError(t, l.Start())
+			require.NoError(t, l.Start(context.Background()))
 			t.Cleanup(func() { l.Close() })
 			waitChildren(t, obs, "/latch", map[string]int{"l1": 1, "l2": 2}[id])
 		}
@@ -146,12 +147,12 @@ func TestLeaderPrintsLeaderThenQueue(t *testing.T) {
 
 	t.Run("selector", func(t *testing.T) {
 		for _, id := range []string{"s1", "s2"} {
-			s, err := leader.NewSelector(client(t, cl), "/selector", func(ctx context.Context, _ int64) error {
+			s, err := leader.NewSelector(client(t, cl), "/selector", func(ctx context.Context, _ *hold.Hold) error {
 				<-ctx.Done()
 				return nil
 			}, leader.WithParticipantID(id))
 			require.NoError(t, err)
-			require.NoError(t, s.Start())
+			require.NoError(t, s.Start(context.Background()))
 			t.Cleanup(func() { s.Close() })
 			waitChildren(t, obs, "/selector", map[string]int{"s1": 1, "s2": 2}[id])
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"syscall"
 	"testing"
@@ -40,7 +41,7 @@ func startLatch(t *testing.T, c *framework.Client, path, id string) *leader.Latc
 	l, err := leader.NewLatch(c, path, leader.WithParticipantID(id))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	require.NoError(t, l.Start())
+	require.NoError(t, l.Start(context.Background()))
 	return l
 }
 

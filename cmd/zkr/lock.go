@@ -388,7 +388,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 			log.infof("%v while waiting: left the queue", s)
 			return signalCode(s)
 		}
-		if o.nonblock && (errors.Is(err, hold.ErrWouldBlock) || errors.Is(err, hold.ErrWouldBlock)) {
+		if o.nonblock && errors.Is(err, hold.ErrWouldBlock) {
 			log.infof("%s is held: not waiting (-n)", path)
 			return o.conflictCode
 		}

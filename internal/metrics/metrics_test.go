@@ -92,7 +92,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { latch.Close() })
 		running, stop := make(chan struct{}), make(chan struct{})
-		sel, err := leader.NewSelector(a, "/acquire/selector", func(ctx context.Context, _ int64) error {
+		sel, err := leader.NewSelector(a, "/acquire/selector", func(ctx context.Context, _ *hold.Hold) error {
 			close(running)
 			select {
 			case <-stop:
@@ -102,8 +102,8 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		})
 		require.NoError(t, err)
 		t.Cleanup(func() { sel.Close() })
-		require.NoError(t, latch.Start())
-		require.NoError(t, sel.Start())
+		require.NoError(t, latch.Start(context.Background()))
+		require.NoError(t, sel.Start(context.Background()))
 		_, err = latch.Await(ctx)
 		require.NoError(t, err)
 		testkit.WaitClosed(t, running, 30*time.Second, "the selector did not run its job")
@@ -230,14 +230,14 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		theirs, err := leader.NewLatch(other, "/leadership")
 		require.NoError(t, err)
 		t.Cleanup(func() { theirs.Close() })
-		require.NoError(t, theirs.Start())
+		require.NoError(t, theirs.Start(context.Background()))
 		_, err = theirs.Await(ctx)
 		require.NoError(t, err)
 
 		mine, err := leader.NewLatch(a, "/leadership")
 		require.NoError(t, err)
 		t.Cleanup(func() { mine.Close() })
-		require.NoError(t, mine.Start())
+		require.NoError(t, mine.Start(context.Background()))
 		testkit.WaitChildren(t, other, "/leadership", 2)
 		assert.Zero(t, m.value(t, metrics.LeaderLeading, kind("latch")), "queued, not leading")
 

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestPathIsAnAttributeOnlyWithTheOption(t *testing.T) {
 		require.NoError(t, err)
 		latch, err := leader.NewLatch(c, "/with-path-latch")
 		require.NoError(t, err)
-		require.NoError(t, latch.Start())
+		require.NoError(t, latch.Start(context.Background()))
 		_, err = latch.Await(ctx)
 		require.NoError(t, err)
 

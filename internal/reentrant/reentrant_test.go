@@ -22,7 +22,7 @@ import (
 func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
-	l := New(c, metrics.Mutex, contend.Request{Dir: "/re/race", Name: "lock-", Driver: contend.First(1)}, false, 0)
+	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/race", Name: "lock-", Driver: contend.First(1)}, false, 0)
 	t.Cleanup(func() { l.Close() })
 	h1, err := l.Acquire(testkit.Ctx(t, 10*time.Second), false)
 	require.NoError(t, err)

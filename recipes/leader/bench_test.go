@@ -25,7 +25,7 @@ func latchHandoffs(b *testing.B, a, c *framework.Client, path string, rounds int
 	start := func(cl *framework.Client) *leader.Latch {
 		l, err := leader.NewLatch(cl, path)
 		require.NoError(b, err)
-		require.NoError(b, l.Start())
+		require.NoError(b, l.Start(context.Background()))
 		return l
 	}
 	current := start(a)

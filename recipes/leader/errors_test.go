@@ -14,7 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
 
-func newSelector(t testing.TB, c *framework.Client, path string, fn leader.Func, opts ...leader.Option) *leader.Selector {
+func newSelector(t testing.TB, c *framework.Client, path string, fn leader.Func, opts ...leader.SelectorOption) *leader.Selector {
 	t.Helper()
 	s, err := leader.NewSelector(c, path, fn, opts...)
 	require.NoError(t, err)
@@ -28,41 +28,41 @@ func newSelector(t testing.TB, c *framework.Client, path string, fn leader.Func,
 func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	idle := func(ctx context.Context, _ int64) error { <-ctx.Done(); return nil }
+	idle := func(ctx context.Context, _ *hold.Hold) error { <-ctx.Done(); return nil }
 
 	// Another participant leads: this one waits.
 	leading := newLatch(t, newClient(t, cl.Addrs()), "/errs/led", "a")
-	require.NoError(t, leading.Start())
+	require.NoError(t, leading.Start(context.Background()))
 	_, err := leading.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	follower := newLatch(t, c, "/errs/led", "b")
-	require.NoError(t, follower.Start())
+	require.NoError(t, follower.Start(context.Background()))
 
 	started := newLatch(t, c, "/errs/started", "x")
-	require.NoError(t, started.Start())
+	require.NoError(t, started.Start(context.Background()))
 	closedLatch := newLatch(t, c, "/errs/closed", "x")
 	require.NoError(t, closedLatch.Close())
 	startedSel := newSelector(t, c, "/errs/sel-started", idle)
-	require.NoError(t, startedSel.Start())
+	require.NoError(t, startedSel.Start(context.Background()))
 	closedSel := newSelector(t, c, "/errs/sel-closed", idle)
 	require.NoError(t, closedSel.Close())
 
 	// A term stepped down from, and one whose latch closed.
 	stepped := newLatch(t, c, "/errs/stepped", "x")
-	require.NoError(t, stepped.Start())
+	require.NoError(t, stepped.Start(context.Background()))
 	steppedTerm, err := stepped.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, steppedTerm.Release())
 	closing := newLatch(t, c, "/errs/closing", "x")
-	require.NoError(t, closing.Start())
+	require.NoError(t, closing.Start(context.Background()))
 	closedTerm, err := closing.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, closing.Close())
 
 	// A selector whose job panics.
 	panicked := make(chan error, 1)
-	require.NoError(t, newSelector(t, c, "/errs/panic", func(context.Context, int64) error { panic("boom") },
-		leader.WithErrorHandler(func(err error) { panicked <- err })).Start())
+	require.NoError(t, newSelector(t, c, "/errs/panic", func(context.Context, *hold.Hold) error { panic("boom") },
+		leader.WithErrorHandler(func(err error) { panicked <- err })).Start(context.Background()))
 
 	closedClient := newClient(t, cl.Addrs())
 	latchOnClosed := newLatch(t, closedClient, "/errs/closed-client", "x")
@@ -75,17 +75,17 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	p := cl.NewProxy()
 	lc := newClient(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
 	lostLatch := newLatch(t, lc, "/errs/lost", "x")
-	require.NoError(t, lostLatch.Start())
+	require.NoError(t, lostLatch.Start(context.Background()))
 	lostTerm, err := lostLatch.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	jobCause := make(chan error, 1)
 	jobStarted := make(chan struct{})
-	require.NoError(t, newSelector(t, lc, "/errs/lost-sel", func(ctx context.Context, _ int64) error {
+	require.NoError(t, newSelector(t, lc, "/errs/lost-sel", func(ctx context.Context, _ *hold.Hold) error {
 		close(jobStarted)
 		<-ctx.Done()
 		jobCause <- context.Cause(ctx)
 		return nil
-	}).Start())
+	}).Start(context.Background()))
 	testkit.WaitClosed(t, jobStarted, 10*time.Second, "the selector's job did not start")
 	testkit.LoseSession(t, p, lc)
 	testkit.WaitClosed(t, lostTerm.Done(), 10*time.Second, "the term was not lost with its session")
@@ -109,7 +109,6 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"NewLatch: nil client":                 testkit.Fails(func() error { _, err := leader.NewLatch(nil, "/x"); return err }, framework.ErrInvalidArgument),
 		"NewLatch: bad path":                   testkit.Fails(func() error { _, err := leader.NewLatch(c, "x/"); return err }, framework.ErrInvalidPath),
 		"NewLatch: empty participant id":       testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"NewLatch: a selector's option":        testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithAutoRequeue()); return err }, framework.ErrInvalidArgument),
 		"NewSelector: nil client":              testkit.Fails(func() error { _, err := leader.NewSelector(nil, "/x", idle); return err }, framework.ErrInvalidArgument),
 		"NewSelector: nil func":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", nil); return err }, framework.ErrInvalidArgument),
 		"NewSelector: bad path":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "x/", idle); return err }, framework.ErrInvalidPath),
@@ -122,8 +121,8 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"Latch.Participants: client closed":    testkit.Fails(func() error { _, err := latchOnClosed.Participants(ctx10()); return err }, framework.ErrClosed),
 		"Selector.Participants: client closed": testkit.Fails(func() error { _, err := selOnClosed.Participants(ctx10()); return err }, framework.ErrClosed),
 
-		"Latch.Start: twice":           testkit.Fails(started.Start, framework.ErrStarted),
-		"Latch.Start: closed":          testkit.Fails(closedLatch.Start, framework.ErrClosed),
+		"Latch.Start: twice":           testkit.Fails(func() error { return started.Start(context.Background()) }, framework.ErrStarted),
+		"Latch.Start: closed":          testkit.Fails(func() error { return closedLatch.Start(context.Background()) }, framework.ErrClosed),
 		"Latch.Await: closed":          testkit.Fails(await(closedLatch, ctx10), framework.ErrClosed),
 		"Latch.Await: deadline":        testkit.Fails(await(follower, testkit.Expired), context.DeadlineExceeded),
 		"Latch.Await: cancelled":       testkit.Fails(await(follower, testkit.Cancelled), context.Canceled),
@@ -134,9 +133,9 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, framework.ErrClosed, hold.ErrReleased),
 		"Term.Err: session lost":       testkit.Fails(lostTerm.Err, framework.ErrSessionLost),
 		"Term.Release: session lost":   testkit.Fails(lostTerm.Release, hold.ErrHoldLost, framework.ErrSessionLost),
-		"Selector.Start: twice":        testkit.Fails(startedSel.Start, framework.ErrStarted),
-		"Selector.Start: closed":       testkit.Fails(closedSel.Start, framework.ErrClosed),
-		"Selector.Requeue: closed":     testkit.Fails(closedSel.Requeue, framework.ErrClosed),
+		"Selector.Start: twice":        testkit.Fails(func() error { return startedSel.Start(context.Background()) }, framework.ErrStarted),
+		"Selector.Start: closed":       testkit.Fails(func() error { return closedSel.Start(context.Background()) }, framework.ErrClosed),
+		"Selector.Requeue: closed":     testkit.Fails(func() error { return closedSel.Requeue(context.Background()) }, framework.ErrClosed),
 		"Selector: job panics":         testkit.Fails(receive(panicked), leader.ErrPanic),
 		"Selector: job's session lost": testkit.Fails(receive(jobCause), framework.ErrSessionLost),
 	})

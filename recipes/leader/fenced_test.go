@@ -1,6 +1,7 @@
 package leader_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func TestFencedWriteUnderATermCommitsOnlyWhileLeading(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	other := newClient(t, cl.Addrs())
 	l := newLatch(t, c, "/latch/f", "a")
-	require.NoError(t, l.Start())
+	require.NoError(t, l.Start(context.Background()))
 	term, err := l.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 

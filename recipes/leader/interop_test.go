@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
@@ -28,7 +29,7 @@ func TestGoAndCuratorLatchesElectOneLeader(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	java := curator.Agent(t).Start(t, cl.ConnectString(), agentSession)
 	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/interop", "go-a")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	_, err := a.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 
@@ -43,9 +44,9 @@ func TestGoAndCuratorLatchesElectOneLeader(t *testing.T) {
 	assert.Equal(t, "java-1", id)
 
 	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/interop", "go-b")
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, obs, "/elect/interop", 2)
-	assert.False(t, b.HasLeadership(), "a Go latch never leads while Curator's does")
+	assert.False(t, leading(b), "a Go latch never leads while Curator's does")
 	java.Call(t, "latch-close j", "latch-closed", 10*time.Second)
 	_, err = b.Await(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func TestGoAndCuratorSelectorsTakeTurns(t *testing.T) {
 
 	leading := make(chan struct{})
 	release := make(chan struct{})
-	s, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/sel-interop", func(ctx context.Context, _ int64) error {
+	s, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/sel-interop", func(ctx context.Context, _ *hold.Hold) error {
 		close(leading)
 		select {
 		case <-release:
@@ -70,7 +71,7 @@ func TestGoAndCuratorSelectorsTakeTurns(t *testing.T) {
 	}, leader.WithParticipantID("go-1"))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
-	require.NoError(t, s.Start())
+	require.NoError(t, s.Start(context.Background()))
 	assert.Equal(t, []string{"java-1", "go-1"}, waitParticipants(t, obs, "/elect/sel-interop", 2))
 	select {
 	case <-leading:
@@ -85,7 +86,8 @@ func TestGoAndCuratorSelectorsTakeTurns(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Go never took over")
 	}
-	assert.True(t, s.HasLeadership())
+	_, ok := s.Held()
+	assert.True(t, ok)
 	close(release)
 	java.Call(t, "selector-close j", "selector-closed", 10*time.Second)
 }

@@ -46,7 +46,7 @@ func runHelper(spec string) {
 	}
 	l, err := leader.NewLatch(c, parts[1], leader.WithParticipantID(parts[2]))
 	if err == nil {
-		err = l.Start()
+		err = l.Start(context.Background())
 	}
 	if err == nil {
 		_, err = l.Await(ctx)
@@ -72,6 +72,12 @@ func newLatch(t testing.TB, c *framework.Client, path, id string) *leader.Latch 
 	return l
 }
 
+// leading reports whether the latch or selector leads now.
+func leading(l interface{ Held() (*hold.Hold, bool) }) bool { _, ok := l.Held(); return ok }
+
+// term is the latch's current term, or nil.
+func term(l *leader.Latch) *hold.Hold { h, _ := l.Held(); return h }
+
 func waitParticipants(t testing.TB, c *framework.Client, path string, n int) []string {
 	t.Helper()
 	var ids []string
@@ -93,10 +99,10 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 	subA, subB := a.Subscribe(), b.Subscribe()
 	defer subB.Close()
 
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	ta, err := a.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	assert.Equal(t, []string{"a", "b"}, waitParticipants(t, obs, "/elect/a", 2))
 	id, err := leader.Leader(ctxT(t, 10*time.Second), obs, "/elect/a")
 	require.NoError(t, err)
@@ -106,8 +112,8 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 	for _, k := range kids {
 		assert.Regexp(t, latchNode, k)
 	}
-	assert.True(t, a.HasLeadership())
-	assert.False(t, b.HasLeadership())
+	assert.True(t, leading(a))
+	assert.False(t, leading(b))
 	assert.Equal(t, leader.Change{Leader: true, Token: ta.Token()}, stripTime(<-subA.Changes()))
 
 	require.NoError(t, a.Close())
@@ -129,9 +135,9 @@ func TestCloseReportsTheEndOfTheTermThenEndsSubscriptions(t *testing.T) {
 	cl := zktest.Standalone(t)
 	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/close", "a")
 	sub := a.Subscribe()
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	assert.True(t, (<-sub.Changes()).Leader)
-	term := a.Term()
+	term := term(a)
 	require.NotNil(t, term)
 	require.NoError(t, a.Close())
 	end := <-sub.Changes()
@@ -151,10 +157,10 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 	leaderClient := newClient(t, p.Addrs())
 	a := newLatch(t, leaderClient, "/elect/cut", "a")
 	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/cut", "b")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	ta, err := a.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, newClient(t, cl.Addrs()), "/elect/cut", 2)
 	sid := leaderClient.Session().ID
 
@@ -162,7 +168,7 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 	<-ta.Done()
 	learned := time.Now()
 	assert.ErrorIs(t, ta.Err(), framework.ErrSuspended)
-	assert.False(t, a.HasLeadership())
+	assert.False(t, leading(a))
 	tb, err := b.Await(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
 	elected := time.Now()
@@ -180,10 +186,10 @@ func leaderAndFollower(t *testing.T, path string) (obs *framework.Client, a *lea
 	obs = newClient(t, cl.Addrs())
 	a = newLatch(t, newClient(t, cl.Addrs()), path, "a")
 	b = newLatch(t, newClient(t, cl.Addrs()), path, "b")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	ta, err := a.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, obs, path, 2)
 	return obs, a, ta, b
 }
@@ -201,7 +207,7 @@ func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
 	waitParticipants(t, operator, "/elect/deleted", 2) // a queued again, behind b
-	assert.False(t, a.HasLeadership())
+	assert.False(t, leading(a))
 }
 
 // A term is released like every hold: the leader steps down, the next
@@ -228,10 +234,10 @@ func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 	p := cl.NewProxy()
 	a := newLatch(t, newClient(t, p.Addrs()), "/elect/brief", "a")
 	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/brief", "b")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	t1, err := a.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 
 	p.Cut()
 	<-t1.Done()
@@ -239,7 +245,7 @@ func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 	t2, err := a.Await(ctxT(t, 20*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, t1.Path(), t2.Path(), "re-checked on reconnect: same node, still first")
-	assert.False(t, b.HasLeadership())
+	assert.False(t, leading(b))
 }
 
 func TestKilledLeaderProcessIsReplacedWithinSessionTimeout(t *testing.T) {
@@ -248,7 +254,7 @@ func TestKilledLeaderProcessIsReplacedWithinSessionTimeout(t *testing.T) {
 	cmd := testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(cl.Addrs(), ","), "/elect/kill", "child", sessionTimeout), "leading")
 
 	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/kill", "b")
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, newClient(t, cl.Addrs()), "/elect/kill", 2)
 	killed := time.Now()
 	require.NoError(t, cmd.Process.Kill())
@@ -298,7 +304,7 @@ func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
 	var latches []*leader.Latch
 	for i := 0; i < 3; i++ {
 		l := newLatch(t, newClient(t, cl.Addrs()), "/elect/ensemble", fmt.Sprint(i))
-		require.NoError(t, l.Start())
+		require.NoError(t, l.Start(context.Background()))
 		latches = append(latches, l)
 	}
 	stop := make(chan struct{})
@@ -308,7 +314,7 @@ func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
 	// Close the current leader so that leadership also moves while the
 	// ensemble recovers.
 	for _, l := range latches {
-		if l.HasLeadership() {
+		if leading(l) {
 			// With the ensemble electing, the delete may not go out in
 			// time: it then finishes in the background, which is fine.
 			if err := l.Close(); !errors.Is(err, framework.ErrDeferred) {
@@ -331,7 +337,7 @@ func TestSelectorRunsOneLeaderAtATimeAndRequeues(t *testing.T) {
 	var selectors []*leader.Selector
 	for _, id := range []string{"a", "b", "c"} {
 		runs[id] = new(atomic.Int64)
-		s, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/sel", func(ctx context.Context, token int64) error {
+		s, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/sel", func(ctx context.Context, h *hold.Hold) error {
 			if inside.Add(1) > 1 {
 				overlaps.Add(1)
 			}
@@ -345,7 +351,7 @@ func TestSelectorRunsOneLeaderAtATimeAndRequeues(t *testing.T) {
 		selectors = append(selectors, s)
 	}
 	for _, s := range selectors {
-		require.NoError(t, s.Start())
+		require.NoError(t, s.Start(context.Background()))
 	}
 	require.Eventually(t, func() bool {
 		return runs["a"].Load() >= 3 && runs["b"].Load() >= 3 && runs["c"].Load() >= 3
@@ -359,13 +365,13 @@ func TestSelectorRunsOneLeaderAtATimeAndRequeues(t *testing.T) {
 func TestSelectorPanicReleasesLeadershipAndIsReported(t *testing.T) {
 	cl := zktest.Standalone(t)
 	reported := make(chan error, 1)
-	bad, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/panic", func(context.Context, int64) error {
+	bad, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/panic", func(context.Context, *hold.Hold) error {
 		panic("boom")
 	}, leader.WithErrorHandler(func(err error) { reported <- err }))
 	require.NoError(t, err)
 	t.Cleanup(func() { bad.Close() })
 	ran := make(chan struct{})
-	good, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/panic", func(ctx context.Context, _ int64) error {
+	good, err := leader.NewSelector(newClient(t, cl.Addrs()), "/elect/panic", func(ctx context.Context, _ *hold.Hold) error {
 		close(ran)
 		<-ctx.Done()
 		return nil
@@ -373,9 +379,9 @@ func TestSelectorPanicReleasesLeadershipAndIsReported(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { good.Close() })
 
-	require.NoError(t, bad.Start())
+	require.NoError(t, bad.Start(context.Background()))
 	assert.ErrorIs(t, <-reported, leader.ErrPanic)
-	require.NoError(t, good.Start())
+	require.NoError(t, good.Start(context.Background()))
 	select {
 	case <-ran:
 	case <-time.After(30 * time.Second):
@@ -388,7 +394,7 @@ func TestSelectorCancelsTheJobWhenLeadershipIsInDoubt(t *testing.T) {
 	p := cl.NewProxy()
 	cause := make(chan error, 1)
 	started := make(chan struct{})
-	s, err := leader.NewSelector(newClient(t, p.Addrs()), "/elect/doubt", func(ctx context.Context, _ int64) error {
+	s, err := leader.NewSelector(newClient(t, p.Addrs()), "/elect/doubt", func(ctx context.Context, _ *hold.Hold) error {
 		close(started)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
@@ -396,7 +402,7 @@ func TestSelectorCancelsTheJobWhenLeadershipIsInDoubt(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
-	require.NoError(t, s.Start())
+	require.NoError(t, s.Start(context.Background()))
 	<-started
 	p.Blackhole()
 	assert.ErrorIs(t, <-cause, framework.ErrSuspended)
@@ -414,12 +420,12 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	l := newLatch(t, c, "/e/closed", "x")
 	require.NoError(t, l.Close())
-	assert.ErrorIs(t, l.Start(), framework.ErrClosed)
+	assert.ErrorIs(t, l.Start(context.Background()), framework.ErrClosed)
 	_, err = l.Await(ctxT(t, time.Second))
 	assert.ErrorIs(t, err, framework.ErrClosed)
 	l2 := newLatch(t, c, "/e/twice", "x")
-	require.NoError(t, l2.Start())
-	assert.ErrorIs(t, l2.Start(), framework.ErrStarted)
+	require.NoError(t, l2.Start(context.Background()))
+	assert.ErrorIs(t, l2.Start(context.Background()), framework.ErrStarted)
 	kids, _, err := c.Children(ctxT(t, time.Second), "/e/closed")
 	if !errors.Is(err, zk.ErrNoNode) {
 		assert.Empty(t, kids)
@@ -440,9 +446,9 @@ func ExampleSelector() {
 	defer client.Close()
 
 	done := make(chan struct{})
-	s, err := leader.NewSelector(client, "/schedulers/billing", func(ctx context.Context, token int64) error {
+	s, err := leader.NewSelector(client, "/schedulers/billing", func(ctx context.Context, h *hold.Hold) error {
 		defer close(done)
-		fmt.Println("leading; running the nightly job with token > 0:", token > 0)
+		fmt.Println("leading; running the nightly job with token > 0:", h.Token() > 0)
 		return nil // returning gives leadership up
 	})
 	if err != nil {
@@ -450,7 +456,7 @@ func ExampleSelector() {
 		return
 	}
 	defer s.Close()
-	if err := s.Start(); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -476,7 +482,7 @@ func ExampleLatch() {
 		return
 	}
 	defer l.Close()
-	if err := l.Start(); err != nil {
+	if err := l.Start(context.Background()); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -488,7 +494,7 @@ func ExampleLatch() {
 	// Lead under the term's context: it is cancelled the moment leadership
 	// is in doubt.
 	work := term.Context(ctx)
-	fmt.Println("leading:", l.HasLeadership(), "trusted:", work.Err() == nil)
+	fmt.Println("leading:", leading(l), "trusted:", work.Err() == nil)
 	fmt.Println("step down:", term.Release())
 	// Output:
 	// leading: true trusted: true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -84,7 +85,7 @@ func TestObserveReportsTheCurrentLeaderFirst(t *testing.T) {
 	// Neither a participant queueing behind the leader nor a write to the
 	// leader's node (Curator's revocation request) changes who leads.
 	c := newLatch(t, obs, "/observe/first", "c") // the observer may take part
-	require.NoError(t, c.Start())
+	require.NoError(t, c.Start(context.Background()))
 	waitParticipants(t, obs, "/observe/first", 3)
 	_, err = obs.Set(ctxT(t, 10*time.Second), ta.Path(), []byte("__REVOKE__"), -1)
 	require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestObserveReportsNobodyLeadingAPathThatIsEmptyOrMissing(t *testing.T) {
 	assert.Equal(t, leader.Leadership{}, first)
 
 	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/missing/deep", "a")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	ta := await(t, a)
 	leads(t, next(t, o), "a", ta)
 	require.NoError(t, a.Close())
@@ -126,7 +127,7 @@ func TestObserveFollowsGracefulHandovers(t *testing.T) {
 	require.NoError(t, b.Close())
 	assert.False(t, next(t, o).HasLeader())
 	c := newLatch(t, obs, "/observe/close", "c")
-	require.NoError(t, c.Start())
+	require.NoError(t, c.Start(context.Background()))
 	leads(t, next(t, o), "c", await(t, c))
 	quiet(t, o, "c leads")
 }
@@ -137,7 +138,7 @@ func TestObserveFollowsAKilledLeaderProcess(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	cmd := testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(cl.Addrs(), ","), "/observe/kill", "child", sessionTimeout), "leading")
 	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/kill", "b")
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, obs, "/observe/kill", 2)
 
 	o := observe(t, obs, "/observe/kill")
@@ -154,12 +155,12 @@ func TestObserveFollowsASelectorPath(t *testing.T) {
 	tokens := make(chan int64, 2)
 	var selectors []*leader.Selector
 	for i, id := range []string{"s1", "s2"} {
-		s := newSelector(t, newClient(t, cl.Addrs()), "/observe/sel", func(ctx context.Context, token int64) error {
-			tokens <- token
+		s := newSelector(t, newClient(t, cl.Addrs()), "/observe/sel", func(ctx context.Context, h *hold.Hold) error {
+			tokens <- h.Token()
 			<-ctx.Done()
 			return nil
 		}, leader.WithParticipantID(id))
-		require.NoError(t, s.Start())
+		require.NoError(t, s.Start(context.Background()))
 		waitParticipants(t, obs, "/observe/sel", i+1)
 		selectors = append(selectors, s)
 	}
@@ -187,9 +188,9 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 	obs := newClient(t, p.Addrs(), framework.WithSessionTimeout(15*time.Second))
 	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/cut", "a")
 	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/cut", "b")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	ta := await(t, a)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, newClient(t, cl.Addrs()), "/observe/cut", 2)
 	states := obs.Subscribe()
 	defer states.Close()
@@ -230,7 +231,7 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 	t.Run("the same participant leads a new term", func(t *testing.T) {
 		// b steps down and, alone, queues again and leads: same id, new
 		// node and token. A change, as any new term.
-		term := b.Term()
+		term := term(b)
 		require.NotNil(t, term)
 		var again int64
 		cutWhile(t, func() {
@@ -266,9 +267,9 @@ func TestObserveOwnSessionExpiryReportsOnlyRealChanges(t *testing.T) {
 	obs := newClient(t, p.Addrs())
 	a := newLatch(t, newClient(t, cl.Addrs()), "/observe/expiry", "a")
 	b := newLatch(t, newClient(t, cl.Addrs()), "/observe/expiry", "b")
-	require.NoError(t, a.Start())
+	require.NoError(t, a.Start(context.Background()))
 	ta := await(t, a)
-	require.NoError(t, b.Start())
+	require.NoError(t, b.Start(context.Background()))
 	waitParticipants(t, newClient(t, cl.Addrs()), "/observe/expiry", 2)
 
 	o := observe(t, obs, "/observe/expiry")
@@ -311,7 +312,7 @@ func TestObserveCuratorLatchAndSelector(t *testing.T) {
 		assert.Equal(t, st.Czxid, first.Token)
 
 		g := newLatch(t, newClient(t, cl.Addrs()), "/observe/curator-latch", "go-1")
-		require.NoError(t, g.Start())
+		require.NoError(t, g.Start(context.Background()))
 		waitParticipants(t, obs, "/observe/curator-latch", 2)
 		java.Call(t, "latch-close j", "latch-closed", 10*time.Second)
 		leads(t, next(t, o), "go-1", await(t, g))
@@ -399,9 +400,9 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	closed := newClient(t, cl.Addrs())
 	require.NoError(t, closed.Close())
-	observe := func(c *framework.Client, path string, opts ...leader.Option) func() error {
+	observe := func(c *framework.Client, path string) func() error {
 		return func() error {
-			o, err := leader.Observe(context.Background(), c, path, opts...)
+			o, err := leader.Observe(context.Background(), c, path)
 			if o != nil {
 				t.Errorf("an Observer with the error %v", err)
 			}
@@ -413,12 +414,8 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 		"bad path":      testkit.Fails(observe(c, "x/"), framework.ErrInvalidPath),
 		"dot-dot":       testkit.Fails(observe(c, "/x/../y"), framework.ErrInvalidPath),
 		"closed client": testkit.Fails(observe(closed, "/x"), framework.ErrClosed, framework.ErrClosed),
-		"an option":     testkit.Fails(observe(c, "/x", leader.WithParticipantID("x")), framework.ErrInvalidArgument),
+		"root":          testkit.Fails(observe(c, "/"), framework.ErrInvalidPath),
 	})
-	// A nil option is no option, as everywhere.
-	o, err := leader.Observe(ctxT(t, 10*time.Second), c, "/x", nil)
-	require.NoError(t, err)
-	assert.False(t, next(t, o).HasLeader())
 }
 
 // An operator's view of an election: who leads, from when, with which
@@ -438,7 +435,7 @@ func ExampleObserve() {
 		return
 	}
 	defer l.Close()
-	if err := l.Start(); err != nil {
+	if err := l.Start(context.Background()); err != nil {
 		fmt.Println(err)
 		return
 	}

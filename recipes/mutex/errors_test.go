@@ -83,7 +83,6 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"NewMultiLock: none":                         testkit.Fails(func() error { _, err := mutex.NewMultiLock(); return err }, framework.ErrInvalidArgument),
 		"NewMultiLock: nil lock":                     testkit.Fails(func() error { _, err := mutex.NewMultiLock(m, (*mutex.Mutex)(nil)); return err }, framework.ErrInvalidArgument),
 		"NewSemaphoreMutex: nil client":              testkit.Fails(func() error { _, err := mutex.NewSemaphoreMutex(nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"NewSemaphoreMutex: revocable":               testkit.Fails(func() error { _, err := mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable()); return err }, framework.ErrInvalidArgument, framework.ErrInvalidArgument),
 		"SemaphoreMutex.TryAcquire: held":            testkit.Fails(func() error { _, err := sm.TryAcquire(ctxT(t, 10*time.Second)); return err }, hold.ErrWouldBlock),
 		"Hold.Err: session lost":                     testkit.Fails(lostH.Err, framework.ErrSessionLost),
 		"Acquire: own hold's session lost":           testkit.Fails(onHolder(func() error { _, err := lostM.Acquire(ctxT(t, 10*time.Second)); return err }), hold.ErrHoldLost, framework.ErrSessionLost),

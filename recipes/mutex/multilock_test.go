@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -27,7 +28,7 @@ func TestMultiLockTakesAllAndReleasesAll(t *testing.T) {
 	assert.Len(t, nodes(t, c, "/locks/a"), 1)
 	assert.Len(t, nodes(t, c, "/locks/b"), 1)
 
-	require.NoError(t, ml.Release())
+	require.NoError(t, hold.ReleaseAll(holds...))
 	assert.Empty(t, nodes(t, c, "/locks/a"))
 	assert.Empty(t, nodes(t, c, "/locks/b"))
 }

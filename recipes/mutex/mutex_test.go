@@ -493,7 +493,7 @@ func ExampleMultiLock() {
 		return
 	}
 	fmt.Println("holds:", len(holds))
-	fmt.Println("release:", both.Release())
+	fmt.Println("release:", hold.ReleaseAll(holds...))
 	// Output:
 	// holds: 2
 	// release: <nil>

@@ -30,11 +30,11 @@ func waitMax(t testing.TB, s *semaphore.Semaphore, want int) {
 func TestSharedCountIsCuratorFormat(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/format", 258))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), c, "/counts/format", 258))
 	data, _, err := c.Get(ctxT(t, 10*time.Second), "/counts/format")
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 0, 1, 2}, data, "4-byte big-endian int, as Curator's SharedCount")
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/format", -1))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), c, "/counts/format", -1))
 	data, _, err = c.Get(ctxT(t, 10*time.Second), "/counts/format")
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, data)
@@ -43,7 +43,7 @@ func TestSharedCountIsCuratorFormat(t *testing.T) {
 func TestRaisingSharedCountLetsBlockedAcquirerIn(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/raise", 1))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/raise", 1))
 	holder := newShared(t, newClient(t, cl.Addrs()), "/sem/raise", "/counts/raise")
 	waiter := newShared(t, newClient(t, cl.Addrs()), "/sem/raise", "/counts/raise")
 	n, err := holder.MaxLeases(ctxT(t, 10*time.Second))
@@ -56,7 +56,7 @@ func TestRaisingSharedCountLetsBlockedAcquirerIn(t *testing.T) {
 	waitNodes(t, obs, "/sem/raise/leases", 2)
 	notGranted(t, got)
 
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/raise", 2))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/raise", 2))
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	assert.Nil(t, h[0].Err(), "the first lease is untouched")
@@ -66,13 +66,13 @@ func TestRaisingSharedCountLetsBlockedAcquirerIn(t *testing.T) {
 func TestLoweringSharedCountMakesNewAcquirersWait(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/lower", 2))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/lower", 2))
 	holder := newShared(t, newClient(t, cl.Addrs()), "/sem/lower", "/counts/lower")
 	waiter := newShared(t, newClient(t, cl.Addrs()), "/sem/lower", "/counts/lower")
 	held, err := holder.Acquire(ctxT(t, 10*time.Second), 2)
 	require.NoError(t, err)
 
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/lower", 1))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/lower", 1))
 	waitMax(t, waiter, 1)
 	waitMax(t, holder, 1)
 	assert.Nil(t, held[0].Err(), "leases already held are not taken back")
@@ -105,7 +105,7 @@ func TestMissingSharedCountMakesAcquirersWaitUntilSet(t *testing.T) {
 	require.NoError(t, err)
 	notGranted(t, got)
 
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/missing", 1))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/missing", 1))
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	closeAll(t, a.leases)
@@ -116,7 +116,7 @@ func TestMissingSharedCountMakesAcquirersWaitUntilSet(t *testing.T) {
 func TestSharedCountAcquireAboveCurrentMaxWaitsForARaise(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/above", 1))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/above", 1))
 	s := newShared(t, newClient(t, cl.Addrs()), "/sem/above", "/counts/above")
 	waitMax(t, s, 1)
 	_, err := s.TryAcquire(ctxT(t, 10*time.Second), 2)
@@ -124,7 +124,7 @@ func TestSharedCountAcquireAboveCurrentMaxWaitsForARaise(t *testing.T) {
 
 	got := acquireAsync(ctxT(t, 30*time.Second), s, 2)
 	waitNodes(t, obs, "/sem/above/leases", 2) // first fits, second waits
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), obs, "/counts/above", 2))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), obs, "/counts/above", 2))
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	assert.Len(t, a.leases, 2)
@@ -137,7 +137,7 @@ func TestSharedCountAcquireAboveCurrentMaxWaitsForARaise(t *testing.T) {
 func TestSharedSemaphoreCloseLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/leak", 2))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), c, "/counts/leak", 2))
 	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),

@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 // The tests re-run their own binary as a lease holder so that kill -9 hits a
@@ -54,4 +55,19 @@ func runHelper() bool {
 func startHolder(t *testing.T, addrs []string, path string, max int, sessionTimeout time.Duration) *exec.Cmd {
 	t.Helper()
 	return testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(addrs, ","), path, max, sessionTimeout), "held ")
+}
+
+// setCount writes n to the SharedCount node at path, as an operator's
+// shared.Count does (making it if need be).
+func setCount(ctx context.Context, c *framework.Client, path string, n int32) error {
+	count, err := shared.NewCount(c, path, n)
+	if err != nil {
+		return err
+	}
+	defer count.Close()
+	if err := count.Start(ctx); err != nil {
+		return err
+	}
+	_, err = count.Set(ctx, n)
+	return err
 }

@@ -36,7 +36,7 @@ func TestLeaseWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	require.NoError(t, a.err)
 	assert.Greater(t, a.leases[0].Token(), l.Token())
 	assert.ErrorIs(t, l.Release(), hold.ErrHoldLost)
-	assert.Empty(t, s.Leases(), "a lost lease still counted as held")
+	assert.Empty(t, s.Holds(), "a lost lease still counted as held")
 	closeAll(t, a.leases)
 	waitNodes(t, operator, "/sem/deleted/leases", 0)
 }

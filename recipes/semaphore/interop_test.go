@@ -101,7 +101,7 @@ func TestSharedCountIsSharedWithCurator(t *testing.T) {
 	java.Call(t, "count-set /counts/interop 3", "count-set", 10*time.Second)
 	s := newShared(t, c, "/sem/shared-interop", "/counts/interop")
 	waitMax(t, s, 3)
-	require.NoError(t, semaphore.SetCount(ctxT(t, 10*time.Second), c, "/counts/interop", 5))
+	require.NoError(t, setCount(ctxT(t, 10*time.Second), c, "/counts/interop", 5))
 	waitMax(t, s, 5)
 	assert.Equal(t, "count /counts/interop 5", java.Call(t, "count-get /counts/interop", "count ", 10*time.Second))
 }
