@@ -60,8 +60,13 @@ func (m CreateMode) flags() int32 {
 	return zk.FlagPersistent
 }
 
-// CreateOption modifies one Create.
-type CreateOption func(*createOptions)
+// CreateOption modifies one Create. It has the module's one option shape
+// (see Option).
+type CreateOption interface{ applyCreate(*createOptions) }
+
+type createOption func(*createOptions)
+
+func (f createOption) applyCreate(o *createOptions) { f(o) }
 
 type createOptions struct {
 	mode       CreateMode
@@ -74,23 +79,23 @@ type createOptions struct {
 }
 
 // WithMode sets the kind of node (default Persistent).
-func WithMode(m CreateMode) CreateOption { return func(o *createOptions) { o.mode = m } }
+func WithMode(m CreateMode) CreateOption { return createOption(func(o *createOptions) { o.mode = m }) }
 
 // WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL
 // node.
-func WithTTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl = d } }
+func WithTTL(d time.Duration) CreateOption { return createOption(func(o *createOptions) { o.ttl = d }) }
 
 // WithACL sets the node's ACL instead of the provider's.
-func WithACL(acl []zk.ACL) CreateOption { return func(o *createOptions) { o.acl = acl } }
+func WithACL(acl []zk.ACL) CreateOption { return createOption(func(o *createOptions) { o.acl = acl }) }
 
 // WithParents creates missing parents as persistent nodes, as Curator's
 // creatingParentsIfNeeded.
-func WithParents() CreateOption { return func(o *createOptions) { o.parents = true } }
+func WithParents() CreateOption { return createOption(func(o *createOptions) { o.parents = true }) }
 
 // WithParentContainers creates missing parents as container nodes, which the
 // server removes once empty, as Curator's creatingParentContainersIfNeeded.
 func WithParentContainers() CreateOption {
-	return func(o *createOptions) { o.parents, o.containers = true, true }
+	return createOption(func(o *createOptions) { o.parents, o.containers = true, true })
 }
 
 // Protected names the node in Curator's protected form,
@@ -99,7 +104,7 @@ func WithParentContainers() CreateOption {
 // If the create finally fails, any node it may have left is deleted in the
 // background. An ephemeral node found under another session (one that has
 // expired) is deleted and created again.
-func Protected() CreateOption { return func(o *createOptions) { o.protected = true } }
+func Protected() CreateOption { return createOption(func(o *createOptions) { o.protected = true }) }
 
 // withProtectedID is Protected with a chosen UUID (dashed, 36 characters),
 // for the enqueue, which must know it before the create. It is not
@@ -107,7 +112,7 @@ func Protected() CreateOption { return func(o *createOptions) { o.protected = tr
 // prefix owned by another session, so a user who chose another process's
 // id would delete that process's live lock node.
 func withProtectedID(id string) CreateOption {
-	return func(o *createOptions) { o.protected, o.protectID = true, id }
+	return createOption(func(o *createOptions) { o.protected, o.protectID = true, id })
 }
 
 // Create makes a node at path and returns its actual path (with the sequence
@@ -120,7 +125,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 	var o createOptions
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&o)
+			opt.applyCreate(&o)
 		}
 	}
 	if err := c.check("create", path, o.mode.sequential()); err != nil {

@@ -14,8 +14,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// DeleteOption modifies one Delete.
-type DeleteOption func(*deleteOptions)
+// DeleteOption modifies one Delete. It has the module's one option shape
+// (see Option).
+type DeleteOption interface{ applyDelete(*deleteOptions) }
+
+type deleteOption func(*deleteOptions)
+
+func (f deleteOption) applyDelete(o *deleteOptions) { f(o) }
 
 type deleteOptions struct {
 	guaranteed bool
@@ -25,18 +30,18 @@ type deleteOptions struct {
 // Guaranteed makes a delete that fails for connection reasons (or because
 // ctx ended) go on in the background until the node is gone, as Curator's
 // guaranteed(). The call still returns the error, joined with ErrDeferred.
-func Guaranteed() DeleteOption { return func(o *deleteOptions) { o.guaranteed = true } }
+func Guaranteed() DeleteOption { return deleteOption(func(o *deleteOptions) { o.guaranteed = true }) }
 
 // WithChildren deletes the node's children first, recursively, as Curator's
 // deletingChildrenIfNeeded.
-func WithChildren() DeleteOption { return func(o *deleteOptions) { o.children = true } }
+func WithChildren() DeleteOption { return deleteOption(func(o *deleteOptions) { o.children = true }) }
 
 // Delete removes the node at path if its version is version (-1: any).
 func (c *Client) Delete(ctx context.Context, path string, version int32, opts ...DeleteOption) error {
 	var o deleteOptions
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&o)
+			opt.applyDelete(&o)
 		}
 	}
 	if err := c.check("delete", path, false); err != nil {

@@ -48,7 +48,7 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) NewTimer(d time.Duration) Timer {
+func (c *fakeClock) NewTimer(d time.Duration) timer {
 	c.mu.Lock()
 	t := &fakeTimer{clock: c, when: c.now.Add(d), ch: make(chan time.Time, 1)}
 	c.timers = append(c.timers, t)
@@ -128,7 +128,7 @@ func TestFakeClockFiresOnlyWhenDue(t *testing.T) {
 }
 
 func TestRealClock(t *testing.T) {
-	c := RealClock()
+	c := realClock{}
 	assert.WithinDuration(t, time.Now(), c.Now(), time.Minute)
 
 	tm := c.NewTimer(time.Hour)

@@ -8,24 +8,29 @@ import (
 	"github.com/cenkalti/backoff/v4"
 )
 
-// Option adjusts one call of [Do].
-type Option func(*config)
+// Option adjusts one call of Do. It has the module's one option shape (see
+// framework.Option).
+type Option interface{ applyDo(*config) }
+
+type option func(*config)
+
+func (f option) applyDo(c *config) { f(c) }
 
 type config struct {
-	clock     Clock
+	clock     clock
 	notify    func(err error, attempt int, next time.Duration)
 	retryable func(error) bool
 }
 
-// WithClock makes [Do] read time and sleep through c rather than [RealClock],
-// so that tests control the sleeps. The policy measures elapsed time with the
-// same clock. A nil c is ignored.
-func WithClock(c Clock) Option {
-	return func(cfg *config) {
+// withClock makes Do read time and sleep through c rather than the time
+// package, so that tests control the sleeps. The policy measures elapsed
+// time with the same clock. A nil c is ignored.
+func withClock(c clock) Option {
+	return option(func(cfg *config) {
 		if c != nil {
 			cfg.clock = c
 		}
-	}
+	})
 }
 
 // WithNotify has [Do] call f before each sleep with the error that caused the
@@ -33,17 +38,17 @@ func WithClock(c Clock) Option {
 // sleep about to start, typically to log it. f runs on the goroutine of Do, so
 // it should not block.
 func WithNotify(f func(err error, attempt int, next time.Duration)) Option {
-	return func(cfg *config) { cfg.notify = f }
+	return option(func(cfg *config) { cfg.notify = f })
 }
 
 // WithRetryable replaces [Retryable] as the test of which errors [Do] retries,
 // for operations whose own errors are also transient. A nil f is ignored.
 func WithRetryable(f func(error) bool) Option {
-	return func(cfg *config) {
+	return option(func(cfg *config) {
 		if f != nil {
 			cfg.retryable = f
 		}
-	}
+	})
 }
 
 // Do runs op until it succeeds, fails with an error that is not retryable, or
@@ -63,10 +68,10 @@ func WithRetryable(f func(error) bool) Option {
 // Do does not interrupt op itself: op receives ctx and is expected to honour
 // it.
 func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts ...Option) error {
-	cfg := config{clock: RealClock(), retryable: Retryable}
+	cfg := config{clock: realClock{}, retryable: Retryable}
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&cfg)
+			opt.applyDo(&cfg)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -97,7 +102,7 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts 
 }
 
 // sleep waits for d and reports whether it did so before ctx ended.
-func sleep(ctx context.Context, clk Clock, d time.Duration) bool {
+func sleep(ctx context.Context, clk clock, d time.Duration) bool {
 	// Checked up front because a select with both cases ready picks one at
 	// random, and because a zero sleep needs no timer at all.
 	if ctx.Err() != nil {

@@ -53,7 +53,7 @@ func await(t *testing.T, done <-chan error) error {
 func TestDoSucceedsFirstTry(t *testing.T) {
 	clk := newFakeClock()
 	op, calls := failing()
-	require.NoError(t, Do(context.Background(), NTimes(3, time.Second), op, WithClock(clk)))
+	require.NoError(t, Do(context.Background(), NTimes(3, time.Second), op, withClock(clk)))
 	assert.Equal(t, 1, *calls)
 	assert.Empty(t, clk.Sleeps())
 }
@@ -62,7 +62,7 @@ func TestDoSucceedsAfterRetryableFailures(t *testing.T) {
 	clk := newAutoClock()
 	start := clk.Now()
 	op, calls := failing(zk.ErrConnectionClosed, zk.ErrSessionMoved, zk.ErrNoServer)
-	require.NoError(t, Do(context.Background(), NTimes(5, time.Second), op, WithClock(clk)))
+	require.NoError(t, Do(context.Background(), NTimes(5, time.Second), op, withClock(clk)))
 	assert.Equal(t, 4, *calls)
 	assert.Equal(t, []time.Duration{time.Second, time.Second, time.Second}, clk.Sleeps())
 	assert.Equal(t, 3*time.Second, clk.Now().Sub(start))
@@ -73,7 +73,7 @@ func TestDoReturnsNonRetryableErrorAsIs(t *testing.T) {
 	for _, want := range []error{errors.New("boom"), zk.ErrSessionExpired, wrapped} {
 		clk := newFakeClock()
 		op, calls := failing(want)
-		err := Do(context.Background(), Forever(time.Second), op, WithClock(clk))
+		err := Do(context.Background(), Forever(time.Second), op, withClock(clk))
 		assert.Same(t, want, err)
 		assert.Equal(t, 1, *calls)
 		assert.Empty(t, clk.Sleeps())
@@ -84,7 +84,7 @@ func TestDoExhaustedWrapsLastError(t *testing.T) {
 	clk := newAutoClock()
 	last := fmt.Errorf("get /a: %w", zk.ErrConnectionClosed)
 	op, calls := failing(zk.ErrNoServer, zk.ErrNoServer, last)
-	err := Do(context.Background(), NTimes(2, time.Second), op, WithClock(clk))
+	err := Do(context.Background(), NTimes(2, time.Second), op, withClock(clk))
 
 	require.Error(t, err)
 	assert.Equal(t, 3, *calls)
@@ -103,7 +103,7 @@ func TestDoExhaustedWrapsLastError(t *testing.T) {
 
 func TestDoNeverMakesOneAttempt(t *testing.T) {
 	op, calls := always(zk.ErrConnectionClosed)
-	err := Do(context.Background(), Never(), op, WithClock(newFakeClock()))
+	err := Do(context.Background(), Never(), op, withClock(newFakeClock()))
 	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
 	assert.Contains(t, err.Error(), "after 1 attempt:")
 	assert.Equal(t, 1, *calls)
@@ -112,7 +112,7 @@ func TestDoNeverMakesOneAttempt(t *testing.T) {
 func TestDoZeroPolicyMeansDefault(t *testing.T) {
 	clk := newAutoClock()
 	op, calls := always(zk.ErrConnectionClosed)
-	err := Do(context.Background(), Policy{}, op, WithClock(clk))
+	err := Do(context.Background(), Policy{}, op, withClock(clk))
 	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
 	assert.Equal(t, 11, *calls)
 	assert.Len(t, clk.Sleeps(), 10)
@@ -122,7 +122,7 @@ func TestDoContextDoneBeforeFirstAttempt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	op, calls := failing()
-	err := Do(ctx, Forever(time.Second), op, WithClock(newFakeClock()))
+	err := Do(ctx, Forever(time.Second), op, withClock(newFakeClock()))
 	assert.Equal(t, context.Canceled, err)
 	assert.Zero(t, *calls)
 }
@@ -136,7 +136,7 @@ func TestDoContextCancelledDuringSleep(t *testing.T) {
 	op, calls := always(zk.ErrConnectionClosed)
 
 	done := make(chan error, 1)
-	go func() { done <- Do(ctx, Forever(time.Hour), op, WithClock(clk)) }()
+	go func() { done <- Do(ctx, Forever(time.Hour), op, withClock(clk)) }()
 
 	timer := <-clk.created // Do is now asleep, or about to be.
 	cancel()
@@ -162,7 +162,7 @@ func TestDoContextCauseIsKept(t *testing.T) {
 	cause := errors.New("shutting down")
 
 	done := make(chan error, 1)
-	go func() { done <- Do(ctx, Forever(time.Minute), op, WithClock(clk)) }()
+	go func() { done <- Do(ctx, Forever(time.Minute), op, withClock(clk)) }()
 	<-clk.created
 	cancel(cause)
 	err := await(t, done)
@@ -183,7 +183,7 @@ func TestDoContextCancelledByOperation(t *testing.T) {
 		cancel()
 		return zk.ErrConnectionClosed
 	}
-	err := Do(ctx, Forever(time.Second), op, WithClock(clk))
+	err := Do(ctx, Forever(time.Second), op, withClock(clk))
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
 	assert.Equal(t, 1, calls)
@@ -209,7 +209,7 @@ func TestDoRealClockCancelledDuringSleep(t *testing.T) {
 func TestDoZeroSleepNeedsNoTimer(t *testing.T) {
 	clk := newFakeClock()
 	op, calls := failing(zk.ErrConnectionClosed, zk.ErrConnectionClosed)
-	require.NoError(t, Do(context.Background(), NTimes(2, 0), op, WithClock(clk)))
+	require.NoError(t, Do(context.Background(), NTimes(2, 0), op, withClock(clk)))
 	assert.Equal(t, 3, *calls)
 	assert.Empty(t, clk.Sleeps())
 }
@@ -221,7 +221,7 @@ func TestDoNegativeSleepFromBackOffMeansNow(t *testing.T) {
 	})
 	var slept []time.Duration
 	op, calls := failing(zk.ErrConnectionClosed)
-	require.NoError(t, Do(context.Background(), odd, op, WithClock(clk),
+	require.NoError(t, Do(context.Background(), odd, op, withClock(clk),
 		WithNotify(func(_ error, _ int, next time.Duration) { slept = append(slept, next) })))
 	assert.Equal(t, 2, *calls)
 	assert.Equal(t, []time.Duration{0}, slept)
@@ -235,7 +235,7 @@ func TestDoUntilElapsedCountsOperationTime(t *testing.T) {
 		clk.Advance(time.Second)
 		return zk.ErrConnectionClosed
 	}
-	err := Do(context.Background(), UntilElapsed(10*time.Second, 3*time.Second), op, WithClock(clk))
+	err := Do(context.Background(), UntilElapsed(10*time.Second, 3*time.Second), op, withClock(clk))
 	// Attempts end at 1s, 5s and 9s; after the third, 9s+3s exceeds the budget.
 	var ex *ExhaustedError
 	require.ErrorAs(t, err, &ex)
@@ -251,7 +251,7 @@ func TestDoNotify(t *testing.T) {
 	}
 	var got []call
 	op, _ := failing(zk.ErrNoServer, zk.ErrSessionMoved, zk.ErrConnectionClosed)
-	err := Do(context.Background(), NTimes(2, time.Second), op, WithClock(newAutoClock()),
+	err := Do(context.Background(), NTimes(2, time.Second), op, withClock(newAutoClock()),
 		WithNotify(func(err error, attempt int, next time.Duration) {
 			got = append(got, call{err, attempt, next})
 		}))
@@ -266,14 +266,14 @@ func TestDoWithRetryable(t *testing.T) {
 	flaky := errors.New("flaky")
 	op, calls := failing(flaky, flaky, zk.ErrConnectionClosed)
 	onlyFlaky := func(err error) bool { return errors.Is(err, flaky) }
-	err := Do(context.Background(), NTimes(5, time.Second), op, WithClock(newAutoClock()), WithRetryable(onlyFlaky))
+	err := Do(context.Background(), NTimes(5, time.Second), op, withClock(newAutoClock()), WithRetryable(onlyFlaky))
 	assert.Same(t, zk.ErrConnectionClosed, err)
 	assert.Equal(t, 3, *calls)
 }
 
 func TestDoIgnoresNilOptions(t *testing.T) {
 	op, calls := failing(zk.ErrConnectionClosed)
-	require.NoError(t, Do(context.Background(), NTimes(1, 0), op, nil, WithClock(nil), WithRetryable(nil)))
+	require.NoError(t, Do(context.Background(), NTimes(1, 0), op, nil, withClock(nil), WithRetryable(nil)))
 	assert.Equal(t, 2, *calls)
 }
 
@@ -281,9 +281,9 @@ func TestNestedDoDoesNotMultiplyAttempts(t *testing.T) {
 	clk := newAutoClock()
 	op, calls := always(zk.ErrConnectionClosed)
 	inner := func(ctx context.Context) error {
-		return Do(ctx, NTimes(1, time.Second), op, WithClock(clk))
+		return Do(ctx, NTimes(1, time.Second), op, withClock(clk))
 	}
-	err := Do(context.Background(), NTimes(3, time.Second), inner, WithClock(clk))
+	err := Do(context.Background(), NTimes(3, time.Second), inner, withClock(clk))
 	var ex *ExhaustedError
 	require.ErrorAs(t, err, &ex)
 	assert.Equal(t, 2, ex.Attempts, "the inner loop's verdict stands")
