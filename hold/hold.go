@@ -28,6 +28,18 @@
 //
 // Hand Token, the fencing token, to every resource the hold protects, and
 // have it refuse tokens lower than the highest it has seen.
+//
+// # For a recipe of your own
+//
+// The recipes of this module make their holds with what this package
+// exports, and a recipe of yours can do the same: once the recipe has
+// decided that an ephemeral node of its client's current session is
+// granted (framework.Client.Enqueue and a look at the queue, say), Follow
+// turns it into a Node, which watches the session's loss signal and the
+// node itself; each acquisition of the node is a Hold (Node.NewHold), whose
+// release callback is the recipe's bookkeeping; the last one releases the
+// Node, which deletes the node (Node.Release). A Node never hands out a
+// Hold once its signal has fired.
 package hold
 
 import (

@@ -24,9 +24,11 @@ var errClientClosed = fmt.Errorf("%w: its client was closed", framework.ErrSessi
 // process writes to a holder's node to ask it to release.
 const RevokeMessage = "__REVOKE__"
 
-// Node is one granted node: its fencing token and the signal that it can no
-// longer be trusted. The recipe that granted it releases it once, when its
-// last Hold is released.
+// Node is one granted node, followed: its fencing token and the signal that
+// it can no longer be trusted, shared by every acquisition (Hold) of it.
+// The recipe that granted it releases it once, when its last Hold is
+// released (or Forgets it, to keep managing the node itself). Its methods
+// are safe for concurrent use. Make one with Follow.
 type Node struct {
 	client    *framework.Client
 	revocable bool
@@ -468,14 +470,19 @@ func isClosed(ch <-chan struct{}) bool {
 // lease already keeps the later of the two ends (a reentrant acquire
 // renews it, as Redisson's lock(leaseTime) does). Call it before the
 // node's first Hold is handed out; on a node that has ended it does
-// nothing. d must be positive.
-func (n *Node) Lease(d time.Duration) {
+// nothing. d must be positive, else it returns an error wrapping
+// framework.ErrInvalidArgument and changes nothing.
+func (n *Node) Lease(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("lease %s: %w: %v is not positive", n.path, framework.ErrInvalidArgument, d)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.err != nil || n.releasing {
-		return
+		return nil
 	}
 	n.pushLocked(d)
+	return nil
 }
 
 // pushLocked moves the lease's end to now+d if that is later.

@@ -340,7 +340,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	for i, q := range g.nodes {
 		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path))
 		if s.lease > 0 {
-			n.Lease(s.lease)
+			_ = n.Lease(s.lease) // positive: checked by the recipe
 		}
 		nodes[i] = n
 		h, err := n.NewHold(func(h *hold.Hold) error { s.forget(h); return n.Release() })

@@ -133,7 +133,7 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 		return nil, false, nil
 	}
 	if l.lease > 0 {
-		e.node.Lease(l.lease)
+		_ = e.node.Lease(l.lease) // positive: checked by the recipe
 	}
 	h, err := e.node.NewHold(l.releaser(g, e))
 	if err != nil {
@@ -174,7 +174,7 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 		return nil, framework.ErrClosed
 	}
 	if l.lease > 0 {
-		n.Lease(l.lease)
+		_ = n.Lease(l.lease) // positive: checked by the recipe
 	}
 	e := &entry{node: n}
 	if l.lease > 0 {
