@@ -69,6 +69,7 @@ type options struct {
 	deleteRetry time.Duration
 	meters      metric.MeterProvider
 	pathAttr    bool
+	maxRequest  int
 }
 
 // WithNamespace prefixes every path with ns ("app" or "/app/sub"), as
@@ -122,6 +123,8 @@ type Client struct {
 	errPolicy ErrorPolicy
 	log       *slog.Logger
 	drain     time.Duration
+	// maxRequest is the largest request sent (WithMaxRequestSize).
+	maxRequest int
 
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops counting the connection's changes
@@ -212,6 +215,7 @@ func buildOptions(opts []Option) (options, error) {
 		drain:       5 * time.Second,
 		deleteRetry: time.Second,
 		meters:      otel.GetMeterProvider(),
+		maxRequest:  DefaultMaxRequestSize,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -250,6 +254,7 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		errPolicy:  o.errPolicy,
 		log:        o.log,
 		drain:      o.drain,
+		maxRequest: o.maxRequest,
 		quit:       make(chan struct{}),
 		ephemerals: map[string]int64{},
 	}
