@@ -233,6 +233,9 @@ func buildOptions(opts []Option) (options, error) {
 		return o, fmt.Errorf("%w: error policy %d", ErrInvalidArgument, o.errPolicy)
 	case o.drain < 0:
 		return o, fmt.Errorf("%w: drain timeout %v", ErrInvalidArgument, o.drain)
+	case o.maxRequest < 1 || o.maxRequest > maxSendable:
+		return o, fmt.Errorf("%w: max request size %d: must be between 1 and %d (go-zookeeper's send buffer)",
+			ErrInvalidArgument, o.maxRequest, maxSendable)
 	}
 	if o.namespace != "" {
 		ns := "/" + strings.TrimPrefix(o.namespace, "/")
@@ -508,9 +511,19 @@ func (c *Client) do(ctx context.Context, name, path string, op func(z *zk.Conn) 
 
 // doValue is do for an operation with a result.
 func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z *zk.Conn) (T, error)) (T, error) {
+	return doSized(c, ctx, name, path, 0, op)
+}
+
+// doSized is doValue for a write whose request is size bytes: one over
+// ZooKeeper's default limit is sent at most once (see sentOnce), and an
+// error that leaves its outcome unknown says so (see unanswered).
+func doSized[T any](c *Client, ctx context.Context, name, path string, size int, op func(z *zk.Conn) (T, error)) (T, error) {
 	var out T
 	if c.closed.Load() {
 		return out, opErr(name, path, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
+		return out, opErr(name, path, err) // unsent: not an unknown outcome
 	}
 	mop, measured := metrics.OpNamed(name)
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
@@ -523,8 +536,8 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 			out = v
 		}
 		return err
-	})
-	return out, opErr(name, path, c.closedErr(err))
+	}, sentOnce(size))
+	return out, opErr(name, path, unanswered(size, c.closedErr(err)))
 }
 
 // callValue runs f, a blocking go-zookeeper call, and returns early if ctx

@@ -216,7 +216,23 @@ func TestRaisedSizeLimitWritesALargerValue(t *testing.T) {
 	got, _, err := c.Get(testCtx(t), "/big")
 	require.NoError(t, err)
 	assert.Equal(t, len(value), len(got))
+
+	// The largest limit the client takes is the largest request
+	// go-zookeeper can write, and the server reads it.
+	n := limit - reqHeader - setBytes("/big")
+	_, err = c.Set(testCtx(t), "/big", make([]byte, n), -1)
+	require.NoError(t, err)
+	_, err = c.Set(testCtx(t), "/big", make([]byte, n+1), -1)
+	require.ErrorIs(t, err, framework.ErrTooLarge)
 	link.RequireUnbroken(t)
+}
+
+// The limit is one go-zookeeper can send, and positive.
+func TestMaxRequestSizeOutOfRangeIsRefused(t *testing.T) {
+	for _, n := range []int{0, -1, 1536 * 1024} {
+		_, err := framework.Dial(testCtx(t), []string{"127.0.0.1:1"}, framework.WithMaxRequestSize(n))
+		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "%d", n)
+	}
 }
 
 // A request over ZooKeeper's default limit, allowed by a client whose
@@ -234,9 +250,6 @@ func TestRequestOverTheDefaultLimitIsSentAtMostOnce(t *testing.T) {
 	value := bytes.Repeat([]byte{'v'}, 1200*1024)
 
 	for _, row := range sizeRows() {
-		if row.name == "multi sent once" {
-			continue // sent at most once anyway
-		}
 		t.Run(row.name, func(t *testing.T) {
 			_, err := c.WaitConnected(testCtx(t))
 			require.NoError(t, err)
@@ -274,4 +287,29 @@ func TestRequestOverTheDefaultLimitIsSentAtMostOnce(t *testing.T) {
 			assert.Equal(t, 1, suspended, "suspensions")
 		})
 	}
+}
+
+// CheckCreate and CheckMulti measure a write as Create and Multi would,
+// and send nothing: what a recipe checks a participant id or a seed with
+// when it is made.
+func TestCheckCreateAndCheckMultiMeasureWithoutSending(t *testing.T) {
+	cl := zktest.Standalone(t)
+	const limit = 200
+	c := newClient(t, cl.Addrs(), framework.WithMaxRequestSize(limit))
+	fits := limit - reqHeader - createBytes("/x", false)
+	assert.NoError(t, c.CheckCreate("/x", make([]byte, fits)))
+	assert.ErrorIs(t, c.CheckCreate("/x", make([]byte, fits+1)), framework.ErrTooLarge)
+	protected := limit - reqHeader - createBytes(strings.Repeat("x", protectedLen("/x")), false)
+	assert.NoError(t, c.CheckCreate("/x", make([]byte, protected), framework.Protected()))
+	assert.ErrorIs(t, c.CheckCreate("/x", make([]byte, protected+1), framework.Protected()), framework.ErrTooLarge)
+	assert.ErrorIs(t, c.CheckCreate("x", nil), framework.ErrInvalidPath)
+
+	set := limit - reqHeader - multiHeader - setBytes("/x") - multiHeader
+	assert.NoError(t, c.CheckMulti(&zk.SetDataRequest{Path: "/x", Data: make([]byte, set)}))
+	assert.ErrorIs(t, c.CheckMulti(&zk.SetDataRequest{Path: "/x", Data: make([]byte, set+1)}), framework.ErrTooLarge)
+	assert.ErrorIs(t, c.CheckMulti(&zk.CreateRequest{Path: "/x", Flags: zk.FlagContainer}), framework.ErrUnsupportedInMulti)
+	assert.False(t, exists(t, c, "/x"), "nothing was sent")
+
+	tiny := newClient(t, cl.Addrs(), framework.WithMaxRequestSize(10))
+	assert.ErrorIs(t, tiny.CheckMulti(), framework.ErrTooLarge, "even an empty multi has a header")
 }
