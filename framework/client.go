@@ -69,6 +69,7 @@ type options struct {
 	deleteRetry time.Duration
 	meters      metric.MeterProvider
 	pathAttr    bool
+	maxRequest  int
 }
 
 // WithNamespace prefixes every path with ns ("app" or "/app/sub"), as
@@ -122,6 +123,8 @@ type Client struct {
 	errPolicy ErrorPolicy
 	log       *slog.Logger
 	drain     time.Duration
+	// maxRequest is the largest request sent (WithMaxRequestSize).
+	maxRequest int
 
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops counting the connection's changes
@@ -212,6 +215,7 @@ func buildOptions(opts []Option) (options, error) {
 		drain:       5 * time.Second,
 		deleteRetry: time.Second,
 		meters:      otel.GetMeterProvider(),
+		maxRequest:  DefaultMaxRequestSize,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -229,6 +233,9 @@ func buildOptions(opts []Option) (options, error) {
 		return o, fmt.Errorf("%w: error policy %d", ErrInvalidArgument, o.errPolicy)
 	case o.drain < 0:
 		return o, fmt.Errorf("%w: drain timeout %v", ErrInvalidArgument, o.drain)
+	case o.maxRequest < 1 || o.maxRequest > maxSendable:
+		return o, fmt.Errorf("%w: max request size %d: must be between 1 and %d (go-zookeeper's send buffer)",
+			ErrInvalidArgument, o.maxRequest, maxSendable)
 	}
 	if o.namespace != "" {
 		ns := "/" + strings.TrimPrefix(o.namespace, "/")
@@ -250,6 +257,7 @@ func newClient(c *conn.Conn, owns bool, o options) *Client {
 		errPolicy:  o.errPolicy,
 		log:        o.log,
 		drain:      o.drain,
+		maxRequest: o.maxRequest,
 		quit:       make(chan struct{}),
 		ephemerals: map[string]int64{},
 	}
@@ -503,9 +511,19 @@ func (c *Client) do(ctx context.Context, name, path string, op func(z *zk.Conn) 
 
 // doValue is do for an operation with a result.
 func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z *zk.Conn) (T, error)) (T, error) {
+	return doSized(c, ctx, name, path, 0, op)
+}
+
+// doSized is doValue for a write whose request is size bytes: one over
+// ZooKeeper's default limit is sent at most once (see sentOnce), and an
+// error that leaves its outcome unknown says so (see unanswered).
+func doSized[T any](c *Client, ctx context.Context, name, path string, size int, op func(z *zk.Conn) (T, error)) (T, error) {
 	var out T
 	if c.closed.Load() {
 		return out, opErr(name, path, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
+		return out, opErr(name, path, err) // unsent: not an unknown outcome
 	}
 	mop, measured := metrics.OpNamed(name)
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
@@ -518,8 +536,8 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 			out = v
 		}
 		return err
-	})
-	return out, opErr(name, path, c.closedErr(err))
+	}, sentOnce(size))
+	return out, opErr(name, path, unanswered(size, c.closedErr(err)))
 }
 
 // callValue runs f, a blocking go-zookeeper call, and returns early if ctx

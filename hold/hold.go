@@ -184,8 +184,10 @@ func (h *Hold) Release() error { return h.in().Release() }
 //   - before anything is sent: ErrReleased for a released hold; ErrHoldLost
 //     and Err's reason for a hold already known lost; an error matching
 //     framework.ErrInvalidArgument (no ops, a nil op, an op of another
-//     type, a container or TTL create: framework.ErrUnsupportedInMulti) or
-//     framework.ErrInvalidPath for bad input; the context's error;
+//     type, a container or TTL create: framework.ErrUnsupportedInMulti;
+//     a multi over the client's size limit, the check included:
+//     framework.ErrTooLarge) or framework.ErrInvalidPath for bad input;
+//     the context's error;
 //   - the node was gone when the multi reached the server: ErrHoldLost
 //     with ErrNodeDeleted, or ErrSessionLost if the hold's session is
 //     gone. Nothing was applied, and the hold ends (Done closes);

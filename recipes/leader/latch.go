@@ -58,6 +58,9 @@ func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, er
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.CheckQueueID(client, "leader latch", path, latchName); err != nil {
+		return nil, err
+	}
 	life, cancel := context.WithCancel(context.Background())
 	return &Latch{client: client, path: path, id: string(cfg.ID), life: life, cancel: cancel,
 		meter:   fwlink.Of(client).Metrics().Recipe(metrics.Latch, path),

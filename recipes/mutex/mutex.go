@@ -65,6 +65,9 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.CheckQueueID(client, "mutex", path, lockName); err != nil {
+		return nil, err
+	}
 	l := reentrant.New(client, cfg.KindOr(metrics.Mutex), contend.Request{Dir: path, Name: lockName, Data: cfg.ID, Driver: contend.First(1)}, cfg.Revocable, cfg.Lease)
 	return &Mutex{client: client, path: path, lock: l}, nil
 }

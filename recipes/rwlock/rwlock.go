@@ -123,6 +123,9 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.CheckQueueID(client, "rwlock", path, readName, writeName); err != nil {
+		return nil, err
+	}
 	l := &RWLock{client: client, path: path, id: cfg.ID}
 	markers := []string{readName, writeName}
 	l.read = &ReadLock{rw: l, lock: reentrant.New(client, metrics.RWLockRead, contend.Request{

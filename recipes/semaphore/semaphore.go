@@ -134,6 +134,12 @@ func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaph
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.CheckQueueID(client, "semaphore", framework.Join(path, leasesDir), leaseName); err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckQueueID(client, "semaphore", framework.Join(path, locksDir), lockName); err != nil {
+		return nil, err
+	}
 	s := &Semaphore{
 		client:     client,
 		path:       path,
