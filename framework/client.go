@@ -55,16 +55,17 @@ func (p ErrorPolicy) Signal(s conn.Session) <-chan struct{} {
 // Client is the framework over one ZooKeeper session, as Curator's
 // CuratorFramework. It is safe for concurrent use. Make one with Dial.
 type Client struct {
-	conn      *session.Conn
-	ns        namespace
-	acl       ACLProvider
-	retry     retry.Policy
-	errPolicy ErrorPolicy
-	log       *slog.Logger
-	drain     time.Duration
-	release   time.Duration // see WithReleaseTimeout
-	meters    metric.MeterProvider
-	pathAttr  bool
+	conn       *session.Conn
+	ns         namespace
+	acl        ACLProvider
+	retry      retry.Policy
+	errPolicy  ErrorPolicy
+	log        *slog.Logger
+	drain      time.Duration
+	release    time.Duration // see WithReleaseTimeout
+	meters     metric.MeterProvider
+	pathAttr   bool
+	maxRequest int // the largest request sent (WithMaxRequestSize)
 
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops following the connection's changes
@@ -134,17 +135,18 @@ func (c *Client) countFirstSession() {
 
 func newClient(sc *session.Conn, o options) *Client {
 	cl := &Client{
-		conn:      sc,
-		ns:        namespace(o.namespace),
-		acl:       o.acl,
-		retry:     o.retry,
-		errPolicy: o.errPolicy,
-		log:       o.log,
-		drain:     o.drain,
-		release:   o.release,
-		meters:    o.meters,
-		pathAttr:  o.pathAttr,
-		quit:      make(chan struct{}),
+		conn:       sc,
+		ns:         namespace(o.namespace),
+		acl:        o.acl,
+		retry:      o.retry,
+		errPolicy:  o.errPolicy,
+		log:        o.log,
+		drain:      o.drain,
+		release:    o.release,
+		meters:     o.meters,
+		pathAttr:   o.pathAttr,
+		quit:       make(chan struct{}),
+		maxRequest: o.maxRequest,
 	}
 	cl.life, cl.stop = context.WithCancel(context.Background())
 	cl.deleter = newDeleter(cl, o.deleteRetry)
@@ -310,9 +312,19 @@ func (c *Client) do(ctx context.Context, name, path string, op func(z *zk.Conn) 
 
 // doValue is do for an operation with a result.
 func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z *zk.Conn) (T, error)) (T, error) {
+	return doSized(c, ctx, name, path, 0, op)
+}
+
+// doSized is doValue for a write whose request is size bytes: one over
+// ZooKeeper's default limit is sent at most once (see sentOnce), and an
+// error that leaves its outcome unknown says so (see unanswered).
+func doSized[T any](c *Client, ctx context.Context, name, path string, size int, op func(z *zk.Conn) (T, error)) (T, error) {
 	var out T
 	if c.closed.Load() {
 		return out, opErr(name, path, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
+		return out, opErr(name, path, err) // unsent: not an unknown outcome
 	}
 	mop, measured := metrics.OpNamed(name)
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
@@ -325,8 +337,8 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 			out = v
 		}
 		return err
-	})
-	return out, opErr(name, path, c.closedErr(err))
+	}, sentOnce(size))
+	return out, opErr(name, path, unanswered(size, c.closedErr(err)))
 }
 
 // callValue runs f, a blocking go-zookeeper call, and returns early if ctx

@@ -76,6 +76,8 @@ type createOptions struct {
 	parents    bool
 	containers bool
 	protectID  string
+	// sent is the path a protected create sends (measureCreate).
+	sent string
 }
 
 // WithMode sets the kind of node (default Persistent).
@@ -121,32 +123,44 @@ func withProtectedID(id string) CreateOption {
 // A create that is retried after a lost reply may find that it had succeeded:
 // without Protected, a non-sequential create then fails with zk.ErrNodeExists
 // and a sequential one makes a second node, as in Curator.
+//
+// A request over the client's size limit (the data, the path as sent and
+// the ACL together) fails with ErrTooLarge, unsent (see
+// WithMaxRequestSize and CheckCreate).
 func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
-	var o createOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyCreate(&o)
-		}
-	}
+	o := applyCreateOptions(opts)
 	if err := c.check("create", path, o.mode.sequential()); err != nil {
 		return "", err
 	}
 	if err := o.validate(); err != nil {
 		return "", opErr("create", path, err)
 	}
+	size, err := c.measureCreate(path, data, &o)
+	if err != nil {
+		return "", err
+	}
 	if err := c.ensureNamespace(ctx); err != nil {
 		return "", err
 	}
 	var out string
-	var err error
 	if !o.protected {
-		out, err = doValue(c, ctx, "create", path, func(z *zk.Conn) (string, error) {
+		out, err = doSized(c, ctx, "create", path, size, func(z *zk.Conn) (string, error) {
 			return c.createOnce(ctx, z, path, data, &o)
 		})
 	} else {
-		out, err = c.createProtected(ctx, path, data, &o)
+		out, err = c.createProtected(ctx, path, data, &o, size)
 	}
 	return out, err
+}
+
+func applyCreateOptions(opts []CreateOption) createOptions {
+	var o createOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyCreate(&o)
+		}
+	}
+	return o
 }
 
 func (o *createOptions) validate() error {
@@ -282,19 +296,20 @@ func (c *Client) ensureNamespace(ctx context.Context) error {
 var testHookBeforeCreate func(ctx context.Context)
 
 // createProtected is Curator's protected create: on a lost reply, look for
-// our node by its unique prefix before trying again.
-func (c *Client) createProtected(ctx context.Context, path string, data []byte, o *createOptions) (string, error) {
-	id := o.protectID
-	if id == "" {
-		id = uuid.NewString()
-	}
+// our node by its unique prefix before trying again (unless the request,
+// size bytes, is sent at most once: see sentOnce).
+func (c *Client) createProtected(ctx context.Context, path string, data []byte, o *createOptions, size int) (string, error) {
+	id := o.protectID // set by measureCreate
 	parent := Parent(path)
 	prefix := protectedName(id, "")
-	ppath := Join(parent, protectedName(id, Base(path)))
+	ppath := o.sent
 	if err := validatePath(ppath, o.mode.sequential()); err != nil {
 		return "", opErr("create", path, err)
 	}
 
+	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
+		return "", opErr("create", path, err) // unsent: not an unknown outcome
+	}
 	var out string
 	uncertain := false          // a create may have been applied without our knowing
 	var inflight sync.WaitGroup // attempts still inside go-zookeeper, abandoned ones too
@@ -330,7 +345,7 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 		}
 		out = p
 		return nil
-	})
+	}, sentOnce(size))
 	if err != nil {
 		// A create abandoned mid-flight (ctx ended during the call) may land
 		// after we return: that is uncertain too.
@@ -342,7 +357,7 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 			// chaos suite: a create retried across a server restart).
 			c.deleter.enqueue(deleteJob{parent: parent, prefix: prefix, after: c.whenDone(&inflight)})
 		}
-		return "", opErr("create", path, c.closedErr(err))
+		return "", opErr("create", path, unanswered(size, c.closedErr(err)))
 	}
 	return out, nil
 }

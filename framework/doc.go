@@ -15,6 +15,18 @@
 // sentinel and name the operation and path, so both errors.Is(err,
 // zk.ErrNoNode) and a readable message work.
 //
+// Every write is measured before it is sent, as the server will count it:
+// a ZooKeeper server closes the connection on a request over its
+// jute.maxbuffer (0xfffff bytes by default, header and data and ACLs
+// together; for a multi, all of its ops), and with the connection go the
+// trust of every hold on the client. A request over the client's limit
+// (WithMaxRequestSize, by default DefaultMaxRequestSize) fails at once
+// with ErrTooLarge and nothing is sent; CheckCreate and CheckMulti measure
+// one without sending it. Raise the limit only with the servers' own
+// jute.maxbuffer; a request over the default is then sent at most once,
+// whatever the retry policy, so that a server that refuses it closes the
+// connection once, not on every reconnect.
+//
 // A Client records metrics for itself and its recipes through the
 // OpenTelemetry metric API (WithMeterProvider; the global provider by
 // default) and logs through one *slog.Logger (WithLogger; silent by

@@ -34,8 +34,16 @@ var (
 	// is sent. It also matches ErrInvalidArgument. Create such nodes with
 	// Create.
 	ErrUnsupportedInMulti error = &matchingError{msg: "op not supported inside a multi", also: ErrInvalidArgument}
+	// ErrTooLarge is wrapped by the error of a write whose request is
+	// over the client's size limit (WithMaxRequestSize; by default
+	// ZooKeeper's jute.maxbuffer): the server would close the connection
+	// on reading its length. Nothing is sent. It also matches
+	// ErrInvalidArgument, and comes in an *OpError that names the
+	// operation and the path; the message gives the sizes.
+	ErrTooLarge error = &matchingError{msg: "request over the server's size limit", also: ErrInvalidArgument}
 	// ErrOutcomeUnknown is wrapped by the error of a write sent at most
-	// once (MultiOnce, hold.Hold.Fenced, the counters') whose reply was
+	// once (MultiOnce, hold.Hold.Fenced, the counters', any write over
+	// DefaultMaxRequestSize: see WithMaxRequestSize) whose reply was
 	// lost: the connection dropped, the client closed or the caller's
 	// context ended while it was on its way. The write may or may not have
 	// been applied (a multi: all of it or none); read the state to find

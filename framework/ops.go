@@ -65,11 +65,17 @@ func (c *Client) WatchData(ctx context.Context, path string) (<-chan zk.Event, *
 }
 
 // Set writes data to the node at path if its version is version (-1: any).
+// A request over the client's size limit fails with ErrTooLarge, unsent
+// (see WithMaxRequestSize).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
 	if err := c.check("set", path, false); err != nil {
 		return nil, err
 	}
-	return doValue(c, ctx, "set", path, func(z *zk.Conn) (*zk.Stat, error) {
+	size := requestHeaderSize + setBodySize(c.ns.fixedLen(path, false), data)
+	if size > c.maxRequest {
+		return nil, c.tooLarge("set", path, size, "")
+	}
+	return doSized(c, ctx, "set", path, size, func(z *zk.Conn) (*zk.Stat, error) {
 		return z.Set(c.ns.fix(path), data, version)
 	})
 }
@@ -221,21 +227,26 @@ func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event 
 // ErrUnsupportedInMulti before anything is sent: ZooKeeper 3.8 applies a
 // container create in a multi but answers it with a reply go-zookeeper
 // cannot read (the multi is reported failed though it was applied), and
-// fails a TTL create. When one op fails, nothing is applied and the error
-// wraps a *MultiOpError naming it.
+// fails a TTL create. A multi over the client's size limit (all its ops
+// together) fails with ErrTooLarge, unsent, naming its largest op's path.
+// When one op fails, nothing is applied and the error wraps a
+// *MultiOpError naming it.
 // Like every retried write, a Multi whose reply was lost may have been
 // applied: a retry then fails on the first conflicting op, or, with no op
 // that conflicts (a sequential create, a set of any version), applies the
 // ops a second time. hold.Hold.Fenced sends at most once.
 func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	fixed, paths, err := c.prepareMulti(ops)
+	if c.closed.Load() {
+		return nil, opErr("multi", "", ErrClosed)
+	}
+	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
-	res, err := doValue(c, ctx, "multi", "", func(z *zk.Conn) ([]zk.MultiResponse, error) {
+	res, err := doSized(c, ctx, "multi", "", size, func(z *zk.Conn) ([]zk.MultiResponse, error) {
 		res, err := z.Multi(fixed...)
 		if err != nil && len(res) > 0 {
 			return nil, &multiFailed{res: res, err: err}
@@ -262,68 +273,85 @@ type multiFailed struct {
 func (e *multiFailed) Error() string { return e.err.Error() }
 func (e *multiFailed) Unwrap() error { return e.err }
 
-// prepareMulti checks ops and returns them with the namespace applied, and
-// each op's path as the caller gave it.
-func (c *Client) prepareMulti(ops []any) ([]any, []string, error) {
-	if c.closed.Load() {
-		return nil, nil, opErr("multi", "", ErrClosed)
-	}
+// prepareMulti checks ops and returns them with the namespace applied,
+// each op's path as the caller gave it, and the size of the multi's
+// request: the header, each op's header and body, the end marker.
+func (c *Client) prepareMulti(ops []any) ([]any, []string, int, error) {
 	fixed := make([]any, len(ops))
 	paths := make([]string, len(ops))
+	size := requestHeaderSize + multiHeaderSize
+	largest, largestSize := 0, 0
 	for i, op := range ops {
 		var path string
 		var sequential bool
+		var opSize int
 		bad := func(format string, args ...any) error {
 			return opErr("multi", path, fmt.Errorf("op %d: %w: "+format, append([]any{i, ErrInvalidArgument}, args...)...))
 		}
 		switch r := op.(type) {
 		case *zk.CreateRequest:
 			if r == nil {
-				return nil, nil, bad("nil %T", op)
+				return nil, nil, 0, bad("nil %T", op)
 			}
 			path = r.Path
 			if r.Flags == zk.FlagContainer || r.Flags == zk.FlagTTL || r.Flags == zk.FlagPersistentSequentialWithTTL {
-				return nil, nil, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, ErrUnsupportedInMulti, r.Flags))
+				return nil, nil, 0, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, ErrUnsupportedInMulti, r.Flags))
 			}
 			cp := *r
 			sequential = r.Flags&zk.FlagSequence != 0
 			cp.Path = c.ns.fixCreate(r.Path, sequential)
 			cp.Acl = c.aclFor(r.Path, r.Acl)
 			fixed[i] = &cp
+			opSize = createBodySize(len(cp.Path), cp.Data, cp.Acl, false)
 		case *zk.DeleteRequest:
 			if r == nil {
-				return nil, nil, bad("nil %T", op)
+				return nil, nil, 0, bad("nil %T", op)
 			}
 			path = r.Path
 			if r.Path == "/" {
-				return nil, nil, bad("cannot delete the root")
+				return nil, nil, 0, bad("cannot delete the root")
 			}
 			cp := *r
 			cp.Path = c.ns.fix(r.Path)
 			fixed[i] = &cp
+			opSize = pathVersionBodySize(len(cp.Path))
 		case *zk.SetDataRequest:
 			if r == nil {
-				return nil, nil, bad("nil %T", op)
+				return nil, nil, 0, bad("nil %T", op)
 			}
 			cp := *r
 			path, cp.Path = r.Path, c.ns.fix(r.Path)
 			fixed[i] = &cp
+			opSize = setBodySize(len(cp.Path), cp.Data)
 		case *zk.CheckVersionRequest:
 			if r == nil {
-				return nil, nil, bad("nil %T", op)
+				return nil, nil, 0, bad("nil %T", op)
 			}
 			cp := *r
 			path, cp.Path = r.Path, c.ns.fix(r.Path)
 			fixed[i] = &cp
+			opSize = pathVersionBodySize(len(cp.Path))
 		default:
-			return nil, nil, bad("unsupported op type %T", op)
+			return nil, nil, 0, bad("unsupported op type %T", op)
 		}
 		if err := validatePath(path, sequential); err != nil {
-			return nil, nil, opErr("multi", path, fmt.Errorf("op %d: %w", i, err))
+			return nil, nil, 0, opErr("multi", path, fmt.Errorf("op %d: %w", i, err))
 		}
 		paths[i] = path
+		size += multiHeaderSize + opSize
+		if opSize > largestSize {
+			largest, largestSize = i, opSize
+		}
 	}
-	return fixed, paths, nil
+	if size > c.maxRequest {
+		if len(ops) == 0 {
+			return nil, nil, size, c.tooLarge("multi", "", size, "no ops")
+		}
+		// Named by its largest op: the one to make smaller, usually.
+		return nil, nil, size, c.tooLarge("multi", paths[largest], size,
+			fmt.Sprintf("%d ops; op %d, the largest, is %d of them", len(ops), largest, multiHeaderSize+largestSize))
+	}
+	return fixed, paths, size, nil
 }
 
 // multiResult takes the namespace off res and, if an op failed, names it
@@ -356,7 +384,10 @@ func (c *Client) multiResult(res []zk.MultiResponse, paths []string, err error) 
 // that a second application would corrupt: a sequential create, a set at
 // version -1, a count-down (hold.Hold.Fenced sends through it).
 func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	fixed, paths, err := c.prepareMulti(ops)
+	if c.closed.Load() {
+		return nil, opErr("multi", "", ErrClosed)
+	}
+	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {
 		return nil, err
 	}
@@ -385,6 +416,9 @@ func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 		// Answered: applied, or an op failed and nothing was.
 	case errors.Is(err, zk.ErrNoServer):
 		// Never sent, even if ctx ended while waiting to resend.
+	case size > DefaultMaxRequestSize && replyLost(err):
+		// The server may have closed the link on it for its size.
+		err = unanswered(size, c.closedErr(err))
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrClosing),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrClosed):
 		// Handed to the connection and not answered: go-zookeeper fails

@@ -39,6 +39,7 @@ type options struct {
 	meters      metric.MeterProvider
 	pathAttr    bool
 	release     time.Duration
+	maxRequest  int
 	session     session.Config
 }
 
@@ -151,6 +152,7 @@ func buildOptions(opts []Option) (options, error) {
 		log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		drain:       5 * time.Second,
 		release:     5 * time.Second,
+		maxRequest:  DefaultMaxRequestSize,
 		deleteRetry: time.Second,
 		meters:      otel.GetMeterProvider(),
 		session:     session.DefaultConfig(),
@@ -176,6 +178,8 @@ func buildOptions(opts []Option) (options, error) {
 		return o, bad("drain timeout %v", o.drain)
 	case o.release <= 0:
 		return o, bad("release timeout %v", o.release)
+	case o.maxRequest < 1 || o.maxRequest > maxSendable:
+		return o, bad("max request size %d: must be between 1 and %d (go-zookeeper's send buffer)", o.maxRequest, maxSendable)
 	}
 	if o.namespace != "" {
 		ns := "/" + strings.TrimPrefix(o.namespace, "/")

@@ -68,6 +68,20 @@ func (ns namespace) fixCreate(path string, sequential bool) string {
 	return ns.fix(path)
 }
 
+// fixedLen is the length of fixCreate(path, sequential), without making
+// it: every write is measured before it is sent.
+func (ns namespace) fixedLen(path string, sequential bool) int {
+	switch {
+	case ns == "":
+		return len(path)
+	case path == "/" && sequential:
+		return len(ns) + 1
+	case path == "/":
+		return len(ns)
+	}
+	return len(ns) + len(path)
+}
+
 func (ns namespace) unfix(path string) string {
 	if ns == "" {
 		return path

@@ -36,8 +36,10 @@ import (
 // Errors, each wrapped with the hold's path:
 //   - before anything is sent: ErrReleased for a released hold; ErrHoldLost
 //     and Err's reason for a hold already known lost; an error matching
-//     framework.ErrInvalidArgument (a nil context, no ops, a nil op, an op of another
-//     type, a container or TTL create: framework.ErrUnsupportedInMulti) or
+//     framework.ErrInvalidArgument (a nil context, no ops, a nil op, an op
+//     of another type, a container or TTL create:
+//     framework.ErrUnsupportedInMulti; a multi over the client's size
+//     limit, the check included: framework.ErrTooLarge) or
 //     framework.ErrInvalidPath for bad input; the context's error;
 //   - the node was gone when the multi reached the server: ErrHoldLost
 //     with framework.ErrNodeDeleted, or framework.ErrSessionLost if the hold's session is

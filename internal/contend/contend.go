@@ -633,3 +633,18 @@ func CheckCall(client *framework.Client, ctx context.Context) error {
 	}
 	return nil
 }
+
+// CheckData says why data cannot be the data of a recipe's queue nodes in
+// dir (named each of names, then a sequence number): their create would be
+// over the client's request size limit (framework.ErrTooLarge). A recipe
+// checks its participant id with it when it is made, so that nothing it
+// sends later is refused for it.
+func CheckData(c *framework.Client, dir string, data []byte, names ...string) error {
+	for _, name := range names {
+		err := c.CheckCreate(framework.Join(dir, name), data, framework.WithMode(framework.EphemeralSequential), framework.Protected())
+		if err != nil {
+			return fmt.Errorf("participant id of %d bytes: %w", len(data), err)
+		}
+	}
+	return nil
+}

@@ -470,3 +470,13 @@ func (s *Semaphore) Close() error {
 	}
 	return s.err(errors.Join(errs...))
 }
+
+// CheckID says why id cannot be the participant id of a semaphore on path:
+// its lease and lock nodes' creates would be over the client's request
+// size limit.
+func CheckID(c *framework.Client, path string, id []byte) error {
+	if err := contend.CheckData(c, framework.Join(path, leasesDir), id, leaseName); err != nil {
+		return err
+	}
+	return contend.CheckData(c, framework.Join(path, locksDir), id, lockName)
+}

@@ -77,6 +77,35 @@ func WithParticipantID(id string) Func {
 	}
 }
 
+// CheckID refuses, when a recipe is made, a participant id too large for
+// the server as the data of a node the recipe writes it to: check is the
+// client's check (framework.Client.CheckCreate or CheckMulti) of the
+// recipe's largest such write, given the id as its data. The error names
+// the recipe and its path, and wraps framework.ErrInvalidArgument and check's
+// (framework.ErrTooLarge).
+func (c *Config) CheckID(recipe, path string, check func(id []byte) error) error {
+	if err := check(c.ID); err != nil {
+		return fmt.Errorf("%s %s: %w: participant id of %d bytes: %w", recipe, path, framework.ErrInvalidArgument, len(c.ID), err)
+	}
+	return nil
+}
+
+// CheckQueueID is CheckID for a recipe that queues with the engine: its
+// nodes are protected ephemeral-sequential nodes named, in dir, each of
+// names followed by a sequence number.
+func (c *Config) CheckQueueID(client *framework.Client, recipe, dir string, names ...string) error {
+	return c.CheckID(recipe, dir, func(id []byte) error {
+		for _, name := range names {
+			err := client.CheckCreate(framework.Join(dir, name), id,
+				framework.WithMode(framework.EphemeralSequential), framework.Protected())
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // WithRevocable makes holds follow Curator's revocation requests.
 func WithRevocable() Func {
 	return func(c *Config) error { mark(c, Revocable); c.Revocable = true; return nil }

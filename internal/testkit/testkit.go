@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
@@ -247,6 +248,50 @@ func LoseSession(t testing.TB, p *zktest.Proxy, c *framework.Client) {
 			assert.NotEqual(ct, old.ID, s.ID, "still on the expired session")
 		}
 	}, 30*time.Second, 20*time.Millisecond)
+}
+
+// Link is a client's link as a test first saw it, to show later that it
+// never dropped.
+type Link struct {
+	c   *framework.Client
+	s   conn.Session
+	sub *framework.Subscription[conn.Event]
+}
+
+// WatchLink waits until c is connected and starts watching its link; the
+// watch ends with t.
+func WatchLink(t testing.TB, c *framework.Client) *Link {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
+	s, err := c.WaitConnected(ctx)
+	require.NoError(t, err)
+	return &Link{c: c, s: s, sub: sub}
+}
+
+// RequireUnbroken fails t unless c is still on the link WatchLink saw,
+// with no change of state since, after one more round trip: a request the
+// server refuses by closing the link (one over its size limit) is followed
+// by that close before anything sent after it is answered.
+func (l *Link) RequireUnbroken(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, err := l.c.Exists(ctx, "/")
+	require.NoError(t, err)
+	select {
+	case <-l.s.Suspended:
+		t.Fatalf("the link of session 0x%x dropped", l.s.ID)
+	default:
+	}
+	select {
+	case ev := <-l.sub.Changes():
+		t.Fatalf("the link changed: %v", ev)
+	default:
+	}
+	require.Equal(t, l.s.ID, l.c.Session().ID, "another session")
 }
 
 // Failure is one row of a table over a package's failures: the call, and

@@ -49,6 +49,12 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 	if err != nil {
 		return nil, err
 	}
+	// The barrier node's data (Set).
+	if err := cfg.CheckID("barrier", path, func(id []byte) error {
+		return client.CheckCreate(path, id, framework.WithParentContainers())
+	}); err != nil {
+		return nil, err
+	}
 	return &Barrier{client: client, path: path, data: cfg.ID, closing: make(chan struct{})}, nil
 }
 

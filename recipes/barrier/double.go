@@ -66,6 +66,12 @@ func NewDouble(client *framework.Client, path string, memberQty int, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
+	// A member's node's data (Enter), the longest name the id goes with.
+	if err := cfg.CheckID("double barrier", path, func(id []byte) error {
+		return client.CheckCreate(framework.Join(path, uuid.NewString()), id, framework.WithMode(framework.Ephemeral))
+	}); err != nil {
+		return nil, err
+	}
 	return &DoubleBarrier{
 		client: client, path: path, ready: framework.Join(path, readyNode), qty: memberQty,
 		data: cfg.ID, closing: make(chan struct{}),

@@ -18,6 +18,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/option"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // The errors of this package. Those every recipe shares (package hold
@@ -67,6 +68,22 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Lat
 	}
 	cfg, err := option.Build("countdown", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
+		return nil, err
+	}
+	// The id is the data of the gen- and cd- children the multis of
+	// TrySetCount and CountDown make.
+	if err := cfg.CheckID("countdown", path, func(id []byte) error {
+		gen := framework.Join(path, genPrefix+uuid.NewString())
+		if err := client.CheckMulti(
+			&zk.CreateRequest{Path: path, Data: encode(count)},
+			&zk.CreateRequest{Path: gen, Data: id}); err != nil {
+			return err
+		}
+		return client.CheckMulti(
+			&zk.CheckVersionRequest{Path: gen, Version: -1},
+			&zk.CreateRequest{Path: framework.Join(path, cdPrefix+uuid.NewString()), Data: id},
+			&zk.SetDataRequest{Path: path, Data: encode(count), Version: -1})
+	}); err != nil {
 		return nil, err
 	}
 	l := &Latch{client: client, path: path, count: count, id: cfg.ID}
@@ -509,6 +526,11 @@ func (l *Latch) fail(op string, err error, maybe bool) error {
 // link: the session or the connection failed, not the request.
 func (l *Latch) transient(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || l.isClosed() || errors.Is(err, framework.ErrClosed) {
+		return false
+	}
+	if errors.Is(err, framework.ErrOutcomeUnknown) && !retry.Retryable(err) {
+		// The framework will not resend it (the server may have closed
+		// the link on it for its size): neither does the latch.
 		return false
 	}
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||

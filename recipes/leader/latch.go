@@ -56,6 +56,9 @@ func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latc
 	if err != nil {
 		return nil, err
 	}
+	if err := contend.CheckData(client, path, []byte(cfg.id), latchName); err != nil {
+		return nil, framework.RecipeErr(latchRecipe, path, err)
+	}
 	life, cancel := context.WithCancel(context.Background())
 	return &Latch{client: client, path: path, id: cfg.id, life: life, cancel: cancel,
 		meter:   metrics.For(client.MeterProvider()).Recipe(metrics.Latch, path, client.MetricPathAttribute()),

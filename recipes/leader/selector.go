@@ -61,6 +61,9 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	if err != nil {
 		return nil, err
 	}
+	if err := contend.CheckData(client, path, []byte(cfg.id), "lock-"); err != nil {
+		return nil, framework.RecipeErr(selectorRecipe, path, err)
+	}
 	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
 		onError: cfg.onError, requeues: make(chan func(string), 1)}
 	if s.onError == nil {

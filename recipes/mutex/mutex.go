@@ -46,6 +46,9 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := contend.CheckData(client, path, cfg.id, lockName); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
+	}
 	l := reentrant.New(client, recipe, metrics.Mutex, contend.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: contend.First(1)}, cfg.revocable, cfg.lease)
 	return &Mutex{client: client, path: path, lock: l}, nil
 }

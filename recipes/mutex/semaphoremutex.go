@@ -46,6 +46,9 @@ func NewSemaphoreMutex(client *framework.Client, path string, opts ...SemaphoreM
 	if err != nil {
 		return nil, err
 	}
+	if err := lease.CheckID(client, path, cfg.id); err != nil {
+		return nil, framework.RecipeErr(semaphoreRecipe, path, err)
+	}
 	return &SemaphoreMutex{sem: lease.New(client, lease.Config{
 		Recipe: semaphoreRecipe, Kind: metrics.SemaphoreMutex, Path: path, Max: 1, ID: cfg.id, LeaseTime: cfg.lease,
 	})}, nil

@@ -90,6 +90,9 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if cfg.id == nil {
 		cfg.id = []byte(framework.DefaultParticipantID())
 	}
+	if err := contend.CheckData(client, path, cfg.id, readName, writeName); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
+	}
 	l := &RWLock{client: client, path: path, id: cfg.id}
 	markers := []string{readName, writeName}
 	l.read = &ReadLock{rw: l, lock: reentrant.New(client, readRecipe, metrics.RWLockRead, contend.Request{

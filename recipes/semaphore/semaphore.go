@@ -73,6 +73,9 @@ func build(client *framework.Client, path string, opts []Option) (lease.Config, 
 	if c.id == nil {
 		c.id = []byte(framework.DefaultParticipantID())
 	}
+	if err := lease.CheckID(client, path, c.id); err != nil {
+		return lease.Config{}, framework.RecipeErr(recipe, path, err)
+	}
 	return lease.Config{Recipe: recipe, Kind: metrics.Semaphore, Path: path, ID: c.id, LeaseTime: c.lease}, nil
 }
 

@@ -93,6 +93,10 @@ func newValue(recipe string, client *framework.Client, path string, seed []byte,
 	if _, err := option.Build(recipe, nil, opts); err != nil {
 		return nil, err
 	}
+	// The seed is the data of the node Start makes.
+	if err := client.CheckCreate(path, seed, framework.WithParentContainers()); err != nil {
+		return nil, fmt.Errorf("%s: seed of %d bytes: %w", recipe, len(seed), err)
+	}
 	seed = bytes.Clone(seed)
 	if seed == nil {
 		seed = []byte{}

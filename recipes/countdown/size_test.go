@@ -1,0 +1,25 @@
+package countdown_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/countdown"
+)
+
+// The participant id is the data of the nodes the latch's writes make:
+// one too large for the server is refused when the handle is made, not at
+// each TrySetCount or CountDown.
+func TestNewRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
+	c := newClient(t, zktest.Standalone(t).Addrs())
+	big := countdown.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize))
+	_, err := countdown.New(c, "/latch/big-id", 3, big)
+	require.ErrorIs(t, err, framework.ErrTooLarge)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "participant id")
+}
