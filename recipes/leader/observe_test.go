@@ -464,5 +464,5 @@ func ExampleObserve() {
 	// Output:
 	// indexer-1 leads; token > 0: true
 	// nobody leads
-	// stream ended: context canceled
+	// stream ended: leader observer /elections/observed: context canceled
 }

@@ -468,7 +468,7 @@ func ExampleSemaphore() {
 	fmt.Println("two more at once:", err)
 	// Output:
 	// leased, token > 0: true trusted: true
-	// two more at once: semaphore: not enough leases free: would block
+	// two more at once: semaphore /semaphores/exports: not enough leases free: would block
 }
 
 func ExampleNewShared() {
