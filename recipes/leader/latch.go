@@ -38,7 +38,6 @@ type Latch struct {
 	changed  chan struct{} // closed and replaced on every change
 	started  bool
 	stopRun  context.CancelFunc // ends a run that Start gave up on
-	lastErr  error              // the run's last failure, for Start's error
 	closed   bool
 	closeErr error
 }
@@ -84,10 +83,10 @@ func (l *Latch) ID() string {
 // Start joins the election: it returns once this participant's node is in
 // the queue, and the latch then follows the election in the background
 // until Close (queueing again after a lost session). Leadership is reported
-// by Held, Await and Subscribe. If ctx ends first, Start returns its error
-// (with the last failure, if the server refused to queue it), leaves
-// nothing behind, and may be called again. A second Start after one that
-// succeeded returns framework.ErrStarted.
+// by Held, Await and Subscribe. If the node cannot be queued (the server
+// refuses it: no permission, say), Start returns why; if ctx ends first,
+// its error. Either way it leaves nothing behind and may be called again.
+// A second Start after one that succeeded returns framework.ErrStarted.
 func (l *Latch) Start(ctx context.Context) error {
 	if err := l.usable(); err != nil {
 		return err
@@ -106,15 +105,16 @@ func (l *Latch) Start(ctx context.Context) error {
 	}
 	l.started = true
 	run, stop := context.WithCancel(l.life)
-	l.stopRun, l.lastErr = stop, nil
-	queued := make(chan struct{})
-	var once sync.Once
+	l.stopRun = stop
+	j := newJoining()
 	l.wg.Add(1)
-	go l.run(run, func(string) { once.Do(func() { close(queued) }) })
+	go l.run(run, j)
 	l.mu.Unlock()
+	var failed error
 	select {
-	case <-queued:
+	case <-j.queued:
 		return nil
+	case failed = <-j.failed:
 	case <-ctx.Done():
 	case <-l.life.Done():
 	}
@@ -122,17 +122,12 @@ func (l *Latch) Start(ctx context.Context) error {
 	l.wg.Wait() // the run deletes whatever it had made
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	select {
-	case <-queued:
-		// Queued as ctx ended, and left again as the run stopped.
-	default:
-	}
 	l.started = false
-	if l.closed {
+	switch {
+	case l.closed:
 		return l.err(framework.ErrClosed)
-	}
-	if l.lastErr != nil {
-		return l.err(errors.Join(ctx.Err(), l.lastErr))
+	case failed != nil:
+		return l.err(failed)
 	}
 	return l.err(ctx.Err())
 }
@@ -251,7 +246,7 @@ func (l *Latch) err(err error) error { return framework.RecipeErr(latchRecipe, l
 // run competes until life ends: queue (telling queued), lead while
 // trusted, and after a loss either lead again (same node, still first,
 // same session) or queue anew.
-func (l *Latch) run(life context.Context, queued func(string)) {
+func (l *Latch) run(life context.Context, j *joining) {
 	defer l.wg.Done()
 	c := l.client
 	var node string
@@ -278,16 +273,16 @@ func (l *Latch) run(life context.Context, queued func(string)) {
 				_ = c.DeleteLater(node, owner)
 				node = ""
 			}
-			e, err = contend.Enter(life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1), Queued: queued})
+			e, err = contend.Enter(life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1), Queued: j.queue})
 		}
 		if err != nil {
 			l.meter.Acquire(life, start, contend.Outcome(err))
 			if life.Err() != nil {
 				return
 			}
-			l.mu.Lock()
-			l.lastErr = err
-			l.mu.Unlock()
+			if j.fail(err) {
+				return // Start returns it
+			}
 			c.Logger().Warn("leader latch: will try again", "path", l.path, "err", err)
 			if !contend.Pause(life) {
 				return

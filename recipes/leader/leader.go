@@ -17,6 +17,8 @@ package leader
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -73,4 +75,43 @@ func Leader(ctx context.Context, client *framework.Client, path string) (string,
 func participants(ctx context.Context, client *framework.Client, path string, markers ...string) ([]string, error) {
 	ids, err := contend.Participants(ctx, client, path, markers...)
 	return ids, contend.Err(err, false)
+}
+
+// joining is what a Start (or a Requeue) waits for from the participant's
+// run: its node in the queue, or the failure of its first attempt (the
+// server refused the node: no permission, a parent that cannot have
+// children), which Start returns instead of leaving the run to retry in
+// the background for ever.
+type joining struct {
+	once   sync.Once
+	queued chan struct{}
+	failed chan error // taken by Start, at most one
+	done   atomic.Bool
+}
+
+func newJoining() *joining {
+	return &joining{queued: make(chan struct{}), failed: make(chan error, 1)}
+}
+
+// queue says the node is in the queue.
+func (j *joining) queue(string) {
+	j.once.Do(func() {
+		j.done.Store(true)
+		close(j.queued)
+	})
+}
+
+// fail hands err to the Start waiting for the first attempt, and reports
+// whether it took it: the run then ends. After the node was queued once,
+// a failure is the run's own to report.
+func (j *joining) fail(err error) bool {
+	if j.done.Load() {
+		return false
+	}
+	select {
+	case j.failed <- err:
+		return true
+	default:
+		return false
+	}
 }

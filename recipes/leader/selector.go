@@ -36,7 +36,7 @@ type Selector struct {
 	life     context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	requeues chan func(string) // a Requeue's "queued" signal
+	requeues chan *joining // a Requeue's
 
 	mu      sync.Mutex
 	term    *hold.Hold // while Func runs
@@ -65,7 +65,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
 	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
-		onError: cfg.onError, requeues: make(chan func(string), 1)}
+		onError: cfg.onError, requeues: make(chan *joining, 1)}
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }
 	}
@@ -96,9 +96,11 @@ func (s *Selector) ID() string {
 
 // Start begins competing, once or (WithAutoRequeue) again after each term:
 // it returns once this participant's node is in the queue, and the
-// selector then competes in the background until Close. If ctx ends first,
-// Start returns its error, leaves nothing behind, and may be called again.
-// A second Start after one that succeeded returns framework.ErrStarted.
+// selector then competes in the background until Close. If the node cannot
+// be queued (the server refuses it: no permission, say), Start returns
+// why; if ctx ends first, its error. Either way it leaves nothing behind
+// and may be called again. A second Start after one that succeeded
+// returns framework.ErrStarted.
 func (s *Selector) Start(ctx context.Context) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -118,14 +120,15 @@ func (s *Selector) Start(ctx context.Context) error {
 	s.started = true
 	run, stop := context.WithCancel(s.life)
 	s.stopRun = stop
-	queued := make(chan struct{})
-	var once sync.Once
+	j := newJoining()
 	s.wg.Add(1)
-	go s.run(run, func(string) { once.Do(func() { close(queued) }) })
+	go s.run(run, j)
 	s.mu.Unlock()
+	var failed error
 	select {
-	case <-queued:
+	case <-j.queued:
 		return nil
+	case failed = <-j.failed:
 	case <-ctx.Done():
 	case <-s.life.Done():
 	}
@@ -134,8 +137,11 @@ func (s *Selector) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.started = false
-	if s.closed {
+	switch {
+	case s.closed:
 		return s.err(framework.ErrClosed)
+	case failed != nil:
+		return s.err(failed)
 	}
 	return s.err(ctx.Err())
 }
@@ -163,18 +169,18 @@ func (s *Selector) Requeue(ctx context.Context) error {
 		s.mu.Unlock()
 		return nil // it competes again by itself
 	}
-	queued := make(chan struct{})
-	var once sync.Once
-	signal := func(string) { once.Do(func() { close(queued) }) }
+	j := newJoining()
 	select {
-	case s.requeues <- signal:
+	case s.requeues <- j:
 	default:
-		signal("") // one is pending already: it will queue
+		j.queue("") // one is pending already: it will queue
 	}
 	s.mu.Unlock()
 	select {
-	case <-queued:
+	case <-j.queued:
 		return nil
+	case err := <-j.failed:
+		return s.err(err)
 	case <-ctx.Done():
 		return s.err(ctx.Err())
 	case <-s.life.Done():
@@ -235,18 +241,26 @@ func (s *Selector) usable() error {
 // err names the selector and its path in err.
 func (s *Selector) err(err error) error { return framework.RecipeErr(selectorRecipe, s.path, err) }
 
-func (s *Selector) run(life context.Context, queued func(string)) {
+func (s *Selector) run(life context.Context, j *joining) {
 	defer s.wg.Done()
 	for {
-		if err := s.lead(life, queued); err != nil && life.Err() == nil {
+		led, err := s.lead(life, j.queue)
+		if err != nil && life.Err() == nil {
+			if j.fail(err) {
+				return // Start returns it
+			}
 			s.onError(err)
 		}
 		if life.Err() != nil {
 			return
 		}
+		if !led && !contend.Pause(life) {
+			// Not leading, nothing held: it paused before trying again.
+			return
+		}
 		if !s.requeue {
 			select {
-			case queued = <-s.requeues:
+			case j = <-s.requeues:
 			case <-life.Done():
 				return
 			}
@@ -254,16 +268,15 @@ func (s *Selector) run(life context.Context, queued func(string)) {
 	}
 }
 
-// lead takes the lock, runs fn under the hold's context and releases.
-func (s *Selector) lead(life context.Context, queued func(string)) error {
+// lead takes the lock, runs fn under the hold's context and releases; led
+// says whether it got as far as leading.
+func (s *Selector) lead(life context.Context, queued func(string)) (led bool, err error) {
 	h, err := s.lock.AcquireQueued(life, false, queued)
 	if err != nil {
 		if life.Err() != nil {
-			return nil
+			return false, nil
 		}
-		// Not leading, nothing held: pause before trying again.
-		contend.Pause(life)
-		return err
+		return false, err
 	}
 	s.setTerm(h)
 	log := s.client.Logger()
@@ -283,7 +296,7 @@ func (s *Selector) lead(life context.Context, queued func(string)) error {
 	if rerr := h.Release(); rerr != nil && !errors.Is(rerr, hold.ErrHoldLost) && !errors.Is(rerr, hold.ErrReleased) {
 		err = errors.Join(err, rerr)
 	}
-	return err
+	return true, err
 }
 
 // call runs fn, turning a panic into an error.
