@@ -92,7 +92,7 @@ func inProcess(t *testing.T, addrs []string, path, op string, n int, ready strin
 	return testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(addrs, ","), path, op, n), ready)
 }
 
-func newLatch(t *testing.T, c *framework.Client, path string, count int, opts ...countdown.Option) *countdown.Latch {
+func newLatch(t testing.TB, c *framework.Client, path string, count int, opts ...countdown.Option) *countdown.Latch {
 	t.Helper()
 	l, err := countdown.New(c, path, count, opts...)
 	require.NoError(t, err)
@@ -101,7 +101,7 @@ func newLatch(t *testing.T, c *framework.Client, path string, count int, opts ..
 }
 
 // setLatch makes the latch at path with count, and fails t unless it did.
-func setLatch(t *testing.T, c *framework.Client, path string, count int) *countdown.Latch {
+func setLatch(t testing.TB, c *framework.Client, path string, count int) *countdown.Latch {
 	t.Helper()
 	l := newLatch(t, c, path, count)
 	ok, err := l.TrySetCount(ctxT(t, 30*time.Second))
