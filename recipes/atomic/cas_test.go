@@ -83,6 +83,25 @@ func casLoop[T int32 | int64](t *testing.T, n *atomic.Number[T], target T) {
 	require.Equal(t, target, r.PostValue, "a Get then CompareAndSet loop made no progress")
 }
 
+// CompareAndSet(0, n) on a missing node loses to a create by someone else
+// between its read and its own create: nothing of it is written.
+func TestCompareAndSetOnAMissingNodeLosesToAConcurrentCreate(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	rival := newLong(t, newClient(t, cl.Addrs()), "/cas/raced")
+	l := newLong(t, c, "/cas/raced")
+	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+		created, err := rival.Initialize(ctxT(t, 10*time.Second), 9)
+		require.NoError(t, err)
+		require.True(t, created)
+	}))
+	r, err := l.CompareAndSet(ctxT(t, 10*time.Second), 0, 5)
+	require.NoError(t, err)
+	assert.False(t, r.Succeeded, "the rival made the node first")
+	assert.Equal(t, int64(0), r.PreValue)
+	assert.Equal(t, int64(9), rawLong(t, c, "/cas/raced"))
+}
+
 // CompareAndSet(0, n) on a missing node creates it, sent at most once: a
 // lost reply is ErrOutcomeUnknown, and the node is made once.
 func TestCompareAndSetCreatingTheNodeWhoseReplyIsLostIsAnUnknownOutcome(t *testing.T) {

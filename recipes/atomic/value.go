@@ -169,8 +169,22 @@ func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
 
 // CompareAndSet sets the value to newValue if it is expectedValue (byte
 // for byte), in one try: Succeeded false if it was not, or if someone else
-// wrote between the read and the write. It never creates the node.
+// wrote between the read and the write.
+//
+// A missing node and an empty one hold nothing, as Get reads them: an
+// empty (or nil) expectedValue matches both. On a missing node a match
+// creates the node (its parents as containers) with newValue; if someone
+// else creates it first, Succeeded is false. A loop of Get then
+// CompareAndSet makes progress from a node that does not exist yet
+// (Curator's compareAndSet never creates it). The write is sent at most
+// once, the create too: a lost reply is ErrOutcomeUnknown.
 func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byte) (Result[[]byte], error) {
+	return v.compareAndSet(ctx, func(cur []byte) bool { return bytes.Equal(cur, expectedValue) }, newValue)
+}
+
+// compareAndSet is CompareAndSet with the comparison of the value read
+// (nil for a missing node) left to matches.
+func (v *Value) compareAndSet(ctx context.Context, matches func(cur []byte) bool, newValue []byte) (Result[[]byte], error) {
 	if err := v.check("compare-and-set"); err != nil {
 		return Result[[]byte]{}, err
 	}
@@ -180,13 +194,17 @@ func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byt
 		return res, v.fail("compare-and-set", err)
 	}
 	res.PreValue = data
-	if st == nil || !bytes.Equal(data, expectedValue) {
+	if !matches(data) {
 		return res, nil
 	}
 	if v.beforeWrite != nil {
 		v.beforeWrite(nil)
 	}
-	err = v.setVersioned(ctx, nil, st, newValue)
+	if st == nil {
+		err = v.create(ctx, nil, newValue) // errConflict: created by someone else first
+	} else {
+		err = v.setVersioned(ctx, nil, st, newValue)
+	}
 	switch {
 	case err == nil:
 		res.Succeeded, res.PostValue = true, clone(newValue)
