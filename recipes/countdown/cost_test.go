@@ -1,7 +1,6 @@
 package countdown_test
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"testing"
@@ -11,12 +10,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // A count-down's marker is only needed until its call knows whether it
@@ -45,18 +42,18 @@ func TestCountDownsDoNotListTheLatch(t *testing.T) {
 	cl := zktest.Standalone(t)
 	const path = "/latches/no-listing"
 	setLatch(t, newClient(t, cl.Addrs()), path, 100)
-	req := newRequestCounter(t)
-	l := newLatch(t, newClient(t, cl.Addrs(), framework.WithMeterProvider(req.provider)), path, 0)
+	req := testkit.NewRequests(t)
+	l := newLatch(t, newClient(t, cl.Addrs(), req.Option()), path, 0)
 	ok, err := l.CountDown(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	require.True(t, ok)
-	before := req.count(t, "children")
+	before := req.Count(t, "children")
 	for range 30 {
 		ok, err := l.CountDown(ctxT(t, 10*time.Second))
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	assert.Equal(t, before, req.count(t, "children"), "30 count-downs listed the latch")
+	assert.Equal(t, before, req.Count(t, "children"), "30 count-downs listed the latch")
 }
 
 // BenchmarkCountDown is the cost of one CountDown on a latch that count
@@ -72,8 +69,8 @@ func TestCountDownsDoNotListTheLatch(t *testing.T) {
 // version, the latch has no such child at all, an easier case.
 func BenchmarkCountDown(b *testing.B) {
 	cl := zktest.Standalone(b)
-	req := newRequestCounter(b)
-	c := newClient(b, cl.Addrs(), framework.WithMeterProvider(req.provider))
+	req := testkit.NewRequests(b)
+	c := newClient(b, cl.Addrs(), req.Option())
 	for _, before := range []int{10, 100_000} {
 		path := fmt.Sprintf("/bench/count-%d", before)
 		// Room for every round of every b.N: the latch never opens.
@@ -84,7 +81,7 @@ func BenchmarkCountDown(b *testing.B) {
 		require.NoError(b, err)
 		b.Run(fmt.Sprintf("count=%d", before), func(b *testing.B) {
 			b.ReportAllocs()
-			lists := req.count(b, "children")
+			lists := req.Count(b, "children")
 			calls := 0
 			for b.Loop() {
 				ok, err := l.CountDown(ctx)
@@ -93,7 +90,7 @@ func BenchmarkCountDown(b *testing.B) {
 				}
 				calls++
 			}
-			b.ReportMetric(float64(req.count(b, "children")-lists)/float64(calls), "listings/op")
+			b.ReportMetric(float64(req.Count(b, "children")-lists)/float64(calls), "listings/op")
 		})
 	}
 }
@@ -119,40 +116,3 @@ func prepareCountDowns(b *testing.B, c *framework.Client, path string, n int) {
 }
 
 func decodeCount(b []byte) int { return int(int32(binary.BigEndian.Uint32(b))) }
-
-// requestCounter counts a client's ZooKeeper requests by operation, from
-// the client's own metrics (framework.WithMeterProvider).
-type requestCounter struct {
-	reader   *sdkmetric.ManualReader
-	provider *sdkmetric.MeterProvider
-}
-
-func newRequestCounter(t testing.TB) *requestCounter {
-	r := sdkmetric.NewManualReader()
-	rc := &requestCounter{reader: r, provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))}
-	t.Cleanup(func() { _ = rc.provider.Shutdown(context.Background()) })
-	return rc
-}
-
-// count is how many requests of op ("children", "get", "multi", ...) the
-// client has sent so far.
-func (rc *requestCounter) count(t testing.TB, op string) uint64 {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, rc.reader.Collect(context.Background(), &rm))
-	var n uint64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			h, ok := m.Data.(metricdata.Histogram[float64])
-			if m.Name != metrics.RequestDuration || !ok {
-				continue
-			}
-			for _, dp := range h.DataPoints {
-				if v, ok := dp.Attributes.Value(metrics.KeyOperation); ok && v.AsString() == op {
-					n += dp.Count
-				}
-			}
-		}
-	}
-	return n
-}
