@@ -123,7 +123,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 			opt(&o)
 		}
 	}
-	if err := c.check("create", path, o.mode.sequential()); err != nil {
+	if err := c.check(ctx, "create", path, o.mode.sequential()); err != nil {
 		return "", err
 	}
 	if err := o.validate(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -148,7 +149,12 @@ func (v *Value) fail(op string, err error) error {
 	return fmt.Errorf("atomic %s %s: %w", op, v.path, err)
 }
 
-func (v *Value) check(op string) error {
+// check refuses a nil ctx, and a closed counter or client, before
+// anything is sent.
+func (v *Value) check(ctx context.Context, op string) error {
+	if ctx == nil {
+		return v.fail(op, errs.ErrNilContext)
+	}
 	if v.closed.Load() || v.client.Closed() {
 		return v.fail(op, ErrClosed)
 	}
@@ -157,7 +163,7 @@ func (v *Value) check(op string) error {
 
 // Get returns the current value (nil if the node does not exist).
 func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
-	if err := v.check("get"); err != nil {
+	if err := v.check(ctx, "get"); err != nil {
 		return Result[[]byte]{}, err
 	}
 	data, _, err := v.read(ctx)
@@ -185,7 +191,7 @@ func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byt
 // compareAndSet is CompareAndSet with the comparison of the value read
 // (nil for a missing node) left to matches.
 func (v *Value) compareAndSet(ctx context.Context, matches func(cur []byte) bool, newValue []byte) (Result[[]byte], error) {
-	if err := v.check("compare-and-set"); err != nil {
+	if err := v.check(ctx, "compare-and-set"); err != nil {
 		return Result[[]byte]{}, err
 	}
 	var res Result[[]byte]
@@ -229,7 +235,7 @@ func (v *Value) TrySet(ctx context.Context, newValue []byte) (Result[[]byte], er
 // ForceSet sets the value to newValue whatever it is, creating the node
 // (and its parents, as containers) if it does not exist.
 func (v *Value) ForceSet(ctx context.Context, newValue []byte) error {
-	if err := v.check("force-set"); err != nil {
+	if err := v.check(ctx, "force-set"); err != nil {
 		return err
 	}
 	set := &zk.SetDataRequest{Path: v.path, Data: newValue, Version: -1}
@@ -254,7 +260,7 @@ func (v *Value) ForceSet(ctx context.Context, newValue []byte) error {
 // Initialize creates the node with value if it does not exist, and
 // reports whether it did.
 func (v *Value) Initialize(ctx context.Context, value []byte) (bool, error) {
-	if err := v.check("initialize"); err != nil {
+	if err := v.check(ctx, "initialize"); err != nil {
 		return false, err
 	}
 	err := v.create(ctx, nil, value)
@@ -272,7 +278,7 @@ func (v *Value) Initialize(ctx context.Context, value []byte) (bool, error) {
 // the node does not exist).
 func (v *Value) trySet(ctx context.Context, op string, make func(prev []byte) ([]byte, error)) (Result[[]byte], error) {
 	var res Result[[]byte]
-	if err := v.check(op); err != nil {
+	if err := v.check(ctx, op); err != nil {
 		return res, err
 	}
 	start := time.Now()

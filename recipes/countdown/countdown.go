@@ -18,6 +18,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
@@ -597,8 +598,8 @@ func deletes(parent string, names []string) []any {
 // begin checks the handle and ctx before anything is sent, and returns a
 // context that also ends with Close.
 func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), error) {
-	if ctx == nil {
-		return nil, nil, fmt.Errorf("countdown %s %s: %w: nil context", op, l.path, framework.ErrInvalidArgument)
+	if err := errs.NilContext(ctx, "countdown "+op+" "+l.path); err != nil {
+		return nil, nil, err
 	}
 	if l.isClosed() {
 		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, ErrClosed)
