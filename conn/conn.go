@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/connlink"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // ErrClosed is returned by every method of a Conn after Close.
@@ -99,8 +100,13 @@ type Session struct {
 
 // Dial starts a session with the ensemble at servers ("host:port", the port
 // defaulting to 2181) and returns once the first session is established and
-// its credentials are accepted, or when ctx ends.
+// its credentials are accepted, or when ctx ends. A nil ctx is refused
+// before anything is sent, with an error matching
+// framework.ErrInvalidArgument (as every call that takes a context).
 func Dial(ctx context.Context, servers []string, opts ...Option) (*Conn, error) {
+	if err := errs.NilContext(ctx, "conn: dial"); err != nil {
+		return nil, err
+	}
 	cfg := defaultConfig()
 	for _, o := range opts {
 		if o != nil {
@@ -470,6 +476,9 @@ func (c *Conn) sessionOfLocked() Session {
 // Reconnected or ReadOnly) and returns its session. It returns ErrClosed after
 // Close and ctx's error when ctx ends first.
 func (c *Conn) WaitConnected(ctx context.Context) (Session, error) {
+	if err := errs.NilContext(ctx, "conn: wait connected"); err != nil {
+		return Session{}, err
+	}
 	for {
 		c.mu.Lock()
 		st, changed, session := c.state, c.changed, c.sessionOfLocked()

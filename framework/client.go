@@ -19,6 +19,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/internal/connlink"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -297,6 +298,9 @@ func (c *Client) Subscribe() *conn.Subscription { return c.conn.Subscribe() }
 // returns the session (see conn.Conn.WaitConnected). On a closed client it
 // returns ErrClosed.
 func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
+	if ctx == nil {
+		return conn.Session{}, opErr("wait connected", "", errs.ErrNilContext)
+	}
 	if c.Closed() {
 		return conn.Session{}, ErrClosed
 	}
@@ -497,7 +501,12 @@ func (c *Client) logUndeleted(path string, owner int64, err error) {
 }
 
 // Drain waits until every background delete has finished, or ctx ends.
-func (c *Client) Drain(ctx context.Context) error { return c.deleter.drain(ctx) }
+func (c *Client) Drain(ctx context.Context) error {
+	if ctx == nil {
+		return opErr("drain", "", errs.ErrNilContext)
+	}
+	return c.deleter.drain(ctx)
+}
 
 // PendingDeletes returns the paths the client is still deleting in the
 // background.
@@ -750,8 +759,12 @@ func (c *Client) closedErr(err error) error {
 	return err
 }
 
-// check validates a path and the client's state before anything is sent.
-func (c *Client) check(op, path string, sequential bool) error {
+// check validates the context, a path and the client's state before
+// anything is sent.
+func (c *Client) check(ctx context.Context, op, path string, sequential bool) error {
+	if ctx == nil {
+		return opErr(op, path, errs.ErrNilContext)
+	}
 	if c.closed.Load() {
 		return opErr(op, path, ErrClosed)
 	}

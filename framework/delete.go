@@ -39,7 +39,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 			opt(&o)
 		}
 	}
-	if err := c.check("delete", path, false); err != nil {
+	if err := c.check(ctx, "delete", path, false); err != nil {
 		return err
 	}
 	if path == "/" {
@@ -64,7 +64,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 // for bad input, a closed client, or a ctx that ends before the request
 // could be sent (the delete then goes on in the background all the same).
 func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) error {
-	if err := c.check("delete", path, false); err != nil {
+	if err := c.check(ctx, "delete", path, false); err != nil {
 		return err
 	}
 	if path == "/" {
@@ -103,7 +103,7 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 // ephemeral of session owner: once that session is gone, so is the node, and
 // a node of the same name made by someone else is left alone.
 func (c *Client) deleteLater(path string, owner int64) error {
-	if err := c.check("delete", path, false); err != nil {
+	if err := c.check(c.life, "delete", path, false); err != nil {
 		return err
 	}
 	c.deleter.enqueue(deleteJob{path: path, version: -1, owner: owner})

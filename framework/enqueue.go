@@ -21,7 +21,7 @@ import (
 // reply carries its zxid, which is the node's czxid. If anything gets in the
 // way (a retried create, a new session), enqueue falls back to asking.
 func (c *Client) enqueue(ctx context.Context, path string, data []byte) (*fwlink.Queued, error) {
-	if err := c.check("create", path, true); err != nil {
+	if err := c.check(ctx, "create", path, true); err != nil {
 		return nil, err
 	}
 	id := uuid.NewString()

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 var (
@@ -16,9 +18,11 @@ var (
 	// matches zk.ErrInvalidPath.
 	ErrInvalidPath = fmt.Errorf("framework: %w", zk.ErrInvalidPath)
 	// ErrInvalidArgument is wrapped by errors about other bad arguments
-	// (negative TTL, nil option values, ...), reported before anything is
-	// sent.
-	ErrInvalidArgument = errors.New("framework: invalid argument")
+	// (negative TTL, nil option values, a nil context, ...), reported
+	// before anything is sent. Every call of this module that takes a
+	// context, conn's and retry's included, refuses a nil one with an
+	// error that wraps it.
+	ErrInvalidArgument = errs.ErrInvalidArgument
 	// ErrDeferred is joined to the error of a guaranteed delete that could not
 	// finish now: the client goes on with it in the background.
 	ErrDeferred = errors.New("framework: delete continues in the background")

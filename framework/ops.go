@@ -8,13 +8,14 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // Get returns the data and Stat of the node at path.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
-	if err := c.check("get", path, false); err != nil {
+	if err := c.check(ctx, "get", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "get", path, func(z *zk.Conn) (nodeResult, error) {
@@ -30,7 +31,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 // alive for as long as you wait on the channel, and end it when you stop
 // waiting, so that nothing is left behind for a node that never changes.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check("getw", path, false); err != nil {
+	if err := c.check(ctx, "getw", path, false); err != nil {
 		return nil, nil, nil, err
 	}
 	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -49,7 +50,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 // node's change, or an EventNotWatching when the session ends), and must
 // not read the event's path (it carries the namespace).
 func (c *Client) getWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
-	if err := c.check("getw", path, false); err != nil {
+	if err := c.check(ctx, "getw", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -63,7 +64,7 @@ func (c *Client) getWRaw(ctx context.Context, path string) (<-chan zk.Event, *zk
 // A request over the client's size limit fails with ErrTooLarge, unsent
 // (see WithMaxRequestSize).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := c.check("set", path, false); err != nil {
+	if err := c.check(ctx, "set", path, false); err != nil {
 		return nil, err
 	}
 	size := requestHeaderSize + setBodySize(c.ns.fixedLen(path, false), data)
@@ -77,7 +78,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 
 // Exists reports whether the node at path exists, with its Stat if so.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
-	if err := c.check("exists", path, false); err != nil {
+	if err := c.check(ctx, "exists", path, false); err != nil {
 		return false, nil, err
 	}
 	r, err := doValue(c, ctx, "exists", path, func(z *zk.Conn) (nodeResult, error) {
@@ -90,7 +91,7 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 // ExistsW is Exists that also sets a watch, which fires when the node is
 // created, changed or deleted. The watch belongs to ctx, as for GetW.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check("existsw", path, false); err != nil {
+	if err := c.check(ctx, "existsw", path, false); err != nil {
 		return false, nil, nil, err
 	}
 	r, err := doValue(c, ctx, "existsw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -106,7 +107,7 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-ch
 // Children returns the names of the children of path, in no particular
 // order.
 func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	if err := c.check("children", path, false); err != nil {
+	if err := c.check(ctx, "children", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "children", path, func(z *zk.Conn) (nodeResult, error) {
@@ -120,7 +121,7 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 // added or removed, or the node is deleted. The watch belongs to ctx, as
 // for GetW.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check("childrenw", path, false); err != nil {
+	if err := c.check(ctx, "childrenw", path, false); err != nil {
 		return nil, nil, nil, err
 	}
 	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -136,7 +137,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 // childrenWRaw is ChildrenW with go-zookeeper's own channel, which it closes
 // once the watch has fired, and no goroutine to forward it.
 func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
-	if err := c.check("childrenw", path, false); err != nil {
+	if err := c.check(ctx, "childrenw", path, false); err != nil {
 		return nil, 0, nil, err
 	}
 	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -161,7 +162,7 @@ type nodeResult struct {
 // Sync makes the server the client is connected to catch up with the leader
 // on path, so that a read after it sees every write committed before it.
 func (c *Client) Sync(ctx context.Context, path string) error {
-	if err := c.check("sync", path, false); err != nil {
+	if err := c.check(ctx, "sync", path, false); err != nil {
 		return err
 	}
 	return c.do(ctx, "sync", path, func(z *zk.Conn) error {
@@ -215,8 +216,8 @@ func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event 
 // that conflicts (a sequential create, a set of any version), applies the
 // ops a second time. hold.Hold.Fenced sends at most once.
 func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if c.closed.Load() {
-		return nil, opErr("multi", "", ErrClosed)
+	if err := c.checkMultiCall(ctx); err != nil {
+		return nil, err
 	}
 	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {
@@ -251,6 +252,18 @@ type multiFailed struct {
 
 func (e *multiFailed) Error() string { return e.err.Error() }
 func (e *multiFailed) Unwrap() error { return e.err }
+
+// checkMultiCall refuses a multi with a nil context or on a closed
+// client, before anything is sent.
+func (c *Client) checkMultiCall(ctx context.Context) error {
+	if ctx == nil {
+		return opErr("multi", "", errs.ErrNilContext)
+	}
+	if c.closed.Load() {
+		return opErr("multi", "", ErrClosed)
+	}
+	return nil
+}
 
 // prepareMulti checks ops and returns them with the namespace applied,
 // each op's path as the caller gave it, and the size of the multi's
@@ -359,8 +372,8 @@ func (c *Client) multiResult(res []zk.MultiResponse, paths []string, err error) 
 // connection dropped while it was on its way, the client closed, ctx ended
 // after it was handed to the connection) wraps ErrOutcomeUnknown.
 func (c *Client) multiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if c.closed.Load() {
-		return nil, opErr("multi", "", ErrClosed)
+	if err := c.checkMultiCall(ctx); err != nil {
+		return nil, err
 	}
 	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {

@@ -125,7 +125,9 @@ func (h *Hold) Err() error { return h.in().Err() }
 // the hold ends, with Err as its cause: run the protected work under it.
 // Cancel parent to free the context's goroutine early. The cause is Err as
 // it was when the hold ended; Err itself may say more later
-// (ErrSessionLost once a hold that ended in doubt is known lost).
+// (ErrSessionLost once a hold that ended in doubt is known lost). A nil
+// parent is bad input: the context is cancelled at once, its cause an
+// error matching framework.ErrInvalidArgument.
 func (h *Hold) Context(parent context.Context) context.Context { return h.in().Context(parent) }
 
 // Extend moves the end of the hold's lease (a recipe's WithLeaseTime) to d
@@ -183,11 +185,11 @@ func (h *Hold) Release() error { return h.in().Release() }
 // Errors, each wrapped with the hold's path:
 //   - before anything is sent: ErrReleased for a released hold; ErrHoldLost
 //     and Err's reason for a hold already known lost; an error matching
-//     framework.ErrInvalidArgument (no ops, a nil op, an op of another
-//     type, a container or TTL create: framework.ErrUnsupportedInMulti;
-//     a multi over the client's size limit, the check included:
-//     framework.ErrTooLarge) or framework.ErrInvalidPath for bad input;
-//     the context's error;
+//     framework.ErrInvalidArgument (a nil ctx, no ops, a nil op, an op of
+//     another type, a container or TTL create:
+//     framework.ErrUnsupportedInMulti; a multi over the client's size
+//     limit, the check included: framework.ErrTooLarge) or
+//     framework.ErrInvalidPath for bad input; the context's error;
 //   - the node was gone when the multi reached the server: ErrHoldLost
 //     with ErrNodeDeleted, or ErrSessionLost if the hold's session is
 //     gone. Nothing was applied, and the hold ends (Done closes);

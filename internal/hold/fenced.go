@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 )
 
@@ -29,6 +30,9 @@ var ErrFenceCheckFailed = errors.New("fenced write: the check of the hold's node
 func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	n := h.node
 	fail := func(err error) error { return fmt.Errorf("fenced write under %s: %w", n.path, err) }
+	if ctx == nil {
+		return nil, fail(errs.ErrNilContext)
+	}
 	if h.released.Load() {
 		if h.byClose.Load() {
 			return nil, fail(ErrReleasedByClose)

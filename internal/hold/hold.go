@@ -202,7 +202,7 @@ func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Context is Hold.Context for the node.
 func (n *Node) Context(parent context.Context) context.Context {
-	return UntilDone(parent, n.done, n.Err)
+	return UntilDone(parent, "hold "+n.path, n.done, n.Err)
 }
 
 func (n *Node) lossCause() error {
@@ -509,12 +509,20 @@ func (h *Hold) Err() error {
 // when the hold ended; Err itself may say more later (ErrSessionLost once
 // a hold that ended in doubt is known lost).
 func (h *Hold) Context(parent context.Context) context.Context {
-	return UntilDone(parent, h.done, h.Err)
+	return UntilDone(parent, "hold "+h.node.path, h.done, h.Err)
 }
 
 // UntilDone is a context, derived from parent, cancelled with cause() when
-// done closes: what every hold's Context is.
-func UntilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
+// done closes: what every hold's Context is. A nil parent is bad input
+// (what names the hold): the context is cancelled at once, its cause an
+// error matching framework.ErrInvalidArgument, so that no work runs under
+// it as if it were protected.
+func UntilDone(parent context.Context, what string, done <-chan struct{}, cause func() error) context.Context {
+	if err := errs.NilContext(parent, what); err != nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(err)
+		return ctx
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	go func() {
 		select {

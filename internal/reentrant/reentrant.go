@@ -16,6 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	pub "github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
@@ -33,6 +34,7 @@ var (
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
 type Lock struct {
 	client    *framework.Client
+	name      string // the recipe and its path, for errors
 	request   contend.Request
 	revocable bool
 	lease     time.Duration // each node's lease time; 0: none
@@ -69,7 +71,7 @@ type entry struct {
 func New(client *framework.Client, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
-	return &Lock{client: client, request: request, revocable: revocable, lease: lease, life: life, cancel: cancel, holds: map[int64]*entry{},
+	return &Lock{client: client, name: kind.String() + " " + request.Dir, request: request, revocable: revocable, lease: lease, life: life, cancel: cancel, holds: map[int64]*entry{},
 		meter: fwlink.Of(client).Metrics().Recipe(kind, request.Dir)}
 }
 
@@ -83,6 +85,9 @@ func (l *Lock) Meter() *metrics.Recipe { return l.meter }
 // measured (acquire duration and outcome); a re-entry is not: it does not
 // wait.
 func (l *Lock) Acquire(ctx context.Context, noWait bool) (_ *pub.Hold, err error) {
+	if err := errs.NilContext(ctx, l.name); err != nil {
+		return nil, err // even for a re-entry, which would not use it
+	}
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
 		return (*pub.Hold)(h), err

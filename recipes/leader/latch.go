@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -110,6 +111,9 @@ func (l *Latch) currentLocked() *hold.Hold {
 // Await blocks until this participant leads, ctx ends or the latch closes,
 // and returns the term.
 func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
+	if err := errs.NilContext(ctx, "leader latch "+l.path); err != nil {
+		return nil, err
+	}
 	for {
 		l.mu.Lock()
 		term, changed, closed := l.currentLocked(), l.changed, l.closed

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
@@ -89,13 +90,16 @@ func (o *Observer) Err() error {
 // One goroutine serves the stream; it ends, and the channel closes, when
 // ctx ends or the client closes, whether or not anyone reads. Observe
 // takes no options yet (any is refused with ErrInvalidOption). A nil
-// client is ErrNilClient, a bad path framework.ErrInvalidPath and a closed
-// client ErrClosed.
+// client is ErrNilClient, a bad path framework.ErrInvalidPath, a nil ctx
+// framework.ErrInvalidArgument and a closed client ErrClosed.
 func Observe(ctx context.Context, client *framework.Client, path string, opts ...Option) (*Observer, error) {
 	if client == nil {
 		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
 	if err := framework.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if err := errs.NilContext(ctx, "leader: observe "+path); err != nil {
 		return nil, err
 	}
 	if slices.ContainsFunc(opts, func(o Option) bool { return o != nil }) {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // Lock is what a MultiLock is made of: a reentrant lock whose holds belong to
@@ -43,6 +44,9 @@ func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 // taken, those already taken are released in reverse order and the error is
 // returned. The holds come back in the order of the locks.
 func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
+	if err := errs.NilContext(ctx, "mutex: multilock"); err != nil {
+		return nil, err // before any lock, whatever its Acquire makes of it
+	}
 	holds := make([]*hold.Hold, 0, len(ml.locks))
 	for i, l := range ml.locks {
 		h, err := l.Acquire(ctx)

@@ -28,6 +28,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -206,6 +207,9 @@ func (r *ReadLock) Acquire(ctx context.Context) (*hold.Hold, error) { return r.a
 func (r *ReadLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, true) }
 
 func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
+	if err := errs.NilContext(ctx, "rwlock "+r.rw.path); err != nil {
+		return nil, err // before a downgrade, as before a queue
+	}
 	if _, held := r.lock.Held(); !held {
 		if wh, ok := r.rw.write.lock.Held(); ok {
 			return r.downgrade(ctx, wh)
@@ -280,6 +284,9 @@ func (w *WriteLock) Acquire(ctx context.Context) (*hold.Hold, error) { return w.
 func (w *WriteLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return w.acquire(ctx, true) }
 
 func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
+	if err := errs.NilContext(ctx, "rwlock "+w.rw.path); err != nil {
+		return nil, err
+	}
 	if _, holdsWrite := w.lock.Held(); !holdsWrite {
 		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {
 			return nil, ErrUpgrade

@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/fwlink"
 	ihold "github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -163,6 +164,9 @@ func (s *Semaphore) Path() string { return s.path }
 // or the Semaphore or its client is closed (ErrClosed: the count will not be
 // read any more).
 func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
+	if err := errs.NilContext(ctx, "semaphore "+s.path); err != nil {
+		return 0, err
+	}
 	clientClosing := fwlink.Of(s.client).Closing()
 	for {
 		max, known, changed := s.currentMax()
@@ -199,7 +203,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*hold.Hold, error)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hold, err error) {
-	if err := s.check(n); err != nil {
+	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -230,7 +234,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 }
 
 // check refuses bad input and a closed semaphore before anything is sent.
-func (s *Semaphore) check(n int) error {
+func (s *Semaphore) check(ctx context.Context, n int) error {
+	if err := errs.NilContext(ctx, "semaphore "+s.path); err != nil {
+		return err
+	}
 	switch {
 	case n < 1:
 		return fmt.Errorf("%w: %d", ErrInvalidCount, n)
