@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 	"github.com/zkrecipes/zkrecipes/internal/session"
@@ -190,7 +191,7 @@ func (c *Client) Subscribe() *Subscription[conn.Event] { return c.states.Subscri
 // returns the session. On a closed client it returns ErrClosed.
 func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
 	if ctx == nil {
-		return conn.Session{}, opErr("wait connected", "", fmt.Errorf("%w: nil context", ErrInvalidArgument))
+		return conn.Session{}, opErr("wait connected", "", errs.ErrNilContext)
 	}
 	if c.Closed() {
 		return conn.Session{}, ErrClosed
@@ -298,7 +299,12 @@ func (c *Client) OnClose(f func()) (remove func()) {
 }
 
 // Drain waits until every background delete has finished, or ctx ends.
-func (c *Client) Drain(ctx context.Context) error { return c.deleter.drain(ctx) }
+func (c *Client) Drain(ctx context.Context) error {
+	if ctx == nil {
+		return opErr("drain", "", errs.ErrNilContext)
+	}
+	return c.deleter.drain(ctx)
+}
 
 // PendingDeletes returns the paths the client is still deleting in the
 // background.
@@ -555,8 +561,12 @@ func (c *Client) closedErr(err error) error {
 	return err
 }
 
-// check validates a path and the client's state before anything is sent.
-func (c *Client) check(op, path string, sequential bool) error {
+// check validates the context, a path and the client's state before
+// anything is sent.
+func (c *Client) check(ctx context.Context, op, path string, sequential bool) error {
+	if ctx == nil {
+		return opErr(op, path, errs.ErrNilContext)
+	}
 	if c.closed.Load() {
 		return opErr(op, path, ErrClosed)
 	}

@@ -129,7 +129,7 @@ func withProtectedID(id string) CreateOption {
 // WithMaxRequestSize and CheckCreate).
 func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
 	o := applyCreateOptions(opts)
-	if err := c.check("create", path, o.mode.sequential()); err != nil {
+	if err := c.check(ctx, "create", path, o.mode.sequential()); err != nil {
 		return "", err
 	}
 	if err := o.validate(); err != nil {

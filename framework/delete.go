@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -44,7 +45,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 			opt.applyDelete(&o)
 		}
 	}
-	if err := c.check("delete", path, false); err != nil {
+	if err := c.check(ctx, "delete", path, false); err != nil {
 		return err
 	}
 	if path == "/" {
@@ -69,7 +70,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 // for bad input, a closed client, or a ctx that ends before the request
 // could be sent (the delete then goes on in the background all the same).
 func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) error {
-	if err := c.check("delete", path, false); err != nil {
+	if err := c.check(ctx, "delete", path, false); err != nil {
 		return err
 	}
 	if path == "/" {
@@ -107,7 +108,7 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 // is left alone. Drain waits for it. It returns an error only for bad
 // input or a closed client.
 func (c *Client) DeleteLater(path string, owner int64) error {
-	if err := c.check("delete", path, false); err != nil {
+	if err := c.check(c.life, "delete", path, false); err != nil {
 		return err
 	}
 	c.deleter.enqueue(deleteJob{path: path, version: -1, owner: owner})
@@ -129,7 +130,7 @@ func (c *Client) DeleteLater(path string, owner int64) error {
 // (WithReleaseTimeout), whichever ends first.
 func (c *Client) DeleteOwned(ctx context.Context, path string, owner int64) error {
 	if ctx == nil {
-		return opErr("delete", path, errNilContext)
+		return opErr("delete", path, errs.ErrNilContext)
 	}
 	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
 		ctx, cancel := context.WithTimeout(ctx, c.release)

@@ -11,9 +11,11 @@
 //   - guaranteed delete: a delete that fails for connection reasons goes on in
 //     the background until the node is gone.
 //
-// Every path is checked before anything is sent; errors wrap the ZooKeeper
-// sentinel and name the operation and path, so both errors.Is(err,
-// zk.ErrNoNode) and a readable message work.
+// Every path is checked before anything is sent, and so is the context: a
+// nil one is refused with an error wrapping ErrInvalidArgument, as by
+// every call of this module that takes one (conn, retry, hold and the
+// recipes). Errors wrap the ZooKeeper sentinel and name the operation and
+// path, so both errors.Is(err, zk.ErrNoNode) and a readable message work.
 //
 // Every write is measured before it is sent, as the server will count it:
 // a ZooKeeper server closes the connection on a request over its

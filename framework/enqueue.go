@@ -48,10 +48,7 @@ type Queued struct {
 // If it fails after the node may exist, the node is deleted in the
 // background: nothing is left behind.
 func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued, error) {
-	if ctx == nil {
-		return nil, opErr("create", path, errNilContext)
-	}
-	if err := c.check("create", path, true); err != nil {
+	if err := c.check(ctx, "create", path, true); err != nil {
 		return nil, err
 	}
 	id := uuid.NewString()

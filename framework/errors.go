@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // The errors of the framework and of every recipe on it, each declared
@@ -23,7 +25,7 @@ var (
 	// ErrInvalidArgument is wrapped by errors about any other bad
 	// argument or option (a nil context or client, a negative count, an
 	// option out of its range), reported before anything is sent.
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument = errs.ErrInvalidArgument
 	// ErrDeferred is joined to the error of a guaranteed delete that could
 	// not finish now: the client goes on with it in the background.
 	ErrDeferred = errors.New("delete continues in the background")
@@ -110,9 +112,6 @@ func RecipeErr(recipe, path string, err error) error {
 	}
 	return &RecipeError{Recipe: recipe, Path: path, Err: err}
 }
-
-// errNilContext is the error of a call given a nil context: nothing is sent.
-var errNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
 
 // MultiOpError is the error of a multi that one of its ops failed: the
 // server applied none of them. Index is the failing op's position among

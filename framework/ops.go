@@ -8,13 +8,14 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // Get returns the data and Stat of the node at path.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
-	if err := c.check("get", path, false); err != nil {
+	if err := c.check(ctx, "get", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "get", path, func(z *zk.Conn) (nodeResult, error) {
@@ -30,7 +31,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 // alive for as long as you wait on the channel, and end it when you stop
 // waiting, so that nothing is left behind for a node that never changes.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check("getw", path, false); err != nil {
+	if err := c.check(ctx, "getw", path, false); err != nil {
 		return nil, nil, nil, err
 	}
 	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -54,7 +55,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 // never changes stays registered in the session until it ends: use GetW
 // for a wait that may be abandoned often.
 func (c *Client) WatchData(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
-	if err := c.check("getw", path, false); err != nil {
+	if err := c.check(ctx, "getw", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -68,7 +69,7 @@ func (c *Client) WatchData(ctx context.Context, path string) (<-chan zk.Event, *
 // A request over the client's size limit fails with ErrTooLarge, unsent
 // (see WithMaxRequestSize).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := c.check("set", path, false); err != nil {
+	if err := c.check(ctx, "set", path, false); err != nil {
 		return nil, err
 	}
 	size := requestHeaderSize + setBodySize(c.ns.fixedLen(path, false), data)
@@ -82,7 +83,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 
 // Exists reports whether the node at path exists, with its Stat if so.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
-	if err := c.check("exists", path, false); err != nil {
+	if err := c.check(ctx, "exists", path, false); err != nil {
 		return false, nil, err
 	}
 	r, err := doValue(c, ctx, "exists", path, func(z *zk.Conn) (nodeResult, error) {
@@ -95,7 +96,7 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 // ExistsW is Exists that also sets a watch, which fires when the node is
 // created, changed or deleted. The watch belongs to ctx, as for GetW.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check("existsw", path, false); err != nil {
+	if err := c.check(ctx, "existsw", path, false); err != nil {
 		return false, nil, nil, err
 	}
 	r, err := doValue(c, ctx, "existsw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -111,7 +112,7 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-ch
 // Children returns the names of the children of path, in no particular
 // order.
 func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	if err := c.check("children", path, false); err != nil {
+	if err := c.check(ctx, "children", path, false); err != nil {
 		return nil, nil, err
 	}
 	r, err := doValue(c, ctx, "children", path, func(z *zk.Conn) (nodeResult, error) {
@@ -125,7 +126,7 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 // added or removed, or the node is deleted. The watch belongs to ctx, as
 // for GetW.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check("childrenw", path, false); err != nil {
+	if err := c.check(ctx, "childrenw", path, false); err != nil {
 		return nil, nil, nil, err
 	}
 	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -141,7 +142,7 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 // childrenWRaw is ChildrenW with go-zookeeper's own channel, which it closes
 // once the watch has fired, and no goroutine to forward it.
 func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
-	if err := c.check("childrenw", path, false); err != nil {
+	if err := c.check(ctx, "childrenw", path, false); err != nil {
 		return nil, 0, nil, err
 	}
 	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
@@ -156,7 +157,7 @@ func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, 
 
 // GetACL returns the ACL of the node at path, and its Stat.
 func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *zk.Stat, error) {
-	if err := c.check("getacl", path, false); err != nil {
+	if err := c.check(ctx, "getacl", path, false); err != nil {
 		return nil, nil, err
 	}
 	type aclResult struct {
@@ -182,7 +183,7 @@ type nodeResult struct {
 // Sync makes the server the client is connected to catch up with the leader
 // on path, so that a read after it sees every write committed before it.
 func (c *Client) Sync(ctx context.Context, path string) error {
-	if err := c.check("sync", path, false); err != nil {
+	if err := c.check(ctx, "sync", path, false); err != nil {
 		return err
 	}
 	return c.do(ctx, "sync", path, func(z *zk.Conn) error {
@@ -236,8 +237,8 @@ func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event 
 // that conflicts (a sequential create, a set of any version), applies the
 // ops a second time. hold.Hold.Fenced sends at most once.
 func (c *Client) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if c.closed.Load() {
-		return nil, opErr("multi", "", ErrClosed)
+	if err := c.checkMultiCall(ctx); err != nil {
+		return nil, err
 	}
 	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {
@@ -272,6 +273,18 @@ type multiFailed struct {
 
 func (e *multiFailed) Error() string { return e.err.Error() }
 func (e *multiFailed) Unwrap() error { return e.err }
+
+// checkMultiCall refuses a multi with a nil context or on a closed
+// client, before anything is sent.
+func (c *Client) checkMultiCall(ctx context.Context) error {
+	if ctx == nil {
+		return opErr("multi", "", errs.ErrNilContext)
+	}
+	if c.closed.Load() {
+		return opErr("multi", "", ErrClosed)
+	}
+	return nil
+}
 
 // prepareMulti checks ops and returns them with the namespace applied,
 // each op's path as the caller gave it, and the size of the multi's

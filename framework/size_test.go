@@ -237,7 +237,7 @@ func TestMaxRequestSizeOutOfRangeIsRefused(t *testing.T) {
 // A request over ZooKeeper's default limit, allowed by a client whose
 // limit is raised above what its server takes, is sent once, whatever the
 // retry policy: the server closes the link on it, and the call fails with
-// ErrOutcomeUnknown, saying the server may have refused it for its size,
+// framework.ErrOutcomeUnknown, saying the server may have refused it for its size,
 // instead of sending it again on every reconnect. The client recovers.
 func TestRequestOverTheDefaultLimitIsSentAtMostOnce(t *testing.T) {
 	const limit = 1536*1024 - 4

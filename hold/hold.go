@@ -49,6 +49,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // Hold is one acquisition: its fencing token (Token), the signal that it
@@ -161,17 +162,22 @@ func (h *Hold) Err() error {
 // Cancel parent to free the context's goroutine early. The cause is Err as
 // it was when the hold ended; Err itself may say more later
 // (framework.ErrSessionLost once a hold that ended in doubt is known
-// lost). A nil parent is context.Background().
+// lost). A nil parent is bad input: the context is cancelled at once, its
+// cause an error matching framework.ErrInvalidArgument.
 func (h *Hold) Context(parent context.Context) context.Context {
-	if parent == nil {
-		parent = context.Background()
-	}
 	return untilDone(parent, h.Done(), h.Err)
 }
 
 // untilDone is a context, derived from parent, cancelled with cause() when
-// done closes: what every hold's Context is.
+// done closes: what every hold's Context is. A nil parent is bad input: the
+// context is cancelled at once, its cause an error matching
+// framework.ErrInvalidArgument.
 func untilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
+	if parent == nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(fmt.Errorf("hold context: %w", errs.ErrNilContext))
+		return ctx
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	go func() {
 		select {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // Option adjusts one call of Do. It has the module's one option shape (see
@@ -63,11 +65,16 @@ func WithRetryable(f func(error) bool) Option {
 //     retries;
 //   - an [*InterruptedError] if ctx ends while Do sleeps between attempts; Do
 //     returns at once rather than finishing the sleep;
-//   - ctx.Err(), without op being called, if ctx is already done.
+//   - ctx.Err(), without op being called, if ctx is already done;
+//   - an error matching framework.ErrInvalidArgument, without op being
+//     called, if ctx is nil.
 //
 // Do does not interrupt op itself: op receives ctx and is expected to honour
 // it.
 func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts ...Option) error {
+	if err := errs.NilContext(ctx, "retry"); err != nil {
+		return err
+	}
 	cfg := config{clock: realClock{}, retryable: Retryable}
 	for _, opt := range opts {
 		if opt != nil {

@@ -315,7 +315,7 @@ func (l *Lock) Holds() []*hold.Hold {
 	return out
 }
 
-// Close ends waits in progress with ErrClosed and releases every hold.
+// Close ends waits in progress with framework.ErrClosed and releases every hold.
 // Later calls return nil; Release of a Hold it released returns an error
 // matching both hold.ErrReleased and framework.ErrClosed.
 // The client is not closed.

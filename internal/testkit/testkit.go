@@ -1,8 +1,9 @@
 // Package testkit holds the few helpers every recipe's tests repeat: a
 // client on a test server, a context bounded by the test, a look at a
 // directory, a child process that a test can kill -9, a goroutine of its
-// own for per-goroutine locks, a lost session, and a table of failures and
-// the sentinels they must match.
+// own for per-goroutine locks, a lost session, a table of failures and
+// the sentinels they must match, one of calls given a nil context, and a
+// count of a client's requests.
 package testkit
 
 import (
@@ -315,6 +316,27 @@ func MatchSentinels(t *testing.T, rows map[string]Failure) {
 			for _, want := range row.Want {
 				assert.True(t, errors.Is(err, want), "got %v, want %v", err, want)
 			}
+		})
+	}
+}
+
+// RefusesNilContext runs every row, a call given a nil context, as a
+// subtest: it must return an error that matches
+// framework.ErrInvalidArgument and says "nil context", and must not
+// panic.
+func RefusesNilContext(t *testing.T, rows map[string]func() error) {
+	t.Helper()
+	for name, call := range rows {
+		t.Run(name, func(t *testing.T) {
+			var err error
+			panicked := func() (p any) {
+				defer func() { p = recover() }()
+				err = call()
+				return nil
+			}()
+			require.Nil(t, panicked, "a nil context panics")
+			require.ErrorIs(t, err, framework.ErrInvalidArgument)
+			assert.ErrorContains(t, err, "nil context")
 		})
 	}
 }

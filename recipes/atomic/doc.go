@@ -21,6 +21,11 @@
 // only the caller can decide whether to try again. A write is sent again
 // only when it certainly never reached the server.
 //
+// A missing or empty node holds 0 (a Value: nothing) for writes as for
+// Get: CompareAndSet(0, n) on it succeeds (a missing node is created),
+// so a loop of Get then CompareAndSet makes progress from a fresh path.
+// Curator's compareAndSet never succeeds there.
+//
 // Every operation returns a Result: whether it succeeded, the value before
 // and after, and the counts of Curator's AtomicStats. A compare-and-set
 // that loses to other writers after all its tries is not an error:

@@ -190,7 +190,7 @@ func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, cas.Succeeded, "the node it compared with is gone")
 	_, ok := raw(t, obs, "/counters/deleted")
-	assert.False(t, ok, "a compare-and-set never creates")
+	assert.False(t, ok, "a compare-and-set from 1 does not make the node again")
 }
 
 // promotedLong is a Long whose optimistic try always loses (a rival write

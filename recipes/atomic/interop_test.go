@@ -142,3 +142,17 @@ func TestGoAndCuratorPromotedToOneLock(t *testing.T) {
 		atomic.WithRetryPolicy(retry.NTimes(0, 0)),
 		atomic.WithPromotedToLock("/interop/p/lock", 30*time.Second, retry.NTimes(100, time.Millisecond)))
 }
+
+// An empty node made by Curator (a SharedValue seeded with nothing) reads
+// as 0, and a Get then CompareAndSet loop counts up from there.
+func TestGetThenCompareAndSetProgressesOnAnEmptyNodeCuratorMade(t *testing.T) {
+	cl := zktest.Standalone(t)
+	java := curator.Agent(t).Start(t, cl.ConnectString(), agentSession)
+	java.Call(t, "shared-value-start empty /interop/empty -", "shared-value-started empty ", 20*time.Second)
+	c := newClient(t, cl.Addrs())
+	data, ok := raw(t, c, "/interop/empty")
+	require.True(t, ok)
+	require.Empty(t, data, "Curator made the node with no data")
+	casLoop(t, newLong(t, c, "/interop/empty"), 3)
+	assert.Equal(t, "atomic /interop/empty 3", java.Call(t, "atomic-get long /interop/empty", "atomic ", 20*time.Second))
+}

@@ -21,7 +21,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
 
-func newClient(t *testing.T, addrs []string) *framework.Client { return testkit.Client(t, addrs) }
+func newClient(t *testing.T, addrs []string, opts ...framework.Option) *framework.Client {
+	return testkit.Client(t, addrs, opts...)
+}
 
 func ctxT(t *testing.T, d time.Duration) context.Context { return testkit.Ctx(t, d) }
 

@@ -82,10 +82,16 @@ func (n *Number[T]) Add(ctx context.Context, delta T) (Result[T], error) {
 }
 
 // CompareAndSet sets the value to newValue if it is expectedValue, in one
-// try, as Value.CompareAndSet (the comparison is of the encoded bytes, as
-// Curator's). It never creates the node.
+// try, as Value.CompareAndSet. A missing or empty node holds 0, as Get
+// reads it: CompareAndSet(0, n) creates a missing node with n (Succeeded
+// false if someone else creates it first) and sets an empty one at the
+// version read, so a loop of Get then CompareAndSet makes progress from
+// either. Data of another length matches nothing (ErrCorrupt).
 func (n *Number[T]) CompareAndSet(ctx context.Context, expectedValue, newValue T) (Result[T], error) {
-	r, err := n.v.CompareAndSet(ctx, n.encode(expectedValue), n.encode(newValue))
+	r, err := n.v.compareAndSet(ctx, func(cur []byte) bool {
+		x, err := n.decode(cur)
+		return err == nil && x == expectedValue
+	}, n.encode(newValue))
 	return n.result(r, err)
 }
 

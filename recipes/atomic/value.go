@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -122,7 +123,12 @@ func (v *Value) fail(op string, err error) error {
 	return fmt.Errorf("atomic %s %s: %w", op, v.path, err)
 }
 
-func (v *Value) check(op string) error {
+// check refuses a nil ctx, and a closed counter or client, before
+// anything is sent.
+func (v *Value) check(ctx context.Context, op string) error {
+	if ctx == nil {
+		return v.fail(op, errs.ErrNilContext)
+	}
 	if v.closed.Load() || v.client.Closed() {
 		return v.fail(op, framework.ErrClosed)
 	}
@@ -131,7 +137,7 @@ func (v *Value) check(op string) error {
 
 // Get returns the current value (nil if the node does not exist).
 func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
-	if err := v.check("get"); err != nil {
+	if err := v.check(ctx, "get"); err != nil {
 		return Result[[]byte]{}, err
 	}
 	data, _, err := v.read(ctx)
@@ -143,9 +149,23 @@ func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
 
 // CompareAndSet sets the value to newValue if it is expectedValue (byte
 // for byte), in one try: Succeeded false if it was not, or if someone else
-// wrote between the read and the write. It never creates the node.
+// wrote between the read and the write.
+//
+// A missing node and an empty one hold nothing, as Get reads them: an
+// empty (or nil) expectedValue matches both. On a missing node a match
+// creates the node (its parents as containers) with newValue; if someone
+// else creates it first, Succeeded is false. A loop of Get then
+// CompareAndSet makes progress from a node that does not exist yet
+// (Curator's compareAndSet never creates it). The write is sent at most
+// once, the create too: a lost reply is framework.ErrOutcomeUnknown.
 func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byte) (Result[[]byte], error) {
-	if err := v.check("compare-and-set"); err != nil {
+	return v.compareAndSet(ctx, func(cur []byte) bool { return bytes.Equal(cur, expectedValue) }, newValue)
+}
+
+// compareAndSet is CompareAndSet with the comparison of the value read
+// (nil for a missing node) left to matches.
+func (v *Value) compareAndSet(ctx context.Context, matches func(cur []byte) bool, newValue []byte) (Result[[]byte], error) {
+	if err := v.check(ctx, "compare-and-set"); err != nil {
 		return Result[[]byte]{}, err
 	}
 	var res Result[[]byte]
@@ -154,13 +174,17 @@ func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byt
 		return res, v.fail("compare-and-set", err)
 	}
 	res.PreValue = data
-	if st == nil || !bytes.Equal(data, expectedValue) {
+	if !matches(data) {
 		return res, nil
 	}
 	if v.beforeWrite != nil {
 		v.beforeWrite(nil)
 	}
-	err = v.setVersioned(ctx, nil, st, newValue)
+	if st == nil {
+		err = v.create(ctx, nil, newValue) // errConflict: created by someone else first
+	} else {
+		err = v.setVersioned(ctx, nil, st, newValue)
+	}
 	switch {
 	case err == nil:
 		res.Succeeded, res.PostValue = true, clone(newValue)
@@ -185,7 +209,7 @@ func (v *Value) TrySet(ctx context.Context, newValue []byte) (Result[[]byte], er
 // ForceSet sets the value to newValue whatever it is, creating the node
 // (and its parents, as containers) if it does not exist.
 func (v *Value) ForceSet(ctx context.Context, newValue []byte) error {
-	if err := v.check("force-set"); err != nil {
+	if err := v.check(ctx, "force-set"); err != nil {
 		return err
 	}
 	set := &zk.SetDataRequest{Path: v.path, Data: newValue, Version: -1}
@@ -210,7 +234,7 @@ func (v *Value) ForceSet(ctx context.Context, newValue []byte) error {
 // Initialize creates the node with value if it does not exist, and
 // reports whether it did.
 func (v *Value) Initialize(ctx context.Context, value []byte) (bool, error) {
-	if err := v.check("initialize"); err != nil {
+	if err := v.check(ctx, "initialize"); err != nil {
 		return false, err
 	}
 	err := v.create(ctx, nil, value)
@@ -228,7 +252,7 @@ func (v *Value) Initialize(ctx context.Context, value []byte) (bool, error) {
 // the node does not exist).
 func (v *Value) trySet(ctx context.Context, op string, make func(prev []byte) ([]byte, error)) (Result[[]byte], error) {
 	var res Result[[]byte]
-	if err := v.check(op); err != nil {
+	if err := v.check(ctx, op); err != nil {
 		return res, err
 	}
 	start := time.Now()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -48,6 +49,10 @@ type Latch struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	closed bool
+	// gen is the gen- child of the latch this handle last set or counted
+	// on: a count-down names it in its multi's check without listing the
+	// latch, and the check proves it (see look).
+	gen string
 }
 
 // New returns a handle on the latch at path. count is what TrySetCount
@@ -146,6 +151,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 		if s.exists {
 			switch {
 			case slices.Contains(s.kids, gen):
+				l.remember("", gen)
 				return true, nil
 			case maybe:
 				// Not ours: ours was never made, or made, counted down
@@ -182,6 +188,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 		var me *framework.MultiOpError
 		switch {
 		case err == nil:
+			l.remember("", gen)
 			return true, nil
 		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNodeExists):
 			continue // set by someone else meanwhile: read it
@@ -229,21 +236,34 @@ func (l *Latch) makeParent(ctx context.Context) error {
 // (counted), or sends the same multi again, which cannot count twice. If
 // the latch finished or went away while that outcome was unknown, or ctx
 // ends after the multi may have reached the server, the error wraps
-// framework.ErrOutcomeUnknown: the call may or may not have counted.
+// framework.ErrOutcomeUnknown: the call may or may not have counted. A call that
+// knows it counted deletes its cd- child before it returns (guaranteed:
+// the client goes on in the background if the link is down).
 func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 	ctx, done, err := l.begin(ctx, "count down")
 	if err != nil {
 		return false, err
 	}
 	defer done()
-	call := cdPrefix + uuid.NewString()
-	mine := framework.Join(l.path, call)
+	mine := framework.Join(l.path, cdPrefix+uuid.NewString())
 	var p pause
 	maybe := false     // a multi we sent may have been applied
 	var sentGen string // the latch that multi was for
 	fail := func(err error) (bool, error) { return false, l.fail("count down", err, maybe) }
 	for {
-		s, err := l.read(ctx)
+		s, err := l.look(ctx)
+		if err == nil && maybe {
+			// Our marker says whether a multi of ours counted. Absent,
+			// it may have gone with the latch meanwhile: the multi sent
+			// next, built from the read above, then fails its check or
+			// its version, and the read after it shows the latch gone.
+			var counted bool
+			if counted, _, err = l.client.Exists(ctx, mine); err == nil && counted {
+				// Counted by a multi whose reply was lost, or resent.
+				l.counted(ctx, mine, s.exists && s.remaining <= 0)
+				return true, nil
+			}
+		}
 		if err != nil {
 			if l.transient(ctx, err) && p.wait(ctx) {
 				continue
@@ -251,12 +271,6 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 			return fail(err)
 		}
 		switch {
-		case s.exists && slices.Contains(s.kids, call):
-			// Counted by a multi whose reply was lost, or resent.
-			if s.remaining <= 0 {
-				_ = l.finish(ctx)
-			}
-			return true, nil
 		case s.exists && s.gen == "":
 			// Never a latch (see TrySetCount): not ours to count or delete.
 			return fail(fmt.Errorf("%w: count %d and no %s child", framework.ErrBadData, s.remaining, genPrefix))
@@ -285,15 +299,18 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 		var me *framework.MultiOpError
 		switch {
 		case err == nil:
-			if s.remaining == 1 {
-				_ = l.finish(ctx)
-			}
+			l.remember("", s.gen)
+			l.counted(ctx, mine, s.remaining == 1)
 			return true, nil
-		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode),
-			errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, zk.ErrNodeExists),
+		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
+			// The latch this handle knew finished: learn the one there.
+			l.remember(s.gen, "")
+			p.reset()
+			continue
+		case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, zk.ErrNodeExists),
 			errors.As(err, &me) && me.Index == 2 && errors.Is(me.Err, zk.ErrBadVersion):
-			// The latch finished, ours was applied already, or another
-			// count-down went first: the next read tells which.
+			// Ours was applied already, or another count-down went
+			// first: the next read tells which.
 			p.reset()
 			continue
 		case me != nil:
@@ -306,6 +323,34 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 			continue
 		}
 		return fail(err)
+	}
+}
+
+// counted ends a call that knows it counted: the latch is deleted if it is
+// at zero, its marker with it; else the marker alone, which kept a resend
+// of its multi from counting twice and told a call that lost a reply that
+// it counted, and is of no more use. Both are best effort: a latch at
+// zero is finished by the next caller, and a marker left behind (the
+// client closed first) goes with the latch.
+func (l *Latch) counted(ctx context.Context, marker string, zero bool) {
+	if zero {
+		_ = l.finish(ctx)
+		return
+	}
+	// Sent, not awaited: ZooKeeper applies it before whatever this
+	// client sends next, and the client sends it again if the link
+	// fails. Every copy of the multi that made the marker named a data
+	// version the latch has left, so none can apply after this.
+	_ = l.client.DeleteAsync(ctx, marker, -1)
+}
+
+// remember records that the handle's latch is now gen, if it was old
+// ("": whatever it was).
+func (l *Latch) remember(old, gen string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if old == "" || l.gen == old {
+		l.gen = gen
 	}
 }
 
@@ -404,6 +449,36 @@ type state struct {
 	kids      []string
 }
 
+// look reads the latch for a count-down without listing it, whatever its
+// count: path's count and version with one Get, and which latch it is from
+// the handle's memory of the last one it set or counted on. The count-down
+// multi checks that gen- child, so a latch replaced meanwhile fails it and
+// is read again with a listing (read), as a handle's first count-down is,
+// and a latch at zero, which only the listing may declare finished.
+func (l *Latch) look(ctx context.Context) (state, error) {
+	l.mu.Lock()
+	gen := l.gen
+	l.mu.Unlock()
+	if gen == "" {
+		return l.read(ctx)
+	}
+	data, st, err := l.client.Get(ctx, l.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return state{}, nil
+	}
+	if err != nil {
+		return state{}, err
+	}
+	n, err := decode(data)
+	if err != nil {
+		return state{}, err
+	}
+	if n <= 0 {
+		return l.read(ctx)
+	}
+	return state{exists: true, remaining: n, version: st.Version, gen: gen}, nil
+}
+
 // read reads the latch's count and children as of one data version of
 // path: a count-down changes both in one multi.
 func (l *Latch) read(ctx context.Context) (state, error) {
@@ -443,6 +518,12 @@ func (l *Latch) read(ctx context.Context) (state, error) {
 // that holds zero, so that a latch set anew meanwhile is never touched
 // (its children have other names, and it has another version or a gen-
 // child that keeps the delete of path from applying).
+//
+// Callers that counted delete their own cd- children meanwhile: a
+// child's delete that finds it gone is dropped from the multi and the
+// rest sent again. No cd- child is made once the count is zero (each
+// count-down sets the count at the version it read above zero), so that
+// ends.
 func (l *Latch) finish(ctx context.Context) error {
 	var err error
 	for range 5 {
@@ -454,12 +535,10 @@ func (l *Latch) finish(ctx context.Context) error {
 		if s.gen == "" {
 			return fmt.Errorf("%w: no %s child", framework.ErrBadData, genPrefix)
 		}
-		var last []string // the gen- child goes last: it says "a latch", not "finished"
 		var cds []string
 		for _, k := range s.kids {
 			switch {
 			case k == s.gen:
-				last = append(last, k)
 			case strings.HasPrefix(k, cdPrefix):
 				cds = append(cds, k)
 			default:
@@ -469,7 +548,7 @@ func (l *Latch) finish(ctx context.Context) error {
 			}
 		}
 		for len(cds) > deleteBatch {
-			if _, err = l.client.Multi(ctx, deletes(l.path, cds[:deleteBatch])...); err != nil {
+			if err = l.deleteKids(ctx, cds[:deleteBatch]); err != nil {
 				break
 			}
 			cds = cds[deleteBatch:]
@@ -477,13 +556,36 @@ func (l *Latch) finish(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		ops := append(deletes(l.path, append(cds, last...)), &zk.DeleteRequest{Path: l.path, Version: s.version})
-		if _, err = l.client.Multi(ctx, ops...); err == nil {
+		// The gen- child goes last, with path: it says "a latch", not
+		// "finished".
+		if err = l.deleteKids(ctx, cds,
+			&zk.DeleteRequest{Path: framework.Join(l.path, s.gen), Version: -1},
+			&zk.DeleteRequest{Path: l.path, Version: s.version},
+		); err == nil {
 			return nil
 		}
-		// Someone else deleted some of them, or the latch changed: read again.
+		// Someone else deleted the latch, or it changed: read again.
 	}
 	return err
+}
+
+// deleteKids deletes the latch's cd- children names, and then the ops
+// after, in one multi, sent again without each child found gone (deleted
+// by the call that made it).
+func (l *Latch) deleteKids(ctx context.Context, names []string, after ...any) error {
+	names = slices.Clone(names)
+	for {
+		ops := append(deletes(l.path, names), after...)
+		if len(ops) == 0 {
+			return nil
+		}
+		_, err := l.client.Multi(ctx, ops...)
+		var me *framework.MultiOpError
+		if !errors.As(err, &me) || me.Index >= len(names) || !errors.Is(me.Err, zk.ErrNoNode) {
+			return err
+		}
+		names = slices.Delete(names, me.Index, me.Index+1)
+	}
 }
 
 func deletes(parent string, names []string) []any {
@@ -497,8 +599,8 @@ func deletes(parent string, names []string) []any {
 // begin checks the handle and ctx before anything is sent, and returns a
 // context that also ends with Close.
 func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), error) {
-	if ctx == nil {
-		return nil, nil, fmt.Errorf("countdown %s %s: %w: nil context", op, l.path, framework.ErrInvalidArgument)
+	if err := errs.NilContext(ctx, "countdown "+op+" "+l.path); err != nil {
+		return nil, nil, err
 	}
 	if l.isClosed() {
 		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, framework.ErrClosed)

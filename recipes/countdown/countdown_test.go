@@ -42,7 +42,7 @@ func TestCountDownCountsOnceEachUntilZeroThenIsANoOp(t *testing.T) {
 	n, err := l.Count(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	assert.Len(t, countDowns(t, c, "/latches/down"), 1, "one cd- child per counted call")
+	assert.Empty(t, countDowns(t, c, "/latches/down"), "a counted call leaves no cd- child")
 
 	ok, err = l.CountDown(ctx)
 	require.NoError(t, err)
@@ -97,7 +97,8 @@ func TestAFinishedLatchLeftBehindIsDeletedByTheNextCaller(t *testing.T) {
 func TestConcurrentCountDownsCountExactlyTheCountAndNoMore(t *testing.T) {
 	cl := zktest.Standalone(t)
 	const count, callers = 5, 12
-	setLatch(t, newClient(t, cl.Addrs()), "/latches/race", count)
+	c := newClient(t, cl.Addrs())
+	setLatch(t, c, "/latches/race", count)
 	ctx := ctxT(t, 60*time.Second)
 	var counted, noops atomic.Int32
 	var wg sync.WaitGroup
@@ -118,6 +119,30 @@ func TestConcurrentCountDownsCountExactlyTheCountAndNoMore(t *testing.T) {
 	wg.Wait()
 	assert.EqualValues(t, count, counted.Load(), "calls that report counting")
 	assert.EqualValues(t, callers-count, noops.Load(), "calls beyond zero are no-ops")
+	// The callers before the last deleted their cd- children while it
+	// deleted the latch's.
+	assert.False(t, exists(t, c, "/latches/race"), "the latch is deleted at zero")
+}
+
+// A handle remembers the latch it counted on, to count without listing;
+// once that latch is finished and another is set at the path, the handle
+// counts on the new one, once.
+func TestAHandleCountsOnTheNextLatchAtItsPath(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	const path = "/latches/next"
+	l := setLatch(t, c, path, 1)
+	ok, err := l.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.False(t, exists(t, c, path), "the first latch is finished")
+
+	setLatch(t, newClient(t, cl.Addrs()), path, 3)
+	ok, err = l.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, 2, rawCount(t, c, path), "counted once on the new latch")
+	assert.Empty(t, countDowns(t, c, path))
 }
 
 func TestAwaitWakesOnTheLastCountDownFromAnotherProcess(t *testing.T) {

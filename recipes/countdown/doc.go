@@ -20,13 +20,15 @@
 // framework.ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
 // goes below zero.
 //
-// Two things keep a resend from counting twice, both from the call's own
-// child name: a call that lost a reply reads the latch and finds its child
-// if it counted, and a resend of a multi that did count fails with
-// NodeExists. TrySetCount is sent at most once: after a lost reply it
-// finds its own gen- child, or, finding no latch or another one, returns
-// framework.ErrOutcomeUnknown rather than set a second latch that nobody would
-// count down.
+// Three things keep a resend from counting twice, all from the call's
+// own marker and the count's version: a call that lost a reply asks
+// whether its marker exists (one Exists, no listing) and finds it if it
+// counted; a resend of a multi that did count fails with NodeExists while
+// the marker is there; and every copy of the multi sets the count at the
+// version it read, so once one has applied no other can. TrySetCount is
+// sent at most once: after a lost reply it finds its own gen- child, or,
+// finding no latch or another one, returns framework.ErrOutcomeUnknown rather than
+// set a second latch that nobody would count down.
 //
 // # Layout
 //
@@ -35,8 +37,9 @@
 //	                     SharedCount and other tools read it)
 //	path/gen-<uuid>      persistent, made with path in one multi: the
 //	                     latch's identity (data = the setter's participant id)
-//	path/cd-<uuid>       persistent, one per counted CountDown call, a uuid
-//	                     fresh per call (data = participant id)
+//	path/cd-<uuid>       persistent: the marker of one CountDown call in
+//	                     flight, a uuid fresh per call (data = participant
+//	                     id); deleted by its call once it knows it counted
 //
 // A count-down is one multi, sent at most once at a time: check that
 // path/gen-<uuid> exists, create path/cd-<call uuid>, and set path's data
@@ -44,23 +47,39 @@
 // made on one latch from ever counting on a later latch at the same path;
 // the set at a version makes concurrent count-downs take turns, so the
 // count goes down by exactly one per counted call and never below zero;
-// the call's own child makes a resent multi fail with NodeExists if the
-// first one was applied (ZooKeeper fails a multi at its first failing op),
-// and lets a call that lost its reply find out by listing the latch.
+// the call's own marker makes a resent multi fail with NodeExists if the
+// first one was applied (ZooKeeper fails a multi at its first failing
+// op), and tells a call that lost its reply whether it counted.
+//
+// Once a call knows it counted (its reply, or its marker found), it
+// deletes its marker (guaranteed: in the background if the link is down),
+// so the latch holds the markers of the calls in flight, not one per
+// count-down so far. A count-down reads the latch with one Get and names
+// the gen- child its handle last counted on (the multi's check proves it,
+// and a handle lists the latch only to learn a latch it does not know, or
+// at zero): its cost does not depend on the count, which may be up to
+// 2^31-1. Markers left behind by callers that died or closed their
+// client before deleting them go with the latch.
 //
 // # Zero, and who deletes what
 //
 // At zero the latch is open and, as in Redisson, deleted: the CountDown
 // that took it to zero deletes path's children and path (path last, at
-// the version that holds zero, in the same multi as the last children). If
-// that process dies or is cut off first, the next TrySetCount or CountDown
-// on the path finishes the deletion. The latch's missing parents are made
-// as containers, which the server deletes once they are empty. A missing
-// latch is an open one:
-// Await returns at once, Count says 0, CountDown does nothing, and
-// TrySetCount sets a new latch there. Deleting the latch by hand (path
-// and its children) opens it, as Redisson's delete does: waiters return.
-// A latch whose count never reaches zero stays until someone deletes it.
+// the version that holds zero, in the same multi as the last children).
+// If that process dies or is cut off first, the next TrySetCount or
+// CountDown on the path finishes the deletion. The latch's missing
+// parents are made as containers, which the server deletes once they are
+// empty. A missing latch is an open one: Await returns at once, Count
+// says 0, CountDown does nothing, and TrySetCount sets a new latch there.
+// Deleting the latch by hand (path and its children) opens it, as
+// Redisson's delete does: waiters return. A latch whose count never
+// reaches zero stays until someone deletes it.
+//
+// No marker is made once the count is zero, so the finisher deletes those
+// of the calls still in flight, and those left behind: a bounded number,
+// whatever the count was. A call whose multi counted but whose reply was
+// lost, and whose marker the finisher deleted before the call could look,
+// cannot know that it counted: framework.ErrOutcomeUnknown.
 //
 // TrySetCount on a path that holds an unfinished latch leaves it as it is
 // and returns false, whatever its count: the count is decided once, by

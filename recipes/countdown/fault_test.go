@@ -63,7 +63,7 @@ func TestACountDownWhoseReplyIsLostCountsExactlyOnce(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.True(t, r.ok, "the count-down happened: the call must say so")
 	assert.Equal(t, 2, rawCount(t, obs, "/latches/lost-reply"), "counted once, not again on the resend")
-	assert.Len(t, countDowns(t, obs, "/latches/lost-reply"), 1)
+	markersGone(t, obs, "/latches/lost-reply")
 }
 
 // The same, and the session expires before the client hears back: the
@@ -87,7 +87,7 @@ func TestACountDownWhoseReplyIsLostAndWhoseSessionExpiresCountsExactlyOnce(t *te
 	assert.True(t, r.ok)
 	assert.NotEqual(t, old.ID, c.Session().ID, "the call finished on a new session")
 	assert.Equal(t, 2, rawCount(t, obs, "/latches/lost-expired"))
-	assert.Len(t, countDowns(t, obs, "/latches/lost-expired"), 1)
+	markersGone(t, obs, "/latches/lost-expired")
 }
 
 // A lost reply to the count-down that took the latch to zero, and the
@@ -105,6 +105,32 @@ func TestALostCountDownOnALatchThatFinishedMeanwhileIsAnUnknownOutcome(t *testin
 	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-finished") == 0 }, 30*time.Second,
 		10*time.Millisecond, "the server did not apply the count-down")
 	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/latches/lost-finished", -1, framework.WithChildren()))
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	assert.ErrorIs(t, r.err, framework.ErrOutcomeUnknown)
+	assert.False(t, r.ok)
+}
+
+// A lost reply to a count-down that was applied, and another caller takes
+// the latch to zero and deletes it, the first call's cd- child with it,
+// before the first caller can look: it cannot tell whether it counted, and
+// says so.
+func TestALostCountDownWhoseMarkerTheFinisherDeletedIsAnUnknownOutcome(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const path = "/latches/lost-then-finished"
+	other := setLatch(t, obs, path, 2)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), path, 0)
+
+	loseNextReply(t, p)
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	require.Eventually(t, func() bool { return rawCount(t, obs, path) == 1 }, 30*time.Second,
+		10*time.Millisecond, "the server did not apply the count-down")
+	ok, err := other.CountDown(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.False(t, exists(t, obs, path), "the last count-down deletes the latch")
 	p.Heal()
 	r := receive(t, got, 30*time.Second)
 	assert.ErrorIs(t, r.err, framework.ErrOutcomeUnknown)
@@ -166,7 +192,7 @@ func TestACountDownThroughALinkFaultCountsOnce(t *testing.T) {
 			require.NoError(t, r.err)
 			assert.True(t, r.ok)
 			assert.Equal(t, 2, rawCount(t, obs, path))
-			assert.Len(t, countDowns(t, obs, path), 1)
+			markersGone(t, obs, path)
 		})
 	}
 }
@@ -201,7 +227,7 @@ func TestCountDownsUnderRepeatedCutsAreCountedExactly(t *testing.T) {
 	require.Zero(t, unknown, "the latch never finished: every outcome can be known")
 	require.Positive(t, counted)
 	assert.Equal(t, count-counted, rawCount(t, obs, "/latches/cuts"), "%d counted calls", counted)
-	assert.Len(t, countDowns(t, obs, "/latches/cuts"), counted)
+	markersGone(t, obs, "/latches/cuts")
 	t.Logf("%d count-downs under cuts every 40ms", counted)
 }
 
@@ -375,5 +401,5 @@ func TestACountDownWhoseSessionExpiresInFlightCountsOnce(t *testing.T) {
 	assert.True(t, r.ok)
 	assert.NotEqual(t, old.ID, c.Session().ID)
 	assert.Equal(t, 1, rawCount(t, obs, "/latches/expiry-in-flight"))
-	assert.Len(t, countDowns(t, obs, "/latches/expiry-in-flight"), 1)
+	markersGone(t, obs, "/latches/expiry-in-flight")
 }

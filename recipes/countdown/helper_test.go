@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -91,7 +93,7 @@ func inProcess(t *testing.T, addrs []string, path, op string, n int, ready strin
 	return testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(addrs, ","), path, op, n), ready)
 }
 
-func newLatch(t *testing.T, c *framework.Client, path string, count int, opts ...countdown.Option) *countdown.Latch {
+func newLatch(t testing.TB, c *framework.Client, path string, count int, opts ...countdown.Option) *countdown.Latch {
 	t.Helper()
 	l, err := countdown.New(c, path, count, opts...)
 	require.NoError(t, err)
@@ -100,7 +102,7 @@ func newLatch(t *testing.T, c *framework.Client, path string, count int, opts ..
 }
 
 // setLatch makes the latch at path with count, and fails t unless it did.
-func setLatch(t *testing.T, c *framework.Client, path string, count int) *countdown.Latch {
+func setLatch(t testing.TB, c *framework.Client, path string, count int) *countdown.Latch {
 	t.Helper()
 	l := newLatch(t, c, path, count)
 	ok, err := l.TrySetCount(ctxT(t, 30*time.Second))
@@ -127,6 +129,19 @@ func countDowns(t *testing.T, c *framework.Client, path string) []string {
 		}
 	}
 	return out
+}
+
+// markersGone waits until the latch at path has no cd- child left: a call
+// that counted deletes its own, in the background if the link failed.
+func markersGone(t *testing.T, c *framework.Client, path string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		kids, err := testkit.List(c, path)
+		if assert.NoError(ct, err) {
+			assert.Empty(ct, slices.DeleteFunc(kids, func(k string) bool { return !strings.HasPrefix(k, "cd-") }),
+				"counted calls left cd- children")
+		}
+	}, 30*time.Second, 10*time.Millisecond)
 }
 
 // rawCount reads the 4-byte count at path as the server holds it, -1 if

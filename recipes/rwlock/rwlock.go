@@ -328,6 +328,9 @@ func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error
 	if w == nil || w.lock == nil {
 		return nil, framework.RecipeErr(writeRecipe, "", errZero)
 	}
+	if ctx == nil {
+		return nil, framework.RecipeErr(writeRecipe, w.rw.path, fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+	}
 	if _, holdsWrite := w.lock.Held(); !holdsWrite {
 		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {
 			return nil, framework.RecipeErr(writeRecipe, w.rw.path, ErrUpgrade)

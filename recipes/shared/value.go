@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
@@ -120,6 +121,9 @@ func (v *Value) Path() string { return v.path }
 // client may not read fails it with the server's zk.ErrNoAuth. A second
 // Start after one succeeded fails with framework.ErrStarted.
 func (v *Value) Start(ctx context.Context) error {
+	if err := errs.NilContext(ctx, "shared value "+v.path+": start"); err != nil {
+		return err
+	}
 	v.startMu.Lock()
 	defer v.startMu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -370,7 +374,7 @@ func (v *Value) Err() error {
 // version. A reply lost on the way is retried: the write may then land
 // after someone else's.
 func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error) {
-	if err := v.usable(); err != nil {
+	if err := v.usable(ctx, "set"); err != nil {
 		return Versioned[[]byte]{}, err
 	}
 	st, err := v.client.Set(ctx, v.path, value, -1)
@@ -391,7 +395,7 @@ func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error
 // once: if its reply is lost the error wraps framework.ErrOutcomeUnknown, and the
 // write may have been applied; the change feed will tell.
 func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []byte) (Versioned[[]byte], bool, error) {
-	if err := v.usable(); err != nil {
+	if err := v.usable(ctx, "try-set"); err != nil {
 		return Versioned[[]byte]{}, false, err
 	}
 	if previous.Version == -1 {
@@ -429,7 +433,12 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 	return out, true, nil
 }
 
-func (v *Value) usable() error {
+// usable refuses a write with a nil ctx, or on a value not started,
+// closed, or on a closed client, before anything is sent.
+func (v *Value) usable(ctx context.Context, op string) error {
+	if err := errs.NilContext(ctx, "shared value "+v.path+": "+op); err != nil {
+		return err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.usableLocked()
