@@ -54,8 +54,8 @@
 // Every recipe is made with New…(client, path, ..., options...), takes a
 // context on every call that talks to the server, and ends with an
 // idempotent Close. Options are checked by the compiler: each recipe has
-// its own option type. Errors are declared once, in package framework
-// (the client's, the session's, the data's) and package hold (acquiring
-// and releasing), and every recipe's error names the recipe and its path.
-// The full table is docs/vocabulary.md.
+// its own option type. The module's errors are declared once, in this
+// package (errors.go), and every recipe's error names the recipe and its
+// path ("mutex /locks/billing: would block") while errors.Is finds the
+// sentinel. The full table is docs/vocabulary.md.
 package zkrecipes

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -101,7 +102,7 @@ type Client struct {
 // the session.
 func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
 	if ctx == nil {
-		return nil, fmt.Errorf("framework: dial: %w: nil context", ErrInvalidArgument)
+		return nil, fmt.Errorf("framework: dial: %w: nil context", zkrecipes.ErrInvalidArgument)
 	}
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -110,7 +111,7 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 	o.session.Log = o.log
 	sc, err := session.Dial(ctx, servers, o.session)
 	if errors.Is(err, session.ErrInvalidOption) {
-		return nil, fmt.Errorf("framework: dial: %w: %w", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("framework: dial: %w: %w", zkrecipes.ErrInvalidArgument, err)
 	}
 	if err != nil {
 		return nil, err
@@ -188,17 +189,17 @@ func (c *Client) State() conn.State {
 func (c *Client) Subscribe() *Subscription[conn.Event] { return c.states.Subscribe() }
 
 // WaitConnected waits until the connection is connected, or ctx ends, and
-// returns the session. On a closed client it returns ErrClosed.
+// returns the session. On a closed client it returns zkrecipes.ErrClosed.
 func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
 	if ctx == nil {
 		return conn.Session{}, opErr("wait connected", "", errs.ErrNilContext)
 	}
 	if c.Closed() {
-		return conn.Session{}, ErrClosed
+		return conn.Session{}, zkrecipes.ErrClosed
 	}
 	s, err := c.conn.WaitConnected(ctx)
 	if errors.Is(err, session.ErrClosed) {
-		return s, ErrClosed
+		return s, zkrecipes.ErrClosed
 	}
 	return s, err
 }
@@ -327,7 +328,7 @@ func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z
 func doSized[T any](c *Client, ctx context.Context, name, path string, size int, op func(z *zk.Conn) (T, error)) (T, error) {
 	var out T
 	if c.closed.Load() {
-		return out, opErr(name, path, ErrClosed)
+		return out, opErr(name, path, zkrecipes.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
 		return out, opErr(name, path, err) // unsent: not an unknown outcome
@@ -398,7 +399,7 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 		if inflight != nil {
 			inflight.Done()
 		}
-		return zero, ErrClosed
+		return zero, zkrecipes.ErrClosed
 	}
 	select {
 	case r := <-done:
@@ -556,7 +557,7 @@ func (c *Client) whenDone(wg *sync.WaitGroup) <-chan struct{} {
 
 func (c *Client) closedErr(err error) error {
 	if err != nil && c.closed.Load() && errors.Is(err, zk.ErrClosing) {
-		return errors.Join(ErrClosed, err)
+		return errors.Join(zkrecipes.ErrClosed, err)
 	}
 	return err
 }
@@ -568,7 +569,7 @@ func (c *Client) check(ctx context.Context, op, path string, sequential bool) er
 		return opErr(op, path, errs.ErrNilContext)
 	}
 	if c.closed.Load() {
-		return opErr(op, path, ErrClosed)
+		return opErr(op, path, zkrecipes.ErrClosed)
 	}
 	if err := validatePath(path, sequential); err != nil {
 		return opErr(op, path, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -193,7 +194,7 @@ func TestValidatePath(t *testing.T) {
 			assert.NoError(t, err, "%q sequential=%v", tc.path, tc.sequential)
 			continue
 		}
-		assert.ErrorIs(t, err, framework.ErrInvalidPath, "%q sequential=%v", tc.path, tc.sequential)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath, "%q sequential=%v", tc.path, tc.sequential)
 		assert.ErrorIs(t, err, zk.ErrInvalidPath, "%q sequential=%v", tc.path, tc.sequential)
 	}
 }
@@ -211,7 +212,7 @@ func TestInvalidPathIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	for _, op := range pathOps {
 		for _, path := range badPaths {
 			err := op.do(ctx, c, path)
-			assert.ErrorIs(t, err, framework.ErrInvalidPath, "%s(%q)", op.name, path)
+			assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath, "%s(%q)", op.name, path)
 			assert.ErrorIs(t, err, zk.ErrInvalidPath, "%s(%q)", op.name, path)
 		}
 	}
@@ -236,10 +237,10 @@ func TestOperationsAfterCloseReturnErrClosed(t *testing.T) {
 	require.True(t, c.Closed())
 	ctx := testCtx(t)
 	for _, op := range pathOps {
-		assert.ErrorIs(t, op.do(ctx, c, "/x"), framework.ErrClosed, op.name)
+		assert.ErrorIs(t, op.do(ctx, c, "/x"), zkrecipes.ErrClosed, op.name)
 	}
 	_, err := c.Multi(ctx)
-	assert.ErrorIs(t, err, framework.ErrClosed, "empty Multi")
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed, "empty Multi")
 }
 
 func TestCloseIsIdempotent(t *testing.T) {
@@ -328,7 +329,7 @@ func TestInvalidNamespaceIsRejected(t *testing.T) {
 	ctx := testCtx(t)
 	for _, ns := range []string{"a//b", "/", "a/", "a/./b", "a\x00"} {
 		c, err := framework.Dial(ctx, cl.Addrs(), framework.WithNamespace(ns))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "Dial, namespace %q", ns)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "Dial, namespace %q", ns)
 		assert.Nil(t, c)
 	}
 }
@@ -415,19 +416,19 @@ func TestTTLOptionsMustMatchMode(t *testing.T) {
 	ctx := testCtx(t)
 	for _, mode := range []framework.CreateMode{framework.PersistentWithTTL, framework.PersistentSequentialWithTTL} {
 		_, err := c.Create(ctx, "/t", nil, framework.WithMode(mode))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "TTL mode %d without a TTL", mode)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "TTL mode %d without a TTL", mode)
 		_, err = c.Create(ctx, "/t", nil, framework.WithMode(mode), framework.WithTTL(-time.Second))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "TTL mode %d with a negative TTL", mode)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "TTL mode %d with a negative TTL", mode)
 		// The wire carries whole milliseconds: 0 is refused by the server.
 		_, err = c.Create(ctx, "/t", nil, framework.WithMode(mode), framework.WithTTL(500*time.Microsecond))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "TTL mode %d with a sub-millisecond TTL", mode)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "TTL mode %d with a sub-millisecond TTL", mode)
 	}
 	for _, mode := range []framework.CreateMode{framework.Persistent, framework.Ephemeral, framework.Container, framework.PersistentSequential} {
 		_, err := c.Create(ctx, "/t", nil, framework.WithMode(mode), framework.WithTTL(time.Minute))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "TTL with mode %d", mode)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "TTL with mode %d", mode)
 	}
 	_, err := c.Create(ctx, "/t", nil, framework.WithMode(framework.CreateMode(99)))
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument, "unknown mode")
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "unknown mode")
 	kids, _, err := obs.Children(ctx, "/")
 	require.NoError(t, err)
 	assert.NotContains(t, kids, "t")
@@ -551,7 +552,7 @@ func TestDeleteRootIsInvalidArgument(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs(), framework.WithNamespace("ns"))
 	mustCreate(t, c, "/x", nil)
-	assert.ErrorIs(t, c.Delete(testCtx(t), "/", -1, framework.WithChildren()), framework.ErrInvalidArgument)
+	assert.ErrorIs(t, c.Delete(testCtx(t), "/", -1, framework.WithChildren()), zkrecipes.ErrInvalidArgument)
 	assert.True(t, exists(t, c, "/x"))
 }
 
@@ -676,7 +677,7 @@ func TestMultiRejectsUnsupportedOp(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	for _, op := range []any{"create /x", zk.CreateRequest{Path: "/x"}, nil, &zk.Event{}} {
 		_, err := c.Multi(testCtx(t), &zk.CreateRequest{Path: "/ok"}, op)
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "%T", op)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "%T", op)
 	}
 	assert.False(t, exists(t, c, "/ok"))
 }
@@ -700,7 +701,7 @@ func TestMultiDeleteOfNamespaceRootIsInvalidArgument(t *testing.T) {
 	mustCreate(t, c, "/x", nil)
 	require.NoError(t, c.Delete(testCtx(t), "/x", -1))
 	_, err := c.Multi(testCtx(t), &zk.DeleteRequest{Path: "/", Version: -1})
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.True(t, exists(t, obs, "/app"))
 }
 

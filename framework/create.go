@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -125,7 +126,7 @@ func withProtectedID(id string) CreateOption {
 // and a sequential one makes a second node, as in Curator.
 //
 // A request over the client's size limit (the data, the path as sent and
-// the ACL together) fails with ErrTooLarge, unsent (see
+// the ACL together) fails with zkrecipes.ErrTooLarge, unsent (see
 // WithMaxRequestSize and CheckCreate).
 func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
 	o := applyCreateOptions(opts)
@@ -166,14 +167,14 @@ func applyCreateOptions(opts []CreateOption) createOptions {
 func (o *createOptions) validate() error {
 	switch {
 	case o.mode < Persistent || o.mode > PersistentSequentialWithTTL:
-		return fmt.Errorf("%w: create mode %d", ErrInvalidArgument, o.mode)
+		return fmt.Errorf("%w: create mode %d", zkrecipes.ErrInvalidArgument, o.mode)
 	case o.mode.ttl() && o.ttl < time.Millisecond:
-		return fmt.Errorf("%w: TTL mode needs a positive TTL, got %v", ErrInvalidArgument, o.ttl)
+		return fmt.Errorf("%w: TTL mode needs a positive TTL, got %v", zkrecipes.ErrInvalidArgument, o.ttl)
 	case !o.mode.ttl() && o.ttl != 0:
-		return fmt.Errorf("%w: TTL given for mode %d", ErrInvalidArgument, o.mode)
+		return fmt.Errorf("%w: TTL given for mode %d", zkrecipes.ErrInvalidArgument, o.mode)
 	case o.protectID != "":
 		if u, err := uuid.Parse(o.protectID); err != nil || u.String() != o.protectID {
-			return fmt.Errorf("%w: protected id %q is not a dashed lowercase UUID", ErrInvalidArgument, o.protectID)
+			return fmt.Errorf("%w: protected id %q is not a dashed lowercase UUID", zkrecipes.ErrInvalidArgument, o.protectID)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -30,7 +31,7 @@ type deleteOptions struct {
 
 // Guaranteed makes a delete that fails for connection reasons (or because
 // ctx ended) go on in the background until the node is gone, as Curator's
-// guaranteed(). The call still returns the error, joined with ErrDeferred.
+// guaranteed(). The call still returns the error, joined with zkrecipes.ErrDeferred.
 func Guaranteed() DeleteOption { return deleteOption(func(o *deleteOptions) { o.guaranteed = true }) }
 
 // WithChildren deletes the node's children first, recursively, as Curator's
@@ -49,14 +50,14 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 		return err
 	}
 	if path == "/" {
-		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
+		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", zkrecipes.ErrInvalidArgument))
 	}
 	err := c.do(ctx, "delete", path, func(z *zk.Conn) error {
 		return c.deleteOnce(z, path, version, o.children)
 	})
 	if err != nil && o.guaranteed && deleteUnfinished(err) {
 		c.deleter.enqueue(deleteJob{path: path, version: version})
-		return errors.Join(err, ErrDeferred)
+		return errors.Join(err, zkrecipes.ErrDeferred)
 	}
 	return err
 }
@@ -74,7 +75,7 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 		return err
 	}
 	if path == "/" {
-		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
+		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", zkrecipes.ErrInvalidArgument))
 	}
 	trace := c.conn.TraceDelete(c.ns.fix(path))
 	defer trace.Close()
@@ -89,7 +90,7 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 		}
 	}) {
 		c.deleter.end()
-		return opErr("delete", path, ErrClosed)
+		return opErr("delete", path, zkrecipes.ErrClosed)
 	}
 	select {
 	case <-trace.Sent():
@@ -97,7 +98,7 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 	case <-done:
 		return nil // answered (or handed to the background) before we saw it sent
 	case <-ctx.Done():
-		return opErr("delete", path, errors.Join(ctx.Err(), ErrDeferred))
+		return opErr("delete", path, errors.Join(ctx.Err(), zkrecipes.ErrDeferred))
 	}
 }
 
@@ -121,7 +122,7 @@ func (c *Client) DeleteLater(path string, owner int64) error {
 // DeleteAsync: ZooKeeper applies it before anything this client sends
 // next, so a retry never queues behind its own old node (ctx bounds the
 // wait to see it on the wire; the delete goes on after that all the same,
-// and the error then wraps ErrDeferred). Otherwise it goes to the
+// and the error then wraps zkrecipes.ErrDeferred). Otherwise it goes to the
 // background as DeleteLater with owner: the node may belong to a session
 // being replaced, and once that session is gone, so is the node, while a
 // node another session has made at path since is left alone. It returns

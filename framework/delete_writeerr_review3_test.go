@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -75,4 +75,4 @@ func TestReview3DeleteAsyncWhoseWriteFailsIsNeverFinished(t *testing.T) {
 	}
 }
 
-var _ = framework.ErrDeferred
+var _ = zkrecipes.ErrDeferred

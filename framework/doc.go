@@ -12,7 +12,7 @@
 //     the background until the node is gone.
 //
 // Every path is checked before anything is sent, and so is the context: a
-// nil one is refused with an error wrapping ErrInvalidArgument, as by
+// nil one is refused with an error wrapping zkrecipes.ErrInvalidArgument, as by
 // every call of this module that takes one (conn, retry, hold and the
 // recipes). Errors wrap the ZooKeeper sentinel and name the operation and
 // path, so both errors.Is(err, zk.ErrNoNode) and a readable message work.
@@ -23,7 +23,7 @@
 // together; for a multi, all of its ops), and with the connection go the
 // trust of every hold on the client. A request over the client's limit
 // (WithMaxRequestSize, by default DefaultMaxRequestSize) fails at once
-// with ErrTooLarge and nothing is sent; CheckCreate and CheckMulti measure
+// with zkrecipes.ErrTooLarge and nothing is sent; CheckCreate and CheckMulti measure
 // one without sending it. Raise the limit only with the servers' own
 // jute.maxbuffer; a request over the default is then sent at most once,
 // whatever the retry policy, so that a server that refuses it closes the

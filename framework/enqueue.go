@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // Queued is a node made by Enqueue.
@@ -140,7 +141,7 @@ var errNotListed = errors.New("no pipelined listing")
 
 // enqueueFailed cleans up a node Enqueue made but cannot hand over.
 func (c *Client) enqueueFailed(path string, err error) error {
-	if derr := c.DeleteLater(path, 0); derr != nil && !errors.Is(derr, ErrClosed) {
+	if derr := c.DeleteLater(path, 0); derr != nil && !errors.Is(derr, zkrecipes.ErrClosed) {
 		return errors.Join(err, derr)
 	}
 	return err

@@ -1,87 +1,12 @@
 package framework
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-zookeeper/zk"
-
-	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes"
 )
-
-// The errors of the framework and of every recipe on it, each declared
-// once: recipes return them wrapped (in a *RecipeError that names the
-// recipe and its path, or an *OpError that names the request and its
-// path), and errors.Is finds them. The errors of acquisitions and holds
-// are in package hold; a recipe's own few are in its package.
-var (
-	// ErrClosed: the client, or the recipe, was closed.
-	ErrClosed = errors.New("closed")
-	// ErrInvalidPath is wrapped by errors about a malformed path, reported
-	// before anything is sent. It also matches zk.ErrInvalidPath.
-	ErrInvalidPath error = &matchingError{msg: "invalid path", also: zk.ErrInvalidPath}
-	// ErrInvalidArgument is wrapped by errors about any other bad
-	// argument or option (a nil context or client, a negative count, an
-	// option out of its range), reported before anything is sent.
-	ErrInvalidArgument = errs.ErrInvalidArgument
-	// ErrDeferred is joined to the error of a guaranteed delete that could
-	// not finish now: the client goes on with it in the background.
-	ErrDeferred = errors.New("delete continues in the background")
-	// ErrUnsupportedInMulti is wrapped by the error of a Multi given an op
-	// that ZooKeeper would silently change or refuse inside a multi: a
-	// create with the container flag (the server makes a plain persistent
-	// node, never reaped) or with a TTL flag (the server fails it). Nothing
-	// is sent. It also matches ErrInvalidArgument. Create such nodes with
-	// Create.
-	ErrUnsupportedInMulti error = &matchingError{msg: "op not supported inside a multi", also: ErrInvalidArgument}
-	// ErrTooLarge is wrapped by the error of a write whose request is
-	// over the client's size limit (WithMaxRequestSize; by default
-	// ZooKeeper's jute.maxbuffer): the server would close the connection
-	// on reading its length. Nothing is sent. It also matches
-	// ErrInvalidArgument, and comes in an *OpError that names the
-	// operation and the path; the message gives the sizes.
-	ErrTooLarge error = &matchingError{msg: "request over the server's size limit", also: ErrInvalidArgument}
-	// ErrOutcomeUnknown is wrapped by the error of a write sent at most
-	// once (MultiOnce, hold.Hold.Fenced, the counters', any write over
-	// DefaultMaxRequestSize: see WithMaxRequestSize) whose reply was
-	// lost: the connection dropped, the client closed or the caller's
-	// context ended while it was on its way. The write may or may not have
-	// been applied (a multi: all of it or none); read the state to find
-	// out before writing again.
-	ErrOutcomeUnknown = errors.New("outcome unknown: the write may or may not have been applied")
-	// ErrSuspended: the link to ZooKeeper dropped while something built on
-	// the session was trusted (under StandardPolicy). The session may still
-	// be alive, but nothing proves what it owns any more.
-	ErrSuspended = errors.New("connection suspended")
-	// ErrSessionLost: the session that owned something (a hold's node, a
-	// barrier member) is gone, and its ephemeral nodes with it.
-	ErrSessionLost = errors.New("session lost")
-	// ErrNodeDeleted: a node a recipe follows (a hold's, a member's, a
-	// shared value's) was deleted, or replaced by a node of another session,
-	// by someone other than the recipe.
-	ErrNodeDeleted = errors.New("node deleted by someone else")
-	// ErrRecreated: a compare-and-set found the node deleted and made again
-	// since the value it compares with was read: it wrote nothing.
-	ErrRecreated = errors.New("node deleted and made again since it was read")
-	// ErrBadData: the node at a recipe's path does not hold what the
-	// recipe stores there (another recipe's node, or corrupt data).
-	ErrBadData = errors.New("node data not in the recipe's format")
-	// ErrStarted: Start of a recipe that has started already.
-	ErrStarted = errors.New("already started")
-	// ErrNotStarted: a call that needs Start first.
-	ErrNotStarted = errors.New("not started")
-)
-
-// matchingError is a sentinel that also matches another one.
-type matchingError struct {
-	msg  string
-	also error
-}
-
-func (e *matchingError) Error() string { return e.msg }
-func (e *matchingError) Unwrap() error { return e.also }
 
 // RecipeError is the error of a call on a recipe: its message names the
 // recipe and the recipe's path, as "mutex /locks/billing: would block",
@@ -198,7 +123,7 @@ func plainPath(path string, sequential bool) bool {
 
 // pathError is validatePath's general check: nil, or why path is refused.
 func pathError(path string, sequential bool) error {
-	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidPath, path, why) }
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", zkrecipes.ErrInvalidPath, path, why) }
 	switch {
 	case path == "":
 		return bad("empty")

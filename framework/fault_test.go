@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -145,7 +146,7 @@ func TestGuaranteedDeleteIssuedWhileCutOffCompletesAfterHeal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
 	err = c.Delete(ctx, "/doomed", -1, framework.Guaranteed())
-	require.ErrorIs(t, err, framework.ErrDeferred)
+	require.ErrorIs(t, err, zkrecipes.ErrDeferred)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, []string{"/doomed"}, c.PendingDeletes())
 	ok, _, err := obs.Exists(t.Context(), "/doomed")
@@ -168,7 +169,7 @@ func TestCloseWaitsForPendingDeletes(t *testing.T) {
 	p.Blackhole()
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	require.ErrorIs(t, c.Delete(ctx, "/doomed", -1, framework.Guaranteed()), framework.ErrDeferred)
+	require.ErrorIs(t, c.Delete(ctx, "/doomed", -1, framework.Guaranteed()), zkrecipes.ErrDeferred)
 	p.Heal()
 
 	require.NoError(t, c.Close())
@@ -188,7 +189,7 @@ func TestCloseAbandonsPendingDeletesAfterDrainTimeoutAndSaysSo(t *testing.T) {
 	p.Blackhole()
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	require.ErrorIs(t, c.Delete(ctx, "/kept", -1, framework.Guaranteed()), framework.ErrDeferred)
+	require.ErrorIs(t, c.Delete(ctx, "/kept", -1, framework.Guaranteed()), zkrecipes.ErrDeferred)
 
 	require.NoError(t, c.Close())
 	assert.Contains(t, logs.String(), "abandoned")

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // listers coalesces the listings that enqueue makes of one directory. A
@@ -81,7 +82,7 @@ func (c *Client) joinListing(dir string) (*listing, error) {
 	if !c.sendListing(dir, d, mine) {
 		d.inflight = false
 		delete(l.dirs, dir)
-		return nil, ErrClosed
+		return nil, zkrecipes.ErrClosed
 	}
 	return mine, nil
 }

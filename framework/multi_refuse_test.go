@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
@@ -16,8 +17,8 @@ func TestMultiRefusesContainerAndTTLCreates(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	for _, flags := range []int32{zk.FlagContainer, zk.FlagTTL, zk.FlagPersistentSequentialWithTTL} {
 		_, err := c.Multi(testCtx(t), &zk.CreateRequest{Path: "/ok"}, &zk.CreateRequest{Path: "/x", Flags: flags})
-		assert.ErrorIs(t, err, framework.ErrUnsupportedInMulti, "flags %d", flags)
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "flags %d", flags)
+		assert.ErrorIs(t, err, zkrecipes.ErrUnsupportedInMulti, "flags %d", flags)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "flags %d", flags)
 	}
 	assert.False(t, exists(t, c, "/ok"), "nothing was sent")
 	assert.False(t, exists(t, c, "/x"))
@@ -28,7 +29,7 @@ func TestMultiRejectsNilTypedOps(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	for _, op := range []any{(*zk.CreateRequest)(nil), (*zk.DeleteRequest)(nil), (*zk.SetDataRequest)(nil), (*zk.CheckVersionRequest)(nil)} {
 		_, err := c.Multi(testCtx(t), &zk.CreateRequest{Path: "/ok"}, op)
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "%T", op)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "%T", op)
 	}
 	assert.False(t, exists(t, c, "/ok"))
 }

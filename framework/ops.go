@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -66,7 +67,7 @@ func (c *Client) WatchData(ctx context.Context, path string) (<-chan zk.Event, *
 }
 
 // Set writes data to the node at path if its version is version (-1: any).
-// A request over the client's size limit fails with ErrTooLarge, unsent
+// A request over the client's size limit fails with zkrecipes.ErrTooLarge, unsent
 // (see WithMaxRequestSize).
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
 	if err := c.check(ctx, "set", path, false); err != nil {
@@ -194,13 +195,13 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 
 // watch hands a go-zookeeper watch channel to the caller with the namespace
 // taken off the event's path. It ends with EventNotWatching if the client
-// closes first (Err ErrClosed), so that no goroutine outlives Close, or if
+// closes first (Err zkrecipes.ErrClosed), so that no goroutine outlives Close, or if
 // ctx ends first (Err ctx's), so that an abandoned wait leaves nothing
 // behind: go-zookeeper keeps only a buffered channel, which costs no
 // goroutine, until the node changes.
 func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event {
 	out := make(chan zk.Event, 1)
-	closedEvent := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Err: ErrClosed}
+	closedEvent := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Err: zkrecipes.ErrClosed}
 	if !c.Go(func() {
 		defer close(out)
 		select {
@@ -225,11 +226,11 @@ func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event 
 // *zk.DeleteRequest, *zk.SetDataRequest and *zk.CheckVersionRequest with
 // paths as the caller sees them; a create without an ACL gets the provider's.
 // A create with the container or a TTL flag is refused with
-// ErrUnsupportedInMulti before anything is sent: ZooKeeper 3.8 applies a
+// zkrecipes.ErrUnsupportedInMulti before anything is sent: ZooKeeper 3.8 applies a
 // container create in a multi but answers it with a reply go-zookeeper
 // cannot read (the multi is reported failed though it was applied), and
 // fails a TTL create. A multi over the client's size limit (all its ops
-// together) fails with ErrTooLarge, unsent, naming its largest op's path.
+// together) fails with zkrecipes.ErrTooLarge, unsent, naming its largest op's path.
 // When one op fails, nothing is applied and the error wraps a
 // *MultiOpError naming it.
 // Like every retried write, a Multi whose reply was lost may have been
@@ -281,7 +282,7 @@ func (c *Client) checkMultiCall(ctx context.Context) error {
 		return opErr("multi", "", errs.ErrNilContext)
 	}
 	if c.closed.Load() {
-		return opErr("multi", "", ErrClosed)
+		return opErr("multi", "", zkrecipes.ErrClosed)
 	}
 	return nil
 }
@@ -299,7 +300,7 @@ func (c *Client) prepareMulti(ops []any) ([]any, []string, int, error) {
 		var sequential bool
 		var opSize int
 		bad := func(format string, args ...any) error {
-			return opErr("multi", path, fmt.Errorf("op %d: %w: "+format, append([]any{i, ErrInvalidArgument}, args...)...))
+			return opErr("multi", path, fmt.Errorf("op %d: %w: "+format, append([]any{i, zkrecipes.ErrInvalidArgument}, args...)...))
 		}
 		switch r := op.(type) {
 		case *zk.CreateRequest:
@@ -308,7 +309,7 @@ func (c *Client) prepareMulti(ops []any) ([]any, []string, int, error) {
 			}
 			path = r.Path
 			if r.Flags == zk.FlagContainer || r.Flags == zk.FlagTTL || r.Flags == zk.FlagPersistentSequentialWithTTL {
-				return nil, nil, 0, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, ErrUnsupportedInMulti, r.Flags))
+				return nil, nil, 0, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, zkrecipes.ErrUnsupportedInMulti, r.Flags))
 			}
 			cp := *r
 			sequential = r.Flags&zk.FlagSequence != 0
@@ -392,13 +393,13 @@ func (c *Client) multiResult(res []zk.MultiResponse, paths []string, err error) 
 // may have reached the server, whatever the retry policy. An error that
 // leaves its outcome unknown (the connection dropped while it was on its
 // way, the client closed, ctx ended after it was handed to the
-// connection) wraps ErrOutcomeUnknown: read the state to learn whether it
+// connection) wraps zkrecipes.ErrOutcomeUnknown: read the state to learn whether it
 // was applied (all of it or none) before writing again. Use it for writes
 // that a second application would corrupt: a sequential create, a set at
 // version -1, a count-down (hold.Hold.Fenced sends through it).
 func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if c.closed.Load() {
-		return nil, opErr("multi", "", ErrClosed)
+		return nil, opErr("multi", "", zkrecipes.ErrClosed)
 	}
 	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {
@@ -433,11 +434,11 @@ func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 		// The server may have closed the link on it for its size.
 		err = unanswered(size, c.closedErr(err))
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrClosing),
-		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrClosed):
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, zkrecipes.ErrClosed):
 		// Handed to the connection and not answered: go-zookeeper fails
 		// requests it had sent when the link drops, and sends the ones it
 		// had queued once it is back.
-		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, c.closedErr(err))
+		err = fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, c.closedErr(err))
 	}
 	return c.multiResult(res, paths, err)
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/session"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -163,7 +164,7 @@ func buildOptions(opts []Option) (options, error) {
 		}
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("framework: dial: %w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+		return fmt.Errorf("framework: dial: %w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
 	}
 	switch {
 	case o.acl == nil:

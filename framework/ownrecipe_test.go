@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -46,7 +47,7 @@ func (h *firstComeHold) Release() error {
 	h.stop()
 	h.finish()
 	err := h.c.DeleteOwned(context.Background(), h.path, h.session)
-	if errors.Is(err, framework.ErrDeferred) {
+	if errors.Is(err, zkrecipes.ErrDeferred) {
 		return nil // the client goes on with it
 	}
 	return err

@@ -3,6 +3,8 @@ package framework
 import (
 	"fmt"
 	"strings"
+
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // Parent returns the parent of path ("/" for a top-level node and for "/").
@@ -104,7 +106,7 @@ func ValidateRecipePath(path string) error {
 		return err
 	}
 	if path == "/" {
-		return fmt.Errorf("%w %q: the root cannot be a recipe's path", ErrInvalidPath, path)
+		return fmt.Errorf("%w %q: the root cannot be a recipe's path", zkrecipes.ErrInvalidPath, path)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -247,7 +248,7 @@ func TestCloseEndsSessionAndSignals(t *testing.T) {
 	_, ok = <-sub.Changes()
 	assert.False(t, ok, "subscription channel closed")
 	_, err = c.WaitConnected(t.Context())
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	assert.Equal(t, conn.StateClosed, c.State())
 
 	other := dial(t, cl.Addrs())
@@ -297,7 +298,7 @@ func TestDialRejectsBadOptionsBeforeConnecting(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
 			_, err := framework.Dial(ctx, tc.servers, tc.opts...)
-			assert.True(t, errors.Is(err, framework.ErrInvalidArgument), "got %v", err)
+			assert.True(t, errors.Is(err, zkrecipes.ErrInvalidArgument), "got %v", err)
 		})
 	}
 }

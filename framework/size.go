@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -28,7 +29,7 @@ const maxSendable = 1536*1024 - 4
 // header), not the packet's 4-byte length. The default,
 // DefaultMaxRequestSize, is a server's with default settings. A write
 // whose request is larger is refused before anything is sent, with an
-// error wrapping ErrTooLarge: a server closes the connection on a request
+// error wrapping zkrecipes.ErrTooLarge: a server closes the connection on a request
 // over its jute.maxbuffer, and every hold on the client would go with it.
 //
 // Raise it only for servers started with a larger jute.maxbuffer (the
@@ -40,7 +41,7 @@ const maxSendable = 1536*1024 - 4
 // retry policy: if the server takes less, it closes the connection on the
 // request, and a resend would close it again on every reconnect. When its
 // reply does not come (the link dropped, the client closed or ctx ended
-// meanwhile), the call fails with an error wrapping ErrOutcomeUnknown that
+// meanwhile), the call fails with an error wrapping zkrecipes.ErrOutcomeUnknown that
 // says the server may have refused the request for its size. A protected
 // create (Protected) then deletes any node it may have made, in the
 // background.
@@ -52,8 +53,8 @@ func (c *Client) MaxRequestSize() int { return c.maxRequest }
 
 // CheckCreate reports what Create(ctx, path, data, opts...) would refuse
 // before sending anything, a closed client aside: a malformed path or
-// option (ErrInvalidPath, ErrInvalidArgument), or a request over the size
-// limit (ErrTooLarge). It sends nothing, so a recipe can refuse a
+// option (zkrecipes.ErrInvalidPath, zkrecipes.ErrInvalidArgument), or a request over the size
+// limit (zkrecipes.ErrTooLarge). It sends nothing, so a recipe can refuse a
 // participant id or a seed too large for the node it becomes when the
 // recipe is made rather than at each use. A protected create is measured
 // with the 36 characters of its UUID, with the ACL the client's provider
@@ -72,8 +73,8 @@ func (c *Client) CheckCreate(path string, data []byte, opts ...CreateOption) err
 
 // CheckMulti reports what Multi(ctx, ops...) would refuse before sending
 // anything, a closed client aside: an op it does not take
-// (ErrInvalidArgument, ErrUnsupportedInMulti), a malformed path
-// (ErrInvalidPath), or a multi over the size limit (ErrTooLarge). It
+// (zkrecipes.ErrInvalidArgument, zkrecipes.ErrUnsupportedInMulti), a malformed path
+// (zkrecipes.ErrInvalidPath), or a multi over the size limit (zkrecipes.ErrTooLarge). It
 // sends nothing.
 func (c *Client) CheckMulti(ops ...any) error {
 	_, _, _, err := c.prepareMulti(ops)
@@ -152,7 +153,7 @@ func (c *Client) tooLarge(op, path string, size int, detail string) error {
 		detail = " (" + detail + ")"
 	}
 	return opErr(op, path, fmt.Errorf("%w: %d bytes%s, limit %d (the server's jute.maxbuffer; see WithMaxRequestSize)",
-		ErrTooLarge, size, detail, c.maxRequest))
+		zkrecipes.ErrTooLarge, size, detail, c.maxRequest))
 }
 
 // sentOnce is the retry option of a request of size bytes: one over
@@ -183,7 +184,7 @@ func unanswered(size int, err error) error {
 // error, or the socket's own for a write cut short), the client closed,
 // or the caller stopped waiting.
 func replyLost(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) || errors.Is(err, ErrClosed) ||
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) || errors.Is(err, zkrecipes.ErrClosed) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		retry.Retryable(err) && !errors.Is(err, zk.ErrSessionMoved)
 }
@@ -199,11 +200,11 @@ type oversizeUnanswered struct {
 func (e *oversizeUnanswered) Error() string {
 	return fmt.Sprintf("%v: the request, %d bytes, is over ZooKeeper's default limit of %d "+
 		"and was sent once: the server may have refused it for its size by closing the connection "+
-		"(its jute.maxbuffer; see WithMaxRequestSize): %v", ErrOutcomeUnknown, e.size, DefaultMaxRequestSize, e.err)
+		"(its jute.maxbuffer; see WithMaxRequestSize): %v", zkrecipes.ErrOutcomeUnknown, e.size, DefaultMaxRequestSize, e.err)
 }
 
-// Unwrap returns ErrOutcomeUnknown and the error the request met.
-func (e *oversizeUnanswered) Unwrap() []error { return []error{ErrOutcomeUnknown, e.err} }
+// Unwrap returns zkrecipes.ErrOutcomeUnknown and the error the request met.
+func (e *oversizeUnanswered) Unwrap() []error { return []error{zkrecipes.ErrOutcomeUnknown, e.err} }
 
 // Retryable vetoes a resend (see retry.Retryable), by a retry loop of the
 // caller's too: a server that refused the request would close the link

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -156,8 +157,8 @@ func TestWritesOverTheSizeLimitAreRefusedBeforeSending(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
 			err := row.do(ctx, c, bytes.Repeat([]byte{'x'}, n+1))
-			require.ErrorIs(t, err, framework.ErrTooLarge)
-			assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+			require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+			assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 			var oe *framework.OpError
 			if assert.ErrorAs(t, err, &oe) {
 				assert.Equal(t, row.wantOp, oe.Op)
@@ -195,7 +196,7 @@ func TestSizeLimitCountsTheNamespace(t *testing.T) {
 	n := framework.DefaultMaxRequestSize - reqHeader - setBytes("/app/target")
 	link := testkit.WatchLink(t, c)
 	_, err := c.Set(testCtx(t), "/target", make([]byte, n+1), -1)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	link.RequireUnbroken(t)
 	_, err = c.Set(testCtx(t), "/target", make([]byte, n), -1)
 	require.NoError(t, err)
@@ -222,7 +223,7 @@ func TestRaisedSizeLimitWritesALargerValue(t *testing.T) {
 	_, err = c.Set(testCtx(t), "/big", make([]byte, n), -1)
 	require.NoError(t, err)
 	_, err = c.Set(testCtx(t), "/big", make([]byte, n+1), -1)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	link.RequireUnbroken(t)
 }
 
@@ -230,14 +231,14 @@ func TestRaisedSizeLimitWritesALargerValue(t *testing.T) {
 func TestMaxRequestSizeOutOfRangeIsRefused(t *testing.T) {
 	for _, n := range []int{0, -1, 1536 * 1024} {
 		_, err := framework.Dial(testCtx(t), []string{"127.0.0.1:1"}, framework.WithMaxRequestSize(n))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "%d", n)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "%d", n)
 	}
 }
 
 // A request over ZooKeeper's default limit, allowed by a client whose
 // limit is raised above what its server takes, is sent once, whatever the
 // retry policy: the server closes the link on it, and the call fails with
-// framework.ErrOutcomeUnknown, saying the server may have refused it for its size,
+// zkrecipes.ErrOutcomeUnknown, saying the server may have refused it for its size,
 // instead of sending it again on every reconnect. The client recovers.
 func TestRequestOverTheDefaultLimitIsSentAtMostOnce(t *testing.T) {
 	const limit = 1536*1024 - 4
@@ -261,7 +262,7 @@ func TestRequestOverTheDefaultLimitIsSentAtMostOnce(t *testing.T) {
 			start := time.Now()
 			err = row.do(ctx, c, value)
 			took := time.Since(start)
-			require.ErrorIs(t, err, framework.ErrOutcomeUnknown, "after %v", took)
+			require.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown, "after %v", took)
 			assert.NotErrorIs(t, err, context.DeadlineExceeded, "it waited for the caller's deadline")
 			assert.Contains(t, err.Error(), "size")
 
@@ -297,18 +298,18 @@ func TestCheckCreateAndCheckMultiMeasureWithoutSending(t *testing.T) {
 	c := newClient(t, cl.Addrs(), framework.WithMaxRequestSize(limit))
 	fits := limit - reqHeader - createBytes("/x", false)
 	assert.NoError(t, c.CheckCreate("/x", make([]byte, fits)))
-	assert.ErrorIs(t, c.CheckCreate("/x", make([]byte, fits+1)), framework.ErrTooLarge)
+	assert.ErrorIs(t, c.CheckCreate("/x", make([]byte, fits+1)), zkrecipes.ErrTooLarge)
 	protected := limit - reqHeader - createBytes(strings.Repeat("x", protectedLen("/x")), false)
 	assert.NoError(t, c.CheckCreate("/x", make([]byte, protected), framework.Protected()))
-	assert.ErrorIs(t, c.CheckCreate("/x", make([]byte, protected+1), framework.Protected()), framework.ErrTooLarge)
-	assert.ErrorIs(t, c.CheckCreate("x", nil), framework.ErrInvalidPath)
+	assert.ErrorIs(t, c.CheckCreate("/x", make([]byte, protected+1), framework.Protected()), zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, c.CheckCreate("x", nil), zkrecipes.ErrInvalidPath)
 
 	set := limit - reqHeader - multiHeader - setBytes("/x") - multiHeader
 	assert.NoError(t, c.CheckMulti(&zk.SetDataRequest{Path: "/x", Data: make([]byte, set)}))
-	assert.ErrorIs(t, c.CheckMulti(&zk.SetDataRequest{Path: "/x", Data: make([]byte, set+1)}), framework.ErrTooLarge)
-	assert.ErrorIs(t, c.CheckMulti(&zk.CreateRequest{Path: "/x", Flags: zk.FlagContainer}), framework.ErrUnsupportedInMulti)
+	assert.ErrorIs(t, c.CheckMulti(&zk.SetDataRequest{Path: "/x", Data: make([]byte, set+1)}), zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, c.CheckMulti(&zk.CreateRequest{Path: "/x", Flags: zk.FlagContainer}), zkrecipes.ErrUnsupportedInMulti)
 	assert.False(t, exists(t, c, "/x"), "nothing was sent")
 
 	tiny := newClient(t, cl.Addrs(), framework.WithMaxRequestSize(10))
-	assert.ErrorIs(t, tiny.CheckMulti(), framework.ErrTooLarge, "even an empty multi has a header")
+	assert.ErrorIs(t, tiny.CheckMulti(), zkrecipes.ErrTooLarge, "even an empty multi has a header")
 }

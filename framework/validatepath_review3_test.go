@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // oldValidatePath is validatePath before "check a path's segments without
 // building a slice" (683b5f9).
 func oldValidatePath(path string, sequential bool) error {
-	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidPath, path, why) }
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", zkrecipes.ErrInvalidPath, path, why) }
 	switch {
 	case path == "":
 		return bad("empty")

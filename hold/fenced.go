@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -34,24 +35,24 @@ import (
 // (read holds, semaphore leases) it proves this hold, not exclusivity.
 //
 // Errors, each wrapped with the hold's path:
-//   - before anything is sent: ErrReleased for a released hold; ErrHoldLost
+//   - before anything is sent: zkrecipes.ErrReleased for a released hold; zkrecipes.ErrHoldLost
 //     and Err's reason for a hold already known lost; an error matching
-//     framework.ErrInvalidArgument (a nil context, no ops, a nil op, an op
+//     zkrecipes.ErrInvalidArgument (a nil context, no ops, a nil op, an op
 //     of another type, a container or TTL create:
-//     framework.ErrUnsupportedInMulti; a multi over the client's size
-//     limit, the check included: framework.ErrTooLarge) or
-//     framework.ErrInvalidPath for bad input; the context's error;
-//   - the node was gone when the multi reached the server: ErrHoldLost
-//     with framework.ErrNodeDeleted, or framework.ErrSessionLost if the hold's session is
+//     zkrecipes.ErrUnsupportedInMulti; a multi over the client's size
+//     limit, the check included: zkrecipes.ErrTooLarge) or
+//     zkrecipes.ErrInvalidPath for bad input; the context's error;
+//   - the node was gone when the multi reached the server: zkrecipes.ErrHoldLost
+//     with zkrecipes.ErrNodeDeleted, or zkrecipes.ErrSessionLost if the hold's session is
 //     gone. Nothing was applied, and the hold ends (Done closes);
 //   - one of ops failed (a version conflict, a node that exists):
 //     a *framework.MultiOpError with that op's index among ops, matching
 //     the server's error (zk.ErrBadVersion, ...). Nothing was applied;
 //     the hold stands;
 //   - the server refused the check itself for another reason (no READ
-//     permission on the hold's node, say): ErrFenceCheckFailed with the
+//     permission on the hold's node, say): zkrecipes.ErrFenceCheckFailed with the
 //     server's error. Nothing was applied; the hold stands;
-//   - the reply was lost: framework.ErrOutcomeUnknown.
+//   - the reply was lost: zkrecipes.ErrOutcomeUnknown.
 //
 // A Fenced call that races the hold's Release may commit after Release
 // returned: Release sends its delete without waiting for it, and a multi
@@ -63,7 +64,7 @@ import (
 // commits again whenever no op conflicts with itself (a sequential create,
 // a set of version -1), while the check of the hold still passes. So once
 // the multi may have reached the server, a lost reply is
-// framework.ErrOutcomeUnknown
+// zkrecipes.ErrOutcomeUnknown
 // and not a retry: read the state to learn whether it was applied (it was
 // all or none), or make the ops detect their own repetition (a create of a
 // fixed name, a set of the version read before) and call Fenced again.
@@ -77,19 +78,19 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 		if h.byClose.Load() {
 			return nil, fail(ErrReleasedByClose)
 		}
-		return nil, fail(ErrReleased)
+		return nil, fail(zkrecipes.ErrReleased)
 	}
 	if err := h.Err(); err != nil {
-		if errors.Is(err, ErrReleased) {
+		if errors.Is(err, zkrecipes.ErrReleased) {
 			return nil, fail(err)
 		}
-		return nil, fail(fmt.Errorf("%w: %w", ErrHoldLost, err))
+		return nil, fail(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, err))
 	}
 	if ctx == nil {
-		return nil, fail(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, fail(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	if len(ops) == 0 {
-		return nil, fail(fmt.Errorf("%w: no ops", framework.ErrInvalidArgument))
+		return nil, fail(fmt.Errorf("%w: no ops", zkrecipes.ErrInvalidArgument))
 	}
 	all := make([]any, 0, len(ops)+1)
 	// Version -1 checks existence only: a revocation request (Curator's
@@ -107,23 +108,23 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	switch {
 	case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
 		// The node is gone: the hold is, whether or not it knows yet.
-		cause := framework.ErrNodeDeleted
+		cause := zkrecipes.ErrNodeDeleted
 		if isClosed(n.session.Lost) || n.client.Session().ID != n.session.ID {
-			cause = framework.ErrSessionLost
+			cause = zkrecipes.ErrSessionLost
 		}
 		n.finish(cause)
-		return res, fail(fmt.Errorf("%w: %w", ErrHoldLost, cause))
+		return res, fail(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, cause))
 	case me != nil && me.Index == 0:
 		// The check itself failed otherwise (no READ on our own node, say):
 		// nothing was applied and the hold stands, but no caller's op is
 		// to blame.
-		return res, fail(fmt.Errorf("%w: the check of the hold's node %s failed: %w", ErrFenceCheckFailed, n.path, me.Err))
+		return res, fail(fmt.Errorf("%w: the check of the hold's node %s failed: %w", zkrecipes.ErrFenceCheckFailed, n.path, me.Err))
 	case me != nil && me.Index > 0:
 		// One of the caller's ops: name it by the caller's index.
 		return res, fail(&framework.MultiOpError{Index: me.Index - 1, Path: me.Path, Err: me.Err})
 	case errors.Is(err, zk.ErrSessionExpired):
-		n.finish(framework.ErrSessionLost)
-		return nil, fail(fmt.Errorf("%w: %w: %w", ErrHoldLost, framework.ErrSessionLost, err))
+		n.finish(zkrecipes.ErrSessionLost)
+		return nil, fail(fmt.Errorf("%w: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost, err))
 	}
 	return res, fail(err)
 }

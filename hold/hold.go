@@ -7,23 +7,23 @@
 // The rules every recipe keeps:
 //   - every successful Acquire or TryAcquire returns a Hold of its own;
 //   - Release gives back exactly that acquisition, once: a second Release
-//     returns ErrReleased, never panics and never releases another
+//     returns zkrecipes.ErrReleased, never panics and never releases another
 //     acquisition; after the recipe's Close gave the hold back, Release
-//     returns an error matching both ErrReleased and framework.ErrClosed;
+//     returns an error matching both zkrecipes.ErrReleased and zkrecipes.ErrClosed;
 //   - Done closes, and Err says why, the moment the hold can no longer be
-//     trusted: the link is in doubt (framework.ErrSuspended, under the client's
-//     standard error policy), the session is gone (framework.ErrSessionLost), or its
-//     node was deleted or re-created by someone else (framework.ErrNodeDeleted), or
-//     its lease time ran out (ErrLeaseExpired, with WithLeaseTime); under
+//     trusted: the link is in doubt (zkrecipes.ErrSuspended, under the client's
+//     standard error policy), the session is gone (zkrecipes.ErrSessionLost), or its
+//     node was deleted or re-created by someone else (zkrecipes.ErrNodeDeleted), or
+//     its lease time ran out (zkrecipes.ErrLeaseExpired, with WithLeaseTime); under
 //     the standard policy this happens before the server can expire the
 //     session, and so before anyone else can be granted the lock; Release
-//     ends it too (ErrReleased); a hold that ended in doubt says
-//     framework.ErrSessionLost as well once its session is known lost;
+//     ends it too (zkrecipes.ErrReleased); a hold that ended in doubt says
+//     zkrecipes.ErrSessionLost as well once its session is known lost;
 //   - no acquire ever returns a Hold whose signal has already fired: a
 //     reentrant acquire of a lost hold returns an error wrapping
-//     ErrHoldLost instead;
+//     zkrecipes.ErrHoldLost instead;
 //   - Release of a hold that was lost still cleans up (the node is deleted
-//     while its session lives) and returns an error wrapping ErrHoldLost:
+//     while its session lives) and returns an error wrapping zkrecipes.ErrHoldLost:
 //     whatever the holder did after Done fired was unprotected.
 //
 // Hand Token, the fencing token, to every resource the hold protects, and
@@ -48,7 +48,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
@@ -74,13 +74,13 @@ type Hold struct {
 // for it, run at most once, from Hold.Release (the recipe decides there
 // whether the node's last acquisition is given back, and then releases the
 // Node). If n has lost trust already, NewHold returns nil and an error
-// wrapping ErrHoldLost and why: no Hold is handed out under a signal that
+// wrapping zkrecipes.ErrHoldLost and why: no Hold is handed out under a signal that
 // has fired.
 func (n *Node) NewHold(release func(*Hold) error) (*Hold, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHoldLost, n.told(n.err))
+		return nil, fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, n.told(n.err))
 	}
 	h := &Hold{node: n, release: release, done: make(chan struct{})}
 	n.holds[h] = struct{}{}
@@ -140,14 +140,14 @@ func (h *Hold) Done() <-chan struct{} {
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // errNilHold is what a nil Hold says.
-var errNilHold = fmt.Errorf("%w: nil hold", framework.ErrInvalidArgument)
+var errNilHold = fmt.Errorf("%w: nil hold", zkrecipes.ErrInvalidArgument)
 
 // Err is nil while the hold is trusted, then says why it is not:
-// framework.ErrSuspended, framework.ErrSessionLost (also once a hold that
-// ended in doubt is known lost), framework.ErrNodeDeleted, ErrLeaseExpired,
-// ErrReleased, or framework.ErrClosed (a leader's term when its latch
-// closes; the client's Close says framework.ErrSessionLost). A nil Hold's
-// wraps framework.ErrInvalidArgument.
+// zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost (also once a hold that
+// ended in doubt is known lost), zkrecipes.ErrNodeDeleted, zkrecipes.ErrLeaseExpired,
+// zkrecipes.ErrReleased, or zkrecipes.ErrClosed (a leader's term when its latch
+// closes; the client's Close says zkrecipes.ErrSessionLost). A nil Hold's
+// wraps zkrecipes.ErrInvalidArgument.
 func (h *Hold) Err() error {
 	if h == nil {
 		return errNilHold
@@ -161,9 +161,9 @@ func (h *Hold) Err() error {
 // the hold ends, with Err as its cause: run the protected work under it.
 // Cancel parent to free the context's goroutine early. The cause is Err as
 // it was when the hold ended; Err itself may say more later
-// (framework.ErrSessionLost once a hold that ended in doubt is known
+// (zkrecipes.ErrSessionLost once a hold that ended in doubt is known
 // lost). A nil parent is bad input: the context is cancelled at once, its
-// cause an error matching framework.ErrInvalidArgument.
+// cause an error matching zkrecipes.ErrInvalidArgument.
 func (h *Hold) Context(parent context.Context) context.Context {
 	return untilDone(parent, h.Done(), h.Err)
 }
@@ -171,7 +171,7 @@ func (h *Hold) Context(parent context.Context) context.Context {
 // untilDone is a context, derived from parent, cancelled with cause() when
 // done closes: what every hold's Context is. A nil parent is bad input: the
 // context is cancelled at once, its cause an error matching
-// framework.ErrInvalidArgument.
+// zkrecipes.ErrInvalidArgument.
 func untilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
 	if parent == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -206,9 +206,9 @@ func (h *Hold) Revoked() <-chan struct{} {
 // this client sends afterwards (if the server cannot be reached, the
 // client goes on deleting in the background; framework.Client.Drain waits
 // for it; the wait is bounded by framework.WithReleaseTimeout). A second
-// Release returns ErrReleased and does nothing. If the hold was lost
+// Release returns zkrecipes.ErrReleased and does nothing. If the hold was lost
 // before, Release still cleans up and returns an error wrapping
-// ErrHoldLost. A nil Hold's wraps framework.ErrInvalidArgument.
+// zkrecipes.ErrHoldLost. A nil Hold's wraps zkrecipes.ErrInvalidArgument.
 func (h *Hold) Release() error {
 	if h == nil {
 		return errNilHold
@@ -220,22 +220,22 @@ func (h *Hold) Release() error {
 			}
 			return ErrReleasedByClose
 		}
-		return ErrReleased
+		return zkrecipes.ErrReleased
 	}
 	n := h.node
 	n.mu.Lock()
 	lost := n.told(h.err)
-	h.finishLocked(ErrReleased)
+	h.finishLocked(zkrecipes.ErrReleased)
 	delete(n.holds, h)
 	n.mu.Unlock()
 	err := h.release(h)
 	var loss error
-	if lost != nil && !errors.Is(lost, ErrReleased) && lost != framework.ErrClosed {
-		loss = fmt.Errorf("%w: %w", ErrHoldLost, lost)
+	if lost != nil && !errors.Is(lost, zkrecipes.ErrReleased) && lost != zkrecipes.ErrClosed {
+		loss = fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, lost)
 	}
-	if errors.Is(err, ErrReleasedByClose) || lost == framework.ErrClosed || h.byClose.Load() {
+	if errors.Is(err, ErrReleasedByClose) || lost == zkrecipes.ErrClosed || h.byClose.Load() {
 		// Its recipe's Close gave it back (a latch's term ends with
-		// framework.ErrClosed): the user's own doing. A loss before it is still
+		// zkrecipes.ErrClosed): the user's own doing. A loss before it is still
 		// said: whatever the holder did after it was unprotected.
 		if errors.Is(err, ErrReleasedByClose) {
 			err = nil

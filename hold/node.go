@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -18,7 +19,7 @@ import (
 // errClientClosed: the client the hold was made through was closed. For the
 // holder that is the end of its session, whether or not the connection
 // lives on for others.
-var errClientClosed = fmt.Errorf("%w: its client was closed", framework.ErrSessionLost)
+var errClientClosed = fmt.Errorf("%w: its client was closed", zkrecipes.ErrSessionLost)
 
 // RevokeMessage is Curator's RevocationSpec.REVOKE_MESSAGE: the data another
 // process writes to a holder's node to ask it to release.
@@ -204,14 +205,14 @@ func (n *Node) Err() error {
 
 // errSuspendedThenLost: a hold that ended with its link in doubt, whose
 // session the client has since found lost.
-var errSuspendedThenLost = fmt.Errorf("%w, then %w", framework.ErrSuspended, framework.ErrSessionLost)
+var errSuspendedThenLost = fmt.Errorf("%w, then %w", zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost)
 
 // told is err as it should be told now: the first reason a hold ended never
-// changes, but a hold that ended in doubt (framework.ErrSuspended) says so too once
-// its session is known lost, so that errors.Is(err, framework.ErrSessionLost) holds
+// changes, but a hold that ended in doubt (zkrecipes.ErrSuspended) says so too once
+// its session is known lost, so that errors.Is(err, zkrecipes.ErrSessionLost) holds
 // for what is lost for good.
 func (n *Node) told(err error) error {
-	if err == framework.ErrSuspended && isClosed(n.session.Lost) {
+	if err == zkrecipes.ErrSuspended && isClosed(n.session.Lost) {
 		return errSuspendedThenLost
 	}
 	return err
@@ -227,9 +228,9 @@ func (n *Node) Context(parent context.Context) context.Context {
 
 func (n *Node) lossCause() error {
 	if isClosed(n.session.Lost) {
-		return framework.ErrSessionLost
+		return zkrecipes.ErrSessionLost
 	}
-	return framework.ErrSuspended
+	return zkrecipes.ErrSuspended
 }
 
 // watchSignal turns the session's loss signal into the node's own. It
@@ -278,7 +279,7 @@ func (n *Node) watchNode() {
 			n.finish(errClientClosed)
 			return
 		case errors.Is(err, zk.ErrNoNode):
-			n.finish(framework.ErrNodeDeleted)
+			n.finish(zkrecipes.ErrNodeDeleted)
 			return
 		case err != nil:
 			// Closing, released, or the link is down: in the last case the
@@ -297,7 +298,7 @@ func (n *Node) watchNode() {
 		case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
 			// Another session's node, or a node made again at our path:
 			// either way not the node we were granted.
-			n.finish(framework.ErrNodeDeleted)
+			n.finish(zkrecipes.ErrNodeDeleted)
 			return
 		}
 		if n.revocable && string(data) == RevokeMessage && !isClosed(n.revoked) {
@@ -306,7 +307,7 @@ func (n *Node) watchNode() {
 		select {
 		case ev := <-ch:
 			if ev.Type == zk.EventNodeDeleted && !n.client.Closed() {
-				n.finish(framework.ErrNodeDeleted)
+				n.finish(zkrecipes.ErrNodeDeleted)
 				return
 			}
 			// Data changed, or the watch ended with the link: look again.
@@ -364,13 +365,13 @@ func lossReason(err error) (metrics.Reason, bool) {
 	switch {
 	case errors.Is(err, errClientClosed):
 		return metrics.Closed, true
-	case errors.Is(err, framework.ErrSuspended):
+	case errors.Is(err, zkrecipes.ErrSuspended):
 		return metrics.Suspended, true
-	case errors.Is(err, framework.ErrSessionLost):
+	case errors.Is(err, zkrecipes.ErrSessionLost):
 		return metrics.SessionLost, true
-	case errors.Is(err, framework.ErrNodeDeleted):
+	case errors.Is(err, zkrecipes.ErrNodeDeleted):
 		return metrics.NodeDeleted, true
-	case errors.Is(err, ErrLeaseExpired):
+	case errors.Is(err, zkrecipes.ErrLeaseExpired):
 		return metrics.LeaseExpired, true
 	}
 	return 0, false
@@ -385,9 +386,9 @@ func Reason(err error) string {
 		return r.String()
 	}
 	switch {
-	case errors.Is(err, ErrReleased):
+	case errors.Is(err, zkrecipes.ErrReleased):
 		return "released"
-	case errors.Is(err, framework.ErrClosed):
+	case errors.Is(err, zkrecipes.ErrClosed):
 		return "recipe_closed"
 	}
 	return "error"
@@ -413,7 +414,7 @@ func (n *Node) Forget(reason error) {
 // Release stops following the node and deletes it: at once (sent, not
 // answered) while it is trusted, else in the background (the node may
 // belong to a session being replaced), returning an error wrapping
-// ErrHoldLost. It runs once; later calls return the first result.
+// zkrecipes.ErrHoldLost. It runs once; later calls return the first result.
 func (n *Node) Release() error {
 	n.releaseOnce.Do(func() { n.releaseErr = n.release() })
 	return n.releaseErr
@@ -425,7 +426,7 @@ func (n *Node) release() error {
 	n.stop()
 	n.wg.Wait()
 	lost := n.Err()
-	n.finish(ErrReleased)
+	n.finish(zkrecipes.ErrReleased)
 	// The delete only has to be on its way: ZooKeeper applies it before
 	// anything this client sends next (a new acquire queues behind it), and
 	// the next contender is woken by the delete itself, not by our waiting.
@@ -434,20 +435,20 @@ func (n *Node) release() error {
 	var err error
 	if expired {
 		// The lease's end queued the delete already (expire).
-	} else if errors.Is(lost, framework.ErrNodeDeleted) {
+	} else if errors.Is(lost, zkrecipes.ErrNodeDeleted) {
 		// Gone, or not the node we were granted: a blind delete sent to
 		// its path would take a node someone else has made there since.
 		// The background delete checks the owner first, so it leaves
 		// another's node alone, and still removes ours should the belief
 		// that it is gone ever be wrong.
-		if derr := n.client.DeleteLater(n.path, n.session.ID); derr != nil && !errors.Is(derr, framework.ErrClosed) {
+		if derr := n.client.DeleteLater(n.path, n.session.ID); derr != nil && !errors.Is(derr, zkrecipes.ErrClosed) {
 			err = derr
 		}
 	} else {
 		err = leave(n.client, n.path, n.session.ID)
 	}
 	if lost != nil {
-		err = errors.Join(fmt.Errorf("%w: %w", ErrHoldLost, lost), err)
+		err = errors.Join(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, lost), err)
 	}
 	if err != nil {
 		return fmt.Errorf("release %s: %w", n.path, err)
@@ -465,16 +466,16 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // Lease makes the node end by itself d from now, unless it ends first or
-// is extended: its holds' signals fire with ErrLeaseExpired and its node is
+// is extended: its holds' signals fire with zkrecipes.ErrLeaseExpired and its node is
 // deleted, whether or not the holder ever releases it. A node that has a
 // lease already keeps the later of the two ends (a reentrant acquire
 // renews it, as Redisson's lock(leaseTime) does). Call it before the
 // node's first Hold is handed out; on a node that has ended it does
 // nothing. d must be positive, else it returns an error wrapping
-// framework.ErrInvalidArgument and changes nothing.
+// zkrecipes.ErrInvalidArgument and changes nothing.
 func (n *Node) Lease(d time.Duration) error {
 	if d <= 0 {
-		return fmt.Errorf("lease %s: %w: %v is not positive", n.path, framework.ErrInvalidArgument, d)
+		return fmt.Errorf("lease %s: %w: %v is not positive", n.path, zkrecipes.ErrInvalidArgument, d)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -521,10 +522,10 @@ func (n *Node) expire() {
 	n.expired = true
 	// Ended in the same step: an Extend or a reentrant acquire that comes
 	// after this sees the hold lost, never a lease that still seems to run.
-	first := n.endLocked(ErrLeaseExpired)
+	first := n.endLocked(zkrecipes.ErrLeaseExpired)
 	n.mu.Unlock()
 	if first {
-		n.report(ErrLeaseExpired)
+		n.report(zkrecipes.ErrLeaseExpired)
 	}
 	// Nothing of a forgotten hold stays behind: its watchers end now (its
 	// signal has fired), not at a Release that may never come, and the
@@ -534,7 +535,7 @@ func (n *Node) expire() {
 	if f := n.expireHook(); f != nil {
 		f()
 	}
-	if err := n.client.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, framework.ErrClosed) {
+	if err := n.client.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, zkrecipes.ErrClosed) {
 		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
 			"path", n.path, "session", sessionHex(n.session.ID), "err", err)
 	}
@@ -555,32 +556,32 @@ func (n *Node) endLease() (expired bool) {
 // Extend moves the end of the hold's lease (a recipe's WithLeaseTime) to d
 // from now, if that is later than it is: it never shortens a lease. A
 // reentrant hold shares one lease with the other acquisitions of its
-// node. Extend fails with ErrNoLeaseTime for a hold without a lease, with
-// ErrReleased after Release, and with an error wrapping ErrHoldLost and
-// the reason once the hold has ended otherwise (ErrLeaseExpired if its
+// node. Extend fails with zkrecipes.ErrNoLeaseTime for a hold without a lease, with
+// zkrecipes.ErrReleased after Release, and with an error wrapping zkrecipes.ErrHoldLost and
+// the reason once the hold has ended otherwise (zkrecipes.ErrLeaseExpired if its
 // lease ran out first): a lease that ended is not brought back.
 func (h *Hold) Extend(d time.Duration) error {
 	if h == nil {
 		return errNilHold
 	}
 	if d <= 0 {
-		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, framework.ErrInvalidArgument, d)
+		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, zkrecipes.ErrInvalidArgument, d)
 	}
 	if h.released.Load() {
-		return fmt.Errorf("extend %s: %w", h.node.path, ErrReleased)
+		return fmt.Errorf("extend %s: %w", h.node.path, zkrecipes.ErrReleased)
 	}
 	n := h.node
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {
-	case h.err != nil && errors.Is(h.err, ErrReleased):
+	case h.err != nil && errors.Is(h.err, zkrecipes.ErrReleased):
 		return fmt.Errorf("extend %s: %w", n.path, h.err)
 	case h.err != nil:
-		return fmt.Errorf("extend %s: %w: %w", n.path, ErrHoldLost, n.told(h.err))
+		return fmt.Errorf("extend %s: %w: %w", n.path, zkrecipes.ErrHoldLost, n.told(h.err))
 	case n.releasing:
-		return fmt.Errorf("extend %s: %w", n.path, ErrReleased)
+		return fmt.Errorf("extend %s: %w", n.path, zkrecipes.ErrReleased)
 	case n.deadline.IsZero():
-		return fmt.Errorf("extend %s: %w", n.path, ErrNoLeaseTime)
+		return fmt.Errorf("extend %s: %w", n.path, zkrecipes.ErrNoLeaseTime)
 	}
 	n.pushLocked(d)
 	return nil
@@ -620,7 +621,7 @@ func (n *Node) expireHook() func() {
 // way, or in the client's hands.
 func leave(c *framework.Client, path string, owner int64) error {
 	err := c.DeleteOwned(context.Background(), path, owner)
-	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrDeferred) {
+	if err == nil || errors.Is(err, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrDeferred) {
 		return nil
 	}
 	return err

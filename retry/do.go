@@ -66,7 +66,7 @@ func WithRetryable(f func(error) bool) Option {
 //   - an [*InterruptedError] if ctx ends while Do sleeps between attempts; Do
 //     returns at once rather than finishing the sleep;
 //   - ctx.Err(), without op being called, if ctx is already done;
-//   - an error matching framework.ErrInvalidArgument, without op being
+//   - an error matching zkrecipes.ErrInvalidArgument, without op being
 //     called, if ctx is nil.
 //
 // Do does not interrupt op itself: op receives ctx and is expected to honour

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -24,8 +24,8 @@ func TestDoRefusesANilContext(t *testing.T) {
 		}()
 		err = retry.Do(nilCtx, retry.NTimes(3, 0), op)
 	}()
-	if !errors.Is(err, framework.ErrInvalidArgument) {
-		t.Fatalf("Do(nil): %v, want an error matching framework.ErrInvalidArgument", err)
+	if !errors.Is(err, zkrecipes.ErrInvalidArgument) {
+		t.Fatalf("Do(nil): %v, want an error matching zkrecipes.ErrInvalidArgument", err)
 	}
 	if calls != 0 {
 		t.Fatalf("op was called %d times with a nil context", calls)

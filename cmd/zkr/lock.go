@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -388,7 +388,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 			log.infof("%v while waiting: left the queue", s)
 			return signalCode(s)
 		}
-		if o.nonblock && errors.Is(err, hold.ErrWouldBlock) {
+		if o.nonblock && errors.Is(err, zkrecipes.ErrWouldBlock) {
 			log.infof("%s is held: not waiting (-n)", path)
 			return o.conflictCode
 		}
@@ -422,7 +422,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return exitLost
 	}
 	switch {
-	case errors.Is(rerr, hold.ErrHoldLost):
+	case errors.Is(rerr, zkrecipes.ErrHoldLost):
 		log.printf("warning: the hold was lost as COMMAND ended: %v", gr.err())
 	case rerr != nil:
 		log.printf("release: %v", rerr)

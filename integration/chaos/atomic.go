@@ -5,7 +5,7 @@ package chaos
 // checker proves, with porcupine, that every write that said it succeeded
 // happened once, at a point within its call, and that no write was applied
 // twice or applied after it was reported failed. Writes whose reply was
-// lost (framework.ErrOutcomeUnknown) and writes of a contender killed mid-call may
+// lost (zkrecipes.ErrOutcomeUnknown) and writes of a contender killed mid-call may
 // or may not have happened: they are modelled as operations that never
 // return, which porcupine may place last (no effect) or anywhere after
 // their call (applied once).
@@ -23,6 +23,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/atomic"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -39,7 +40,7 @@ const (
 	KindCounterCall Kind = "counter-call"
 	// KindCounterReturn: it returned. Accepted says it succeeded; Detail is
 	// "<outcome> <pre> <post> <promoted tries>", outcome being ok, no (lost
-	// to other writers), unknown (framework.ErrOutcomeUnknown) or error (then the
+	// to other writers), unknown (zkrecipes.ErrOutcomeUnknown) or error (then the
 	// error).
 	KindCounterReturn Kind = "counter-return"
 )
@@ -92,7 +93,7 @@ func (c *contender) atomicLoop(ctx context.Context) error {
 		cancel()
 		outcome := "ok"
 		switch {
-		case errors.Is(err, framework.ErrOutcomeUnknown):
+		case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 			outcome = "unknown"
 		case err != nil:
 			outcome = "error"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 )
@@ -317,7 +318,7 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 
 // leaveReason sorts Leave's errors for the summary.
 func leaveReason(detail string) string {
-	for _, s := range []error{framework.ErrSessionLost, framework.ErrNodeDeleted, framework.ErrClosed, context.DeadlineExceeded, context.Canceled} {
+	for _, s := range []error{zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted, zkrecipes.ErrClosed, context.DeadlineExceeded, context.Canceled} {
 		if strings.Contains(detail, s.Error()) {
 			return s.Error()
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
@@ -275,7 +276,7 @@ const leaseTime = 600 * time.Millisecond
 func leaseEnded(h *hold.Hold) func() int64 {
 	return func() int64 {
 		end, ok := h.Expiry()
-		if !ok || !errors.Is(h.Err(), hold.ErrLeaseExpired) {
+		if !ok || !errors.Is(h.Err(), zkrecipes.ErrLeaseExpired) {
 			return 0
 		}
 		return min(end.UnixNano(), now())
@@ -514,7 +515,7 @@ func (c *contender) fencedWrite(op int, mode string, token int64, fenced fencedF
 	})
 	if err != nil {
 		c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Detail: err.Error()})
-		return !errors.Is(err, hold.ErrHoldLost)
+		return !errors.Is(err, zkrecipes.ErrHoldLost)
 	}
 	c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Accepted: true, Detail: res[0].String})
 	return true

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
 )
@@ -33,7 +34,7 @@ const countdownCount = 3
 // space and the call's error if it failed; Mode is the outcome.
 const (
 	// KindCDSet: TrySetCount called. KindCDSetDone: it returned; Mode
-	// "set", "not-set", "unknown" (framework.ErrOutcomeUnknown) or "error".
+	// "set", "not-set", "unknown" (zkrecipes.ErrOutcomeUnknown) or "error".
 	KindCDSet     Kind = "cd-set"
 	KindCDSetDone Kind = "cd-set-done"
 	// KindCDCall: CountDown called. KindCDDone: it returned; Mode
@@ -106,7 +107,7 @@ func (c *contender) cdPick(ctx context.Context, base string) string {
 // cdOutcome names how a call that returned err ended.
 func cdOutcome(err error, ok bool, yes, no string) string {
 	switch {
-	case errors.Is(err, framework.ErrOutcomeUnknown):
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 		return "unknown"
 	case err != nil:
 		return "error"

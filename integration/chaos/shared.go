@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -118,7 +118,7 @@ func (c *contender) casOnce(ctx context.Context, n *shared.Count) {
 		// been applied; counting every error as unknown only widens the
 		// checker's bound.
 		c.emit(Event{Kind: KindCASUnknown, Op: op, Detail: err.Error()})
-		if !errors.Is(err, framework.ErrOutcomeUnknown) {
+		if !errors.Is(err, zkrecipes.ErrOutcomeUnknown) {
 			sleep(ctx, 50*time.Millisecond)
 		}
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
@@ -41,18 +42,18 @@ import (
 // errSessionLost is returned when the session our node belonged to is gone
 // while we waited; the node went with it (or is being deleted). Enter
 // queues again on it; should it reach a caller, it matches
-// framework.ErrSessionLost.
-var errSessionLost = fmt.Errorf("%w (while queued)", framework.ErrSessionLost)
+// zkrecipes.ErrSessionLost.
+var errSessionLost = fmt.Errorf("%w (while queued)", zkrecipes.ErrSessionLost)
 
 // Err gives an error of the engine or the client the sentinels every recipe
 // documents: the one error mapping of the module. closed says the recipe
-// itself was closed: what failed because of it says framework.ErrClosed.
+// itself was closed: what failed because of it says zkrecipes.ErrClosed.
 func Err(err error, closed bool) error {
 	switch {
-	case err == nil || errors.Is(err, framework.ErrClosed):
+	case err == nil || errors.Is(err, zkrecipes.ErrClosed):
 		return err
 	case closed || errors.Is(err, zk.ErrClosing):
-		return errors.Join(framework.ErrClosed, err)
+		return errors.Join(zkrecipes.ErrClosed, err)
 	}
 	return err
 }
@@ -62,11 +63,11 @@ func Outcome(err error) metrics.Outcome {
 	switch {
 	case err == nil:
 		return metrics.Acquired
-	case errors.Is(err, hold.ErrWouldBlock):
+	case errors.Is(err, zkrecipes.ErrWouldBlock):
 		return metrics.WouldBlock
 	case errors.Is(err, context.DeadlineExceeded):
 		return metrics.Timeout
-	case errors.Is(err, context.Canceled), errors.Is(err, framework.ErrClosed):
+	case errors.Is(err, context.Canceled), errors.Is(err, zkrecipes.ErrClosed):
 		return metrics.Cancelled
 	}
 	return metrics.Failed
@@ -375,7 +376,7 @@ func (w *waiter) run(kids []string) (*hold.Grant, error) {
 			return w.grant()
 		}
 		if w.r.NoWait {
-			return nil, hold.ErrWouldBlock
+			return nil, zkrecipes.ErrWouldBlock
 		}
 		kids, w.changed = nil, nil // see enterOnce
 		granted, err := w.wait(framework.Join(w.r.Dir, watch), d.OnlyObstacle)
@@ -461,7 +462,7 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	case <-w.ctx.Done():
 		return false, w.ctx.Err()
 	case <-c.Done():
-		return false, fmt.Errorf("watch on %s ended: %w", path, framework.ErrClosed)
+		return false, fmt.Errorf("watch on %s ended: %w", path, zkrecipes.ErrClosed)
 	}
 }
 
@@ -477,7 +478,7 @@ func WatchEnded(ctx context.Context, path string, ev zk.Event) error {
 	case errors.Is(ev.Err, zk.ErrSessionExpired):
 		return fmt.Errorf("%w: %v", errSessionLost, ev.Err)
 	}
-	return fmt.Errorf("watch on %s ended: %w", path, errors.Join(ev.Err, framework.ErrClosed))
+	return fmt.Errorf("watch on %s ended: %w", path, errors.Join(ev.Err, zkrecipes.ErrClosed))
 }
 
 // afterHead says whether the node at path, now deleted, was granted by this
@@ -578,7 +579,7 @@ func Pause(ctx context.Context) bool {
 // nodes with it. The wait is bounded by framework.WithReleaseTimeout.
 func Leave(c *framework.Client, path string, owner int64) error {
 	err := c.DeleteOwned(context.Background(), path, owner)
-	if err == nil || errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrDeferred) {
+	if err == nil || errors.Is(err, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrDeferred) {
 		return nil
 	}
 	return err
@@ -627,16 +628,16 @@ func Participants(ctx context.Context, c *framework.Client, dir string, markers 
 func CheckCall(client *framework.Client, ctx context.Context) error {
 	switch {
 	case client == nil:
-		return fmt.Errorf("%w: nil client", framework.ErrInvalidArgument)
+		return fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument)
 	case ctx == nil:
-		return fmt.Errorf("%w: nil context", framework.ErrInvalidArgument)
+		return fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument)
 	}
 	return nil
 }
 
 // CheckData says why data cannot be the data of a recipe's queue nodes in
 // dir (named each of names, then a sequence number): their create would be
-// over the client's request size limit (framework.ErrTooLarge). A recipe
+// over the client's request size limit (zkrecipes.ErrTooLarge). A recipe
 // checks its participant id with it when it is made, so that nothing it
 // sends later is refused for it.
 func CheckData(c *framework.Client, dir string, data []byte, names ...string) error {

@@ -11,9 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 )
 
 func TestSortKeyIsTheTextAfterTheLastMarker(t *testing.T) {
@@ -103,20 +101,20 @@ func BenchmarkEngineDecide(b *testing.B) {
 }
 
 // Every error of the engine reaches callers with a sentinel the recipes
-// document (framework.ErrSessionLost is framework.ErrSessionLost, and so on). Before,
+// document (zkrecipes.ErrSessionLost is zkrecipes.ErrSessionLost, and so on). Before,
 // a TryAcquire whose node went with its session returned
-// framework.ErrSessionLost, which no recipe documents.
+// zkrecipes.ErrSessionLost, which no recipe documents.
 func TestErrGivesEveryErrorTheRecipesSentinels(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err    error
 		closed bool
 		want   []error
 	}{
-		"would block":   {fmt.Errorf("x: %w", hold.ErrWouldBlock), false, []error{hold.ErrWouldBlock}},
-		"session lost":  {fmt.Errorf("%w: node gone", framework.ErrSessionLost), false, []error{framework.ErrSessionLost, framework.ErrSessionLost}},
-		"client closed": {fmt.Errorf("op: %w", framework.ErrClosed), false, []error{framework.ErrClosed, framework.ErrClosed}},
-		"closing":       {zk.ErrClosing, false, []error{framework.ErrClosed}},
-		"lock closed":   {context.Canceled, true, []error{framework.ErrClosed, context.Canceled}},
+		"would block":   {fmt.Errorf("x: %w", zkrecipes.ErrWouldBlock), false, []error{zkrecipes.ErrWouldBlock}},
+		"session lost":  {fmt.Errorf("%w: node gone", zkrecipes.ErrSessionLost), false, []error{zkrecipes.ErrSessionLost, zkrecipes.ErrSessionLost}},
+		"client closed": {fmt.Errorf("op: %w", zkrecipes.ErrClosed), false, []error{zkrecipes.ErrClosed, zkrecipes.ErrClosed}},
+		"closing":       {zk.ErrClosing, false, []error{zkrecipes.ErrClosed}},
+		"lock closed":   {context.Canceled, true, []error{zkrecipes.ErrClosed, context.Canceled}},
 		"deadline":      {context.DeadlineExceeded, false, []error{context.DeadlineExceeded}},
 		"no auth":       {fmt.Errorf("create: %w", zk.ErrNoAuth), false, []error{zk.ErrNoAuth}},
 	} {

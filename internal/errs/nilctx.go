@@ -1,18 +1,16 @@
+// Package errs is how every call of the module refuses a nil context:
+// one error, wrapping zkrecipes.ErrInvalidArgument.
 package errs
 
 import (
 	"context"
-	"errors"
 	"fmt"
+
+	"github.com/zkrecipes/zkrecipes"
 )
 
-// ErrInvalidArgument is framework.ErrInvalidArgument, documented there. It
-// is made here, below conn and retry, so that they refuse bad input with
-// the same sentinel as everything above them.
-var ErrInvalidArgument = errors.New("framework: invalid argument")
-
 // ErrNilContext is the reason of every refusal of a nil context.
-var ErrNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
+var ErrNilContext = fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument)
 
 // NilContext returns nil for a context, and for a nil one the error that
 // refuses it, before anything is sent: it wraps ErrInvalidArgument, and

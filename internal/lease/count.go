@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -52,7 +52,7 @@ func (s *Semaphore) follow() {
 			}
 		}
 		if err != nil {
-			if s.life.Err() != nil || errors.Is(err, framework.ErrClosed) {
+			if s.life.Err() != nil || errors.Is(err, zkrecipes.ErrClosed) {
 				return
 			}
 			c.Logger().Debug("zookeeper semaphore: reading shared count failed; will retry", "path", s.countPath, "err", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
@@ -22,8 +23,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
-// errNoRoom is the semaphore's hold.ErrWouldBlock.
-var errNoRoom = fmt.Errorf("not enough leases free: %w", hold.ErrWouldBlock)
+// errNoRoom is the semaphore's zkrecipes.ErrWouldBlock.
+var errNoRoom = fmt.Errorf("not enough leases free: %w", zkrecipes.ErrWouldBlock)
 
 // Curator's names (InterProcessSemaphoreV2, InterProcessMutex).
 const (
@@ -115,11 +116,11 @@ func (s *Semaphore) Path() string { return s.path }
 
 // MaxLeases returns the maximum number of leases: the fixed one at once, the
 // shared count as last read, waiting until it has been read once, ctx ends,
-// or the Semaphore or its client is closed (framework.ErrClosed: the count will not be
+// or the Semaphore or its client is closed (zkrecipes.ErrClosed: the count will not be
 // read any more).
 func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 	if ctx == nil {
-		return 0, s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return 0, s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	clientClosing := s.client.Done()
 	for {
@@ -132,9 +133,9 @@ func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 		case <-ctx.Done():
 			return 0, s.err(ctx.Err())
 		case <-s.life.Done():
-			return 0, s.err(framework.ErrClosed)
+			return 0, s.err(zkrecipes.ErrClosed)
 		case <-clientClosing:
-			return 0, s.err(framework.ErrClosed)
+			return 0, s.err(zkrecipes.ErrClosed)
 		}
 	}
 }
@@ -149,7 +150,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*hold.Hold, error) {
 }
 
 // TryAcquire takes n leases only if they are free at once, else it returns
-// hold.ErrWouldBlock and leaves nothing behind. It does not queue behind a waiting
+// zkrecipes.ErrWouldBlock and leaves nothing behind. It does not queue behind a waiting
 // Acquire, so it fails while anyone waits for room; it may also fail when
 // several processes try for the last free leases at the same moment. ctx
 // bounds the round trips.
@@ -160,7 +161,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*hold.Hold, error)
 
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hold, err error) {
 	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument)
 	}
 	if err := s.check(n); err != nil {
 		return nil, err
@@ -179,12 +180,12 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		switch {
 		case s.life.Err() != nil || s.client.Closed():
 			return nil, contend.Err(err, true)
-		// framework.ErrSessionLost: the nodes of the attempt (lease or
+		// zkrecipes.ErrSessionLost: the nodes of the attempt (lease or
 		// internal lock) are gone or belong to a session that is (being)
 		// replaced; the acquire starts over. Never returned to callers.
-		case errors.Is(err, framework.ErrSessionLost) && ctx.Err() != nil:
+		case errors.Is(err, zkrecipes.ErrSessionLost) && ctx.Err() != nil:
 			return nil, ctx.Err()
-		case errors.Is(err, framework.ErrSessionLost):
+		case errors.Is(err, zkrecipes.ErrSessionLost):
 			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "err", err)
 			continue
 		}
@@ -196,14 +197,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 func (s *Semaphore) check(n int) error {
 	switch {
 	case n < 1:
-		return fmt.Errorf("%w: %d leases: must be at least 1", framework.ErrInvalidArgument, n)
+		return fmt.Errorf("%w: %d leases: must be at least 1", zkrecipes.ErrInvalidArgument, n)
 	case s.fixed > 0 && n > s.fixed:
-		return fmt.Errorf("%w: %d leases of at most %d: it could never succeed", framework.ErrInvalidArgument, n, s.fixed)
+		return fmt.Errorf("%w: %d leases of at most %d: it could never succeed", zkrecipes.ErrInvalidArgument, n, s.fixed)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.client.Closed() {
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	}
 	return nil
 }
@@ -243,7 +244,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		}
 		nodes = append(nodes, q)
 		if q.Owner != sess.ID {
-			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", framework.ErrSessionLost, q.Path, q.Owner, sess.ID)
+			return nil, fmt.Errorf("%w: lease node %s made under session 0x%x, not 0x%x", zkrecipes.ErrSessionLost, q.Path, q.Owner, sess.ID)
 		}
 		err = s.waitRoom(ctx, sess, q, try, n-len(nodes))
 		q.Children = nil // not kept while the lease is held: a listing is N names
@@ -277,13 +278,13 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 	list := func() (err error) {
 		kids, _, watch, err = c.ChildrenW(ctx, s.leases)
 		if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s is gone", framework.ErrSessionLost, s.leases)
+			return fmt.Errorf("%w: %s is gone", zkrecipes.ErrSessionLost, s.leases)
 		}
 		return err
 	}
 	for {
 		if !slices.Contains(kids, name) {
-			return fmt.Errorf("%w: lease node %s is gone", framework.ErrSessionLost, q.Path)
+			return fmt.Errorf("%w: lease node %s is gone", zkrecipes.ErrSessionLost, q.Path)
 		}
 		max, known, changed := s.currentMax()
 		if known && len(kids) <= max {
@@ -313,7 +314,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 			// The maximum changed: decide again on the same list (the watch
 			// has not fired, so it is current).
 		case <-sess.Lost:
-			return fmt.Errorf("%w: session lost while waiting for room", framework.ErrSessionLost)
+			return fmt.Errorf("%w: session lost while waiting for room", zkrecipes.ErrSessionLost)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -361,7 +362,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 		if lost != nil {
 			return nil, lost
 		}
-		return nil, framework.ErrClosed
+		return nil, zkrecipes.ErrClosed
 	}
 	s.pruneLocked()
 	for _, l := range leases {
@@ -380,7 +381,7 @@ func (s *Semaphore) pruneLocked() {
 		return
 	}
 	for l := range s.held {
-		if errors.Is(l.Err(), hold.ErrLeaseExpired) {
+		if errors.Is(l.Err(), zkrecipes.ErrLeaseExpired) {
 			delete(s.held, l)
 		}
 	}
@@ -445,10 +446,10 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 	return ids, s.err(contend.Err(err, false))
 }
 
-// Close ends waits in progress with framework.ErrClosed, closes every lease still
+// Close ends waits in progress with zkrecipes.ErrClosed, closes every lease still
 // held (deleting its node) and stops following the shared count. Further
-// acquires return framework.ErrClosed; releasing a lease afterwards returns an error
-// matching both hold.ErrReleased and framework.ErrClosed.
+// acquires return zkrecipes.ErrClosed; releasing a lease afterwards returns an error
+// matching both zkrecipes.ErrReleased and zkrecipes.ErrClosed.
 // No goroutine of the Semaphore survives Close. The client is not closed.
 func (s *Semaphore) Close() error {
 	s.mu.Lock()
@@ -464,7 +465,7 @@ func (s *Semaphore) Close() error {
 	s.wg.Wait()
 	var errs []error
 	for l := range held {
-		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, hold.ErrHoldLost) && !errors.Is(err, hold.ErrReleased) {
+		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) && !errors.Is(err, zkrecipes.ErrReleased) {
 			errs = append(errs, err)
 		}
 	}

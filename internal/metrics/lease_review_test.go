@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -32,7 +32,7 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	require.NoError(t, err)
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the lease's end")
 	m.waitValue(t, 1, metrics.HoldLosses, kind("mutex"), reason("lease_expired"))
-	require.ErrorIs(t, mu.Release(), hold.ErrLeaseExpired)
+	require.ErrorIs(t, mu.Release(), zkrecipes.ErrLeaseExpired)
 	assert.EqualValues(t, 1, m.value(t, metrics.HoldLosses, kind("mutex"), reason("lease_expired")))
 	assert.Zero(t, m.value(t, metrics.HoldActive, kind("mutex")))
 
@@ -51,6 +51,6 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	testkit.WaitChildren(t, a, "/lease/metrics-lost", 0)
 	assert.EqualValues(t, 1, m.value(t, metrics.HoldLosses, kind("mutex"), reason("lease_expired")), "a hold lost first was counted again at its lease's end")
 	assert.EqualValues(t, 1, m.value(t, metrics.HoldLosses, kind("mutex"), reason("suspended")))
-	require.ErrorIs(t, lost.Release(), hold.ErrHoldLost)
+	require.ErrorIs(t, lost.Release(), zkrecipes.ErrHoldLost)
 	assert.Zero(t, m.value(t, metrics.HoldActive, kind("mutex")))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -133,7 +134,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		require.NoError(t, err)
 
 		_, err = mine.TryAcquire(ctx)
-		require.ErrorIs(t, err, hold.ErrWouldBlock)
+		require.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 		assert.EqualValues(t, 1, m.count(t, metrics.AcquireDuration, kind("mutex"), outcome("would_block")))
 
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -182,7 +183,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		assert.EqualValues(t, 1, m.value(t, metrics.SessionStateChanges, state("suspended")))
 		m.waitValue(t, 1, metrics.SessionStateChanges, state("reconnected"))
 		m.waitValue(t, 1, metrics.SessionConnected)
-		require.ErrorIs(t, h.Release(), hold.ErrHoldLost)
+		require.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	})
 
 	t.Run("loss: the node deleted by someone else", func(t *testing.T) {
@@ -267,7 +268,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		err = a.Delete(short, "/pending", -1, framework.Guaranteed())
 		cancel()
-		require.ErrorIs(t, err, framework.ErrDeferred)
+		require.ErrorIs(t, err, zkrecipes.ErrDeferred)
 		assert.EqualValues(t, 1, m.value(t, metrics.DeletePending))
 		pa.Heal()
 		m.waitValue(t, 0, metrics.DeletePending)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
@@ -70,7 +71,7 @@ func WithParticipantID(id string) Func {
 	return func(c *Config) error {
 		mark(c, ParticipantID)
 		if id == "" {
-			return fmt.Errorf("%w: empty participant id", framework.ErrInvalidArgument)
+			return fmt.Errorf("%w: empty participant id", zkrecipes.ErrInvalidArgument)
 		}
 		c.ID = []byte(id)
 		return nil
@@ -81,11 +82,11 @@ func WithParticipantID(id string) Func {
 // the server as the data of a node the recipe writes it to: check is the
 // client's check (framework.Client.CheckCreate or CheckMulti) of the
 // recipe's largest such write, given the id as its data. The error names
-// the recipe and its path, and wraps framework.ErrInvalidArgument and check's
-// (framework.ErrTooLarge).
+// the recipe and its path, and wraps zkrecipes.ErrInvalidArgument and check's
+// (zkrecipes.ErrTooLarge).
 func (c *Config) CheckID(recipe, path string, check func(id []byte) error) error {
 	if err := check(c.ID); err != nil {
-		return fmt.Errorf("%s %s: %w: participant id of %d bytes: %w", recipe, path, framework.ErrInvalidArgument, len(c.ID), err)
+		return fmt.Errorf("%s %s: %w: participant id of %d bytes: %w", recipe, path, zkrecipes.ErrInvalidArgument, len(c.ID), err)
 	}
 	return nil
 }
@@ -117,7 +118,7 @@ func WithLeaseTime(d time.Duration) Func {
 	return func(c *Config) error {
 		mark(c, LeaseTime)
 		if d <= 0 {
-			return fmt.Errorf("%w: lease time %v is not positive", framework.ErrInvalidArgument, d)
+			return fmt.Errorf("%w: lease time %v is not positive", zkrecipes.ErrInvalidArgument, d)
 		}
 		c.Lease = d
 		return nil
@@ -134,7 +135,7 @@ func WithErrorHandler(f func(error)) Func {
 	return func(c *Config) error {
 		mark(c, ErrorHandler)
 		if f == nil {
-			return fmt.Errorf("%w: nil error handler", framework.ErrInvalidArgument)
+			return fmt.Errorf("%w: nil error handler", zkrecipes.ErrInvalidArgument)
 		}
 		c.OnError = f
 		return nil
@@ -161,10 +162,10 @@ func WithPromotedToLock(path string, timeout time.Duration, p retry.Policy) Func
 	return func(c *Config) error {
 		mark(c, PromotedToLock)
 		if err := framework.ValidatePath(path); err != nil {
-			return fmt.Errorf("%w: promoted lock path: %w", framework.ErrInvalidArgument, err)
+			return fmt.Errorf("%w: promoted lock path: %w", zkrecipes.ErrInvalidArgument, err)
 		}
 		if timeout <= 0 {
-			return fmt.Errorf("%w: promoted lock timeout %v: must be positive", framework.ErrInvalidArgument, timeout)
+			return fmt.Errorf("%w: promoted lock timeout %v: must be positive", zkrecipes.ErrInvalidArgument, timeout)
 		}
 		c.Promotion = &Promotion{Path: path, Timeout: timeout, Retry: p}
 		return nil
@@ -187,7 +188,7 @@ func (c *Config) KindOr(own metrics.Kind) metrics.Kind {
 }
 
 // Build applies opts (nil ones are skipped) for recipe, refusing any
-// option not in allowed with an error wrapping framework.ErrInvalidArgument.
+// option not in allowed with an error wrapping zkrecipes.ErrInvalidArgument.
 func Build[O ~func(*Config) error](recipe string, allowed []Name, opts []O) (Config, error) {
 	var c Config
 	for _, o := range opts {
@@ -202,7 +203,7 @@ func Build[O ~func(*Config) error](recipe string, allowed []Name, opts []O) (Con
 			continue
 		}
 		if n := c.given[len(c.given)-1]; !slices.Contains(allowed, n) {
-			return Config{}, fmt.Errorf("%s: %w: %s does not apply", recipe, framework.ErrInvalidArgument, n)
+			return Config{}, fmt.Errorf("%s: %w: %s does not apply", recipe, zkrecipes.ErrInvalidArgument, n)
 		}
 	}
 	if c.ID == nil {

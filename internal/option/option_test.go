@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 )
 
@@ -32,7 +32,7 @@ func TestBuildRefusesBadValuesAndOptionsThatDoNotApply(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Build("r", []Name{ParticipantID, ErrorHandler}, opts)
-			assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+			assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), "r: ")
 		})
 	}

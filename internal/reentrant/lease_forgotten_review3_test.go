@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -43,7 +43,7 @@ func TestReview3ForgottenLeasesOfEndedGoroutinesAreNotKept(t *testing.T) {
 	kept := len(l.holds)
 	expired := 0
 	for _, e := range l.holds {
-		if errors.Is(e.node.Err(), hold.ErrLeaseExpired) {
+		if errors.Is(e.node.Err(), zkrecipes.ErrLeaseExpired) {
 			expired++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -79,7 +80,7 @@ func (l *Lock) Follow(g hold.Grant) *hold.Node {
 }
 
 // Acquire takes the lock for the calling goroutine (see the package doc);
-// noWait gives up with hold.ErrWouldBlock if it is not free at once. Every call
+// noWait gives up with zkrecipes.ErrWouldBlock if it is not free at once. Every call
 // that succeeds returns a Hold of its own. An acquire that queues is
 // measured (acquire duration and outcome); a re-entry is not: it does not
 // wait.
@@ -91,7 +92,7 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 // goroutine's node is in the queue: a leader selector's Start returns then.
 func (l *Lock) AcquireQueued(ctx context.Context, noWait bool, queued func(path string)) (*hold.Hold, error) {
 	if ctx == nil {
-		return nil, l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	h, err := l.acquire(ctx, noWait, queued)
 	return h, l.err(err)
@@ -126,7 +127,7 @@ func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || l.client.Closed() {
-		return nil, false, framework.ErrClosed
+		return nil, false, zkrecipes.ErrClosed
 	}
 	e := l.live(g)
 	if e == nil {
@@ -158,7 +159,7 @@ func (l *Lock) live(g int64) *entry {
 }
 
 // expired reports whether e's node ended by its lease.
-func (e *entry) expired() bool { return errors.Is(e.node.Err(), hold.ErrLeaseExpired) }
+func (e *entry) expired() bool { return errors.Is(e.node.Err(), zkrecipes.ErrLeaseExpired) }
 
 // Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.
@@ -171,7 +172,7 @@ func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	if l.closed {
 		l.mu.Unlock()
 		_ = n.Release()
-		return nil, framework.ErrClosed
+		return nil, zkrecipes.ErrClosed
 	}
 	if l.lease > 0 {
 		_ = n.Lease(l.lease) // positive: checked by the recipe
@@ -267,9 +268,9 @@ func (l *Lock) release() error {
 			held := len(l.holds) > 0
 			l.mu.Unlock()
 			if held {
-				return hold.ErrNotOwner
+				return zkrecipes.ErrNotOwner
 			}
-			return hold.ErrNotHeld
+			return zkrecipes.ErrNotHeld
 		}
 		h := e.holds[len(e.holds)-1]
 		l.mu.Unlock()
@@ -277,7 +278,7 @@ func (l *Lock) release() error {
 			testHookAfterPick()
 		}
 		err := h.Release()
-		if !errors.Is(err, hold.ErrReleased) {
+		if !errors.Is(err, zkrecipes.ErrReleased) {
 			return err
 		}
 		// Released through its handle meanwhile, by another goroutine:
@@ -315,9 +316,9 @@ func (l *Lock) Holds() []*hold.Hold {
 	return out
 }
 
-// Close ends waits in progress with framework.ErrClosed and releases every hold.
+// Close ends waits in progress with zkrecipes.ErrClosed and releases every hold.
 // Later calls return nil; Release of a Hold it released returns an error
-// matching both hold.ErrReleased and framework.ErrClosed.
+// matching both zkrecipes.ErrReleased and zkrecipes.ErrClosed.
 // The client is not closed.
 func (l *Lock) Close() error {
 	l.mu.Lock()
@@ -335,7 +336,7 @@ func (l *Lock) Close() error {
 	l.cancel()
 	var errs []error
 	for _, e := range holds {
-		if err := e.node.Release(); err != nil && !errors.Is(err, hold.ErrHoldLost) {
+		if err := e.node.Release(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) {
 			errs = append(errs, err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -16,7 +16,7 @@ import (
 
 // The goroutine's Release picks its most recent acquisition; if another
 // goroutine releases that same Hold through its handle in the meantime,
-// Release gives back the next one instead of reporting hold.ErrNotHeld while
+// Release gives back the next one instead of reporting zkrecipes.ErrNotHeld while
 // the goroutine still holds. The other release is made to land between the
 // pick and the release.
 func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {
@@ -37,7 +37,7 @@ func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {
 	}
 	t.Cleanup(func() { testHookAfterPick = nil })
 	require.NoError(t, l.Release(), "the goroutine still held h1")
-	assert.ErrorIs(t, h1.Err(), hold.ErrReleased)
+	assert.ErrorIs(t, h1.Err(), zkrecipes.ErrReleased)
 	_, held := l.Held()
 	assert.False(t, held)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -322,7 +323,7 @@ func MatchSentinels(t *testing.T, rows map[string]Failure) {
 
 // RefusesNilContext runs every row, a call given a nil context, as a
 // subtest: it must return an error that matches
-// framework.ErrInvalidArgument and says "nil context", and must not
+// zkrecipes.ErrInvalidArgument and says "nil context", and must not
 // panic.
 func RefusesNilContext(t *testing.T, rows map[string]func() error) {
 	t.Helper()
@@ -335,7 +336,7 @@ func RefusesNilContext(t *testing.T, rows map[string]func() error) {
 				return nil
 			}()
 			require.Nil(t, panicked, "a nil context panics")
-			require.ErrorIs(t, err, framework.ErrInvalidArgument)
+			require.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 			assert.ErrorContains(t, err, "nil context")
 		})
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -168,9 +168,9 @@ func TestCorruptDataIsAnErrorAndIsNotOverwritten(t *testing.T) {
 	require.NoError(t, err)
 	l := newLong(t, c, "/counters-bad")
 	_, err = l.Increment(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, framework.ErrBadData)
+	assert.ErrorIs(t, err, zkrecipes.ErrBadData)
 	_, err = l.Get(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, framework.ErrBadData)
+	assert.ErrorIs(t, err, zkrecipes.ErrBadData)
 	data, _ := raw(t, c, "/counters-bad")
 	assert.Equal(t, []byte{1, 2, 3}, data)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -103,7 +104,7 @@ func TestCompareAndSetOnAMissingNodeLosesToAConcurrentCreate(t *testing.T) {
 }
 
 // CompareAndSet(0, n) on a missing node creates it, sent at most once: a
-// lost reply is framework.ErrOutcomeUnknown, and the node is made once.
+// lost reply is zkrecipes.ErrOutcomeUnknown, and the node is made once.
 func TestCompareAndSetCreatingTheNodeWhoseReplyIsLostIsAnUnknownOutcome(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -132,7 +133,7 @@ func TestCompareAndSetCreatingTheNodeWhoseReplyIsLostIsAnUnknownOutcome(t *testi
 	case <-time.After(30 * time.Second):
 		t.Fatal("CompareAndSet did not return")
 	}
-	require.ErrorIs(t, o.err, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, o.err, zkrecipes.ErrOutcomeUnknown)
 	assert.False(t, o.r.Succeeded)
 	assert.Equal(t, int64(0), o.r.PreValue)
 	assert.Equal(t, int64(5), o.r.PostValue, "the value it may have written")

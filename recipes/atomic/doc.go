@@ -16,7 +16,7 @@
 // (and a plain framework write) resends a write whose reply was lost, and
 // then re-reads and tries again; if the lost write had been applied, the
 // increment is applied twice. Here a write whose reply was lost returns an
-// error matching framework.ErrOutcomeUnknown, with the value read and the value
+// error matching zkrecipes.ErrOutcomeUnknown, with the value read and the value
 // written in the Result: the node holds one or the other's successors, and
 // only the caller can decide whether to try again. A write is sent again
 // only when it certainly never reached the server.

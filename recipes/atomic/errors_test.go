@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/atomic"
@@ -23,22 +23,22 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		return func() error { _, err := atomic.NewLong(c, path, opts...); return err }
 	}
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"nil client long":    testkit.Fails(func() error { _, err := atomic.NewLong(nil, "/a"); return err }, framework.ErrInvalidArgument),
-		"nil client integer": testkit.Fails(func() error { _, err := atomic.NewInteger(nil, "/a"); return err }, framework.ErrInvalidArgument),
-		"nil client value":   testkit.Fails(func() error { _, err := atomic.NewValue(nil, "/a"); return err }, framework.ErrInvalidArgument),
-		"empty path":         testkit.Fails(long(""), framework.ErrInvalidPath),
-		"relative path":      testkit.Fails(long("a/b"), framework.ErrInvalidPath),
-		"trailing slash":     testkit.Fails(long("/a/"), framework.ErrInvalidPath),
-		"root":               testkit.Fails(long("/"), framework.ErrInvalidPath),
+		"nil client long":    testkit.Fails(func() error { _, err := atomic.NewLong(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
+		"nil client integer": testkit.Fails(func() error { _, err := atomic.NewInteger(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
+		"nil client value":   testkit.Fails(func() error { _, err := atomic.NewValue(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
+		"empty path":         testkit.Fails(long(""), zkrecipes.ErrInvalidPath),
+		"relative path":      testkit.Fails(long("a/b"), zkrecipes.ErrInvalidPath),
+		"trailing slash":     testkit.Fails(long("/a/"), zkrecipes.ErrInvalidPath),
+		"root":               testkit.Fails(long("/"), zkrecipes.ErrInvalidPath),
 		"bad lock path": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l//x", time.Second, retry.NTimes(1, 0))),
-			framework.ErrInvalidArgument, framework.ErrInvalidPath),
+			zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidPath),
 		"zero lock timeout": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l", 0, retry.NTimes(1, 0))),
-			framework.ErrInvalidArgument),
+			zkrecipes.ErrInvalidArgument),
 		"negative lock timeout": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l", -time.Second, retry.NTimes(1, 0))),
-			framework.ErrInvalidArgument),
+			zkrecipes.ErrInvalidArgument),
 		"lock path is the value's": testkit.Fails(long("/a", atomic.WithPromotedToLock("/a", time.Second, retry.NTimes(1, 0))),
-			framework.ErrInvalidArgument),
-		"empty participant id": testkit.Fails(long("/a", atomic.WithParticipantID("")), framework.ErrInvalidArgument),
+			zkrecipes.ErrInvalidArgument),
+		"empty participant id": testkit.Fails(long("/a", atomic.WithParticipantID("")), zkrecipes.ErrInvalidArgument),
 	})
 	kids, _, err := c.Children(ctxT(t, 10*time.Second), "/")
 	require.NoError(t, err)
@@ -57,13 +57,13 @@ func TestEveryOperationAfterCloseIsErrClosedAndCloseIsIdempotent(t *testing.T) {
 	require.NoError(t, v.Close())
 	ctx := ctxT(t, 10*time.Second)
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"get":       testkit.Fails(func() error { _, err := l.Get(ctx); return err }, framework.ErrClosed),
-		"increment": testkit.Fails(func() error { _, err := l.Increment(ctx); return err }, framework.ErrClosed),
-		"cas":       testkit.Fails(func() error { _, err := l.CompareAndSet(ctx, 0, 1); return err }, framework.ErrClosed),
-		"try-set":   testkit.Fails(func() error { _, err := l.TrySet(ctx, 1); return err }, framework.ErrClosed),
-		"force-set": testkit.Fails(func() error { return l.ForceSet(ctx, 1) }, framework.ErrClosed),
-		"init":      testkit.Fails(func() error { _, err := l.Initialize(ctx, 1); return err }, framework.ErrClosed),
-		"value":     testkit.Fails(func() error { _, err := v.TrySet(ctx, []byte("x")); return err }, framework.ErrClosed),
+		"get":       testkit.Fails(func() error { _, err := l.Get(ctx); return err }, zkrecipes.ErrClosed),
+		"increment": testkit.Fails(func() error { _, err := l.Increment(ctx); return err }, zkrecipes.ErrClosed),
+		"cas":       testkit.Fails(func() error { _, err := l.CompareAndSet(ctx, 0, 1); return err }, zkrecipes.ErrClosed),
+		"try-set":   testkit.Fails(func() error { _, err := l.TrySet(ctx, 1); return err }, zkrecipes.ErrClosed),
+		"force-set": testkit.Fails(func() error { return l.ForceSet(ctx, 1) }, zkrecipes.ErrClosed),
+		"init":      testkit.Fails(func() error { _, err := l.Initialize(ctx, 1); return err }, zkrecipes.ErrClosed),
+		"value":     testkit.Fails(func() error { _, err := v.TrySet(ctx, []byte("x")); return err }, zkrecipes.ErrClosed),
 	})
 	_, ok := raw(t, c, "/counters")
 	assert.False(t, ok, "something was created")
@@ -75,5 +75,5 @@ func TestOperationsOnAClosedClientAreErrClosed(t *testing.T) {
 	l := newLong(t, c, "/counters/client-closed")
 	require.NoError(t, c.Close())
 	_, err := l.Increment(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/atomic"
@@ -35,7 +36,7 @@ func ExampleNewLong() {
 
 	r, err := hits.Add(ctx, 5)
 	switch {
-	case errors.Is(err, framework.ErrOutcomeUnknown):
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 		// The reply was lost: the 5 may or may not have been added (once).
 		fmt.Println("unknown: read the counter before adding again")
 	case err != nil:

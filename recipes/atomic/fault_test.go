@@ -1,7 +1,7 @@
 package atomic_test
 
 // Faults between a try's read and its write, against a real server: the
-// write is sent at most once, so a lost reply is framework.ErrOutcomeUnknown and
+// write is sent at most once, so a lost reply is zkrecipes.ErrOutcomeUnknown and
 // never a second increment (Curator resends it, then re-reads and adds
 // again), and every increment that returned success is in the node.
 
@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -51,7 +51,7 @@ func TestLostReplyIsOutcomeUnknownAndTheIncrementIsAppliedOnce(t *testing.T) {
 		10*time.Second, 10*time.Millisecond, "the server did not apply the increment")
 	p.Heal()
 	o := <-got
-	require.ErrorIs(t, o.err, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, o.err, zkrecipes.ErrOutcomeUnknown)
 	assert.False(t, o.r.Succeeded)
 	assert.Equal(t, int64(10), o.r.PreValue, "the value read")
 	assert.Equal(t, int64(11), o.r.PostValue, "the value it may have written")
@@ -63,7 +63,7 @@ func TestLostReplyIsOutcomeUnknownAndTheIncrementIsAppliedOnce(t *testing.T) {
 }
 
 // One way: the write never reaches the server, and the client cannot know
-// it: framework.ErrOutcomeUnknown, and nothing is applied later either.
+// it: zkrecipes.ErrOutcomeUnknown, and nothing is applied later either.
 func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -73,7 +73,7 @@ func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 	l := newLong(t, c, "/counters/oneway")
 	atomic.BeforeWrite(l, once(func(*hold.Hold) { p.DropRequests() }))
 	r, err := l.Increment(ctxT(t, 30*time.Second))
-	require.ErrorIs(t, err, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.Equal(t, int64(5), r.PreValue)
 	p.Heal()
 	// The client reconnects; a resent write would land now.
@@ -102,7 +102,7 @@ func invariant(t *testing.T, obs, l *atomic.Long, n int, fault func(i int), heal
 		case err == nil:
 			require.True(t, r.Succeeded)
 			succeeded++
-		case errors.Is(err, framework.ErrOutcomeUnknown):
+		case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 			unknown++
 		default:
 			require.NoError(t, err, "increment %d", i)
@@ -221,8 +221,8 @@ func TestPromotedWriteAfterTheLockNodeWasDeletedIsRefused(t *testing.T) {
 		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	})
 	r, err := l.Increment(ctxT(t, 10*time.Second))
-	require.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
+	require.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	assert.False(t, r.Succeeded)
 	assert.Equal(t, 1, r.Stats.PromotedTries)
 	assert.Equal(t, int64(1), rawLong(t, obs, "/counters/pl"), "only the rival's increment")
@@ -241,7 +241,7 @@ func TestPromotedWriteAfterSessionExpiryIsRefused(t *testing.T) {
 		atomic.WithPromotedToLock("/counters/pe-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(*hold.Hold) { testkit.LoseSession(t, p, c) })
 	r, err := l.Increment(ctxT(t, 30*time.Second))
-	require.ErrorIs(t, err, hold.ErrHoldLost)
+	require.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	assert.False(t, r.Succeeded)
 	assert.Equal(t, int64(1), rawLong(t, obs, "/counters/pe"), "only the rival's increment")
 	testkit.WaitChildren(t, obs, "/counters/pe-lock", 0)
@@ -268,7 +268,7 @@ func TestPromotedLostReplyIsOutcomeUnknownAndAppliedOnce(t *testing.T) {
 	},
 		10*time.Second, 10*time.Millisecond, "the server did not apply the increment")
 	p.Heal()
-	require.ErrorIs(t, <-got, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, <-got, zkrecipes.ErrOutcomeUnknown)
 	assert.Equal(t, int64(2), rawLong(t, obs, "/counters/pr"), "the rival's and ours, once")
 }
 
@@ -308,9 +308,9 @@ func TestPromotedWriteAcrossACutLandsAtMostOnce(t *testing.T) {
 	case err == nil:
 		assert.True(t, r.Succeeded)
 		assert.Equal(t, int64(2), got, "the rival's and ours")
-	case errors.Is(err, hold.ErrHoldLost):
+	case errors.Is(err, zkrecipes.ErrHoldLost):
 		assert.Equal(t, int64(1), got, "refused: only the rival's")
-	case errors.Is(err, framework.ErrOutcomeUnknown):
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 		assert.Contains(t, []int64{1, 2}, got)
 	default:
 		t.Fatalf("unexpected error: %v", err)

@@ -5,13 +5,14 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Number is an atomic counter in one node: Long (Curator's
 // DistributedAtomicLong, 8 bytes big-endian) or Integer (Curator's
 // DistributedAtomicInteger, 4 bytes big-endian). A missing or empty node
-// reads as 0; data of another length is framework.ErrBadData (Curator reads the
+// reads as 0; data of another length is zkrecipes.ErrBadData (Curator reads the
 // first bytes of a longer node; this refuses it). Arithmetic wraps around,
 // as Java's. It is safe for concurrent use.
 type Number[T int32 | int64] struct {
@@ -68,7 +69,7 @@ func (n *Number[T]) Subtract(ctx context.Context, delta T) (Result[T], error) {
 // Add adds delta by compare-and-set, creating the node if it does not
 // exist, tried again under the retry policy and then under the promoted
 // lock, if any: Succeeded false if every try lost to another writer. With
-// framework.ErrOutcomeUnknown the addition may or may not have been applied, once:
+// zkrecipes.ErrOutcomeUnknown the addition may or may not have been applied, once:
 // PreValue and PostValue are the value read and the value written.
 func (n *Number[T]) Add(ctx context.Context, delta T) (Result[T], error) {
 	r, err := n.v.trySet(ctx, "add", func(prev []byte) ([]byte, error) {
@@ -143,7 +144,7 @@ func (n *Number[T]) decode(b []byte) (T, error) {
 		}
 		return T(int64(binary.BigEndian.Uint64(b))), nil
 	}
-	return 0, fmt.Errorf("%w: node %s holds %d bytes (% x), a %d-byte number expected", framework.ErrBadData, n.v.path, len(b), b, n.size())
+	return 0, fmt.Errorf("%w: node %s holds %d bytes (% x), a %d-byte number expected", zkrecipes.ErrBadData, n.v.path, len(b), b, n.size())
 }
 
 // result decodes r; a value that does not decode is reported with the

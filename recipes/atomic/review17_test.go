@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/atomic"
@@ -69,9 +69,9 @@ func TestReview17IncrementAcrossADeleteAndRecreateIsNotASuccessFromTheOldValue(t
 	}
 }
 
-// review17: framework.ErrBadData's doc says "Nothing was written". Long.TrySet over a
+// review17: zkrecipes.ErrBadData's doc says "Nothing was written". Long.TrySet over a
 // node of the wrong length writes the new value (the write does not look
-// at what it replaces) and then fails with framework.ErrBadData because PreValue
+// at what it replaces) and then fails with zkrecipes.ErrBadData because PreValue
 // does not decode: the caller is told of a corrupt node and not of a write
 // that happened (Succeeded is lost behind the error).
 func TestReview17TrySetOverCorruptDataThatWritesDoesNotSayNothingWasWritten(t *testing.T) {
@@ -83,8 +83,8 @@ func TestReview17TrySetOverCorruptDataThatWritesDoesNotSayNothingWasWritten(t *t
 	l := newLong(t, c, path)
 	r, err := l.TrySet(ctxT(t, 10*time.Second), 5)
 	data, _ := raw(t, c, path)
-	if errors.Is(err, framework.ErrBadData) {
-		assert.Equal(t, []byte{1, 2, 3}, data, "framework.ErrBadData says nothing was written, but the node now holds % x", data)
+	if errors.Is(err, zkrecipes.ErrBadData) {
+		assert.Equal(t, []byte{1, 2, 3}, data, "zkrecipes.ErrBadData says nothing was written, but the node now holds % x", data)
 	} else {
 		require.NoError(t, err)
 		assert.True(t, r.Succeeded)

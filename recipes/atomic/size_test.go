@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -17,7 +18,7 @@ import (
 )
 
 // A value over the server's limit fails TrySet at once with ErrTooLarge:
-// nothing was sent, so the outcome is known (before: framework.ErrOutcomeUnknown,
+// nothing was sent, so the outcome is known (before: zkrecipes.ErrOutcomeUnknown,
 // for a write the server cannot have applied, after it had closed the
 // link and with it every hold on the client).
 func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
@@ -34,11 +35,11 @@ func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
 
 	start := time.Now()
 	res, err := v.TrySet(ctxT(t, 10*time.Second), big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.NotErrorIs(t, err, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.NotErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.False(t, res.Succeeded)
 	err = v.ForceSet(ctxT(t, 10*time.Second), big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	assert.Less(t, time.Since(start), 2*time.Second, "refused at once")
 
 	link.RequireUnbroken(t)
@@ -55,6 +56,6 @@ func TestNewValueRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	_, err := atomic.NewValue(c, "/size/value",
 		atomic.WithPromotedToLock("/size/lock", time.Second, retry.Default()),
 		atomic.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize)))
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 }

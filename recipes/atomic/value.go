@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
@@ -42,7 +43,7 @@ type Result[T any] struct {
 	// PreValue is the value the operation last read.
 	PreValue T
 	// PostValue is the value it wrote, if it succeeded (Get: the value
-	// read); else the zero value, as Curator's. With framework.ErrOutcomeUnknown,
+	// read); else the zero value, as Curator's. With zkrecipes.ErrOutcomeUnknown,
 	// the value it may or may not have written.
 	PostValue T
 	// Stats counts the tries.
@@ -74,13 +75,13 @@ func NewValue(client *framework.Client, path string, opts ...Option) (*Value, er
 
 func newValue(recipe string, client *framework.Client, path string, opts []Option) (*Value, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%s: %w", recipe, framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("%s: %w", recipe, zkrecipes.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", recipe, err)
 	}
 	if path == "/" {
-		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, framework.ErrInvalidPath, path)
+		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, zkrecipes.ErrInvalidPath, path)
 	}
 	cfg, err := option.Build(recipe, []option.Name{option.RetryPolicy, option.PromotedToLock, option.ParticipantID}, opts)
 	if err != nil {
@@ -92,7 +93,7 @@ func newValue(recipe string, client *framework.Client, path string, opts []Optio
 	}
 	if p := cfg.Promotion; p != nil {
 		if p.Path == path {
-			return nil, fmt.Errorf("%s: %w: the promoted lock path is the value's own path %q", recipe, framework.ErrInvalidArgument, path)
+			return nil, fmt.Errorf("%s: %w: the promoted lock path is the value's own path %q", recipe, zkrecipes.ErrInvalidArgument, path)
 		}
 		m, err := mutex.New(client, p.Path, mutex.WithParticipantID(string(cfg.ID)))
 		if err != nil {
@@ -107,7 +108,7 @@ func newValue(recipe string, client *framework.Client, path string, opts []Optio
 func (v *Value) Path() string { return v.path }
 
 // Close ends the use of v: the promoted mutex, if any, is closed (a hold
-// of it is released), and every later operation returns framework.ErrClosed. The
+// of it is released), and every later operation returns zkrecipes.ErrClosed. The
 // node stays. Close is idempotent.
 func (v *Value) Close() error {
 	if v.closed.Swap(true) {
@@ -130,7 +131,7 @@ func (v *Value) check(ctx context.Context, op string) error {
 		return v.fail(op, errs.ErrNilContext)
 	}
 	if v.closed.Load() || v.client.Closed() {
-		return v.fail(op, framework.ErrClosed)
+		return v.fail(op, zkrecipes.ErrClosed)
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
 // else creates it first, Succeeded is false. A loop of Get then
 // CompareAndSet makes progress from a node that does not exist yet
 // (Curator's compareAndSet never creates it). The write is sent at most
-// once, the create too: a lost reply is framework.ErrOutcomeUnknown.
+// once, the create too: a lost reply is zkrecipes.ErrOutcomeUnknown.
 func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byte) (Result[[]byte], error) {
 	return v.compareAndSet(ctx, func(cur []byte) bool { return bytes.Equal(cur, expectedValue) }, newValue)
 }
@@ -189,7 +190,7 @@ func (v *Value) compareAndSet(ctx context.Context, matches func(cur []byte) bool
 	case err == nil:
 		res.Succeeded, res.PostValue = true, clone(newValue)
 	case errors.Is(err, errConflict):
-	case errors.Is(err, framework.ErrOutcomeUnknown), errors.Is(err, framework.ErrRecreated):
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown), errors.Is(err, zkrecipes.ErrRecreated):
 		res.PostValue = clone(newValue)
 		return res, v.fail("compare-and-set", err)
 	default:
@@ -330,7 +331,7 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 	} else {
 		err = v.setVersioned(ctx, h, st, nv)
 	}
-	if err == nil || errors.Is(err, framework.ErrOutcomeUnknown) || errors.Is(err, framework.ErrRecreated) {
+	if err == nil || errors.Is(err, zkrecipes.ErrOutcomeUnknown) || errors.Is(err, zkrecipes.ErrRecreated) {
 		res.PostValue = clone(nv)
 	}
 	return err
@@ -339,12 +340,12 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 // setVersioned sets the node to data if it is still at the version read
 // (st). ZooKeeper compares versions only, and a node deleted and made
 // again starts at version 0 once more: a set that lands on such a node
-// (its czxid is not the one read) is framework.ErrRecreated, not a success from the
+// (its czxid is not the one read) is zkrecipes.ErrRecreated, not a success from the
 // value read (Curator reports it as one).
 func (v *Value) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, data []byte) error {
 	got, err := v.writeStat(ctx, h, &zk.SetDataRequest{Path: v.path, Data: data, Version: st.Version})
 	if err == nil && got != nil && got.Czxid != st.Czxid {
-		return fmt.Errorf("%w: made again (czxid %d, read %d)", framework.ErrRecreated, got.Czxid, st.Czxid)
+		return fmt.Errorf("%w: made again (czxid %d, read %d)", zkrecipes.ErrRecreated, got.Czxid, st.Czxid)
 	}
 	return err
 }

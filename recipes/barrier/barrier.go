@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -40,7 +41,7 @@ type Barrier struct {
 // New returns the barrier at path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*Barrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("barrier: %w", framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("barrier: %w", zkrecipes.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (b *Barrier) Path() string { return b.path }
 // not exist, as Curator's setBarrier.
 func (b *Barrier) Set(ctx context.Context) error {
 	if b.closed() {
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	}
 	_, err := b.client.Create(ctx, b.path, b.data, framework.WithParentContainers())
 	if errors.Is(err, zk.ErrNodeExists) {
@@ -78,7 +79,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // removeBarrier: every Wait on it returns.
 func (b *Barrier) Remove(ctx context.Context) error {
 	if b.closed() {
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	}
 	err := b.client.Delete(ctx, b.path, -1)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -89,12 +90,12 @@ func (b *Barrier) Remove(ctx context.Context) error {
 
 // Wait blocks until the barrier node does not exist (at once if it does
 // not), ctx ends (its deadline is the timeout; ctx's error is returned), or
-// the Barrier or its client is closed (framework.ErrClosed). Every wake-up, whatever
+// the Barrier or its client is closed (zkrecipes.ErrClosed). Every wake-up, whatever
 // woke it, checks the node again: only its absence, as the server answers,
 // ends the wait. Connection trouble is waited out until ctx ends.
 func (b *Barrier) Wait(ctx context.Context) error {
 	if b.closed() {
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	}
 	clientClosing := b.client.Done()
 	var pause time.Duration
@@ -131,12 +132,12 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if b.closed() || closedCh(clientClosing) {
-			return framework.ErrClosed
+			return zkrecipes.ErrClosed
 		}
 	}
 }
 
-// Close makes every later call, and every Wait under way, return framework.ErrClosed.
+// Close makes every later call, and every Wait under way, return zkrecipes.ErrClosed.
 // It leaves the barrier node as it is (it belongs to no session). It is
 // idempotent.
 func (b *Barrier) Close() error {
@@ -155,7 +156,7 @@ func (b *Barrier) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-b.closing:
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	}
 }
 

@@ -40,7 +40,7 @@
 //
 // A member's node belongs to its session. A member whose session is lost
 // while it waits or while it is entered is not a member any more; Enter
-// and Leave then fail with framework.ErrSessionLost (framework.ErrNodeDeleted when someone
+// and Leave then fail with zkrecipes.ErrSessionLost (zkrecipes.ErrNodeDeleted when someone
 // else deleted the node), never report success: Curator's leave returns
 // normally in that case. Whatever ends an Enter or a Leave early (ctx,
 // Close, an error) deletes the member's node, guaranteed, where Curator's

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -54,13 +55,13 @@ const (
 // members (at least 1). It sends nothing.
 func NewDouble(client *framework.Client, path string, memberQty int, opts ...Option) (*DoubleBarrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("double barrier: %w", framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("double barrier: %w", zkrecipes.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	if memberQty < 1 {
-		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", framework.ErrInvalidArgument, memberQty)
+		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", zkrecipes.ErrInvalidArgument, memberQty)
 	}
 	cfg, err := option.Build("double barrier", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
@@ -97,9 +98,9 @@ func (d *DoubleBarrier) Node() string {
 
 // Enter makes this member's node and blocks until memberQty members have
 // arrived (path/ready exists, or this member counts memberQty nodes and
-// makes it). It fails with ctx's error when ctx ends first, framework.ErrClosed when
-// the DoubleBarrier or its client is closed, framework.ErrSessionLost when the
-// session that made the node is lost meanwhile (framework.ErrNodeDeleted when
+// makes it). It fails with ctx's error when ctx ends first, zkrecipes.ErrClosed when
+// the DoubleBarrier or its client is closed, zkrecipes.ErrSessionLost when the
+// session that made the node is lost meanwhile (zkrecipes.ErrNodeDeleted when
 // someone else deleted the node), ErrAlreadyEntered when entered already.
 // Whenever it fails, the node is deleted (in the background if need be).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
@@ -107,7 +108,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	switch {
 	case d.closed:
 		d.mu.Unlock()
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	case d.state != idle:
 		d.mu.Unlock()
 		return ErrAlreadyEntered
@@ -121,7 +122,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	defer d.mu.Unlock()
 	if err == nil && d.closed {
 		// Close came as we entered; it left the node to us.
-		err = framework.ErrClosed
+		err = zkrecipes.ErrClosed
 	}
 	if err != nil {
 		d.dropLocked()
@@ -147,7 +148,7 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string) error {
 		return d.fail(ctx, err)
 	}
 	if !ok {
-		return fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, framework.ErrSessionLost, name)
+		return fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, zkrecipes.ErrSessionLost, name)
 	}
 	d.mu.Lock()
 	d.owner = st.EphemeralOwner
@@ -224,17 +225,17 @@ func (d *DoubleBarrier) enterOnce(ctx context.Context, name string) (done bool, 
 // Leave blocks until every member has left: it deletes this member's node
 // in Curator's order and waits until no member node is left, then deletes
 // path/ready. It fails with ErrNotEntered without a successful Enter,
-// framework.ErrSessionLost when this member's session was lost since (its node is
+// zkrecipes.ErrSessionLost when this member's session was lost since (its node is
 // gone: it had stopped being a member, whatever it did meanwhile),
-// framework.ErrNodeDeleted when someone else deleted the node, ctx's error when ctx
-// ends first, framework.ErrClosed on Close. After any of these the member is not
+// zkrecipes.ErrNodeDeleted when someone else deleted the node, ctx's error when ctx
+// ends first, zkrecipes.ErrClosed on Close. After any of these the member is not
 // entered any more and its node is deleted.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.mu.Lock()
 	switch {
 	case d.closed:
 		d.mu.Unlock()
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	case d.state != entered:
 		d.mu.Unlock()
 		return ErrNotEntered
@@ -276,7 +277,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
 				// Everyone has left: the ready node must go, or the next
 				// round's members would find it and enter at once.
 				err = d.client.Delete(ctx, d.ready, -1, framework.Guaranteed())
-				if errors.Is(err, zk.ErrNoNode) || errors.Is(err, framework.ErrDeferred) {
+				if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zkrecipes.ErrDeferred) {
 					err = nil
 				}
 				err = d.fail(ctx, err)
@@ -360,7 +361,7 @@ func (d *DoubleBarrier) deleteOurs(name string) error {
 	return nil
 }
 
-// Close ends this member: an Enter or Leave under way returns framework.ErrClosed,
+// Close ends this member: an Enter or Leave under way returns zkrecipes.ErrClosed,
 // later calls too, and its node, if any, is deleted. It is idempotent.
 func (d *DoubleBarrier) Close() error {
 	d.mu.Lock()
@@ -400,9 +401,9 @@ func (d *DoubleBarrier) goneErr(name string) error {
 	d.mu.Unlock()
 	s := d.client.Session()
 	if owner != 0 && (s.ID != owner || closedCh(s.Lost)) {
-		return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, framework.ErrSessionLost)
+		return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, zkrecipes.ErrSessionLost)
 	}
-	return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, framework.ErrNodeDeleted)
+	return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, zkrecipes.ErrNodeDeleted)
 }
 
 // sessionGone reports whether the client is on another session than the
@@ -429,7 +430,7 @@ func (d *DoubleBarrier) stopped(ctx context.Context, clientClosing <-chan struct
 		return ctx.Err()
 	}
 	if closedCh(d.closing) || closedCh(clientClosing) {
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	}
 	return nil
 }

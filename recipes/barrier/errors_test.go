@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
@@ -37,23 +37,23 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	fresh := newDouble(t, c, "/errs/fresh", 2)
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"New nil client":            testkit.Fails(func() error { _, err := barrier.New(nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"New relative path":         testkit.Fails(func() error { _, err := barrier.New(c, "x"); return err }, framework.ErrInvalidPath),
-		"New trailing slash":        testkit.Fails(func() error { _, err := barrier.New(c, "/x/"); return err }, framework.ErrInvalidPath),
-		"New empty participant":     testkit.Fails(func() error { _, err := barrier.New(c, "/x", barrier.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"NewDouble nil client":      testkit.Fails(func() error { _, err := barrier.NewDouble(nil, "/x", 2); return err }, framework.ErrInvalidArgument),
-		"NewDouble bad path":        testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x//y", 2); return err }, framework.ErrInvalidPath),
-		"NewDouble zero members":    testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", 0); return err }, framework.ErrInvalidArgument),
-		"NewDouble negative":        testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", -3); return err }, framework.ErrInvalidArgument),
-		"NewDouble empty particip.": testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", 2, barrier.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"Set after Close":           testkit.Fails(func() error { return closedBarrier.Set(context.Background()) }, framework.ErrClosed),
-		"Remove after Close":        testkit.Fails(func() error { return closedBarrier.Remove(context.Background()) }, framework.ErrClosed),
-		"Wait after Close":          testkit.Fails(func() error { return closedBarrier.Wait(context.Background()) }, framework.ErrClosed),
-		"Set on closed client":      testkit.Fails(func() error { return onClosedClient.Set(context.Background()) }, framework.ErrClosed),
-		"Wait on closed client":     testkit.Fails(func() error { return onClosedClient.Wait(context.Background()) }, framework.ErrClosed),
-		"Enter after Close":         testkit.Fails(func() error { return closedDouble.Enter(context.Background()) }, framework.ErrClosed),
-		"Leave after Close":         testkit.Fails(func() error { return closedDouble.Leave(context.Background()) }, framework.ErrClosed),
-		"Enter on closed client":    testkit.Fails(func() error { return doubleOnClosedClient.Enter(context.Background()) }, framework.ErrClosed),
+		"New nil client":            testkit.Fails(func() error { _, err := barrier.New(nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"New relative path":         testkit.Fails(func() error { _, err := barrier.New(c, "x"); return err }, zkrecipes.ErrInvalidPath),
+		"New trailing slash":        testkit.Fails(func() error { _, err := barrier.New(c, "/x/"); return err }, zkrecipes.ErrInvalidPath),
+		"New empty participant":     testkit.Fails(func() error { _, err := barrier.New(c, "/x", barrier.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"NewDouble nil client":      testkit.Fails(func() error { _, err := barrier.NewDouble(nil, "/x", 2); return err }, zkrecipes.ErrInvalidArgument),
+		"NewDouble bad path":        testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x//y", 2); return err }, zkrecipes.ErrInvalidPath),
+		"NewDouble zero members":    testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", 0); return err }, zkrecipes.ErrInvalidArgument),
+		"NewDouble negative":        testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", -3); return err }, zkrecipes.ErrInvalidArgument),
+		"NewDouble empty particip.": testkit.Fails(func() error { _, err := barrier.NewDouble(c, "/x", 2, barrier.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"Set after Close":           testkit.Fails(func() error { return closedBarrier.Set(context.Background()) }, zkrecipes.ErrClosed),
+		"Remove after Close":        testkit.Fails(func() error { return closedBarrier.Remove(context.Background()) }, zkrecipes.ErrClosed),
+		"Wait after Close":          testkit.Fails(func() error { return closedBarrier.Wait(context.Background()) }, zkrecipes.ErrClosed),
+		"Set on closed client":      testkit.Fails(func() error { return onClosedClient.Set(context.Background()) }, zkrecipes.ErrClosed),
+		"Wait on closed client":     testkit.Fails(func() error { return onClosedClient.Wait(context.Background()) }, zkrecipes.ErrClosed),
+		"Enter after Close":         testkit.Fails(func() error { return closedDouble.Enter(context.Background()) }, zkrecipes.ErrClosed),
+		"Leave after Close":         testkit.Fails(func() error { return closedDouble.Leave(context.Background()) }, zkrecipes.ErrClosed),
+		"Enter on closed client":    testkit.Fails(func() error { return doubleOnClosedClient.Enter(context.Background()) }, zkrecipes.ErrClosed),
 		"Enter while entered":       testkit.Fails(func() error { return one.Enter(context.Background()) }, barrier.ErrAlreadyEntered),
 		"Leave before Enter":        testkit.Fails(func() error { return fresh.Leave(context.Background()) }, barrier.ErrNotEntered),
 		"Enter with expired ctx":    testkit.Fails(func() error { return fresh.Enter(testkit.Expired()) }, context.DeadlineExceeded),

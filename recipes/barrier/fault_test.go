@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -147,7 +148,7 @@ func TestSessionLostWhileEnteringFailsEnterAndIsNotCounted(t *testing.T) {
 	got := async(func() error { return a.Enter(ctxT(t, 90*time.Second)) })
 	members(t, obs, "/b/lost-entering", 1)
 	testkit.LoseSession(t, p, ac)
-	assert.ErrorIs(t, returned(t, got, 30*time.Second, "Enter"), framework.ErrSessionLost)
+	assert.ErrorIs(t, returned(t, got, 30*time.Second, "Enter"), zkrecipes.ErrSessionLost)
 	members(t, obs, "/b/lost-entering", 0)
 
 	b := newDouble(t, newClient(t, cl.Addrs()), "/b/lost-entering", 2)
@@ -160,7 +161,7 @@ func TestSessionLostWhileEnteringFailsEnterAndIsNotCounted(t *testing.T) {
 
 // A member whose session expires while it is entered has stopped being a
 // member: the others leave without it, and its own Leave says so with
-// framework.ErrSessionLost, never success (Curator's leave returns normally).
+// zkrecipes.ErrSessionLost, never success (Curator's leave returns normally).
 func TestSessionLostWhileEnteredFailsLeaveWithErrSessionLost(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
@@ -178,13 +179,13 @@ func TestSessionLostWhileEnteredFailsLeaveWithErrSessionLost(t *testing.T) {
 	require.NoError(t, returned(t, lb, 30*time.Second, "Leave once the lost member's node is gone"))
 	// Said even when the caller's deadline has passed already (a member
 	// that woke from a long pause): the client knows its session is new.
-	assert.ErrorIs(t, a.Leave(testkit.Expired()), framework.ErrSessionLost)
+	assert.ErrorIs(t, a.Leave(testkit.Expired()), zkrecipes.ErrSessionLost)
 	assert.ErrorIs(t, a.Leave(ctxT(t, 10*time.Second)), barrier.ErrNotEntered, "the member is out")
 	waitNodes(t, obs, "/b/lost-entered", 0)
 }
 
 // A member node deleted by someone else (an operator, a buggy client):
-// Enter and Leave fail with framework.ErrNodeDeleted, and the member is out.
+// Enter and Leave fail with zkrecipes.ErrNodeDeleted, and the member is out.
 func TestMemberNodeDeletedBySomeoneElse(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
@@ -195,14 +196,14 @@ func TestMemberNodeDeletedBySomeoneElse(t *testing.T) {
 		got := async(func() error { return a.Enter(ctxT(t, 60*time.Second)) })
 		kids := members(t, obs, "/b/deleted/entering", 1)
 		require.NoError(t, operator.Delete(context.Background(), "/b/deleted/entering/"+kids[0], -1))
-		assert.ErrorIs(t, returned(t, got, 30*time.Second, "Enter"), framework.ErrNodeDeleted)
+		assert.ErrorIs(t, returned(t, got, 30*time.Second, "Enter"), zkrecipes.ErrNodeDeleted)
 		assert.ErrorIs(t, a.Leave(ctxT(t, time.Second)), barrier.ErrNotEntered)
 	})
 	t.Run("while entered", func(t *testing.T) {
 		ds := enterAll(t, cl, "/b/deleted/entered", 2)
 		require.NoError(t, operator.Delete(context.Background(), ds[0].Node(), -1))
 		require.NoError(t, ds[1].Leave(ctxT(t, 30*time.Second)))
-		assert.ErrorIs(t, ds[0].Leave(ctxT(t, 30*time.Second)), framework.ErrNodeDeleted)
+		assert.ErrorIs(t, ds[0].Leave(ctxT(t, 30*time.Second)), zkrecipes.ErrNodeDeleted)
 		waitNodes(t, obs, "/b/deleted/entered", 0)
 	})
 }

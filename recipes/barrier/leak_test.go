@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
@@ -70,12 +70,12 @@ func TestCloseEndsEnterAndLeaveAndDeletesTheNode(t *testing.T) {
 	got := async(func() error { return a.Enter(ctxT(t, 60*time.Second)) })
 	members(t, obs, "/b/close/entering", 1)
 	require.NoError(t, a.Close())
-	assert.ErrorIs(t, returned(t, got, 10*time.Second, "Enter"), framework.ErrClosed)
+	assert.ErrorIs(t, returned(t, got, 10*time.Second, "Enter"), zkrecipes.ErrClosed)
 	members(t, obs, "/b/close/entering", 0)
 
 	ds := enterAll(t, cl, "/b/close/entered", 2)
 	require.NoError(t, ds[0].Close())
-	assert.ErrorIs(t, ds[0].Leave(ctxT(t, time.Second)), framework.ErrClosed)
+	assert.ErrorIs(t, ds[0].Leave(ctxT(t, time.Second)), zkrecipes.ErrClosed)
 	require.NoError(t, ds[1].Leave(ctxT(t, 30*time.Second)), "a closed member has left")
 	waitNodes(t, obs, "/b/close/entered", 0)
 
@@ -84,7 +84,7 @@ func TestCloseEndsEnterAndLeaveAndDeletesTheNode(t *testing.T) {
 	wait := async(func() error { return w.Wait(ctxT(t, 60*time.Second)) })
 	blocked(t, wait, "Wait")
 	require.NoError(t, w.Close())
-	assert.ErrorIs(t, returned(t, wait, 10*time.Second, "Wait"), framework.ErrClosed)
+	assert.ErrorIs(t, returned(t, wait, 10*time.Second, "Wait"), zkrecipes.ErrClosed)
 }
 
 func TestAbandonedCallsLeaveNoGoroutine(t *testing.T) {
@@ -133,7 +133,7 @@ func TestCloseRacingASucceedingEnterLeavesNoNode(t *testing.T) {
 		require.NoError(t, d.Close())
 		err = returned(t, got, 10*time.Second, "Enter")
 		if err != nil {
-			assert.ErrorIs(t, err, framework.ErrClosed)
+			assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 		}
 	}
 	require.NoError(t, c.Drain(ctxT(t, 10*time.Second)))

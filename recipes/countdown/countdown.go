@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
@@ -60,16 +61,16 @@ type Latch struct {
 // nothing.
 func New(client *framework.Client, path string, count int, opts ...Option) (*Latch, error) {
 	if client == nil {
-		return nil, fmt.Errorf("countdown: %w", framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("countdown: %w", zkrecipes.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, fmt.Errorf("countdown: %w", err)
 	}
 	if path == "/" {
-		return nil, fmt.Errorf("countdown: %w %q: the root cannot be a latch", framework.ErrInvalidPath, path)
+		return nil, fmt.Errorf("countdown: %w %q: the root cannot be a latch", zkrecipes.ErrInvalidPath, path)
 	}
 	if count < 0 || count > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d", framework.ErrInvalidArgument, count)
+		return nil, fmt.Errorf("%w: %d", zkrecipes.ErrInvalidArgument, count)
 	}
 	cfg, err := option.Build("countdown", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
@@ -100,7 +101,7 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Lat
 func (l *Latch) Path() string { return l.path }
 
 // Close ends the calls in progress on this handle (they return an error
-// wrapping framework.ErrClosed) and makes later calls fail with framework.ErrClosed. The latch
+// wrapping zkrecipes.ErrClosed) and makes later calls fail with zkrecipes.ErrClosed. The latch
 // on the server is left as it is. Close is idempotent.
 func (l *Latch) Close() error {
 	l.mu.Lock()
@@ -126,7 +127,7 @@ func (l *Latch) isClosed() bool {
 //
 // The create is sent at most once: after a lost reply the latch is read,
 // and the setter's own gen- child tells whether it was made. If no latch,
-// or another one, is there then, the error wraps framework.ErrOutcomeUnknown: it
+// or another one, is there then, the error wraps zkrecipes.ErrOutcomeUnknown: it
 // may have been made and finished already, and making it again could set
 // a latch that nobody counts down.
 func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
@@ -161,7 +162,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 				// Never a latch: one is made with its gen- child in one
 				// multi, and finished with it (a SharedCount at zero,
 				// say): not ours to delete or replace.
-				return fail(fmt.Errorf("%w: count %d and no %s child", framework.ErrBadData, s.remaining, genPrefix))
+				return fail(fmt.Errorf("%w: count %d and no %s child", zkrecipes.ErrBadData, s.remaining, genPrefix))
 			case s.remaining > 0:
 				return false, nil
 			}
@@ -236,7 +237,7 @@ func (l *Latch) makeParent(ctx context.Context) error {
 // (counted), or sends the same multi again, which cannot count twice. If
 // the latch finished or went away while that outcome was unknown, or ctx
 // ends after the multi may have reached the server, the error wraps
-// framework.ErrOutcomeUnknown: the call may or may not have counted. A call that
+// zkrecipes.ErrOutcomeUnknown: the call may or may not have counted. A call that
 // knows it counted deletes its cd- child before it returns (guaranteed:
 // the client goes on in the background if the link is down).
 func (l *Latch) CountDown(ctx context.Context) (bool, error) {
@@ -273,7 +274,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 		switch {
 		case s.exists && s.gen == "":
 			// Never a latch (see TrySetCount): not ours to count or delete.
-			return fail(fmt.Errorf("%w: count %d and no %s child", framework.ErrBadData, s.remaining, genPrefix))
+			return fail(fmt.Errorf("%w: count %d and no %s child", zkrecipes.ErrBadData, s.remaining, genPrefix))
 		case maybe && s.exists && s.gen != sentGen:
 			// Another latch at the path: ours may have counted on the
 			// one before it, which finished since. Counting on this one
@@ -358,7 +359,7 @@ func (l *Latch) remember(old, gen string) {
 // latch at path (never set, finished and deleted, or deleted by someone
 // else, which opens it as Redisson's delete does), or the latch it found
 // was replaced by another at the same path. It returns nil then, ctx's
-// error if ctx ends first, or an error wrapping framework.ErrClosed after Close. It
+// error if ctx ends first, or an error wrapping zkrecipes.ErrClosed after Close. It
 // waits through cut links, session expiries and server restarts.
 func (l *Latch) Await(ctx context.Context) error {
 	ctx, done, err := l.begin(ctx, "await")
@@ -533,7 +534,7 @@ func (l *Latch) finish(ctx context.Context) error {
 			return err
 		}
 		if s.gen == "" {
-			return fmt.Errorf("%w: no %s child", framework.ErrBadData, genPrefix)
+			return fmt.Errorf("%w: no %s child", zkrecipes.ErrBadData, genPrefix)
 		}
 		var cds []string
 		for _, k := range s.kids {
@@ -544,7 +545,7 @@ func (l *Latch) finish(ctx context.Context) error {
 			default:
 				// Someone else's node under the latch: deleting the latch
 				// would take it too.
-				return fmt.Errorf("%w: a child %q that no latch makes", framework.ErrBadData, k)
+				return fmt.Errorf("%w: a child %q that no latch makes", zkrecipes.ErrBadData, k)
 			}
 		}
 		for len(cds) > deleteBatch {
@@ -603,7 +604,7 @@ func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), 
 		return nil, nil, err
 	}
 	if l.isClosed() {
-		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, framework.ErrClosed)
+		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, zkrecipes.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, err)
@@ -613,13 +614,13 @@ func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), 
 	return cctx, func() { stop(); cancel() }, nil
 }
 
-// fail gives err the package's sentinels: framework.ErrClosed after Close (the
-// handle's or the client's), framework.ErrOutcomeUnknown if a write may have been
+// fail gives err the package's sentinels: zkrecipes.ErrClosed after Close (the
+// handle's or the client's), zkrecipes.ErrOutcomeUnknown if a write may have been
 // applied.
 func (l *Latch) fail(op string, err error, maybe bool) error {
 	err = contend.Err(err, l.isClosed())
-	if maybe && !errors.Is(err, framework.ErrOutcomeUnknown) {
-		err = fmt.Errorf("%w: %w", framework.ErrOutcomeUnknown, err)
+	if maybe && !errors.Is(err, zkrecipes.ErrOutcomeUnknown) {
+		err = fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, err)
 	}
 	return fmt.Errorf("countdown %s %s: %w", op, l.path, err)
 }
@@ -627,17 +628,17 @@ func (l *Latch) fail(op string, err error, maybe bool) error {
 // transient reports whether err is one a call outlives by waiting for the
 // link: the session or the connection failed, not the request.
 func (l *Latch) transient(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || l.isClosed() || errors.Is(err, framework.ErrClosed) {
+	if ctx.Err() != nil || l.isClosed() || errors.Is(err, zkrecipes.ErrClosed) {
 		return false
 	}
-	if errors.Is(err, framework.ErrOutcomeUnknown) && !retry.Retryable(err) {
+	if errors.Is(err, zkrecipes.ErrOutcomeUnknown) && !retry.Retryable(err) {
 		// The framework will not resend it (the server may have closed
 		// the link on it for its size): neither does the latch.
 		return false
 	}
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) ||
-		errors.Is(err, framework.ErrOutcomeUnknown)
+		errors.Is(err, zkrecipes.ErrOutcomeUnknown)
 }
 
 // sent reports whether a write that failed with err may have reached the
@@ -645,12 +646,12 @@ func (l *Latch) transient(ctx context.Context, err error) bool {
 // already over) or a request go-zookeeper never sent (zk.ErrNoServer) is
 // known not to have.
 func sent(err error) bool {
-	if errors.Is(err, framework.ErrOutcomeUnknown) {
+	if errors.Is(err, zkrecipes.ErrOutcomeUnknown) {
 		return true
 	}
 	var me *framework.MultiOpError
 	return !errors.As(err, &me) && !errors.Is(err, zk.ErrNoServer) &&
-		!errors.Is(err, framework.ErrInvalidArgument) && !errors.Is(err, framework.ErrClosed) &&
+		!errors.Is(err, zkrecipes.ErrInvalidArgument) && !errors.Is(err, zkrecipes.ErrClosed) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
@@ -688,7 +689,7 @@ func encode(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(int
 
 func decode(data []byte) (int, error) {
 	if len(data) != 4 {
-		return 0, fmt.Errorf("%w: data of %d bytes, not a 4-byte count", framework.ErrBadData, len(data))
+		return 0, fmt.Errorf("%w: data of %d bytes, not a 4-byte count", zkrecipes.ErrBadData, len(data))
 	}
 	return int(int32(binary.BigEndian.Uint32(data))), nil
 }

@@ -17,7 +17,7 @@
 // nil), as Redisson's countDown on an open latch is a no-op; or, only when
 // the outcome truly cannot be known (the latch finished, or ctx ended,
 // while a multi that may have counted was unanswered), an error wrapping
-// framework.ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
+// zkrecipes.ErrOutcomeUnknown. Count-downs beyond zero are no-ops: the count never
 // goes below zero.
 //
 // Three things keep a resend from counting twice, all from the call's
@@ -27,7 +27,7 @@
 // the marker is there; and every copy of the multi sets the count at the
 // version it read, so once one has applied no other can. TrySetCount is
 // sent at most once: after a lost reply it finds its own gen- child, or,
-// finding no latch or another one, returns framework.ErrOutcomeUnknown rather than
+// finding no latch or another one, returns zkrecipes.ErrOutcomeUnknown rather than
 // set a second latch that nobody would count down.
 //
 // # Layout
@@ -79,7 +79,7 @@
 // of the calls still in flight, and those left behind: a bounded number,
 // whatever the count was. A call whose multi counted but whose reply was
 // lost, and whose marker the finisher deleted before the call could look,
-// cannot know that it counted: framework.ErrOutcomeUnknown.
+// cannot know that it counted: zkrecipes.ErrOutcomeUnknown.
 //
 // TrySetCount on a path that holds an unfinished latch leaves it as it is
 // and returns false, whatever its count: the count is decided once, by
@@ -94,7 +94,7 @@
 // expiry or a server restart delays calls, it does not change the count.
 // Await and CountDown wait for the link to come back until their context
 // ends; a CountDown whose context ends after its multi may have reached
-// the server reports framework.ErrOutcomeUnknown (Count tells where the latch
+// the server reports zkrecipes.ErrOutcomeUnknown (Count tells where the latch
 // stands, not whether that call counted).
 //
 // There is no countdown latch in Curator, so there is no Curator interop

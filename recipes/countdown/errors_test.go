@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -35,19 +36,19 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	require.NoError(t, closed.Close(), "Close is idempotent")
 	ok := newLatch(t, c, "/bad/ok", 1)
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"nil client":         testkit.Fails(newErr(nil, "/bad/l", 1), framework.ErrInvalidArgument, framework.ErrInvalidArgument),
-		"negative count":     testkit.Fails(newErr(c, "/bad/l", -1), framework.ErrInvalidArgument, framework.ErrInvalidArgument),
-		"count beyond int32": testkit.Fails(newErr(c, "/bad/l", math.MaxInt32+1), framework.ErrInvalidArgument),
-		"empty path":         testkit.Fails(newErr(c, "", 1), framework.ErrInvalidPath),
-		"relative path":      testkit.Fails(newErr(c, "bad/l", 1), framework.ErrInvalidPath),
-		"trailing slash":     testkit.Fails(newErr(c, "/bad/l/", 1), framework.ErrInvalidPath),
-		"root":               testkit.Fails(newErr(c, "/", 1), framework.ErrInvalidPath),
-		"empty participant":  testkit.Fails(newErr(c, "/bad/l", 1, countdown.WithParticipantID("")), framework.ErrInvalidArgument),
-		"TrySetCount closed": testkit.Fails(func() error { _, err := closed.TrySetCount(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"CountDown closed":   testkit.Fails(func() error { _, err := closed.CountDown(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"Await closed":       testkit.Fails(func() error { return closed.Await(ctxT(t, time.Second)) }, framework.ErrClosed),
-		"Count closed":       testkit.Fails(func() error { _, err := closed.Count(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"nil context":        testkit.Fails(func() error { _, err := ok.CountDown(nilCtx); return err }, framework.ErrInvalidArgument),
+		"nil client":         testkit.Fails(newErr(nil, "/bad/l", 1), zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidArgument),
+		"negative count":     testkit.Fails(newErr(c, "/bad/l", -1), zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidArgument),
+		"count beyond int32": testkit.Fails(newErr(c, "/bad/l", math.MaxInt32+1), zkrecipes.ErrInvalidArgument),
+		"empty path":         testkit.Fails(newErr(c, "", 1), zkrecipes.ErrInvalidPath),
+		"relative path":      testkit.Fails(newErr(c, "bad/l", 1), zkrecipes.ErrInvalidPath),
+		"trailing slash":     testkit.Fails(newErr(c, "/bad/l/", 1), zkrecipes.ErrInvalidPath),
+		"root":               testkit.Fails(newErr(c, "/", 1), zkrecipes.ErrInvalidPath),
+		"empty participant":  testkit.Fails(newErr(c, "/bad/l", 1, countdown.WithParticipantID("")), zkrecipes.ErrInvalidArgument),
+		"TrySetCount closed": testkit.Fails(func() error { _, err := closed.TrySetCount(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"CountDown closed":   testkit.Fails(func() error { _, err := closed.CountDown(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"Await closed":       testkit.Fails(func() error { return closed.Await(ctxT(t, time.Second)) }, zkrecipes.ErrClosed),
+		"Count closed":       testkit.Fails(func() error { _, err := closed.Count(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"nil context":        testkit.Fails(func() error { _, err := ok.CountDown(nilCtx); return err }, zkrecipes.ErrInvalidArgument),
 		"cancelled context":  testkit.Fails(func() error { _, err := ok.TrySetCount(testkit.Cancelled()); return err }, context.Canceled),
 		"expired context":    testkit.Fails(func() error { _, err := ok.CountDown(testkit.Expired()); return err }, context.DeadlineExceeded),
 		"await expired":      testkit.Fails(func() error { return ok.Await(testkit.Expired()) }, context.DeadlineExceeded),
@@ -67,12 +68,12 @@ func TestANodeThatIsNotALatchIsRefused(t *testing.T) {
 	a := newLatch(t, c, "/notlatch", 1)
 	b := newLatch(t, c, "/sharedcount", 1)
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"TrySetCount": testkit.Fails(func() error { _, err := a.TrySetCount(ctxT(t, 5*time.Second)); return err }, framework.ErrBadData),
-		"CountDown":   testkit.Fails(func() error { _, err := a.CountDown(ctxT(t, 5*time.Second)); return err }, framework.ErrBadData),
-		"Count":       testkit.Fails(func() error { _, err := a.Count(ctxT(t, 5*time.Second)); return err }, framework.ErrBadData),
-		"Await":       testkit.Fails(func() error { return a.Await(ctxT(t, 5*time.Second)) }, framework.ErrBadData),
-		"no gen set":  testkit.Fails(func() error { _, err := b.TrySetCount(ctxT(t, 5*time.Second)); return err }, framework.ErrBadData),
-		"no gen down": testkit.Fails(func() error { _, err := b.CountDown(ctxT(t, 5*time.Second)); return err }, framework.ErrBadData),
+		"TrySetCount": testkit.Fails(func() error { _, err := a.TrySetCount(ctxT(t, 5*time.Second)); return err }, zkrecipes.ErrBadData),
+		"CountDown":   testkit.Fails(func() error { _, err := a.CountDown(ctxT(t, 5*time.Second)); return err }, zkrecipes.ErrBadData),
+		"Count":       testkit.Fails(func() error { _, err := a.Count(ctxT(t, 5*time.Second)); return err }, zkrecipes.ErrBadData),
+		"Await":       testkit.Fails(func() error { return a.Await(ctxT(t, 5*time.Second)) }, zkrecipes.ErrBadData),
+		"no gen set":  testkit.Fails(func() error { _, err := b.TrySetCount(ctxT(t, 5*time.Second)); return err }, zkrecipes.ErrBadData),
+		"no gen down": testkit.Fails(func() error { _, err := b.CountDown(ctxT(t, 5*time.Second)); return err }, zkrecipes.ErrBadData),
 	})
 	data, _, err := c.Get(ctxT(t, 5*time.Second), "/notlatch")
 	require.NoError(t, err)
@@ -80,7 +81,7 @@ func TestANodeThatIsNotALatchIsRefused(t *testing.T) {
 	assert.Equal(t, 3, rawCount(t, c, "/sharedcount"))
 }
 
-// Close ends a wait in progress with framework.ErrClosed.
+// Close ends a wait in progress with zkrecipes.ErrClosed.
 func TestCloseEndsAnAwaitInProgress(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
@@ -88,10 +89,10 @@ func TestCloseEndsAnAwaitInProgress(t *testing.T) {
 	got := awaitAsync(ctxT(t, 30*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 	require.NoError(t, l.Close())
-	assert.ErrorIs(t, receive(t, got, 10*time.Second), framework.ErrClosed)
+	assert.ErrorIs(t, receive(t, got, 10*time.Second), zkrecipes.ErrClosed)
 }
 
-// Closing the client ends a wait in progress with framework.ErrClosed.
+// Closing the client ends a wait in progress with zkrecipes.ErrClosed.
 func TestClosingTheClientEndsAnAwaitInProgress(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
@@ -100,5 +101,5 @@ func TestClosingTheClientEndsAnAwaitInProgress(t *testing.T) {
 	got := awaitAsync(ctxT(t, 30*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 	require.NoError(t, c.Close())
-	assert.ErrorIs(t, receive(t, got, 10*time.Second), framework.ErrClosed)
+	assert.ErrorIs(t, receive(t, got, 10*time.Second), zkrecipes.ErrClosed)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -107,7 +108,7 @@ func TestALostCountDownOnALatchThatFinishedMeanwhileIsAnUnknownOutcome(t *testin
 	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/latches/lost-finished", -1, framework.WithChildren()))
 	p.Heal()
 	r := receive(t, got, 30*time.Second)
-	assert.ErrorIs(t, r.err, framework.ErrOutcomeUnknown)
+	assert.ErrorIs(t, r.err, zkrecipes.ErrOutcomeUnknown)
 	assert.False(t, r.ok)
 }
 
@@ -133,7 +134,7 @@ func TestALostCountDownWhoseMarkerTheFinisherDeletedIsAnUnknownOutcome(t *testin
 	require.False(t, exists(t, obs, path), "the last count-down deletes the latch")
 	p.Heal()
 	r := receive(t, got, 30*time.Second)
-	assert.ErrorIs(t, r.err, framework.ErrOutcomeUnknown)
+	assert.ErrorIs(t, r.err, zkrecipes.ErrOutcomeUnknown)
 	assert.False(t, r.ok)
 }
 
@@ -213,7 +214,7 @@ func TestCountDownsUnderRepeatedCutsAreCountedExactly(t *testing.T) {
 	for time.Now().Before(deadline) {
 		ok, err := l.CountDown(ctxT(t, 30*time.Second))
 		switch {
-		case errors.Is(err, framework.ErrOutcomeUnknown):
+		case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 			unknown++
 		case err != nil:
 			t.Fatalf("count-down: %v", err)
@@ -373,7 +374,7 @@ func TestACountDownWhoseContextEndsInFlightIsAnUnknownOutcome(t *testing.T) {
 	defer cancel()
 	ok, err := l.CountDown(ctx)
 	assert.False(t, ok)
-	assert.ErrorIs(t, err, framework.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	p.Heal()
 }

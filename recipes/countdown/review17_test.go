@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
@@ -15,7 +15,7 @@ import (
 // review17: a node at the path that holds a 4-byte count of 0 (or below)
 // but has no gen- child is not a latch: a latch at zero always still has
 // its gen- child, because finish deletes it in the same multi as the path.
-// framework.ErrBadData's doc says such a node is refused with "nothing changed".
+// zkrecipes.ErrBadData's doc says such a node is refused with "nothing changed".
 // CountDown and TrySetCount instead treat it as a finished latch and
 // delete it (and every child it has): a Curator SharedCount at 0 on the
 // path (the format the package advertises as shared with SharedCount) is
@@ -59,7 +59,7 @@ func TestReview17TrySetCountMustNotReplaceASharedCountAtZero(t *testing.T) {
 	assert.Equal(t, before.Czxid, st.Czxid, "the SharedCount's node was deleted and made again")
 }
 
-var countdownErrNotLatch = framework.ErrBadData
+var countdownErrNotLatch = zkrecipes.ErrBadData
 
 // review17: a count-down whose reply is lost after the server applied it
 // to one latch, which then finishes and is replaced by a new latch at the
@@ -91,6 +91,6 @@ func TestReview17ALostCountDownNeverCountsAgainOnTheNextLatch(t *testing.T) {
 	if r.err == nil {
 		assert.True(t, r.ok)
 	} else {
-		assert.ErrorIs(t, r.err, framework.ErrOutcomeUnknown)
+		assert.ErrorIs(t, r.err, zkrecipes.ErrOutcomeUnknown)
 	}
 }

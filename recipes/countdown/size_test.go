@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
@@ -19,7 +20,7 @@ func TestNewRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
 	big := countdown.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize))
 	_, err := countdown.New(c, "/latch/big-id", 3, big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "participant id")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -106,37 +107,37 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	}
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"NewLatch: nil client":                 testkit.Fails(func() error { _, err := leader.NewLatch(nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"NewLatch: bad path":                   testkit.Fails(func() error { _, err := leader.NewLatch(c, "x/"); return err }, framework.ErrInvalidPath),
-		"NewLatch: empty participant id":       testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"NewSelector: nil client":              testkit.Fails(func() error { _, err := leader.NewSelector(nil, "/x", idle); return err }, framework.ErrInvalidArgument),
-		"NewSelector: nil func":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", nil); return err }, framework.ErrInvalidArgument),
-		"NewSelector: bad path":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "x/", idle); return err }, framework.ErrInvalidPath),
-		"NewSelector: empty participant id":    testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"NewSelector: nil error handler":       testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithErrorHandler(nil)); return err }, framework.ErrInvalidArgument),
-		"Participants: nil client":             testkit.Fails(func() error { _, err := leader.Participants(ctx10(), nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"Leader: nil client":                   testkit.Fails(func() error { _, err := leader.Leader(ctx10(), nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"Participants: client closed":          testkit.Fails(func() error { _, err := leader.Participants(ctx10(), closedClient, "/x"); return err }, framework.ErrClosed),
-		"Leader: client closed":                testkit.Fails(func() error { _, err := leader.Leader(ctx10(), closedClient, "/x"); return err }, framework.ErrClosed),
-		"Latch.Participants: client closed":    testkit.Fails(func() error { _, err := latchOnClosed.Participants(ctx10()); return err }, framework.ErrClosed),
-		"Selector.Participants: client closed": testkit.Fails(func() error { _, err := selOnClosed.Participants(ctx10()); return err }, framework.ErrClosed),
+		"NewLatch: nil client":                 testkit.Fails(func() error { _, err := leader.NewLatch(nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"NewLatch: bad path":                   testkit.Fails(func() error { _, err := leader.NewLatch(c, "x/"); return err }, zkrecipes.ErrInvalidPath),
+		"NewLatch: empty participant id":       testkit.Fails(func() error { _, err := leader.NewLatch(c, "/x", leader.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"NewSelector: nil client":              testkit.Fails(func() error { _, err := leader.NewSelector(nil, "/x", idle); return err }, zkrecipes.ErrInvalidArgument),
+		"NewSelector: nil func":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", nil); return err }, zkrecipes.ErrInvalidArgument),
+		"NewSelector: bad path":                testkit.Fails(func() error { _, err := leader.NewSelector(c, "x/", idle); return err }, zkrecipes.ErrInvalidPath),
+		"NewSelector: empty participant id":    testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"NewSelector: nil error handler":       testkit.Fails(func() error { _, err := leader.NewSelector(c, "/x", idle, leader.WithErrorHandler(nil)); return err }, zkrecipes.ErrInvalidArgument),
+		"Participants: nil client":             testkit.Fails(func() error { _, err := leader.Participants(ctx10(), nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"Leader: nil client":                   testkit.Fails(func() error { _, err := leader.Leader(ctx10(), nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"Participants: client closed":          testkit.Fails(func() error { _, err := leader.Participants(ctx10(), closedClient, "/x"); return err }, zkrecipes.ErrClosed),
+		"Leader: client closed":                testkit.Fails(func() error { _, err := leader.Leader(ctx10(), closedClient, "/x"); return err }, zkrecipes.ErrClosed),
+		"Latch.Participants: client closed":    testkit.Fails(func() error { _, err := latchOnClosed.Participants(ctx10()); return err }, zkrecipes.ErrClosed),
+		"Selector.Participants: client closed": testkit.Fails(func() error { _, err := selOnClosed.Participants(ctx10()); return err }, zkrecipes.ErrClosed),
 
-		"Latch.Start: twice":           testkit.Fails(func() error { return started.Start(context.Background()) }, framework.ErrStarted),
-		"Latch.Start: closed":          testkit.Fails(func() error { return closedLatch.Start(context.Background()) }, framework.ErrClosed),
-		"Latch.Await: closed":          testkit.Fails(await(closedLatch, ctx10), framework.ErrClosed),
+		"Latch.Start: twice":           testkit.Fails(func() error { return started.Start(context.Background()) }, zkrecipes.ErrStarted),
+		"Latch.Start: closed":          testkit.Fails(func() error { return closedLatch.Start(context.Background()) }, zkrecipes.ErrClosed),
+		"Latch.Await: closed":          testkit.Fails(await(closedLatch, ctx10), zkrecipes.ErrClosed),
 		"Latch.Await: deadline":        testkit.Fails(await(follower, testkit.Expired), context.DeadlineExceeded),
 		"Latch.Await: cancelled":       testkit.Fails(await(follower, testkit.Cancelled), context.Canceled),
 		"Latch.Await: timeout":         testkit.Fails(await(follower, func() context.Context { return ctxT(t, 300*time.Millisecond) }), context.DeadlineExceeded),
-		"Term.Err: stepped down":       testkit.Fails(steppedTerm.Err, hold.ErrReleased),
-		"Term.Release: twice":          testkit.Fails(steppedTerm.Release, hold.ErrReleased),
-		"Term.Err: latch closed":       testkit.Fails(closedTerm.Err, framework.ErrClosed),
-		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, framework.ErrClosed, hold.ErrReleased),
-		"Term.Err: session lost":       testkit.Fails(lostTerm.Err, framework.ErrSessionLost),
-		"Term.Release: session lost":   testkit.Fails(lostTerm.Release, hold.ErrHoldLost, framework.ErrSessionLost),
-		"Selector.Start: twice":        testkit.Fails(func() error { return startedSel.Start(context.Background()) }, framework.ErrStarted),
-		"Selector.Start: closed":       testkit.Fails(func() error { return closedSel.Start(context.Background()) }, framework.ErrClosed),
-		"Selector.Requeue: closed":     testkit.Fails(func() error { return closedSel.Requeue(context.Background()) }, framework.ErrClosed),
+		"Term.Err: stepped down":       testkit.Fails(steppedTerm.Err, zkrecipes.ErrReleased),
+		"Term.Release: twice":          testkit.Fails(steppedTerm.Release, zkrecipes.ErrReleased),
+		"Term.Err: latch closed":       testkit.Fails(closedTerm.Err, zkrecipes.ErrClosed),
+		"Term.Release: latch closed":   testkit.Fails(closedTerm.Release, zkrecipes.ErrClosed, zkrecipes.ErrReleased),
+		"Term.Err: session lost":       testkit.Fails(lostTerm.Err, zkrecipes.ErrSessionLost),
+		"Term.Release: session lost":   testkit.Fails(lostTerm.Release, zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"Selector.Start: twice":        testkit.Fails(func() error { return startedSel.Start(context.Background()) }, zkrecipes.ErrStarted),
+		"Selector.Start: closed":       testkit.Fails(func() error { return closedSel.Start(context.Background()) }, zkrecipes.ErrClosed),
+		"Selector.Requeue: closed":     testkit.Fails(func() error { return closedSel.Requeue(context.Background()) }, zkrecipes.ErrClosed),
 		"Selector: job panics":         testkit.Fails(receive(panicked), leader.ErrPanic),
-		"Selector: job's session lost": testkit.Fails(receive(jobCause), framework.ErrSessionLost),
+		"Selector: job's session lost": testkit.Fails(receive(jobCause), zkrecipes.ErrSessionLost),
 	})
 }

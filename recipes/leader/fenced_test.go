@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -28,7 +28,7 @@ func TestFencedWriteUnderATermCommitsOnlyWhileLeading(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Delete(ctxT(t, 10*time.Second), term.Path(), -1))
 	_, err = term.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/t2"})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 
 	for p, want := range map[string]bool{"/t1": true, "/t2": false} {
 		ok, _, err := other.Exists(ctxT(t, 10*time.Second), p)

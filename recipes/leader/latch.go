@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -46,7 +47,7 @@ type Latch struct {
 // election.
 func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latch, error) {
 	if client == nil {
-		return nil, framework.RecipeErr(latchRecipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(latchRecipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(latchRecipe, path, err)
@@ -86,22 +87,22 @@ func (l *Latch) ID() string {
 // by Held, Await and Subscribe. If the node cannot be queued (the server
 // refuses it: no permission, say), Start returns why; if ctx ends first,
 // its error. Either way it leaves nothing behind and may be called again.
-// A second Start after one that succeeded returns framework.ErrStarted.
+// A second Start after one that succeeded returns zkrecipes.ErrStarted.
 func (l *Latch) Start(ctx context.Context) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
 	if ctx == nil {
-		return l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	l.mu.Lock()
 	switch {
 	case l.closed:
 		l.mu.Unlock()
-		return l.err(framework.ErrClosed)
+		return l.err(zkrecipes.ErrClosed)
 	case l.started:
 		l.mu.Unlock()
-		return l.err(framework.ErrStarted)
+		return l.err(zkrecipes.ErrStarted)
 	}
 	l.started = true
 	run, stop := context.WithCancel(l.life)
@@ -125,7 +126,7 @@ func (l *Latch) Start(ctx context.Context) error {
 	l.started = false
 	switch {
 	case l.closed:
-		return l.err(framework.ErrClosed)
+		return l.err(zkrecipes.ErrClosed)
 	case failed != nil:
 		return l.err(failed)
 	}
@@ -160,7 +161,7 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	for {
 		l.mu.Lock()
@@ -170,7 +171,7 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 		case term != nil:
 			return term, nil
 		case closed:
-			return nil, l.err(framework.ErrClosed)
+			return nil, l.err(zkrecipes.ErrClosed)
 		}
 		select {
 		case <-changed:
@@ -200,14 +201,14 @@ func (l *Latch) Participants(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, l.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	ids, err := participants(ctx, l.client, l.path, latchName)
 	return ids, l.err(err)
 }
 
 // Close leaves the election: a current term ends (its Err is
-// framework.ErrClosed, and subscribers get that change), the node is
+// zkrecipes.ErrClosed, and subscribers get that change), the node is
 // deleted (the next participant leads within a few round trips) and every
 // goroutine ends. It is idempotent, waits for the delete to be sent at
 // most framework.WithReleaseTimeout (or leaves it to the client's
@@ -235,7 +236,7 @@ func (l *Latch) Close() error {
 // usable says why l cannot be used: it is nil or a zero Latch.
 func (l *Latch) usable() error {
 	if l == nil || l.client == nil {
-		return framework.RecipeErr(latchRecipe, "", fmt.Errorf("%w: a nil or zero Latch: make one with NewLatch", framework.ErrInvalidArgument))
+		return framework.RecipeErr(latchRecipe, "", fmt.Errorf("%w: a nil or zero Latch: make one with NewLatch", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
 }
@@ -317,15 +318,15 @@ func (l *Latch) run(life context.Context, j *joining) {
 		case <-stepDown:
 			// Release: leave the lead to the next participant and queue
 			// again at the back.
-			followed.Forget(hold.ErrReleased)
-			l.endTerm(hold.ErrReleased)
+			followed.Forget(zkrecipes.ErrReleased)
+			l.endTerm(zkrecipes.ErrReleased)
 			if err := l.deleteNode(node, owner); err != nil {
 				c.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
 			}
 			node = ""
 		case <-life.Done():
-			followed.Forget(framework.ErrClosed)
-			l.endTerm(framework.ErrClosed)
+			followed.Forget(zkrecipes.ErrClosed)
+			l.endTerm(zkrecipes.ErrClosed)
 			close(over)
 			return
 		}
@@ -351,7 +352,7 @@ func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (
 		return nil, nil
 	}
 	s, err := contend.Trust(life, c, owner, node)
-	if errors.Is(err, framework.ErrSessionLost) {
+	if errors.Is(err, zkrecipes.ErrSessionLost) {
 		return nil, nil // the node is gone or not ours: queue anew
 	}
 	if err != nil {

@@ -26,9 +26,9 @@ import (
 )
 
 // ErrPanic wraps a panic of a Selector's Func. A term's Err, and a
-// Selector's Func's context's cause, is one of framework.ErrSuspended,
-// framework.ErrSessionLost, framework.ErrNodeDeleted (the latch queues
-// again), hold.ErrReleased (Release stepped down) or framework.ErrClosed
+// Selector's Func's context's cause, is one of zkrecipes.ErrSuspended,
+// zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted (the latch queues
+// again), zkrecipes.ErrReleased (Release stepped down) or zkrecipes.ErrClosed
 // (the latch closed).
 var ErrPanic = errors.New("leadership function panicked")
 
@@ -70,7 +70,7 @@ func Leader(ctx context.Context, client *framework.Client, path string) (string,
 	return ids[0], nil
 }
 
-// participants lists the ids; a closed client is framework.ErrClosed, as everywhere
+// participants lists the ids; a closed client is zkrecipes.ErrClosed, as everywhere
 // in the package.
 func participants(ctx context.Context, client *framework.Client, path string, markers ...string) ([]string, error) {
 	ids, err := contend.Participants(ctx, client, path, markers...)

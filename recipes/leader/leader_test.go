@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -120,10 +121,10 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
-	assert.ErrorIs(t, ta.Err(), framework.ErrClosed)
+	assert.ErrorIs(t, ta.Err(), zkrecipes.ErrClosed)
 	end := <-subA.Changes()
 	assert.False(t, end.Leader)
-	assert.ErrorIs(t, end.Reason, framework.ErrClosed)
+	assert.ErrorIs(t, end.Reason, zkrecipes.ErrClosed)
 	_, open := <-subA.Changes()
 	assert.False(t, open, "the subscription ends with the latch")
 	assert.True(t, (<-subB.Changes()).Leader)
@@ -142,8 +143,8 @@ func TestCloseReportsTheEndOfTheTermThenEndsSubscriptions(t *testing.T) {
 	require.NoError(t, a.Close())
 	end := <-sub.Changes()
 	assert.False(t, end.Leader)
-	assert.ErrorIs(t, end.Reason, framework.ErrClosed)
-	assert.ErrorIs(t, term.Err(), framework.ErrClosed)
+	assert.ErrorIs(t, end.Reason, zkrecipes.ErrClosed)
+	assert.ErrorIs(t, term.Err(), zkrecipes.ErrClosed)
 	_, open := <-sub.Changes()
 	assert.False(t, open)
 	require.NoError(t, a.Close(), "a second Close")
@@ -167,7 +168,7 @@ func TestCutOffLeaderLearnsBeforeAnotherIsElected(t *testing.T) {
 	p.Blackhole()
 	<-ta.Done()
 	learned := time.Now()
-	assert.ErrorIs(t, ta.Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, ta.Err(), zkrecipes.ErrSuspended)
 	assert.False(t, leading(a))
 	tb, err := b.Await(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
@@ -195,14 +196,14 @@ func leaderAndFollower(t *testing.T, path string) (obs *framework.Client, a *lea
 }
 
 // The leader's node deleted by someone else (an operator's deleteall) ends
-// its term at once with framework.ErrNodeDeleted; the next participant leads, and the
+// its term at once with zkrecipes.ErrNodeDeleted; the next participant leads, and the
 // latch queues again behind it. (Before, the old leader went on leading
 // beside the new one.)
 func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 	operator, a, ta, b := leaderAndFollower(t, "/elect/deleted")
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), ta.Path(), -1))
 	testkit.WaitClosed(t, ta.Done(), 10*time.Second, "the leader was not told its node was deleted")
-	assert.ErrorIs(t, ta.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, ta.Err(), zkrecipes.ErrNodeDeleted)
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
@@ -212,12 +213,12 @@ func TestLeaderWhoseNodeIsDeletedStopsLeading(t *testing.T) {
 
 // A term is released like every hold: the leader steps down, the next
 // participant leads, and the latch queues again behind it. A second
-// Release is hold.ErrReleased.
+// Release is zkrecipes.ErrReleased.
 func TestTermReleaseStepsDown(t *testing.T) {
 	_, _, ta, b := leaderAndFollower(t, "/elect/stepdown")
 	require.NoError(t, ta.Release())
-	assert.ErrorIs(t, ta.Err(), hold.ErrReleased)
-	assert.ErrorIs(t, ta.Release(), hold.ErrReleased)
+	assert.ErrorIs(t, ta.Err(), zkrecipes.ErrReleased)
+	assert.ErrorIs(t, ta.Release(), zkrecipes.ErrReleased)
 	tb, err := b.Await(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Greater(t, tb.Token(), ta.Token())
@@ -241,7 +242,7 @@ func TestLeaderKeepsLeadingAfterABriefCut(t *testing.T) {
 
 	p.Cut()
 	<-t1.Done()
-	assert.ErrorIs(t, t1.Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, t1.Err(), zkrecipes.ErrSuspended)
 	t2, err := a.Await(ctxT(t, 20*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, t1.Path(), t2.Path(), "re-checked on reconnect: same node, still first")
@@ -317,7 +318,7 @@ func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
 		if leading(l) {
 			// With the ensemble electing, the delete may not go out in
 			// time: it then finishes in the background, which is fine.
-			if err := l.Close(); !errors.Is(err, framework.ErrDeferred) {
+			if err := l.Close(); !errors.Is(err, zkrecipes.ErrDeferred) {
 				require.NoError(t, err)
 			}
 			break
@@ -405,7 +406,7 @@ func TestSelectorCancelsTheJobWhenLeadershipIsInDoubt(t *testing.T) {
 	require.NoError(t, s.Start(context.Background()))
 	<-started
 	p.Blackhole()
-	assert.ErrorIs(t, <-cause, framework.ErrSuspended)
+	assert.ErrorIs(t, <-cause, zkrecipes.ErrSuspended)
 	p.Heal()
 }
 
@@ -413,19 +414,19 @@ func TestBadInput(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := leader.NewLatch(nil, "/e", leader.WithParticipantID("x"))
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	_, err = leader.NewLatch(c, "e", leader.WithParticipantID("x"))
-	assert.ErrorIs(t, err, framework.ErrInvalidPath)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath)
 	_, err = leader.NewSelector(c, "/e", nil)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	l := newLatch(t, c, "/e/closed", "x")
 	require.NoError(t, l.Close())
-	assert.ErrorIs(t, l.Start(context.Background()), framework.ErrClosed)
+	assert.ErrorIs(t, l.Start(context.Background()), zkrecipes.ErrClosed)
 	_, err = l.Await(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	l2 := newLatch(t, c, "/e/twice", "x")
 	require.NoError(t, l2.Start(context.Background()))
-	assert.ErrorIs(t, l2.Start(context.Background()), framework.ErrStarted)
+	assert.ErrorIs(t, l2.Start(context.Background()), zkrecipes.ErrStarted)
 	kids, _, err := c.Children(ctxT(t, time.Second), "/e/closed")
 	if !errors.Is(err, zk.ErrNoNode) {
 		assert.Empty(t, kids)

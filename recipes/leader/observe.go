@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
@@ -59,8 +60,8 @@ type Observer struct {
 func (o *Observer) Changes() <-chan Leadership { return o.ch }
 
 // Err returns why the stream ended, once Changes is closed (nil before):
-// the context's error when the context ended, framework.ErrClosed (with
-// framework.ErrClosed) when the client closed, or a ZooKeeper error that
+// the context's error when the context ended, zkrecipes.ErrClosed (with
+// zkrecipes.ErrClosed) when the client closed, or a ZooKeeper error that
 // looking again cannot cure (zk.ErrNoAuth: the client may not read the
 // path).
 func (o *Observer) Err() error {
@@ -96,8 +97,8 @@ var errObserverClosed = errors.New("observer closed")
 //
 // One goroutine serves the stream; it ends, and the channel closes, when
 // ctx ends, the client closes or Close is called, whether or not anyone
-// reads. A nil client or context is framework.ErrInvalidArgument, a bad
-// path framework.ErrInvalidPath and a closed client framework.ErrClosed.
+// reads. A nil client or context is zkrecipes.ErrInvalidArgument, a bad
+// path zkrecipes.ErrInvalidPath and a closed client zkrecipes.ErrClosed.
 func Observe(ctx context.Context, client *framework.Client, path string) (*Observer, error) {
 	if err := contend.CheckCall(client, ctx); err != nil {
 		return nil, framework.RecipeErr(observeRecipe, path, err)
@@ -106,10 +107,10 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 		return nil, framework.RecipeErr(observeRecipe, path, err)
 	}
 	if client.Closed() {
-		return nil, framework.RecipeErr(observeRecipe, path, framework.ErrClosed)
+		return nil, framework.RecipeErr(observeRecipe, path, zkrecipes.ErrClosed)
 	}
 	life, stop := context.WithCancelCause(ctx)
-	remove := client.OnClose(func() { stop(framework.ErrClosed) })
+	remove := client.OnClose(func() { stop(zkrecipes.ErrClosed) })
 	o := &Observer{ch: make(chan Leadership), stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(o.done)
@@ -123,8 +124,8 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 			err = nil
 		case ctx.Err() != nil:
 			err = framework.RecipeErr(observeRecipe, path, ctx.Err())
-		case errors.Is(cause, framework.ErrClosed) || errors.Is(err, framework.ErrClosed):
-			err = framework.RecipeErr(observeRecipe, path, contend.Err(framework.ErrClosed, false))
+		case errors.Is(cause, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrClosed):
+			err = framework.RecipeErr(observeRecipe, path, contend.Err(zkrecipes.ErrClosed, false))
 		default:
 			err = framework.RecipeErr(observeRecipe, path, err)
 		}
@@ -224,6 +225,6 @@ func look(ctx context.Context, c *framework.Client, path string) (Leadership, <-
 // permanent tells the errors that looking again cannot cure.
 func permanent(err error) bool {
 	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) ||
-		errors.Is(err, zk.ErrBadArguments) || errors.Is(err, framework.ErrInvalidArgument) ||
-		errors.Is(err, framework.ErrClosed)
+		errors.Is(err, zk.ErrBadArguments) || errors.Is(err, zkrecipes.ErrInvalidArgument) ||
+		errors.Is(err, zkrecipes.ErrClosed)
 }

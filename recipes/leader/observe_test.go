@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
@@ -358,8 +359,8 @@ func TestObserveEndsWithItsContextOrItsClient(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, closing.Close())
 	ended(t, unread)
-	assert.ErrorIs(t, unread.Err(), framework.ErrClosed)
-	assert.ErrorIs(t, unread.Err(), framework.ErrClosed)
+	assert.ErrorIs(t, unread.Err(), zkrecipes.ErrClosed)
+	assert.ErrorIs(t, unread.Err(), zkrecipes.ErrClosed)
 
 	assert.NoError(t, goleak.Find(before...), "goroutines left by ended observers")
 }
@@ -410,11 +411,11 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 		}
 	}
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"nil client":    testkit.Fails(observe(nil, "/x"), framework.ErrInvalidArgument),
-		"bad path":      testkit.Fails(observe(c, "x/"), framework.ErrInvalidPath),
-		"dot-dot":       testkit.Fails(observe(c, "/x/../y"), framework.ErrInvalidPath),
-		"closed client": testkit.Fails(observe(closed, "/x"), framework.ErrClosed, framework.ErrClosed),
-		"root":          testkit.Fails(observe(c, "/"), framework.ErrInvalidPath),
+		"nil client":    testkit.Fails(observe(nil, "/x"), zkrecipes.ErrInvalidArgument),
+		"bad path":      testkit.Fails(observe(c, "x/"), zkrecipes.ErrInvalidPath),
+		"dot-dot":       testkit.Fails(observe(c, "/x/../y"), zkrecipes.ErrInvalidPath),
+		"closed client": testkit.Fails(observe(closed, "/x"), zkrecipes.ErrClosed, zkrecipes.ErrClosed),
+		"root":          testkit.Fails(observe(c, "/"), zkrecipes.ErrInvalidPath),
 	})
 }
 

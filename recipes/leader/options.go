@@ -3,6 +3,7 @@ package leader
 import (
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -32,7 +33,7 @@ type config struct {
 
 func (c *config) bad(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{framework.ErrInvalidArgument}, args...)...)
+		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -49,10 +50,10 @@ type Selector struct {
 // sends nothing: Start competes.
 func NewSelector(client *framework.Client, path string, fn Func, opts ...SelectorOption) (*Selector, error) {
 	if client == nil {
-		return nil, framework.RecipeErr(selectorRecipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(selectorRecipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if fn == nil {
-		return nil, framework.RecipeErr(selectorRecipe, path, fmt.Errorf("%w: nil leadership function", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(selectorRecipe, path, fmt.Errorf("%w: nil leadership function", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
@@ -100,22 +101,22 @@ func (s *Selector) ID() string {
 // be queued (the server refuses it: no permission, say), Start returns
 // why; if ctx ends first, its error. Either way it leaves nothing behind
 // and may be called again. A second Start after one that succeeded
-// returns framework.ErrStarted.
+// returns zkrecipes.ErrStarted.
 func (s *Selector) Start(ctx context.Context) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
 	if ctx == nil {
-		return s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	s.mu.Lock()
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return s.err(framework.ErrClosed)
+		return s.err(zkrecipes.ErrClosed)
 	case s.started:
 		s.mu.Unlock()
-		return s.err(framework.ErrStarted)
+		return s.err(zkrecipes.ErrStarted)
 	}
 	s.started = true
 	run, stop := context.WithCancel(s.life)
@@ -139,7 +140,7 @@ func (s *Selector) Start(ctx context.Context) error {
 	s.started = false
 	switch {
 	case s.closed:
-		return s.err(framework.ErrClosed)
+		return s.err(zkrecipes.ErrClosed)
 	case failed != nil:
 		return s.err(failed)
 	}
@@ -155,16 +156,16 @@ func (s *Selector) Requeue(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	s.mu.Lock()
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return s.err(framework.ErrClosed)
+		return s.err(zkrecipes.ErrClosed)
 	case !s.started:
 		s.mu.Unlock()
-		return s.err(framework.ErrNotStarted)
+		return s.err(zkrecipes.ErrNotStarted)
 	case s.requeue:
 		s.mu.Unlock()
 		return nil // it competes again by itself
@@ -184,7 +185,7 @@ func (s *Selector) Requeue(ctx context.Context) error {
 	case <-ctx.Done():
 		return s.err(ctx.Err())
 	case <-s.life.Done():
-		return s.err(framework.ErrClosed)
+		return s.err(zkrecipes.ErrClosed)
 	}
 }
 
@@ -204,7 +205,7 @@ func (s *Selector) Participants(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, s.err(fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	ids, err := participants(ctx, s.client, s.path, "lock-")
 	return ids, s.err(err)
@@ -233,7 +234,7 @@ func (s *Selector) Close() error {
 // usable says why s cannot be used: it is nil or a zero Selector.
 func (s *Selector) usable() error {
 	if s == nil || s.client == nil {
-		return framework.RecipeErr(selectorRecipe, "", fmt.Errorf("%w: a nil or zero Selector: make one with NewSelector", framework.ErrInvalidArgument))
+		return framework.RecipeErr(selectorRecipe, "", fmt.Errorf("%w: a nil or zero Selector: make one with NewSelector", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
 }
@@ -293,7 +294,7 @@ func (s *Selector) lead(life context.Context, queued func(string)) (led bool, er
 	}
 	log.Info("leader selector: not leading", "path", s.path, "session", fmt.Sprintf("0x%x", h.SessionID()),
 		"token", h.Token(), "reason", reason)
-	if rerr := h.Release(); rerr != nil && !errors.Is(rerr, hold.ErrHoldLost) && !errors.Is(rerr, hold.ErrReleased) {
+	if rerr := h.Release(); rerr != nil && !errors.Is(rerr, zkrecipes.ErrHoldLost) && !errors.Is(rerr, zkrecipes.ErrReleased) {
 		err = errors.Join(err, rerr)
 	}
 	return true, err

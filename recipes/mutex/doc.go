@@ -19,7 +19,7 @@
 // Acquire returns a Hold of its own on the same node (same token), and
 // Mutex.Release is Curator's per-goroutine release, giving back the calling
 // goroutine's most recent acquisition. A nested Acquire on a lost hold
-// returns an error wrapping hold.ErrHoldLost and the cause, and counts nothing.
+// returns an error wrapping zkrecipes.ErrHoldLost and the cause, and counts nothing.
 //
 // What it cannot promise: a holder that keeps working after Done has fired,
 // or that is paused (GC, SIGSTOP) past the session timeout without noticing,

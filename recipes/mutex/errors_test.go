@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -62,42 +63,42 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	onHolder := func(f func() error) func() error { return func() error { return holder.Do(f) } }
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"New: nil client":                            testkit.Fails(func() error { _, err := mutex.New(nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"New: bad path":                              testkit.Fails(func() error { _, err := mutex.New(c, "x/"); return err }, framework.ErrInvalidPath),
-		"New: empty participant id":                  testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"TryAcquire: held elsewhere":                 testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, hold.ErrWouldBlock),
+		"New: nil client":                            testkit.Fails(func() error { _, err := mutex.New(nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"New: bad path":                              testkit.Fails(func() error { _, err := mutex.New(c, "x/"); return err }, zkrecipes.ErrInvalidPath),
+		"New: empty participant id":                  testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"TryAcquire: held elsewhere":                 testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, zkrecipes.ErrWouldBlock),
 		"Acquire: deadline":                          testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Expired()); return err }, context.DeadlineExceeded),
 		"Acquire: cancelled":                         testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Cancelled()); return err }, context.Canceled),
-		"Hold.Release: Mutex closed":                 testkit.Fails(closedH.Release, framework.ErrClosed, hold.ErrReleased),
-		"Acquire: Mutex closed":                      testkit.Fails(func() error { _, err := closedMutex.Acquire(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"TryAcquire: Mutex closed":                   testkit.Fails(func() error { _, err := closedMutex.TryAcquire(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"Acquire: client closed":                     testkit.Fails(func() error { _, err := onClosed.Acquire(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"Participants: client closed":                testkit.Fails(func() error { _, err := onClosed.Participants(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"ParticipantNodes: client closed":            testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctxT(t, time.Second)); return err }, framework.ErrClosed),
-		"Revoke: client closed":                      testkit.Fails(func() error { return mutex.Revoke(ctxT(t, time.Second), closedClient, "/x/y") }, framework.ErrClosed),
-		"Release: nothing held":                      testkit.Fails(m.Release, hold.ErrNotHeld),
-		"Release: held by another goroutine":         testkit.Fails(func() error { return testkit.Elsewhere(held.Release) }, hold.ErrNotOwner),
-		"Hold.Release: twice":                        testkit.Fails(h.Release, hold.ErrReleased),
-		"Participants: nil client":                   testkit.Fails(func() error { _, err := mutex.Participants(context.Background(), nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"Revoke: nil client":                         testkit.Fails(func() error { return mutex.Revoke(context.Background(), nil, "/x/y") }, framework.ErrInvalidArgument),
-		"NewMultiLock: none":                         testkit.Fails(func() error { _, err := mutex.NewMultiLock(); return err }, framework.ErrInvalidArgument),
-		"NewMultiLock: nil lock":                     testkit.Fails(func() error { _, err := mutex.NewMultiLock(m, (*mutex.Mutex)(nil)); return err }, framework.ErrInvalidArgument),
-		"NewSemaphoreMutex: nil client":              testkit.Fails(func() error { _, err := mutex.NewSemaphoreMutex(nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"SemaphoreMutex.TryAcquire: held":            testkit.Fails(func() error { _, err := sm.TryAcquire(ctxT(t, 10*time.Second)); return err }, hold.ErrWouldBlock),
-		"Hold.Err: session lost":                     testkit.Fails(lostH.Err, framework.ErrSessionLost),
-		"Acquire: own hold's session lost":           testkit.Fails(onHolder(func() error { _, err := lostM.Acquire(ctxT(t, 10*time.Second)); return err }), hold.ErrHoldLost, framework.ErrSessionLost),
-		"TryAcquire: own hold's session lost":        testkit.Fails(onHolder(func() error { _, err := lostM.TryAcquire(ctxT(t, 10*time.Second)); return err }), hold.ErrHoldLost, framework.ErrSessionLost),
-		"Release: session lost":                      testkit.Fails(onHolder(lostR.Release), hold.ErrHoldLost, framework.ErrSessionLost),
-		"SemaphoreMutex lease: session lost":         testkit.Fails(lostLease.Err, framework.ErrSessionLost),
-		"SemaphoreMutex lease.Release: session lost": testkit.Fails(lostLease.Release, hold.ErrHoldLost, framework.ErrSessionLost),
+		"Hold.Release: Mutex closed":                 testkit.Fails(closedH.Release, zkrecipes.ErrClosed, zkrecipes.ErrReleased),
+		"Acquire: Mutex closed":                      testkit.Fails(func() error { _, err := closedMutex.Acquire(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"TryAcquire: Mutex closed":                   testkit.Fails(func() error { _, err := closedMutex.TryAcquire(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"Acquire: client closed":                     testkit.Fails(func() error { _, err := onClosed.Acquire(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"Participants: client closed":                testkit.Fails(func() error { _, err := onClosed.Participants(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"ParticipantNodes: client closed":            testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctxT(t, time.Second)); return err }, zkrecipes.ErrClosed),
+		"Revoke: client closed":                      testkit.Fails(func() error { return mutex.Revoke(ctxT(t, time.Second), closedClient, "/x/y") }, zkrecipes.ErrClosed),
+		"Release: nothing held":                      testkit.Fails(m.Release, zkrecipes.ErrNotHeld),
+		"Release: held by another goroutine":         testkit.Fails(func() error { return testkit.Elsewhere(held.Release) }, zkrecipes.ErrNotOwner),
+		"Hold.Release: twice":                        testkit.Fails(h.Release, zkrecipes.ErrReleased),
+		"Participants: nil client":                   testkit.Fails(func() error { _, err := mutex.Participants(context.Background(), nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"Revoke: nil client":                         testkit.Fails(func() error { return mutex.Revoke(context.Background(), nil, "/x/y") }, zkrecipes.ErrInvalidArgument),
+		"NewMultiLock: none":                         testkit.Fails(func() error { _, err := mutex.NewMultiLock(); return err }, zkrecipes.ErrInvalidArgument),
+		"NewMultiLock: nil lock":                     testkit.Fails(func() error { _, err := mutex.NewMultiLock(m, (*mutex.Mutex)(nil)); return err }, zkrecipes.ErrInvalidArgument),
+		"NewSemaphoreMutex: nil client":              testkit.Fails(func() error { _, err := mutex.NewSemaphoreMutex(nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"SemaphoreMutex.TryAcquire: held":            testkit.Fails(func() error { _, err := sm.TryAcquire(ctxT(t, 10*time.Second)); return err }, zkrecipes.ErrWouldBlock),
+		"Hold.Err: session lost":                     testkit.Fails(lostH.Err, zkrecipes.ErrSessionLost),
+		"Acquire: own hold's session lost":           testkit.Fails(onHolder(func() error { _, err := lostM.Acquire(ctxT(t, 10*time.Second)); return err }), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"TryAcquire: own hold's session lost":        testkit.Fails(onHolder(func() error { _, err := lostM.TryAcquire(ctxT(t, 10*time.Second)); return err }), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"Release: session lost":                      testkit.Fails(onHolder(lostR.Release), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"SemaphoreMutex lease: session lost":         testkit.Fails(lostLease.Err, zkrecipes.ErrSessionLost),
+		"SemaphoreMutex lease.Release: session lost": testkit.Fails(lostLease.Release, zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
 	})
 	require.NoError(t, lease.Release())
 	assert.Empty(t, nodes(t, c, "/errs/m"), "a failure left a node")
 	assert.Len(t, nodes(t, c, "/errs/held"), 1, "a failure left a node")
 	// The failed nested acquires counted nothing: one acquisition to
 	// release, and no node left behind.
-	assert.ErrorIs(t, holder.Do(lostM.Release), hold.ErrHoldLost)
-	assert.ErrorIs(t, holder.Do(lostM.Release), hold.ErrNotHeld)
+	assert.ErrorIs(t, holder.Do(lostM.Release), zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, holder.Do(lostM.Release), zkrecipes.ErrNotHeld)
 	for _, dir := range []string{"/errs/lost", "/errs/lost-release", "/errs/lost-sm/leases"} {
 		waitNodes(t, c, dir, 0)
 	}

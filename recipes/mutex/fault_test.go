@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -70,13 +71,13 @@ func TestHolderCutOffLearnsFirstAndNextWaiterGetsLockAfterExpiry(t *testing.T) {
 	assert.False(t, cl.SessionAlive(holderSession), "granted while the holder's session was alive")
 	<-lostc
 	assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)
-	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
 	assert.Greater(t, g.hold.Token(), h.Token())
 
 	// The old holder cleans up locally and can use the Mutex again once its
 	// link is back.
 	p.Heal()
-	assert.ErrorIs(t, holder.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, holder.Release(), zkrecipes.ErrHoldLost)
 	_, held := holder.Held()
 	assert.False(t, held)
 	require.NoError(t, g.release())
@@ -103,9 +104,9 @@ func TestSessionOnlyPolicySignalsOnLostNotSuspended(t *testing.T) {
 	default:
 	}
 	<-h.Done()
-	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSessionLost)
 	p.Heal()
-	assert.ErrorIs(t, m.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrHoldLost)
 }
 
 func TestKilledHolderProcessIsReplacedWithinSessionTimeout(t *testing.T) {
@@ -208,7 +209,7 @@ func TestEnsembleLeaderLossKeepsExclusionAndProgress(t *testing.T) {
 						afterKill.Add(1)
 					}
 				}
-				if err := m.Release(); err != nil && !errors.Is(err, hold.ErrHoldLost) && !errors.Is(err, framework.ErrDeferred) {
+				if err := m.Release(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) && !errors.Is(err, zkrecipes.ErrDeferred) {
 					t.Errorf("release: %v", err)
 				}
 			}
@@ -243,7 +244,7 @@ func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
 
 	cl.Server(1).Restart()
 	<-h.Done()
-	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
 	kids := waitNodes(t, obs, "/locks/restart", 2) // both sessions came back
 	assert.Contains(t, kids, framework.Base(h.Path()), "the holder's node survived the restart")
 	select {
@@ -252,7 +253,7 @@ func TestServerRestartKeepsExclusionAndLeavesNoNode(t *testing.T) {
 	default:
 	}
 
-	assert.ErrorIs(t, holder.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, holder.Release(), zkrecipes.ErrHoldLost)
 	g := <-got
 	require.NoError(t, g.err)
 	assert.Greater(t, g.hold.Token(), h.Token())

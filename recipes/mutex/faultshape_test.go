@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
@@ -70,7 +70,7 @@ func TestLossSignalFiresBeforeAnyOtherGrantUnderEveryFaultShape(t *testing.T) {
 			assert.Error(t, h.Err())
 
 			p.Heal()
-			assert.ErrorIs(t, holder.Release(), hold.ErrHoldLost)
+			assert.ErrorIs(t, holder.Release(), zkrecipes.ErrHoldLost)
 			g := <-got
 			require.NoError(t, g.err)
 			assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)

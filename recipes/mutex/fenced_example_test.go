@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -42,9 +42,9 @@ func ExampleMutex_fenced() {
 
 	_, err = h.Fenced(ctx, &zk.CreateRequest{Path: "/example-config", Data: []byte("primary=db-7")})
 	switch {
-	case errors.Is(err, hold.ErrHoldLost):
+	case errors.Is(err, zkrecipes.ErrHoldLost):
 		fmt.Println("lost the lock: nothing written") // the hold ends too
-	case errors.Is(err, framework.ErrOutcomeUnknown):
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
 		fmt.Println("reply lost: read the node to know") // all or nothing was applied
 	case err != nil:
 		fmt.Println(err) // one of the ops failed (*framework.MultiOpError): nothing applied

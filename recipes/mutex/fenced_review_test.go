@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -40,8 +40,8 @@ func TestFencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/innocent"})
 	t.Logf("fenced: %v", err)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, hold.ErrFenceCheckFailed)
-	assert.NotErrorIs(t, err, hold.ErrHoldLost, "the hold stands")
+	assert.ErrorIs(t, err, zkrecipes.ErrFenceCheckFailed)
+	assert.NotErrorIs(t, err, zkrecipes.ErrHoldLost, "the hold stands")
 	var me *framework.MultiOpError
 	if errors.As(err, &me) {
 		assert.NotEqual(t, 0, me.Index, "the hold's check failed (%v on %s), yet the error names the caller's op 0", me.Err, me.Path)
@@ -64,7 +64,7 @@ func TestFencedUnderANamespace(t *testing.T) {
 	assert.True(t, ok)
 	require.NoError(t, raw.Delete(ctxT(t, 10*time.Second), "/app"+h.Path(), -1))
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/b"})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	ok, _, err = raw.Exists(ctxT(t, 10*time.Second), "/app/b")
 	require.NoError(t, err)
 	assert.False(t, ok)

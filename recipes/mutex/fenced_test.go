@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
@@ -65,17 +65,17 @@ func TestFencedWriteFailsOnceTheNodeIsDeletedEvenBeforeTheHoldKnows(t *testing.T
 	default:
 	}
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/written"})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	assert.False(t, exists(t, other, "/written"), "a write by a holder whose node is gone committed")
 
 	// The failed write ends the hold at once, and the next is refused
 	// before it is sent.
 	testkit.WaitClosed(t, h.Done(), time.Second, "the hold did not end with the failed fenced write")
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/written"})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 }
 
 // A write queued while the link is down goes out once it is back, on
@@ -110,8 +110,8 @@ func TestFencedWriteSentAfterTheSessionExpiredDoesNotCommit(t *testing.T) {
 		t.Fatal("the fenced write never returned")
 	}
 	t.Logf("fenced write: %v", err)
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrSessionLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
 	assert.False(t, exists(t, other, "/written"), "a write of an expired session's holder committed")
 }
 
@@ -123,8 +123,8 @@ func TestFencedAfterReleaseIsErrReleasedAndSendsNothing(t *testing.T) {
 	require.NoError(t, h.Release())
 
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/written"})
-	assert.ErrorIs(t, err, hold.ErrReleased)
-	assert.NotErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrReleased)
+	assert.NotErrorIs(t, err, zkrecipes.ErrHoldLost)
 	assert.False(t, exists(t, c, "/written"))
 }
 
@@ -140,7 +140,7 @@ func TestFencedUserOpFailureIsThatOpsErrorAndCommitsNothing(t *testing.T) {
 		&zk.SetDataRequest{Path: "/cfg", Data: []byte("v1"), Version: 7},
 	)
 	require.ErrorIs(t, err, zk.ErrBadVersion)
-	assert.NotErrorIs(t, err, hold.ErrHoldLost)
+	assert.NotErrorIs(t, err, zkrecipes.ErrHoldLost)
 	var me *framework.MultiOpError
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, 1, me.Index, "the index among the caller's ops")
@@ -159,13 +159,13 @@ func TestFencedRefusesBadInputBeforeSending(t *testing.T) {
 		ops  []any
 		want error
 	}{
-		"no ops":            {nil, framework.ErrInvalidArgument},
-		"nil op":            {[]any{ok, nil}, framework.ErrInvalidArgument},
-		"typed nil op":      {[]any{ok, (*zk.SetDataRequest)(nil)}, framework.ErrInvalidArgument},
-		"unsupported op":    {[]any{ok, "delete /x"}, framework.ErrInvalidArgument},
-		"invalid path":      {[]any{ok, &zk.CreateRequest{Path: "x/"}}, framework.ErrInvalidPath},
-		"container create":  {[]any{ok, &zk.CreateRequest{Path: "/c", Flags: zk.FlagContainer}}, framework.ErrUnsupportedInMulti},
-		"TTL create":        {[]any{ok, &zk.CreateRequest{Path: "/c", Flags: zk.FlagTTL}}, framework.ErrUnsupportedInMulti},
+		"no ops":            {nil, zkrecipes.ErrInvalidArgument},
+		"nil op":            {[]any{ok, nil}, zkrecipes.ErrInvalidArgument},
+		"typed nil op":      {[]any{ok, (*zk.SetDataRequest)(nil)}, zkrecipes.ErrInvalidArgument},
+		"unsupported op":    {[]any{ok, "delete /x"}, zkrecipes.ErrInvalidArgument},
+		"invalid path":      {[]any{ok, &zk.CreateRequest{Path: "x/"}}, zkrecipes.ErrInvalidPath},
+		"container create":  {[]any{ok, &zk.CreateRequest{Path: "/c", Flags: zk.FlagContainer}}, zkrecipes.ErrUnsupportedInMulti},
+		"TTL create":        {[]any{ok, &zk.CreateRequest{Path: "/c", Flags: zk.FlagTTL}}, zkrecipes.ErrUnsupportedInMulti},
 		"cancelled context": {[]any{ok}, context.Canceled},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestFencedRefusesBadInputBeforeSending(t *testing.T) {
 			}
 			_, err := h.Fenced(ctx, tc.ops...)
 			assert.ErrorIs(t, err, tc.want)
-			assert.NotErrorIs(t, err, framework.ErrOutcomeUnknown)
+			assert.NotErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 			assert.False(t, exists(t, c, "/written"))
 		})
 	}
@@ -207,8 +207,8 @@ func TestFencedWriteWithALostReplyIsNotSentAgain(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the fenced write never returned")
 	}
-	assert.ErrorIs(t, err, framework.ErrOutcomeUnknown)
-	assert.NotErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
+	assert.NotErrorIs(t, err, zkrecipes.ErrHoldLost)
 	// Give a resend every chance to land, then count.
 	_, err = c.WaitConnected(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestFencedOnASemaphoreMutexHold(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/b"})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	assert.True(t, strings.Contains(h.Path(), "lease-"), "the hold's node is its lease: %s", h.Path())
 	assert.False(t, exists(t, other, "/b"))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -31,7 +32,7 @@ func TestReleasedHoldIsNotHandedOutAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h1.Release())
 	<-h1.Done()
-	assert.ErrorIs(t, h1.Err(), hold.ErrReleased)
+	assert.ErrorIs(t, h1.Err(), zkrecipes.ErrReleased)
 
 	h2, err := m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
@@ -39,13 +40,13 @@ func TestReleasedHoldIsNotHandedOutAgain(t *testing.T) {
 	assert.NotEqual(t, h1.Path(), h2.Path())
 	assert.Greater(t, h2.Token(), h1.Token())
 
-	assert.ErrorIs(t, h1.Release(), hold.ErrReleased)
+	assert.ErrorIs(t, h1.Release(), zkrecipes.ErrReleased)
 	assert.NoError(t, h2.Err(), "releasing the old hold again ended the new one")
 	assert.Len(t, nodes(t, obs, "/handles/again"), 1)
 
 	require.NoError(t, m.Release())
-	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld)
-	assert.ErrorIs(t, h2.Release(), hold.ErrReleased)
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrNotHeld)
+	assert.ErrorIs(t, h2.Release(), zkrecipes.ErrReleased)
 	waitNodes(t, obs, "/handles/again", 0)
 }
 
@@ -66,10 +67,10 @@ func TestNestedAcquisitionsAreHandlesOfTheirOwn(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- inner.Release() }() // a handle may be released anywhere
 	require.NoError(t, <-errc)
-	assert.ErrorIs(t, inner.Err(), hold.ErrReleased)
+	assert.ErrorIs(t, inner.Err(), zkrecipes.ErrReleased)
 	assert.NoError(t, outer.Err(), "the inner release ended the outer acquisition")
 	assert.Len(t, nodes(t, obs, "/handles/nested"), 1)
-	assert.ErrorIs(t, inner.Release(), hold.ErrReleased)
+	assert.ErrorIs(t, inner.Release(), zkrecipes.ErrReleased)
 	assert.Len(t, nodes(t, obs, "/handles/nested"), 1, "a second release counted down again")
 
 	require.NoError(t, outer.Release())
@@ -79,7 +80,7 @@ func TestNestedAcquisitionsAreHandlesOfTheirOwn(t *testing.T) {
 }
 
 // lostHold acquires path on a client behind a proxy of a fresh server,
-// then blackholes the link until the hold's signal fires (framework.ErrSuspended).
+// then blackholes the link until the hold's signal fires (zkrecipes.ErrSuspended).
 func lostHold(t *testing.T, path string) (*mutex.Mutex, *hold.Hold, *zktest.Proxy) {
 	t.Helper()
 	p := zktest.Standalone(t).NewProxy()
@@ -96,21 +97,21 @@ func lostHold(t *testing.T, path string) (*mutex.Mutex, *hold.Hold, *zktest.Prox
 func TestNestedAcquireOnALostHoldReturnsTheLoss(t *testing.T) {
 	m, _, p := lostHold(t, "/handles/lost")
 	_, err := m.Acquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrSuspended)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrSuspended)
 	_, err = m.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 
 	p.Heal()
-	assert.ErrorIs(t, m.Release(), hold.ErrHoldLost, "one acquisition to release, not three")
-	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld)
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrHoldLost, "one acquisition to release, not three")
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrNotHeld)
 }
 
-// Under the standard policy a hold ends as framework.ErrSuspended when its link is in
+// Under the standard policy a hold ends as zkrecipes.ErrSuspended when its link is in
 // doubt; once the session is known lost, what the hold reports says so
 // too: Err, a nested acquire on it and its release all match
-// framework.ErrSessionLost (and still framework.ErrSuspended, the first reason). Before, they
-// said framework.ErrSuspended only, for ever.
+// zkrecipes.ErrSessionLost (and still zkrecipes.ErrSuspended, the first reason). Before, they
+// said zkrecipes.ErrSuspended only, for ever.
 func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -121,33 +122,33 @@ func TestSuspendedHoldWhoseSessionIsThenLostReportsSessionLost(t *testing.T) {
 	require.NoError(t, err)
 	testkit.LoseSession(t, p, c)
 	testkit.WaitClosed(t, h.Done(), 30*time.Second, "the hold was not lost")
-	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
-	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
 	_, err = m.Acquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrSessionLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
 	err = m.Release()
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrSessionLost)
-	assert.ErrorIs(t, h.Release(), hold.ErrReleased, "m.Release gave back h, the only acquisition")
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
+	assert.ErrorIs(t, h.Release(), zkrecipes.ErrReleased, "m.Release gave back h, the only acquisition")
 }
 
 // A hold lost before its Mutex was closed still says so when released
-// afterwards: hold.ErrHoldLost, besides hold.ErrReleased and framework.ErrClosed (the Close gave
+// afterwards: zkrecipes.ErrHoldLost, besides zkrecipes.ErrReleased and zkrecipes.ErrClosed (the Close gave
 // it back). Before, "released by Close" hid the loss, and a caller deciding
-// on errors.Is(err, hold.ErrHoldLost) whether to roll back would not.
+// on errors.Is(err, zkrecipes.ErrHoldLost) whether to roll back would not.
 func TestHoldLostBeforeCloseStillSaysSoOnRelease(t *testing.T) {
 	m, h, p := lostHold(t, "/handles/lost-then-closed")
 	require.NoError(t, m.Close())
 	p.Heal()
 	err := h.Release()
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrReleased)
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrReleased)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 }
 
 // A hold whose node someone else deletes (an operator's deleteall) is lost
-// at once, with framework.ErrNodeDeleted, and says so on Release. (Before: it stayed
+// at once, with zkrecipes.ErrNodeDeleted, and says so on Release. (Before: it stayed
 // "held" while a newcomer took the lock.)
 func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -162,11 +163,11 @@ func TestHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(context.Background(), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	g := <-got
 	require.NoError(t, g.err)
-	assert.ErrorIs(t, m.Release(), hold.ErrHoldLost)
-	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld)
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrNotHeld)
 	require.NoError(t, g.release())
 }
 
@@ -189,8 +190,8 @@ func TestHoldLearnsADeletionRightAfterItsGrant(t *testing.T) {
 		deleted := time.Now()
 		testkit.WaitClosed(t, h.Done(), 10*time.Second, "the holder was not told its node was deleted")
 		lags = append(lags, time.Since(deleted))
-		assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
-		assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
+		assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
+		assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	}
 	slices.Sort(lags)
 	assert.Less(t, lags[len(lags)/2], 20*time.Millisecond,
@@ -214,7 +215,7 @@ func TestReleaseAfterItsNodeWasDeletedSparesANewNodeAtThePath(t *testing.T) {
 	_, err = operator.Create(ctxT(t, 10*time.Second), h.Path(), nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
-	assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	// The holder's session is answered in order: a delete it sent is
 	// applied before this look is.
 	ok, st, err := holder.Exists(ctxT(t, 10*time.Second), h.Path())
@@ -237,9 +238,9 @@ func TestHoldEndsWithItsClientsClose(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the hold did not end with its client")
-	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSessionLost)
 	assert.Empty(t, nodes(t, obs, "/handles/shared"), "the lock node outlived its client")
-	assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	require.NoError(t, m.Close())
 }
 

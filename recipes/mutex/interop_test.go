@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -271,9 +271,9 @@ func TestCuratorWaiterIsGrantedAtAForgottenGoLeasesEnd(t *testing.T) {
 
 	java.Expect(t, "acquired j ", 10*time.Second)
 	granted := time.Now()
-	require.ErrorIs(t, h.Err(), hold.ErrLeaseExpired, "Curator was granted, and the Go holder was not told")
+	require.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired, "Curator was granted, and the Go holder was not told")
 	assert.False(t, granted.Before(end), "granted at %v, before the lease's end %v", granted, end)
 	java.Call(t, "mutex-release j", "released j", 10*time.Second)
 	waitNodes(t, obs, "/locks/interop-lease", 0)
-	assert.ErrorIs(t, m.Release(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrLeaseExpired)
 }

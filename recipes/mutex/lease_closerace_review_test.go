@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -41,7 +41,7 @@ func TestRecipeAndClientCloseRacingTheLeaseEndLeaveNothing(t *testing.T) {
 		go func() { defer wg.Done(); _ = c.Close() }()
 		wg.Wait()
 		err = m.Release()
-		assert.True(t, err == nil || errors.Is(err, hold.ErrReleased) || errors.Is(err, hold.ErrNotHeld) || errors.Is(err, hold.ErrHoldLost), "%v", err)
+		assert.True(t, err == nil || errors.Is(err, zkrecipes.ErrReleased) || errors.Is(err, zkrecipes.ErrNotHeld) || errors.Is(err, zkrecipes.ErrHoldLost), "%v", err)
 		assert.Error(t, h.Err())
 		waitNodes(t, obs, "/locks/lease-close-race", 0)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -38,9 +38,9 @@ func ExampleWithLeaseTime() {
 	fmt.Println("extend:", h.Extend(300*time.Millisecond)) // still working: keep it a while longer
 
 	<-h.Done() // the holder forgot it: the lease ends, then its node is deleted
-	fmt.Println(errors.Is(h.Err(), hold.ErrLeaseExpired))
+	fmt.Println(errors.Is(h.Err(), zkrecipes.ErrLeaseExpired))
 	err = m.Release()
-	fmt.Println(errors.Is(err, hold.ErrHoldLost), errors.Is(err, hold.ErrLeaseExpired))
+	fmt.Println(errors.Is(err, zkrecipes.ErrHoldLost), errors.Is(err, zkrecipes.ErrLeaseExpired))
 	// Output:
 	// extend: <nil>
 	// true

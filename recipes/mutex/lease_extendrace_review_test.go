@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // Review (lease-time holds): Extend and a reentrant acquire racing the
 // lease's end: either the lease goes on (nil, and the hold stays trusted,
-// its node in place) or it ended (an error wrapping hold.ErrLeaseExpired), never
+// its node in place) or it ended (an error wrapping zkrecipes.ErrLeaseExpired), never
 // nil for a hold whose signal fires at that end.
 func TestExtendAndReentrantAcquireRacingTheLeaseEnd(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -42,13 +42,13 @@ func TestExtendAndReentrantAcquireRacingTheLeaseEnd(t *testing.T) {
 			if again == nil {
 				assert.NoError(t, h2.Err())
 			}
-			if again == nil && errors.Is(h.Err(), hold.ErrLeaseExpired) {
+			if again == nil && errors.Is(h.Err(), zkrecipes.ErrLeaseExpired) {
 				// The lease ended first and gave the lock back: the same
 				// goroutine took it again, as a new hold.
 				assert.Greater(t, h2.Token(), h.Token(), "round %d", i)
 				lost++
 				for {
-					if err := m.Release(); errors.Is(err, hold.ErrNotHeld) {
+					if err := m.Release(); errors.Is(err, zkrecipes.ErrNotHeld) {
 						break
 					}
 				}
@@ -63,11 +63,11 @@ func TestExtendAndReentrantAcquireRacingTheLeaseEnd(t *testing.T) {
 			assert.Len(t, nodes(t, obs, "/locks/lease-extend-race"), 1)
 		} else {
 			lost++
-			assert.ErrorIs(t, again, hold.ErrLeaseExpired, "round %d", i)
-			assert.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+			assert.ErrorIs(t, again, zkrecipes.ErrLeaseExpired, "round %d", i)
+			assert.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 		}
 		for {
-			if err := m.Release(); errors.Is(err, hold.ErrNotHeld) {
+			if err := m.Release(); errors.Is(err, zkrecipes.ErrNotHeld) {
 				break
 			}
 		}

@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (missing fault-path test): a hold lost to a cut FIRST (framework.ErrSuspended
+// Review (missing fault-path test): a hold lost to a cut FIRST (zkrecipes.ErrSuspended
 // at 2/3 of the session timeout), whose link comes back under the same
 // session, and whose holder never releases: the lease's end must still
 // delete the node (the README promises it) and let the next waiter in,
@@ -36,7 +36,7 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 
 	p.Blackhole()
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the cut's suspension")
-	require.ErrorIs(t, h.Err(), framework.ErrSuspended)
+	require.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
 	p.Heal()
 	_, err = c.WaitConnected(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
@@ -47,11 +47,11 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 	require.NoError(t, g.err)
 	assert.False(t, g.at.Before(end), "granted at %v, before the lease's end %v", g.at, end)
 	assert.True(t, cl.SessionAlive(session), "the node went with the session, not by the lease")
-	assert.ErrorIs(t, h.Err(), framework.ErrSuspended, "the first reason must stay")
-	assert.NotErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended, "the first reason must stay")
+	assert.NotErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 	require.NoError(t, g.release())
 	err = leased.Release()
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	waitNodes(t, obs, "/locks/lease-lost-first", 0)
 }
 
@@ -81,6 +81,6 @@ func TestLeaseRunningOutWhileTheServerIsDownDeletesTheNodeAfterRestart(t *testin
 	assert.True(t, cl.SessionAlive(session), "the node went with the session, not by the lease")
 	assert.Greater(t, g.Token(), h.Token())
 	require.NoError(t, other.Release())
-	assert.ErrorIs(t, leased.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, leased.Release(), zkrecipes.ErrHoldLost)
 	waitNodes(t, obs, "/locks/lease-restart", 0)
 }

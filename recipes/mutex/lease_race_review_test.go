@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -18,10 +18,10 @@ import (
 // holder that never saw its signal fire, must be a clean release. Hold.Release
 // takes the hold out of its node at once, but the node only stops its lease
 // (endLease) after unhook, stop and wg.Wait: a deadline passing in that
-// window lets expire() end the node with hold.ErrLeaseExpired, count and log it as
+// window lets expire() end the node with zkrecipes.ErrLeaseExpired, count and log it as
 // a loss (reason lease_expired) and queue its delete, and the release then
-// says hold.ErrHoldLost: hold.ErrLeaseExpired to a holder that did release in time,
-// while the hold's own Err says hold.ErrReleased. Seen in most rounds with the
+// says zkrecipes.ErrHoldLost: zkrecipes.ErrLeaseExpired to a holder that did release in time,
+// while the hold's own Err says zkrecipes.ErrReleased. Seen in most rounds with the
 // Release called 30µs before the end, in ~10% at 300µs (with and without
 // -race); the rounds sweep 20µs to 200µs.
 func TestReleaseCalledBeforeTheLeaseEndIsNotALeaseExpiry(t *testing.T) {
@@ -49,13 +49,13 @@ func TestReleaseCalledBeforeTheLeaseEndIsNotALeaseExpiry(t *testing.T) {
 			skipped++ // too late: the lease ran out first, fairly
 			continue
 		}
-		if errors.Is(err, hold.ErrLeaseExpired) && errors.Is(h.Err(), hold.ErrLeaseExpired) {
+		if errors.Is(err, zkrecipes.ErrLeaseExpired) && errors.Is(h.Err(), zkrecipes.ErrLeaseExpired) {
 			// The deadline passed inside Release, before it reached the
 			// node: the lease won the race, and both say so.
 			skipped++
 			continue
 		}
-		if errors.Is(err, hold.ErrLeaseExpired) {
+		if errors.Is(err, zkrecipes.ErrLeaseExpired) {
 			falseLoss++
 			// The hold's own Err says it was released, not lost: Release
 			// contradicts it.
@@ -64,7 +64,7 @@ func TestReleaseCalledBeforeTheLeaseEndIsNotALeaseExpiry(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	t.Logf("%d rounds: %d released before the end but told hold.ErrLeaseExpired, %d skipped (signal first)", rounds, falseLoss, skipped)
+	t.Logf("%d rounds: %d released before the end but told zkrecipes.ErrLeaseExpired, %d skipped (signal first)", rounds, falseLoss, skipped)
 	assert.Zero(t, falseLoss, "a Release called before the lease's end, with the signal not fired, said: %v", example)
 	waitNodes(t, c, "/locks/lease-release-race", 0)
 }

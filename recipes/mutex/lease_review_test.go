@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -17,7 +17,7 @@ import (
 // case a lease exists for. Once its lease has run out (signal fired, node
 // deleted, others granted), the forgetful goroutine itself is locked out:
 // its entry stays in the reentrant Lock, so every later Acquire on it is a
-// "reentrant acquire of a lost hold" and fails at once with hold.ErrHoldLost
+// "reentrant acquire of a lost hold" and fails at once with zkrecipes.ErrHoldLost
 // (and HeldInProcess stays true) until it calls Release - which is exactly
 // what it forgot. Redisson's lock(leaseTime) lets the same thread lock
 // again after the lease ran out.
@@ -29,7 +29,7 @@ func TestGoroutineWhoseForgottenLeaseRanOutCanAcquireAgain(t *testing.T) {
 	h, err := leased.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the lease's end")
-	require.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	require.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 	waitNodes(t, c, "/locks/lease-again", 0)
 	// Forgotten: no Release. The lock is free in ZooKeeper.
 	assert.False(t, (len(leased.Holds()) > 0), "a hold whose lease ran out and whose node is gone still counts as held in this process")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -47,18 +48,18 @@ func TestLeaseEndsAForgottenHoldAndTheNextWaiterGetsIt(t *testing.T) {
 	at := <-lost
 	assert.False(t, at.Before(end), "ended at %v, before its lease's end %v", at, end)
 	assert.True(t, at.Before(g.at), "the holder learned at %v, the next one was granted at %v", at, g.at)
-	assert.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 	assert.Greater(t, g.hold.Token(), h.Token())
 
 	// What the forgetful holder does now is refused where ZooKeeper can
 	// refuse it, and its late Release says why.
 	_, err = h.Fenced(ctxT(t, 10*time.Second), &zk.SetDataRequest{Path: "/cfg", Data: []byte("late"), Version: -1})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrLeaseExpired)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrLeaseExpired)
 	err = leased.Release()
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, hold.ErrLeaseExpired)
-	assert.ErrorIs(t, h.Extend(time.Second), hold.ErrReleased)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Extend(time.Second), zkrecipes.ErrReleased)
 	require.NoError(t, g.release())
 	waitNodes(t, c, "/locks/lease", 0) // the other client's delete is sent, not yet seen here
 }
@@ -95,7 +96,7 @@ func TestExtendKeepsTheHoldPastItsFirstLease(t *testing.T) {
 	require.NoError(t, again.Release())
 	require.NoError(t, leased.Release())
 	assert.Empty(t, nodes(t, c, "/locks/extend"))
-	assert.ErrorIs(t, h.Extend(time.Second), hold.ErrReleased)
+	assert.ErrorIs(t, h.Extend(time.Second), zkrecipes.ErrReleased)
 }
 
 func TestLeaseTimeBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
@@ -103,22 +104,22 @@ func TestLeaseTimeBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	for _, d := range []time.Duration{0, -time.Second} {
 		_, err := mutex.New(c, "/locks/bad", mutex.WithLeaseTime(d))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "lease time %v", d)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "lease time %v", d)
 		_, err = mutex.NewSemaphoreMutex(c, "/locks/bad", mutex.WithLeaseTime(d))
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "lease time %v", d)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "lease time %v", d)
 	}
 	plain := newMutex(t, c, "/locks/bad")
 	h, err := plain.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	_, ok := h.Expiry()
 	assert.False(t, ok)
-	assert.ErrorIs(t, h.Extend(time.Second), hold.ErrNoLeaseTime)
+	assert.ErrorIs(t, h.Extend(time.Second), zkrecipes.ErrNoLeaseTime)
 
 	leased := newMutex(t, c, "/locks/bad2", mutex.WithLeaseTime(time.Hour))
 	lh, err := leased.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	assert.ErrorIs(t, lh.Extend(0), framework.ErrInvalidArgument)
-	assert.ErrorIs(t, lh.Extend(-time.Second), framework.ErrInvalidArgument)
+	assert.ErrorIs(t, lh.Extend(0), zkrecipes.ErrInvalidArgument)
+	assert.ErrorIs(t, lh.Extend(-time.Second), zkrecipes.ErrInvalidArgument)
 	require.NoError(t, leased.Release())
 	require.NoError(t, plain.Release())
 	assert.Empty(t, nodes(t, c, "/locks/bad"))
@@ -141,7 +142,7 @@ func TestLeaseRunningOutDuringACutDeletesTheNodeOnceTheLinkIsBack(t *testing.T) 
 	session := c.Session()
 	p.Blackhole()
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the lease's end during the cut")
-	assert.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 	assert.Len(t, nodes(t, obs, "/locks/lease-cut"), 1, "deleted with the link down?")
 	p.Heal()
 
@@ -151,7 +152,7 @@ func TestLeaseRunningOutDuringACutDeletesTheNodeOnceTheLinkIsBack(t *testing.T) 
 	assert.True(t, cl.SessionAlive(session.ID))
 	assert.Greater(t, g.Token(), h.Token())
 	require.NoError(t, other.Release())
-	assert.ErrorIs(t, leased.Release(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, leased.Release(), zkrecipes.ErrLeaseExpired)
 	waitNodes(t, obs, "/locks/lease-cut", 0)
 }
 
@@ -168,21 +169,21 @@ func TestLeaseOfAHoldLostWithItsSessionKeepsTheFirstReason(t *testing.T) {
 	testkit.LoseSession(t, p, c)
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the loss")
 	require.True(t, time.Now().Before(end), "the session took longer to lose than the lease")
-	require.ErrorIs(t, h.Err(), framework.ErrSessionLost)
+	require.ErrorIs(t, h.Err(), zkrecipes.ErrSessionLost)
 	// Past the lease's end: it must not overwrite the reason.
 	time.Sleep(time.Until(end) + 200*time.Millisecond)
-	assert.ErrorIs(t, h.Err(), framework.ErrSessionLost)
-	assert.NotErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSessionLost)
+	assert.NotErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 	err = leased.Release()
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.NotErrorIs(t, err, hold.ErrLeaseExpired)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.NotErrorIs(t, err, zkrecipes.ErrLeaseExpired)
 	h2, err := leased.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, h2.Release())
 }
 
 // The node deleted by someone else during the lease: the hold ends with
-// framework.ErrNodeDeleted at once, and its lease's end later changes nothing and
+// zkrecipes.ErrNodeDeleted at once, and its lease's end later changes nothing and
 // deletes nothing (another's node at the path is not the holder's).
 func TestLeaseOfAHoldWhoseNodeWasDeletedKeepsThatReason(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -195,17 +196,17 @@ func TestLeaseOfAHoldWhoseNodeWasDeletedKeepsThatReason(t *testing.T) {
 	end, _ := h.Expiry()
 	require.NoError(t, op.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the deletion")
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	g, err := other.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	// The lease's end passing is the event under test.
 	time.Sleep(time.Until(end) + 300*time.Millisecond)
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	assert.NoError(t, g.Err(), "the lease's end touched the next holder")
 	assert.Len(t, nodes(t, op, "/locks/lease-deleted"), 1)
 	err = leased.Release()
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
-	assert.NotErrorIs(t, err, hold.ErrLeaseExpired)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
+	assert.NotErrorIs(t, err, zkrecipes.ErrLeaseExpired)
 	require.NoError(t, other.Release())
 }
 
@@ -223,9 +224,9 @@ func TestLeaseRunningOutWhileRequestsAreDroppedDeletesTheNodeAfterwards(t *testi
 	session := c.Session().ID
 	p.DropRequests()
 	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the lease's end during the one-way fault")
-	assert.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
 	p.Heal()
 	waitNodes(t, obs, "/locks/lease-oneway", 0)
 	assert.True(t, cl.SessionAlive(session), "the node went with the session, not by the lease")
-	assert.ErrorIs(t, leased.Release(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, leased.Release(), zkrecipes.ErrLeaseExpired)
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
@@ -78,5 +78,5 @@ func TestAHoldIsLoggedWithPathSessionTokenAndReason(t *testing.T) {
 		assert.Equal(t, v, lost[k], k)
 	}
 	assert.Equal(t, "node_deleted", lost["reason"])
-	assert.ErrorIs(t, h.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 }

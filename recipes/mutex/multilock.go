@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 )
@@ -31,11 +32,11 @@ type MultiLock struct {
 // NewMultiLock returns a MultiLock over locks: one or more, none nil.
 func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 	if len(locks) == 0 {
-		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: no locks", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: no locks", zkrecipes.ErrInvalidArgument))
 	}
 	for i, l := range locks {
 		if l == nil || isNilPointer(l) {
-			return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: lock %d is nil", framework.ErrInvalidArgument, i))
+			return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: lock %d is nil", zkrecipes.ErrInvalidArgument, i))
 		}
 	}
 	return &MultiLock{locks: append([]Lock(nil), locks...)}, nil
@@ -46,10 +47,10 @@ func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 // taken are released in reverse order and the error is returned.
 func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
 	if ml == nil || len(ml.locks) == 0 {
-		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: a nil or zero MultiLock: make one with NewMultiLock", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: a nil or zero MultiLock: make one with NewMultiLock", zkrecipes.ErrInvalidArgument))
 	}
 	if ctx == nil {
-		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	holds := make([]*hold.Hold, 0, len(ml.locks))
 	for i, l := range ml.locks {

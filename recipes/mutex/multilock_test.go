@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -54,9 +54,9 @@ func TestMultiLockIsAllOrNothing(t *testing.T) {
 
 func TestMultiLockRejectsBadInput(t *testing.T) {
 	_, err := mutex.NewMultiLock()
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	_, err = mutex.NewMultiLock(nil)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	var m *mutex.Mutex
 	_, err = mutex.NewMultiLock(m)
 	assert.Error(t, err, "a typed nil is still nil")

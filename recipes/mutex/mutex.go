@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -37,7 +38,7 @@ type Mutex struct {
 // New returns a mutex on the lock directory path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if client == nil {
-		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
@@ -65,7 +66,7 @@ func (m *Mutex) Path() string {
 // deadline is the timeout), or the Mutex is closed. If the goroutine already
 // holds it, Acquire returns at once with a new Hold on the same node (same
 // token), one more acquisition to release; if that hold was lost, it
-// returns an error wrapping hold.ErrHoldLost and the loss instead.
+// returns an error wrapping zkrecipes.ErrHoldLost and the loss instead.
 func (m *Mutex) Acquire(ctx context.Context) (*hold.Hold, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func (m *Mutex) Acquire(ctx context.Context) (*hold.Hold, error) {
 
 // TryAcquire takes the mutex only if no one else holds or waits for it: it
 // queues, and if it is not first, leaves the queue and returns an error
-// wrapping hold.ErrWouldBlock.
+// wrapping zkrecipes.ErrWouldBlock.
 func (m *Mutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
@@ -91,10 +92,10 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 // goes on deleting in the background (guaranteed; Client.Drain waits for
 // it). The wait is bounded by framework.WithReleaseTimeout.
 //
-// It returns an error wrapping hold.ErrNotHeld if the goroutine holds
-// nothing, hold.ErrNotOwner if another goroutine holds the mutex. If the
+// It returns an error wrapping zkrecipes.ErrNotHeld if the goroutine holds
+// nothing, zkrecipes.ErrNotOwner if another goroutine holds the mutex. If the
 // hold was lost before (see Hold.Err), Release still cleans up and returns
-// an error wrapping hold.ErrHoldLost: the Mutex is usable again.
+// an error wrapping zkrecipes.ErrHoldLost: the Mutex is usable again.
 func (m *Mutex) Release() error {
 	if err := m.usable(); err != nil {
 		return err
@@ -139,10 +140,10 @@ func (m *Mutex) ParticipantNodes(ctx context.Context) ([]string, error) {
 	return ParticipantNodes(ctx, m.client, m.path)
 }
 
-// Close ends waits in progress with framework.ErrClosed and releases every
+// Close ends waits in progress with zkrecipes.ErrClosed and releases every
 // hold of the Mutex, deleting its nodes; a later Release of one of its
 // holds returns hold.ErrReleasedByClose. It is idempotent: later calls
-// return nil, and Acquire and Release after it return framework.ErrClosed.
+// return nil, and Acquire and Release after it return zkrecipes.ErrClosed.
 // It waits only for each node's delete to be sent (at most
 // framework.WithReleaseTimeout); the client is not closed.
 func (m *Mutex) Close() error {
@@ -155,7 +156,7 @@ func (m *Mutex) Close() error {
 // usable says why m cannot be used: it is nil or a zero Mutex.
 func (m *Mutex) usable() error {
 	if m == nil || m.lock == nil {
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Mutex: make one with New", framework.ErrInvalidArgument))
+		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Mutex: make one with New", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -68,7 +69,7 @@ func TestAcquireCreatesCuratorNodeWithParticipantID(t *testing.T) {
 	require.NoError(t, m.Release())
 	assert.Empty(t, nodes(t, c, "/locks/a"))
 	<-h.Done()
-	assert.ErrorIs(t, h.Err(), hold.ErrReleased)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrReleased)
 }
 
 func TestContendersNeverOverlapAndEnterInQueueOrder(t *testing.T) {
@@ -126,7 +127,7 @@ func TestReentrantPerGoroutine(t *testing.T) {
 	assert.Nil(t, h1.Err())
 	require.NoError(t, m.Release())
 	assert.Empty(t, nodes(t, c, "/locks/re"))
-	assert.ErrorIs(t, m.Release(), hold.ErrNotHeld, "more releases than acquires")
+	assert.ErrorIs(t, m.Release(), zkrecipes.ErrNotHeld, "more releases than acquires")
 }
 
 func TestReleaseFromAnotherGoroutineIsNotOwner(t *testing.T) {
@@ -136,7 +137,7 @@ func TestReleaseFromAnotherGoroutineIsNotOwner(t *testing.T) {
 	require.NoError(t, err)
 	errc := make(chan error)
 	go func() { errc <- m.Release() }()
-	assert.ErrorIs(t, <-errc, hold.ErrNotOwner)
+	assert.ErrorIs(t, <-errc, zkrecipes.ErrNotOwner)
 	_, held := m.Held()
 	assert.True(t, held, "the owner still holds it")
 	require.NoError(t, m.Release())
@@ -170,7 +171,7 @@ func TestTryAcquireFailsWhenHeldAndLeavesNoNode(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = other.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 	waitNodes(t, obs, "/locks/try", 1)
 
 	require.NoError(t, holder.Release())
@@ -197,7 +198,7 @@ func TestFailedTryLeavesBeforeTheClientsNextRequest(t *testing.T) {
 	m := newMutex(t, c, "/locks/retry")
 	for range 20 {
 		_, err := m.TryAcquire(ctxT(t, 10*time.Second))
-		require.ErrorIs(t, err, hold.ErrWouldBlock)
+		require.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 		require.Len(t, nodes(t, c, "/locks/retry"), 1, "the failed try's node is still queued")
 	}
 	for range 5 {
@@ -293,10 +294,10 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := mutex.New(nil, "/locks/x")
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	for _, p := range []string{"", "locks", "/locks/", "/a//b", "/a/../b"} {
 		_, err := mutex.New(c, p)
-		assert.ErrorIs(t, err, framework.ErrInvalidPath, "path %q", p)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath, "path %q", p)
 	}
 	_, err = mutex.New(c, "/locks/x", mutex.WithParticipantID(""))
 	assert.Error(t, err)
@@ -305,7 +306,7 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 	_, err = m.Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	assert.Empty(t, nodes(t, c, "/locks/x"), "nothing was created")
 }
 
@@ -323,7 +324,7 @@ func TestCloseEndsWaitsAndReleasesHolds(t *testing.T) {
 	waitNodes(t, obs, "/locks/close", 2)
 
 	require.NoError(t, waiter.Close())
-	assert.ErrorIs(t, <-errc, framework.ErrClosed)
+	assert.ErrorIs(t, <-errc, zkrecipes.ErrClosed)
 	require.NoError(t, holder.Close())
 	<-h.Done()
 	waitNodes(t, obs, "/locks/close", 0)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -66,7 +66,7 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	// The goroutine that holds the mutex is refused too, and its count
 	// of acquisitions stays one.
 	_, err = held.Acquire(nilCtx)
-	require.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.Equal(t, before, req.Count(t, ""), "requests were sent")
 	for _, dir := range []string{"/nil/m", "/nil/sm/leases", "/nil/sm/locks", "/nil/ml1", "/nil/ml2"} {
 		assert.Empty(t, nodes(t, c, dir), "a node was left in %s", dir)
@@ -78,7 +78,7 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	_, err = h.Fenced(ctx, fencedOp)
 	require.NoError(t, err)
 	require.NoError(t, held.Release())
-	assert.ErrorIs(t, h.Err(), hold.ErrReleased, "the refused re-entry counted as an acquisition")
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrReleased, "the refused re-entry counted as an acquisition")
 	mh, err := m.Acquire(ctx)
 	require.NoError(t, err)
 	require.NoError(t, mh.Release())

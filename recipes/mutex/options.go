@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -34,7 +35,7 @@ type config struct {
 
 func (c *config) bad(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{framework.ErrInvalidArgument}, args...)...)
+		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
 	}
 }
 
@@ -51,7 +52,7 @@ func WithParticipantID(id string) CommonOption {
 }
 
 // WithLeaseTime makes every hold end by itself d after it is granted, as
-// Redisson's lock(leaseTime): its Done fires with hold.ErrLeaseExpired and
+// Redisson's lock(leaseTime): its Done fires with zkrecipes.ErrLeaseExpired and
 // its node is deleted, even if the holder never releases it (a holder that
 // forgets, hangs or deadlocks keeps others out for d at most, not for as
 // long as its session lives). Hold.Extend moves the end later. d must be
@@ -61,7 +62,7 @@ func WithParticipantID(id string) CommonOption {
 // A reentrant acquire renews the lease to at least d from then. Once the
 // lease has run out, the goroutine that forgot its hold may Acquire again
 // (a new hold, as Redisson's); the forgotten hold's Release, by its handle,
-// still says hold.ErrLeaseExpired.
+// still says zkrecipes.ErrLeaseExpired.
 func WithLeaseTime(d time.Duration) CommonOption {
 	return CommonOption{func(c *config) {
 		if d <= 0 {

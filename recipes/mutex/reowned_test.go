@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -116,7 +117,7 @@ func TestHoldGrantedOverANodeReOwnedBeforeItsListingIsLost(t *testing.T) {
 	select {
 	case <-g.hold.Done():
 		t.Logf("lost: %v", g.hold.Err())
-		require.ErrorIs(t, g.hold.Err(), framework.ErrNodeDeleted)
+		require.ErrorIs(t, g.hold.Err(), zkrecipes.ErrNodeDeleted)
 	case <-time.After(3 * time.Second):
 		t.Errorf("rule 9: the hold still trusts %s 3s after its grant, though another session (0x%x) owns the node there", path, st.EphemeralOwner)
 	}
@@ -227,7 +228,7 @@ func reOwnedAtGrant(t *testing.T, adv, c *framework.Client, peer *zktest.Proxy, 
 	select {
 	case <-g.hold.Done():
 		t.Logf("%s: lost as it should: %v", dir, g.hold.Err())
-		require.ErrorIs(t, g.hold.Err(), framework.ErrNodeDeleted)
+		require.ErrorIs(t, g.hold.Err(), zkrecipes.ErrNodeDeleted)
 		return false
 	case <-time.After(3 * time.Second):
 		t.Errorf("rule 9: the hold (token %#x) still trusts %s 3s after its grant, though the node there (czxid %#x) is another session's (0x%x, ours 0x%x)",

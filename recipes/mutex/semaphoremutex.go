@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/lease"
@@ -20,7 +21,7 @@ const semaphoreRecipe = "semaphore mutex"
 // Use it where a lock is taken in one goroutine and given back in another (a
 // request handler that locks, a callback that unlocks). The price of not
 // being reentrant: Acquire while this process already holds it waits for
-// itself (until ctx ends), and TryAcquire returns hold.ErrWouldBlock.
+// itself (until ctx ends), and TryAcquire returns zkrecipes.ErrWouldBlock.
 //
 // Acquire returns the hold as a *hold.Hold, as every recipe, with the
 // fencing token (Token) and loss signal (Done, Err, Context). Give it back
@@ -37,7 +38,7 @@ type SemaphoreMutex struct {
 // WithLeaseTime bounds each hold.
 func NewSemaphoreMutex(client *framework.Client, path string, opts ...SemaphoreMutexOption) (*SemaphoreMutex, error) {
 	if client == nil {
-		return nil, framework.RecipeErr(semaphoreRecipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(semaphoreRecipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(semaphoreRecipe, path, err)
@@ -77,7 +78,7 @@ func (m *SemaphoreMutex) Acquire(ctx context.Context) (*hold.Hold, error) {
 }
 
 // TryAcquire takes the mutex only if it is free at once, else it returns
-// an error wrapping hold.ErrWouldBlock (also when this process holds it)
+// an error wrapping zkrecipes.ErrWouldBlock (also when this process holds it)
 // and leaves nothing behind.
 func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 	if err := m.usable(); err != nil {
@@ -126,7 +127,7 @@ func (m *SemaphoreMutex) ParticipantNodes(ctx context.Context) ([]string, error)
 	return m.sem.ParticipantNodes(ctx)
 }
 
-// Close ends waits in progress with framework.ErrClosed and releases the
+// Close ends waits in progress with zkrecipes.ErrClosed and releases the
 // mutex if this SemaphoreMutex holds it, deleting its node. It is
 // idempotent, waits for the delete to be sent at most
 // framework.WithReleaseTimeout, and does not close the client.
@@ -140,7 +141,7 @@ func (m *SemaphoreMutex) Close() error {
 // usable says why m cannot be used: it is nil or a zero SemaphoreMutex.
 func (m *SemaphoreMutex) usable() error {
 	if m == nil || m.sem == nil {
-		return framework.RecipeErr(semaphoreRecipe, "", fmt.Errorf("%w: a nil or zero SemaphoreMutex: make one with NewSemaphoreMutex", framework.ErrInvalidArgument))
+		return framework.RecipeErr(semaphoreRecipe, "", fmt.Errorf("%w: a nil or zero SemaphoreMutex: make one with NewSemaphoreMutex", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
 }

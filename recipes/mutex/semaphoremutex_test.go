@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
@@ -61,8 +62,8 @@ func TestSemaphoreMutexIsTakenInOneGoroutineAndReleasedInAnother(t *testing.T) {
 	require.NoError(t, got.lease.Release()) // from the test's goroutine
 	assert.False(t, (len(m.Holds()) > 0))
 	<-got.lease.Done()
-	assert.ErrorIs(t, got.lease.Err(), hold.ErrReleased)
-	assert.ErrorIs(t, got.lease.Release(), hold.ErrReleased)
+	assert.ErrorIs(t, got.lease.Err(), zkrecipes.ErrReleased)
+	assert.ErrorIs(t, got.lease.Release(), zkrecipes.ErrReleased)
 	waitNodes(t, obs, "/smutex/handoff/leases", 0)
 }
 
@@ -73,8 +74,8 @@ func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = m.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrWouldBlock, "held by this very goroutine")
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock, "held by this very goroutine")
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 	_, err = m.Acquire(ctxT(t, 500*time.Millisecond))
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "a second Acquire waits for the first release")
 
@@ -85,7 +86,7 @@ func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
 	l, err = m.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, l.Release())
-	assert.ErrorIs(t, l.Release(), hold.ErrReleased, "Release closed it")
+	assert.ErrorIs(t, l.Release(), zkrecipes.ErrReleased, "Release closed it")
 }
 
 func TestSemaphoreMutexExcludesOtherProcesses(t *testing.T) {
@@ -96,7 +97,7 @@ func TestSemaphoreMutexExcludesOtherProcesses(t *testing.T) {
 	la, err := a.Acquire(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	_, err = b.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 
 	got := acquireSemaphoreMutexAsync(ctxT(t, 30*time.Second), b)
 	waitNodes(t, obs, "/smutex/x/leases", 2)
@@ -128,11 +129,11 @@ func TestSemaphoreMutexStaleReleaseCannotEndAnotherAcquisition(t *testing.T) {
 	second := <-acquireSemaphoreMutexAsync(ctxT(t, 10*time.Second), m) // another goroutine
 	require.NoError(t, second.err)
 
-	assert.ErrorIs(t, first.Release(), hold.ErrReleased, "a second release of the first acquisition")
+	assert.ErrorIs(t, first.Release(), zkrecipes.ErrReleased, "a second release of the first acquisition")
 	assert.NoError(t, second.lease.Err(), "the stale release ended the second acquisition")
 	assert.Len(t, nodes(t, obs, "/smutex/stale/leases"), 1)
 	_, err = other.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrWouldBlock, "a third client got in beside the holder")
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock, "a third client got in beside the holder")
 	require.NoError(t, second.lease.Release())
 }
 
@@ -140,16 +141,16 @@ func TestSemaphoreMutexRejectsBadInput(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := mutex.NewSemaphoreMutex(nil, "/smutex/bad")
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	_, err = mutex.NewSemaphoreMutex(c, "smutex")
-	assert.ErrorIs(t, err, framework.ErrInvalidPath)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath)
 
 	m, err := mutex.NewSemaphoreMutex(c, "/smutex/bad")
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 	_, err = m.Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, framework.ErrClosed)
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	assert.Empty(t, nodes(t, c, "/smutex"), "nothing was created")
 }
 
@@ -163,7 +164,7 @@ func TestSemaphoreMutexAndCuratorsExcludeEachOther(t *testing.T) {
 
 	java.Call(t, "smutex-acquire j /smutex/interop", "smutex-acquired j", 10*time.Second)
 	_, err := m.TryAcquire(ctxT(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 	got := acquireSemaphoreMutexAsync(ctxT(t, 60*time.Second), m)
 	waitNodes(t, obs, "/smutex/interop/leases", 2)
 	select {

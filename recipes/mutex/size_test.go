@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -38,8 +39,8 @@ func TestFencedWriteOverTheSizeLimitIsRefusedBeforeSending(t *testing.T) {
 	}
 	link := testkit.WatchLink(t, c)
 	err = set(n + 1)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.NotErrorIs(t, err, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.NotErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	link.RequireUnbroken(t)
 	require.NoError(t, h.Err(), "the hold stands")
 
@@ -57,10 +58,10 @@ func TestNewRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
 	big := mutex.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize))
 	_, err := mutex.New(c, "/locks/big-id", big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "participant id")
 	_, err = mutex.NewSemaphoreMutex(c, "/locks/big-id", big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
@@ -32,6 +32,6 @@ func TestDowngradeFailsIfTheWriteNodeVanishesMeanwhile(t *testing.T) {
 	}
 	t.Cleanup(func() { testHookBeforeDowngradeCreate = nil })
 	_, err = l.ReadLock().Acquire(testkit.Ctx(t, 10*time.Second))
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	testkit.WaitChildren(t, other, "/rw/vanish", 0)
 }

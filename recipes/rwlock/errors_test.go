@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -115,63 +116,63 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	wr := func(l *rwlock.RWLock) func() side { return func() side { return l.WriteLock() } }
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"New: nil client":           testkit.Fails(func() error { _, err := rwlock.New(nil, "/x"); return err }, framework.ErrInvalidArgument),
-		"New: bad path":             testkit.Fails(func() error { _, err := rwlock.New(c, "x/"); return err }, framework.ErrInvalidPath),
-		"New: empty participant id": testkit.Fails(func() error { _, err := rwlock.New(c, "/x", rwlock.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
+		"New: nil client":           testkit.Fails(func() error { _, err := rwlock.New(nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
+		"New: bad path":             testkit.Fails(func() error { _, err := rwlock.New(c, "x/"); return err }, zkrecipes.ErrInvalidPath),
+		"New: empty participant id": testkit.Fails(func() error { _, err := rwlock.New(c, "/x", rwlock.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
 
-		"ReadLock.TryAcquire: written elsewhere":  testkit.Fails(acquire(true, rd(written), ctx10), hold.ErrWouldBlock),
-		"WriteLock.TryAcquire: written elsewhere": testkit.Fails(acquire(true, wr(written), ctx10), hold.ErrWouldBlock),
-		"WriteLock.TryAcquire: read elsewhere":    testkit.Fails(acquire(true, wr(read), ctx10), hold.ErrWouldBlock),
+		"ReadLock.TryAcquire: written elsewhere":  testkit.Fails(acquire(true, rd(written), ctx10), zkrecipes.ErrWouldBlock),
+		"WriteLock.TryAcquire: written elsewhere": testkit.Fails(acquire(true, wr(written), ctx10), zkrecipes.ErrWouldBlock),
+		"WriteLock.TryAcquire: read elsewhere":    testkit.Fails(acquire(true, wr(read), ctx10), zkrecipes.ErrWouldBlock),
 		"ReadLock.Acquire: deadline":              testkit.Fails(acquire(false, rd(written), testkit.Expired), context.DeadlineExceeded),
 		"ReadLock.Acquire: cancelled":             testkit.Fails(acquire(false, rd(written), testkit.Cancelled), context.Canceled),
 		"WriteLock.Acquire: deadline":             testkit.Fails(acquire(false, wr(read), testkit.Expired), context.DeadlineExceeded),
 		"WriteLock.Acquire: cancelled":            testkit.Fails(acquire(false, wr(read), testkit.Cancelled), context.Canceled),
 
-		"ReadLock.Acquire: RWLock closed":     testkit.Fails(acquire(false, rd(closedLock), ctx10), framework.ErrClosed),
-		"ReadLock.TryAcquire: RWLock closed":  testkit.Fails(acquire(true, rd(closedLock), ctx10), framework.ErrClosed),
-		"WriteLock.Acquire: RWLock closed":    testkit.Fails(acquire(false, wr(closedLock), ctx10), framework.ErrClosed),
-		"WriteLock.TryAcquire: RWLock closed": testkit.Fails(acquire(true, wr(closedLock), ctx10), framework.ErrClosed),
-		"ReadLock.Acquire: client closed":     testkit.Fails(acquire(false, rd(onClosed), ctx10), framework.ErrClosed),
-		"WriteLock.Acquire: client closed":    testkit.Fails(acquire(false, wr(onClosed), ctx10), framework.ErrClosed),
+		"ReadLock.Acquire: RWLock closed":     testkit.Fails(acquire(false, rd(closedLock), ctx10), zkrecipes.ErrClosed),
+		"ReadLock.TryAcquire: RWLock closed":  testkit.Fails(acquire(true, rd(closedLock), ctx10), zkrecipes.ErrClosed),
+		"WriteLock.Acquire: RWLock closed":    testkit.Fails(acquire(false, wr(closedLock), ctx10), zkrecipes.ErrClosed),
+		"WriteLock.TryAcquire: RWLock closed": testkit.Fails(acquire(true, wr(closedLock), ctx10), zkrecipes.ErrClosed),
+		"ReadLock.Acquire: client closed":     testkit.Fails(acquire(false, rd(onClosed), ctx10), zkrecipes.ErrClosed),
+		"WriteLock.Acquire: client closed":    testkit.Fails(acquire(false, wr(onClosed), ctx10), zkrecipes.ErrClosed),
 
-		"ReadLock.Release: nothing held":               testkit.Fails(l.ReadLock().Release, hold.ErrNotHeld),
-		"WriteLock.Release: nothing held":              testkit.Fails(l.WriteLock().Release, hold.ErrNotHeld),
-		"ReadLock.Release: held by another goroutine":  testkit.Fails(func() error { return testkit.Elsewhere(reader.ReadLock().Release) }, hold.ErrNotOwner),
-		"WriteLock.Release: held by another goroutine": testkit.Fails(func() error { return testkit.Elsewhere(writer.WriteLock().Release) }, hold.ErrNotOwner),
-		"read Hold.Release: twice":                     testkit.Fails(rh.Release, hold.ErrReleased),
-		"read Hold.Release: RWLock closed":             testkit.Fails(closedRH.Release, framework.ErrClosed, hold.ErrReleased),
-		"write Hold.Release: RWLock closed":            testkit.Fails(closedWH.Release, framework.ErrClosed, hold.ErrReleased),
-		"write Hold.Release: twice":                    testkit.Fails(wh.Release, hold.ErrReleased),
+		"ReadLock.Release: nothing held":               testkit.Fails(l.ReadLock().Release, zkrecipes.ErrNotHeld),
+		"WriteLock.Release: nothing held":              testkit.Fails(l.WriteLock().Release, zkrecipes.ErrNotHeld),
+		"ReadLock.Release: held by another goroutine":  testkit.Fails(func() error { return testkit.Elsewhere(reader.ReadLock().Release) }, zkrecipes.ErrNotOwner),
+		"WriteLock.Release: held by another goroutine": testkit.Fails(func() error { return testkit.Elsewhere(writer.WriteLock().Release) }, zkrecipes.ErrNotOwner),
+		"read Hold.Release: twice":                     testkit.Fails(rh.Release, zkrecipes.ErrReleased),
+		"read Hold.Release: RWLock closed":             testkit.Fails(closedRH.Release, zkrecipes.ErrClosed, zkrecipes.ErrReleased),
+		"write Hold.Release: RWLock closed":            testkit.Fails(closedWH.Release, zkrecipes.ErrClosed, zkrecipes.ErrReleased),
+		"write Hold.Release: twice":                    testkit.Fails(wh.Release, zkrecipes.ErrReleased),
 
 		"WriteLock.Acquire: holding the read lock":      testkit.Fails(onHolder(acquire(false, wr(upgrade), ctx10)), rwlock.ErrUpgrade),
 		"WriteLock.TryAcquire: holding the read lock":   testkit.Fails(onHolder(acquire(true, wr(upgrade), ctx10)), rwlock.ErrUpgrade),
 		"ReadLock.Acquire (downgrade): deadline":        testkit.Fails(onHolder(acquire(false, rd(down), testkit.Expired)), context.DeadlineExceeded),
 		"ReadLock.Acquire (downgrade): cancelled":       testkit.Fails(onHolder(acquire(false, rd(down), testkit.Cancelled)), context.Canceled),
-		"ReadLock.Acquire (downgrade): node deleted":    testkit.Fails(onHolder(acquire(false, rd(deleted), ctx10)), hold.ErrHoldLost, framework.ErrNodeDeleted),
-		"WriteLock.Acquire: own hold's node deleted":    testkit.Fails(onHolder(acquire(false, wr(deleted), ctx10)), hold.ErrHoldLost, framework.ErrNodeDeleted),
-		"ReadLock.Acquire: own hold's session lost":     testkit.Fails(onHolder(acquire(false, rd(lostRead), ctx10)), hold.ErrHoldLost, framework.ErrSessionLost),
-		"ReadLock.TryAcquire: own hold's session lost":  testkit.Fails(onHolder(acquire(true, rd(lostRead), ctx10)), hold.ErrHoldLost, framework.ErrSessionLost),
-		"WriteLock.Acquire: own hold's session lost":    testkit.Fails(onHolder(acquire(false, wr(lostWrite), ctx10)), hold.ErrHoldLost, framework.ErrSessionLost),
-		"WriteLock.TryAcquire: own hold's session lost": testkit.Fails(onHolder(acquire(true, wr(lostWrite), ctx10)), hold.ErrHoldLost, framework.ErrSessionLost),
-		"ReadLock.Acquire (downgrade): session lost":    testkit.Fails(onHolder(acquire(false, rd(lostDown), ctx10)), hold.ErrHoldLost, framework.ErrSessionLost),
-		"read Hold.Err: session lost":                   testkit.Fails(lostRH.Err, framework.ErrSessionLost),
-		"write Hold.Err: session lost":                  testkit.Fails(lostWH.Err, framework.ErrSessionLost),
-		"ReadLock.Release: session lost":                testkit.Fails(onHolder(lostReleaseR.ReadLock().Release), hold.ErrHoldLost, framework.ErrSessionLost),
-		"WriteLock.Release: session lost":               testkit.Fails(onHolder(lostReleaseW.WriteLock().Release), hold.ErrHoldLost, framework.ErrSessionLost),
-		"Hold.Release: session lost":                    testkit.Fails(lostHandle.Release, hold.ErrHoldLost, framework.ErrSessionLost),
+		"ReadLock.Acquire (downgrade): node deleted":    testkit.Fails(onHolder(acquire(false, rd(deleted), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrNodeDeleted),
+		"WriteLock.Acquire: own hold's node deleted":    testkit.Fails(onHolder(acquire(false, wr(deleted), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrNodeDeleted),
+		"ReadLock.Acquire: own hold's session lost":     testkit.Fails(onHolder(acquire(false, rd(lostRead), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"ReadLock.TryAcquire: own hold's session lost":  testkit.Fails(onHolder(acquire(true, rd(lostRead), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"WriteLock.Acquire: own hold's session lost":    testkit.Fails(onHolder(acquire(false, wr(lostWrite), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"WriteLock.TryAcquire: own hold's session lost": testkit.Fails(onHolder(acquire(true, wr(lostWrite), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"ReadLock.Acquire (downgrade): session lost":    testkit.Fails(onHolder(acquire(false, rd(lostDown), ctx10)), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"read Hold.Err: session lost":                   testkit.Fails(lostRH.Err, zkrecipes.ErrSessionLost),
+		"write Hold.Err: session lost":                  testkit.Fails(lostWH.Err, zkrecipes.ErrSessionLost),
+		"ReadLock.Release: session lost":                testkit.Fails(onHolder(lostReleaseR.ReadLock().Release), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"WriteLock.Release: session lost":               testkit.Fails(onHolder(lostReleaseW.WriteLock().Release), zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
+		"Hold.Release: session lost":                    testkit.Fails(lostHandle.Release, zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
 	})
 
 	// The failed acquires counted nothing: one acquisition each to
 	// release, and no node left behind.
 	for _, s := range []side{lostRead.ReadLock(), lostWrite.WriteLock(), lostDown.WriteLock()} {
-		assert.ErrorIs(t, holder.Do(s.Release), hold.ErrHoldLost)
-		assert.ErrorIs(t, holder.Do(s.Release), hold.ErrNotHeld)
+		assert.ErrorIs(t, holder.Do(s.Release), zkrecipes.ErrHoldLost)
+		assert.ErrorIs(t, holder.Do(s.Release), zkrecipes.ErrNotHeld)
 	}
 	assert.Len(t, nodes(t, c, "/errs/down"), 1, "a failed downgrade left its read node")
 	assert.NoError(t, holder.Do(down.WriteLock().Release), "a failed downgrade counted")
-	assert.ErrorIs(t, holder.Do(down.ReadLock().Release), hold.ErrNotHeld, "a failed downgrade counted")
-	assert.ErrorIs(t, holder.Do(deleted.WriteLock().Release), hold.ErrHoldLost)
-	assert.ErrorIs(t, holder.Do(deleted.WriteLock().Release), hold.ErrNotHeld)
+	assert.ErrorIs(t, holder.Do(down.ReadLock().Release), zkrecipes.ErrNotHeld, "a failed downgrade counted")
+	assert.ErrorIs(t, holder.Do(deleted.WriteLock().Release), zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, holder.Do(deleted.WriteLock().Release), zkrecipes.ErrNotHeld)
 	assert.Empty(t, nodes(t, c, "/errs/l"), "a failure left a node")
 	assert.Len(t, nodes(t, c, "/errs/written"), 1, "a failure left a node")
 	assert.Len(t, nodes(t, c, "/errs/read"), 1, "a failure left a node")

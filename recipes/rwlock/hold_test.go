@@ -7,14 +7,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // A read hold whose node someone else deletes (an operator's deleteall) is
-// lost at once, with framework.ErrNodeDeleted, and says so on Release; the writer
+// lost at once, with zkrecipes.ErrNodeDeleted, and says so on Release; the writer
 // queued behind it on another session is granted.
 func TestReadHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -29,16 +28,16 @@ func TestReadHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the reader was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	w.granted(t)
-	assert.ErrorIs(t, l.ReadLock().Release(), hold.ErrHoldLost)
-	assert.ErrorIs(t, l.ReadLock().Release(), hold.ErrNotHeld)
+	assert.ErrorIs(t, l.ReadLock().Release(), zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, l.ReadLock().Release(), zkrecipes.ErrNotHeld)
 	w.done(t)
 	waitNodes(t, operator, "/rw/deleted-read", 0)
 }
 
 // A write hold whose node someone else deletes is lost at once, with
-// framework.ErrNodeDeleted, and says so on Release; the reader queued behind it on
+// zkrecipes.ErrNodeDeleted, and says so on Release; the reader queued behind it on
 // another session is granted.
 func TestWriteHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -53,10 +52,10 @@ func TestWriteHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the writer was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	r.granted(t)
-	assert.ErrorIs(t, l.WriteLock().Release(), hold.ErrHoldLost)
-	assert.ErrorIs(t, l.WriteLock().Release(), hold.ErrNotHeld)
+	assert.ErrorIs(t, l.WriteLock().Release(), zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, l.WriteLock().Release(), zkrecipes.ErrNotHeld)
 	r.done(t)
 	waitNodes(t, operator, "/rw/deleted-write", 0)
 }
@@ -82,9 +81,9 @@ func TestDowngradedReadHoldWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the reader was not told its node was deleted")
-	assert.ErrorIs(t, h.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 	w.granted(t)
-	assert.ErrorIs(t, l.ReadLock().Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, l.ReadLock().Release(), zkrecipes.ErrHoldLost)
 	w.done(t)
 	waitNodes(t, operator, "/rw/deleted-down", 0)
 }

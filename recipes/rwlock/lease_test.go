@@ -7,8 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -31,8 +30,8 @@ func TestLeaseTimeEndsWriteAndDowngradedReadHolds(t *testing.T) {
 	r, err := other.ReadLock().Acquire(ctxT(t, 10*time.Second)) // waits for the lease's end
 	require.NoError(t, err)
 	testkit.WaitClosed(t, w.Done(), time.Second, "the writer's signal, which fires before the reader is let in")
-	assert.ErrorIs(t, w.Err(), hold.ErrLeaseExpired)
-	assert.ErrorIs(t, leased.WriteLock().Release(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, w.Err(), zkrecipes.ErrLeaseExpired)
+	assert.ErrorIs(t, leased.WriteLock().Release(), zkrecipes.ErrLeaseExpired)
 	require.NoError(t, other.ReadLock().Release())
 	_ = r
 
@@ -46,10 +45,10 @@ func TestLeaseTimeEndsWriteAndDowngradedReadHolds(t *testing.T) {
 	_, ok = rd.Expiry()
 	assert.True(t, ok, "the downgraded read hold has a lease")
 	testkit.WaitClosed(t, rd.Done(), 5*time.Second, "the read hold's lease")
-	assert.ErrorIs(t, rd.Err(), hold.ErrLeaseExpired)
-	assert.ErrorIs(t, leased.ReadLock().Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, rd.Err(), zkrecipes.ErrLeaseExpired)
+	assert.ErrorIs(t, leased.ReadLock().Release(), zkrecipes.ErrHoldLost)
 	waitNodes(t, c, "/rw/lease", 0)
 
 	_, err = rwlock.New(c, "/rw/lease", rwlock.WithLeaseTime(-time.Millisecond))
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 }

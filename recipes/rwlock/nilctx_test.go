@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
@@ -40,7 +40,7 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	w, err := l.WriteLock().Acquire(ctx)
 	require.NoError(t, err)
 	_, err = l.ReadLock().Acquire(nilCtx)
-	require.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.Len(t, nodes(t, c, "/nil/rw"), 1, "a read node was made")
 
 	r, err := l.ReadLock().Acquire(ctx)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // Option configures an RWLock (New).
@@ -23,7 +23,7 @@ type config struct {
 
 func (c *config) bad(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{framework.ErrInvalidArgument}, args...)...)
+		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
 	}
 }
 
@@ -45,7 +45,7 @@ func WithRevocable() Option { return option(func(c *config) { c.revocable = true
 
 // WithLeaseTime makes every read and write hold end by itself d after it
 // is granted, as Redisson's lock(leaseTime): its Done fires with
-// hold.ErrLeaseExpired and its node is deleted, even if the holder never
+// zkrecipes.ErrLeaseExpired and its node is deleted, even if the holder never
 // releases it (a holder that forgets, hangs or deadlocks keeps others out
 // for d at most, not for as long as its session lives). Hold.Extend moves
 // the end later. d must be positive. The end is measured on this process's

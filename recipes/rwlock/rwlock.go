@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -73,7 +74,7 @@ type WriteLock struct {
 // New returns the read-write lock on directory path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*RWLock, error) {
 	if client == nil {
-		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
@@ -191,7 +192,7 @@ func (l *RWLock) Participants(ctx context.Context) ([]string, error) {
 	return ids, framework.RecipeErr(recipe, l.path, err)
 }
 
-// Close ends waits in progress with framework.ErrClosed and releases every
+// Close ends waits in progress with zkrecipes.ErrClosed and releases every
 // hold of both sides, deleting their nodes; a later Release of one of them
 // returns hold.ErrReleasedByClose. It is idempotent, waits for each delete
 // to be sent at most framework.WithReleaseTimeout, and does not close the
@@ -212,7 +213,7 @@ func (l *RWLock) usable() error {
 }
 
 // errZero: a nil or zero lock of this package.
-var errZero = fmt.Errorf("%w: a nil or zero read-write lock: make one with New", framework.ErrInvalidArgument)
+var errZero = fmt.Errorf("%w: a nil or zero read-write lock: make one with New", zkrecipes.ErrInvalidArgument)
 
 // Acquire takes the read lock for the calling goroutine, blocking while a
 // writer queued before it holds or waits, until ctx ends. A goroutine that
@@ -220,7 +221,7 @@ var errZero = fmt.Errorf("%w: a nil or zero read-write lock: make one with New",
 func (r *ReadLock) Acquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, false) }
 
 // TryAcquire takes the read lock only if no writer is queued before it,
-// else it returns an error wrapping hold.ErrWouldBlock.
+// else it returns an error wrapping zkrecipes.ErrWouldBlock.
 func (r *ReadLock) TryAcquire(ctx context.Context) (*hold.Hold, error) { return r.acquire(ctx, true) }
 
 func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
@@ -228,7 +229,7 @@ func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error)
 		return nil, framework.RecipeErr(readRecipe, "", errZero)
 	}
 	if ctx == nil {
-		return nil, framework.RecipeErr(readRecipe, r.rw.path, fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(readRecipe, r.rw.path, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	if _, held := r.lock.Held(); !held {
 		if wh, ok := r.rw.write.lock.Held(); ok {
@@ -249,14 +250,14 @@ var testHookBeforeDowngradeCreate func()
 // ahead of it when the write lock is released.
 func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, error) {
 	if err := wh.Err(); err != nil {
-		return nil, fmt.Errorf("downgrade: %w: %w", hold.ErrHoldLost, err)
+		return nil, fmt.Errorf("downgrade: %w: %w", zkrecipes.ErrHoldLost, err)
 	}
 	c := r.rw.client
 	name := framework.Base(wh.Path())
 	seq := contend.SortKey(name, writeName)
 	s := c.Session()
 	if s.ID != wh.SessionID() {
-		return nil, fmt.Errorf("downgrade: %w: %w", hold.ErrHoldLost, framework.ErrSessionLost)
+		return nil, fmt.Errorf("downgrade: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost)
 	}
 	if testHookBeforeDowngradeCreate != nil {
 		testHookBeforeDowngradeCreate()
@@ -268,7 +269,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	}
 	ok, st, err := c.Exists(ctx, path)
 	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
-		err = fmt.Errorf("%w: session changed during downgrade", framework.ErrSessionLost)
+		err = fmt.Errorf("%w: session changed during downgrade", zkrecipes.ErrSessionLost)
 	}
 	if err == nil {
 		// The read node only takes the write node's place if that is
@@ -279,7 +280,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 		var wst *zk.Stat
 		wok, wst, err = c.Exists(ctx, wh.Path())
 		if err == nil && (!wok || wst.EphemeralOwner != s.ID || wh.Err() != nil) {
-			err = fmt.Errorf("%w: %w: the write node is gone", hold.ErrHoldLost, framework.ErrNodeDeleted)
+			err = fmt.Errorf("%w: %w: the write node is gone", zkrecipes.ErrHoldLost, zkrecipes.ErrNodeDeleted)
 		}
 	}
 	if err != nil {
@@ -329,7 +330,7 @@ func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error
 		return nil, framework.RecipeErr(writeRecipe, "", errZero)
 	}
 	if ctx == nil {
-		return nil, framework.RecipeErr(writeRecipe, w.rw.path, fmt.Errorf("%w: nil context", framework.ErrInvalidArgument))
+		return nil, framework.RecipeErr(writeRecipe, w.rw.path, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
 	if _, holdsWrite := w.lock.Held(); !holdsWrite {
 		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -241,7 +242,7 @@ func TestBothSidesAreReentrant(t *testing.T) {
 		assert.Equal(t, h1.Token(), h2.Token())
 		require.NoError(t, side.Release())
 		require.NoError(t, side.Release())
-		assert.ErrorIs(t, side.Release(), hold.ErrNotHeld)
+		assert.ErrorIs(t, side.Release(), zkrecipes.ErrNotHeld)
 		assert.Empty(t, nodes(t, c, "/rw/re"))
 	}
 }
@@ -267,9 +268,9 @@ func TestWriterCutOffLearnsAndTimedOutWaiterLeavesNoNode(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the cut-off writer never learned")
 	}
-	assert.ErrorIs(t, h.Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
 	p.Heal()
-	assert.ErrorIs(t, holder.WriteLock().Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, holder.WriteLock().Release(), zkrecipes.ErrHoldLost)
 }
 
 func TestReadAndWriteLocksComposeInAMultiLock(t *testing.T) {
@@ -288,18 +289,18 @@ func TestBadInput(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := rwlock.New(nil, "/rw")
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	_, err = rwlock.New(c, "rw")
-	assert.ErrorIs(t, err, framework.ErrInvalidPath)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath)
 	_, err = rwlock.New(c, "/rw", rwlock.WithParticipantID(""))
 	assert.Error(t, err)
 	l, err := rwlock.New(c, "/rw/closed")
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	_, err = l.ReadLock().Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	_, err = l.WriteLock().Acquire(ctxT(t, time.Second))
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	assert.Empty(t, nodes(t, c, "/rw/closed"))
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -17,7 +18,7 @@ import (
 func TestNewRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
 	_, err := rwlock.New(c, "/rw/big-id", rwlock.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize)))
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "participant id")
 }

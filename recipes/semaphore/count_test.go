@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -120,7 +120,7 @@ func TestSharedCountAcquireAboveCurrentMaxWaitsForARaise(t *testing.T) {
 	s := newShared(t, newClient(t, cl.Addrs()), "/sem/above", "/counts/above")
 	waitMax(t, s, 1)
 	_, err := s.TryAcquire(ctxT(t, 10*time.Second), 2)
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 
 	got := acquireAsync(ctxT(t, 30*time.Second), s, 2)
 	waitNodes(t, obs, "/sem/above/leases", 2) // first fits, second waits

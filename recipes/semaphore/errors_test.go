@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -75,45 +75,45 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	}
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"New: nil client":           testkit.Fails(func() error { _, err := semaphore.New(nil, "/x", 1); return err }, framework.ErrInvalidArgument),
-		"New: bad path":             testkit.Fails(func() error { _, err := semaphore.New(c, "x/", 1); return err }, framework.ErrInvalidPath),
-		"New: zero max":             testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 0); return err }, framework.ErrInvalidArgument, framework.ErrInvalidArgument),
-		"New: negative max":         testkit.Fails(func() error { _, err := semaphore.New(c, "/x", -1); return err }, framework.ErrInvalidArgument, framework.ErrInvalidArgument),
-		"New: empty participant id": testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 1, semaphore.WithParticipantID("")); return err }, framework.ErrInvalidArgument),
-		"NewShared: nil client":     testkit.Fails(func() error { _, err := semaphore.NewShared(nil, "/x", "/c"); return err }, framework.ErrInvalidArgument),
-		"NewShared: bad path":       testkit.Fails(func() error { _, err := semaphore.NewShared(c, "x/", "/c"); return err }, framework.ErrInvalidPath),
-		"NewShared: bad count path": testkit.Fails(func() error { _, err := semaphore.NewShared(c, "/x", "c"); return err }, framework.ErrInvalidPath),
+		"New: nil client":           testkit.Fails(func() error { _, err := semaphore.New(nil, "/x", 1); return err }, zkrecipes.ErrInvalidArgument),
+		"New: bad path":             testkit.Fails(func() error { _, err := semaphore.New(c, "x/", 1); return err }, zkrecipes.ErrInvalidPath),
+		"New: zero max":             testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 0); return err }, zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidArgument),
+		"New: negative max":         testkit.Fails(func() error { _, err := semaphore.New(c, "/x", -1); return err }, zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidArgument),
+		"New: empty participant id": testkit.Fails(func() error { _, err := semaphore.New(c, "/x", 1, semaphore.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"NewShared: nil client":     testkit.Fails(func() error { _, err := semaphore.NewShared(nil, "/x", "/c"); return err }, zkrecipes.ErrInvalidArgument),
+		"NewShared: bad path":       testkit.Fails(func() error { _, err := semaphore.NewShared(c, "x/", "/c"); return err }, zkrecipes.ErrInvalidPath),
+		"NewShared: bad count path": testkit.Fails(func() error { _, err := semaphore.NewShared(c, "/x", "c"); return err }, zkrecipes.ErrInvalidPath),
 		"NewShared: empty participant id": testkit.Fails(func() error {
 			_, err := semaphore.NewShared(c, "/x", "/c", semaphore.WithParticipantID(""))
 			return err
-		}, framework.ErrInvalidArgument),
+		}, zkrecipes.ErrInvalidArgument),
 
-		"Acquire: zero leases":      testkit.Fails(acquire(s, ctx10, 0), framework.ErrInvalidArgument),
-		"Acquire: negative leases":  testkit.Fails(acquire(s, ctx10, -1), framework.ErrInvalidArgument),
-		"TryAcquire: zero leases":   testkit.Fails(try(s, 0), framework.ErrInvalidArgument),
-		"Acquire: above the max":    testkit.Fails(acquire(s, ctx10, 3), framework.ErrInvalidArgument),
-		"TryAcquire: above the max": testkit.Fails(try(s, 3), framework.ErrInvalidArgument),
+		"Acquire: zero leases":      testkit.Fails(acquire(s, ctx10, 0), zkrecipes.ErrInvalidArgument),
+		"Acquire: negative leases":  testkit.Fails(acquire(s, ctx10, -1), zkrecipes.ErrInvalidArgument),
+		"TryAcquire: zero leases":   testkit.Fails(try(s, 0), zkrecipes.ErrInvalidArgument),
+		"Acquire: above the max":    testkit.Fails(acquire(s, ctx10, 3), zkrecipes.ErrInvalidArgument),
+		"TryAcquire: above the max": testkit.Fails(try(s, 3), zkrecipes.ErrInvalidArgument),
 
-		"TryAcquire: every lease taken":  testkit.Fails(try(full, 1), hold.ErrWouldBlock),
-		"TryAcquire: too few free":       testkit.Fails(try(half, 2), hold.ErrWouldBlock),
+		"TryAcquire: every lease taken":  testkit.Fails(try(full, 1), zkrecipes.ErrWouldBlock),
+		"TryAcquire: too few free":       testkit.Fails(try(half, 2), zkrecipes.ErrWouldBlock),
 		"Acquire: deadline":              testkit.Fails(acquire(full, testkit.Expired, 1), context.DeadlineExceeded),
 		"Acquire: cancelled":             testkit.Fails(acquire(full, testkit.Cancelled, 1), context.Canceled),
 		"Acquire: timeout while waiting": testkit.Fails(acquire(full, ctx1, 1), context.DeadlineExceeded),
 		"Acquire: count never set":       testkit.Fails(acquire(unset, ctx1, 1), context.DeadlineExceeded),
 		"MaxLeases: count never set":     testkit.Fails(maxLeases(unset, ctx1), context.DeadlineExceeded),
 
-		"Acquire: Semaphore closed":       testkit.Fails(acquire(closedSem, ctx10, 1), framework.ErrClosed),
-		"TryAcquire: Semaphore closed":    testkit.Fails(try(closedSem, 1), framework.ErrClosed),
-		"MaxLeases: Semaphore closed":     testkit.Fails(maxLeases(closedShared, ctx10), framework.ErrClosed),
-		"Acquire: client closed":          testkit.Fails(acquire(onClosed, ctx10, 1), framework.ErrClosed),
-		"TryAcquire: client closed":       testkit.Fails(try(onClosed, 1), framework.ErrClosed),
-		"MaxLeases: client closed":        testkit.Fails(maxLeases(sharedOnClosed, ctx10), framework.ErrClosed),
-		"Participants: client closed":     testkit.Fails(func() error { _, err := onClosed.Participants(ctx10()); return err }, framework.ErrClosed),
-		"ParticipantNodes: client closed": testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctx10()); return err }, framework.ErrClosed),
-		"lease Release: twice":            testkit.Fails(released[0].Release, hold.ErrReleased),
-		"lease Release: Semaphore closed": testkit.Fails(closedLease[0].Release, hold.ErrReleased, framework.ErrClosed),
-		"lease Err: session lost":         testkit.Fails(lost[0].Err, framework.ErrSessionLost),
-		"lease Release: session lost":     testkit.Fails(lost[1].Release, hold.ErrHoldLost, framework.ErrSessionLost),
+		"Acquire: Semaphore closed":       testkit.Fails(acquire(closedSem, ctx10, 1), zkrecipes.ErrClosed),
+		"TryAcquire: Semaphore closed":    testkit.Fails(try(closedSem, 1), zkrecipes.ErrClosed),
+		"MaxLeases: Semaphore closed":     testkit.Fails(maxLeases(closedShared, ctx10), zkrecipes.ErrClosed),
+		"Acquire: client closed":          testkit.Fails(acquire(onClosed, ctx10, 1), zkrecipes.ErrClosed),
+		"TryAcquire: client closed":       testkit.Fails(try(onClosed, 1), zkrecipes.ErrClosed),
+		"MaxLeases: client closed":        testkit.Fails(maxLeases(sharedOnClosed, ctx10), zkrecipes.ErrClosed),
+		"Participants: client closed":     testkit.Fails(func() error { _, err := onClosed.Participants(ctx10()); return err }, zkrecipes.ErrClosed),
+		"ParticipantNodes: client closed": testkit.Fails(func() error { _, err := onClosed.ParticipantNodes(ctx10()); return err }, zkrecipes.ErrClosed),
+		"lease Release: twice":            testkit.Fails(released[0].Release, zkrecipes.ErrReleased),
+		"lease Release: Semaphore closed": testkit.Fails(closedLease[0].Release, zkrecipes.ErrReleased, zkrecipes.ErrClosed),
+		"lease Err: session lost":         testkit.Fails(lost[0].Err, zkrecipes.ErrSessionLost),
+		"lease Release: session lost":     testkit.Fails(lost[1].Release, zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost),
 	})
 
 	assert.Empty(t, nodes(t, c, "/errs/s/leases"), "a failure left a node")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -89,7 +90,7 @@ func loop(s *semaphore.Semaphore, tr *tracker, stop <-chan struct{}, timeout tim
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		ls, err := s.Acquire(ctx, 1)
 		cancel()
-		if errors.Is(err, framework.ErrClosed) {
+		if errors.Is(err, zkrecipes.ErrClosed) {
 			return
 		}
 		if err != nil {
@@ -135,12 +136,12 @@ func TestBlackholedHolderLearnsBeforeAnotherExceedsMax(t *testing.T) {
 	assert.False(t, cl.SessionAlive(la[0].SessionID()), "granted while the holder's session was alive")
 	<-lostc
 	assert.True(t, lostAt.Before(g.at), "holder learned at %v, waiter granted at %v", lostAt, g.at)
-	assert.ErrorIs(t, la[0].Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, la[0].Err(), zkrecipes.ErrSuspended)
 	assert.Nil(t, lb[0].Err(), "the other holder is untouched")
 	tr.check(t)
 
 	p.Heal()
-	assert.ErrorIs(t, la[0].Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, la[0].Release(), zkrecipes.ErrHoldLost)
 	closeAll(t, append(lb, g.leases...))
 	waitNodes(t, obs, "/sem/blackhole/leases", 0)
 }
@@ -258,12 +259,12 @@ func TestServerRestartKeepsLeasesAndLeavesNoNode(t *testing.T) {
 
 	cl.Server(1).Restart()
 	<-h[0].Done()
-	assert.ErrorIs(t, h[0].Err(), framework.ErrSuspended)
+	assert.ErrorIs(t, h[0].Err(), zkrecipes.ErrSuspended)
 	kids := waitNodes(t, obs, "/sem/restart/leases", 2) // both sessions came back
 	assert.Contains(t, kids, framework.Base(h[0].Path()), "the holder's lease survived the restart")
 	notGranted(t, got)
 
-	assert.ErrorIs(t, h[0].Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, h[0].Release(), zkrecipes.ErrHoldLost)
 	g := receive(t, got, 30*time.Second)
 	require.NoError(t, g.err)
 	assert.Greater(t, g.leases[0].Token(), h[0].Token())

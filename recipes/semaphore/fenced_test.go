@@ -8,8 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -27,8 +26,8 @@ func TestFencedWriteUnderALeaseChecksThatLeasesOwnNode(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Delete(ctxT(t, 10*time.Second), a.Path(), -1))
 	_, err = a.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/a2"})
-	assert.ErrorIs(t, err, hold.ErrHoldLost)
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	_, err = b.Fenced(ctxT(t, 10*time.Second), &zk.CreateRequest{Path: "/b1"})
 	require.NoError(t, err, "the other lease stands")
 

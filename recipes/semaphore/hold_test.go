@@ -7,14 +7,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // A lease whose node someone else deletes (an operator's deleteall) is lost
-// at once, with framework.ErrNodeDeleted, and says so on Release; the acquirer
+// at once, with zkrecipes.ErrNodeDeleted, and says so on Release; the acquirer
 // waiting for room on another session gets the lease.
 func TestLeaseWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -31,11 +30,11 @@ func TestLeaseWhoseNodeIsDeletedBySomeoneElseIsLost(t *testing.T) {
 
 	require.NoError(t, operator.Delete(ctxT(t, 10*time.Second), l.Path(), -1))
 	testkit.WaitClosed(t, l.Done(), 10*time.Second, "the holder was not told its lease node was deleted")
-	assert.ErrorIs(t, l.Err(), framework.ErrNodeDeleted)
+	assert.ErrorIs(t, l.Err(), zkrecipes.ErrNodeDeleted)
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	assert.Greater(t, a.leases[0].Token(), l.Token())
-	assert.ErrorIs(t, l.Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, l.Release(), zkrecipes.ErrHoldLost)
 	assert.Empty(t, s.Holds(), "a lost lease still counted as held")
 	closeAll(t, a.leases)
 	waitNodes(t, operator, "/sem/deleted/leases", 0)

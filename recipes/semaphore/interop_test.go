@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -77,7 +77,7 @@ func TestGoWaitsWhileCuratorHoldsEveryLease(t *testing.T) {
 	waitNodes(t, obs, "/sem/interop/locks", 0) // Curator released its internal mutex
 
 	_, err := s.TryAcquire(ctxT(t, 10*time.Second), 1)
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 	got := acquireAsync(ctxT(t, 60*time.Second), s, 1)
 	waitNodes(t, obs, "/sem/interop/leases", 3) // Go's node, waiting for room
 	notGranted(t, got)

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
@@ -239,7 +239,7 @@ func TestLeaseGivenUpLocallyWhileServerKeepsSessionIsFreedByClose(t *testing.T) 
 	assert.Equal(t, sid, st.EphemeralOwner)
 	notGranted(t, got)
 
-	assert.ErrorIs(t, h[0].Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, h[0].Release(), zkrecipes.ErrHoldLost)
 	a := receive(t, got, 10*time.Second)
 	require.NoError(t, a.err)
 	closeAll(t, a.leases)

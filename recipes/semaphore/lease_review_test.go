@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -39,7 +39,7 @@ func TestForgottenLeasesThatRanOutLeaveNoGoroutine(t *testing.T) {
 		ls, err := s.Acquire(ctxT(t, 10*time.Second), 1) // waits for the previous lease's end
 		require.NoError(t, err)
 		testkit.WaitClosed(t, ls[0].Done(), 5*time.Second, "the lease's end")
-		require.ErrorIs(t, ls[0].Err(), hold.ErrLeaseExpired)
+		require.ErrorIs(t, ls[0].Err(), zkrecipes.ErrLeaseExpired)
 		// ... and never released: that is what the lease is for.
 	}
 	waitNodes(t, c, "/sem/lease-forgotten/leases", 0)

@@ -7,8 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -36,19 +35,19 @@ func TestLeaseTimeReturnsAForgottenLease(t *testing.T) {
 	at := <-lost
 	assert.False(t, at.Before(end))
 	assert.True(t, at.Before(granted))
-	assert.ErrorIs(t, h.Err(), hold.ErrLeaseExpired)
-	assert.ErrorIs(t, h.Release(), hold.ErrLeaseExpired)
-	assert.ErrorIs(t, h.Extend(time.Second), hold.ErrReleased)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Release(), zkrecipes.ErrLeaseExpired)
+	assert.ErrorIs(t, h.Extend(time.Second), zkrecipes.ErrReleased)
 	require.NoError(t, next[0].Release())
 	waitNodes(t, c, "/sem/lease/leases", 0)
 
 	_, err = semaphore.New(c, "/sem/lease", 1, semaphore.WithLeaseTime(0))
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
 		"negative lease time": testkit.Fails(func() error {
 			_, err := semaphore.New(c, "/sem/lease", 1, semaphore.WithLeaseTime(-time.Second))
 			return err
-		}, framework.ErrInvalidArgument),
+		}, zkrecipes.ErrInvalidArgument),
 	})
 }
 
@@ -65,9 +64,9 @@ func TestExtendKeepsALease(t *testing.T) {
 	time.Sleep(time.Until(first) + 300*time.Millisecond)
 	assert.NoError(t, got[0].Err())
 	testkit.WaitClosed(t, got[1].Done(), 5*time.Second, "the unextended lease's end")
-	assert.ErrorIs(t, got[1].Err(), hold.ErrLeaseExpired)
+	assert.ErrorIs(t, got[1].Err(), zkrecipes.ErrLeaseExpired)
 	waitNodes(t, c, "/sem/extend/leases", 1)
 	require.NoError(t, got[0].Release())
-	assert.ErrorIs(t, got[1].Release(), hold.ErrHoldLost)
+	assert.ErrorIs(t, got[1].Release(), zkrecipes.ErrHoldLost)
 	waitNodes(t, c, "/sem/extend/leases", 0)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/lease"
@@ -30,7 +31,7 @@ func New(client *framework.Client, path string, maxLeases int, opts ...Option) (
 		return nil, err
 	}
 	if maxLeases < 1 {
-		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: max leases %d: must be at least 1", framework.ErrInvalidArgument, maxLeases))
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: max leases %d: must be at least 1", zkrecipes.ErrInvalidArgument, maxLeases))
 	}
 	cfg.Max = maxLeases
 	return &Semaphore{lease.New(client, cfg)}, nil
@@ -56,7 +57,7 @@ func NewShared(client *framework.Client, path, countPath string, opts ...Option)
 
 func build(client *framework.Client, path string, opts []Option) (lease.Config, error) {
 	if client == nil {
-		return lease.Config{}, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument))
+		return lease.Config{}, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return lease.Config{}, framework.RecipeErr(recipe, path, err)
@@ -89,7 +90,7 @@ func (s *Semaphore) Path() string {
 
 // MaxLeases returns the maximum number of leases: the fixed one at once,
 // the shared count as last read, waiting until it has been read once, ctx
-// ends, or the Semaphore or its client is closed (framework.ErrClosed: the
+// ends, or the Semaphore or its client is closed (zkrecipes.ErrClosed: the
 // count will not be read any more).
 func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 	if err := s.usable(); err != nil {
@@ -100,7 +101,7 @@ func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 
 // Acquire blocks until it holds n leases, ctx ends (its deadline is the
 // timeout), or the Semaphore is closed. n must be at least 1, and at most a
-// fixed maximum (else framework.ErrInvalidArgument: it could never
+// fixed maximum (else zkrecipes.ErrInvalidArgument: it could never
 // succeed). It returns all n leases or none:
 // whatever it took before failing is given back. Release each lease when
 // done (any goroutine may; hold.ReleaseAll releases several).
@@ -112,7 +113,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*hold.Hold, error) {
 }
 
 // TryAcquire takes n leases only if they are free at once, else it returns
-// an error wrapping hold.ErrWouldBlock and leaves nothing behind. It does
+// an error wrapping zkrecipes.ErrWouldBlock and leaves nothing behind. It does
 // not queue behind a waiting Acquire, so it fails while anyone waits for
 // room; it may also fail when several processes try for the last free
 // leases at the same moment. ctx bounds the round trips.
@@ -152,11 +153,11 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 	return s.s.Participants(ctx)
 }
 
-// Close ends waits in progress with framework.ErrClosed, releases every
+// Close ends waits in progress with zkrecipes.ErrClosed, releases every
 // lease still held (deleting its node) and stops following the shared
 // count; it leaves the count node, which is shared. Later acquires return
-// framework.ErrClosed; releasing a lease afterwards returns an error
-// matching both hold.ErrReleased and framework.ErrClosed. It is idempotent,
+// zkrecipes.ErrClosed; releasing a lease afterwards returns an error
+// matching both zkrecipes.ErrReleased and zkrecipes.ErrClosed. It is idempotent,
 // waits for each lease's delete to be sent at most
 // framework.WithReleaseTimeout, and does not close the client; no
 // goroutine of the Semaphore survives it.
@@ -170,7 +171,7 @@ func (s *Semaphore) Close() error {
 // usable says why s cannot be used: it is nil or a zero Semaphore.
 func (s *Semaphore) usable() error {
 	if s == nil || s.s == nil {
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Semaphore: make one with New", framework.ErrInvalidArgument))
+		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Semaphore: make one with New", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
 }

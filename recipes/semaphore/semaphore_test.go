@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -134,8 +135,8 @@ func TestLeaseIsCuratorNodeWithParticipantIDAndToken(t *testing.T) {
 	require.NoError(t, l.Release())
 	waitNodes(t, obs, "/sem/a/leases", 0)
 	<-l.Done()
-	assert.ErrorIs(t, l.Err(), hold.ErrReleased)
-	assert.ErrorIs(t, l.Release(), hold.ErrReleased, "a second Close")
+	assert.ErrorIs(t, l.Err(), zkrecipes.ErrReleased)
+	assert.ErrorIs(t, l.Release(), zkrecipes.ErrReleased, "a second Close")
 	assert.Empty(t, s.Holds())
 }
 
@@ -261,11 +262,11 @@ func TestTryAcquireTakesOnlyWhatIsFreeAndLeavesNothingOtherwise(t *testing.T) {
 	first, err := s.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	_, err = s.TryAcquire(ctx, 2)
-	assert.ErrorIs(t, err, hold.ErrWouldBlock, "one free, two asked")
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock, "one free, two asked")
 	second, err := s.TryAcquire(ctx, 1)
 	require.NoError(t, err)
 	_, err = s.TryAcquire(ctx, 1)
-	assert.ErrorIs(t, err, hold.ErrWouldBlock, "none free")
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock, "none free")
 
 	require.NoError(t, c.Drain(ctx))
 	assert.ElementsMatch(t, []string{framework.Base(first[0].Path()), framework.Base(second[0].Path())},
@@ -293,7 +294,7 @@ func TestTryAcquireFailsWhileAnotherWaits(t *testing.T) {
 	a := receive(t, got, 10*time.Second) // the waiter's node was counted first
 	require.NoError(t, a.err)
 	_, err = tryer.TryAcquire(ctxT(t, 10*time.Second), 1)
-	assert.ErrorIs(t, err, hold.ErrWouldBlock)
+	assert.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
 	closeAll(t, a.leases)
 }
 
@@ -309,7 +310,7 @@ func TestLeaseIsClosedByAnyGoroutine(t *testing.T) {
 	go func() { errc <- a.leases[0].Release() }()
 	require.NoError(t, <-errc)
 	go func() { errc <- a.leases[0].Release() }()
-	assert.ErrorIs(t, <-errc, hold.ErrReleased)
+	assert.ErrorIs(t, <-errc, zkrecipes.ErrReleased)
 	waitNodes(t, obs, "/sem/handle/leases", 0)
 }
 
@@ -317,20 +318,20 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	_, err := semaphore.New(nil, "/sem/x", 1)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	_, err = semaphore.NewShared(nil, "/sem/x", "/counts/x")
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	for _, p := range []string{"", "sem", "/sem/", "/a//b", "/a/../b"} {
 		_, err := semaphore.New(c, p, 1)
-		assert.ErrorIs(t, err, framework.ErrInvalidPath, "path %q", p)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath, "path %q", p)
 		_, err = semaphore.NewShared(c, p, "/counts/x")
-		assert.ErrorIs(t, err, framework.ErrInvalidPath, "path %q", p)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath, "path %q", p)
 		_, err = semaphore.NewShared(c, "/sem/x", p)
-		assert.ErrorIs(t, err, framework.ErrInvalidPath, "count path %q", p)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidPath, "count path %q", p)
 	}
 	for _, max := range []int{0, -1} {
 		_, err := semaphore.New(c, "/sem/x", max)
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument, "max %d", max)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "max %d", max)
 	}
 	_, err = semaphore.New(c, "/sem/x", 1, semaphore.WithParticipantID(""))
 	assert.Error(t, err)
@@ -340,19 +341,19 @@ func TestBadInputIsRejectedBeforeAnythingIsSent(t *testing.T) {
 	ctx := ctxT(t, time.Second)
 	for _, n := range []int{0, -1} {
 		_, err = s.Acquire(ctx, n)
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 		_, err = s.TryAcquire(ctx, n)
-		assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+		assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	}
 	_, err = s.Acquire(ctx, 3)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	_, err = s.TryAcquire(ctx, 3)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	require.NoError(t, s.Close())
 	_, err = s.Acquire(ctx, 1)
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	_, err = s.TryAcquire(ctx, 1)
-	assert.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	_, err = s.MaxLeases(ctx)
 	assert.NoError(t, err, "a fixed maximum is known without the server")
 
@@ -374,11 +375,11 @@ func TestCloseEndsWaitsAndClosesLeases(t *testing.T) {
 
 	require.NoError(t, waiter.Close())
 	a := receive(t, got, 10*time.Second)
-	assert.ErrorIs(t, a.err, framework.ErrClosed)
+	assert.ErrorIs(t, a.err, zkrecipes.ErrClosed)
 	require.NoError(t, holder.Close())
 	<-h[0].Done()
-	assert.ErrorIs(t, h[0].Err(), hold.ErrReleased)
-	assert.ErrorIs(t, h[0].Release(), hold.ErrReleased, "closed by the Semaphore already")
+	assert.ErrorIs(t, h[0].Err(), zkrecipes.ErrReleased)
+	assert.ErrorIs(t, h[0].Release(), zkrecipes.ErrReleased, "closed by the Semaphore already")
 	waitNodes(t, obs, "/sem/close/leases", 0)
 	waitNodes(t, obs, "/sem/close/locks", 0)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -19,10 +20,10 @@ func TestNewRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
 	big := semaphore.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize))
 	_, err := semaphore.New(c, "/sem/big-id", 2, big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "participant id")
 	_, err = semaphore.NewShared(c, "/sem/big-id", "/sem/count", big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 }

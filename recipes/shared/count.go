@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -14,11 +15,11 @@ import (
 func EncodeCount(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
 
 // DecodeCount reads Curator's SharedCount format. Data that is not exactly
-// 4 bytes is not a count: the error wraps framework.ErrBadData. (Curator reads the
+// 4 bytes is not a count: the error wraps zkrecipes.ErrBadData. (Curator reads the
 // first 4 bytes of longer data and fails on shorter.)
 func DecodeCount(data []byte) (int32, error) {
 	if len(data) != 4 {
-		return 0, fmt.Errorf("%w: %d bytes", framework.ErrBadData, len(data))
+		return 0, fmt.Errorf("%w: %d bytes", zkrecipes.ErrBadData, len(data))
 	}
 	return int32(binary.BigEndian.Uint32(data)), nil
 }
@@ -48,7 +49,7 @@ func (c *Count) Path() string { return c.v.path }
 func (c *Count) Start(ctx context.Context) error { return c.v.Start(ctx) }
 
 // Get returns the count last read or written, with its version. If the
-// node's data is not a count the error wraps framework.ErrBadData, and the version
+// node's data is not a count the error wraps zkrecipes.ErrBadData, and the version
 // is still returned (TrySet can replace the data).
 func (c *Count) Get() (Versioned[int32], error) {
 	raw, err := c.v.Get()
@@ -78,10 +79,10 @@ func (c *Count) Set(ctx context.Context, n int32) (Versioned[int32], error) {
 
 // TrySet writes n only if the node is still at previous's version, and
 // reports whether it did; see Value.TrySet. When it did not, it returns the
-// count read again (with framework.ErrBadData if the node's data is not a count).
+// count read again (with zkrecipes.ErrBadData if the node's data is not a count).
 func (c *Count) TrySet(ctx context.Context, previous Versioned[int32], n int32) (Versioned[int32], bool, error) {
 	raw, ok, err := c.v.TrySet(ctx, Versioned[[]byte]{Version: previous.Version, Zxid: previous.Zxid}, EncodeCount(n))
-	if err != nil && !errors.Is(err, framework.ErrRecreated) {
+	if err != nil && !errors.Is(err, zkrecipes.ErrRecreated) {
 		return Versioned[int32]{}, false, err
 	}
 	out, derr := c.decode(raw)

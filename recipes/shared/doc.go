@@ -31,8 +31,8 @@
 //     expired session or a server restart, the node is read again as soon
 //     as the client is connected, so the last value always arrives.
 //   - While that is not the case, Err says so: ErrStale, with the reason
-//     (framework.ErrSuspended while the link is down, framework.ErrSessionLost while the
-//     session is gone, framework.ErrNodeDeleted while the node is missing). Curator
+//     (zkrecipes.ErrSuspended while the link is down, zkrecipes.ErrSessionLost while the
+//     session is gone, zkrecipes.ErrNodeDeleted while the node is missing). Curator
 //     reports the same through its listeners' stateChanged; here it is a
 //     call, so that a reader can check before it trusts Get.
 //
@@ -41,12 +41,12 @@
 //   - A deleted node is followed until someone makes it again (Curator's
 //     SharedValue stops watching until its client reconnects). It is not
 //     re-created: deleting a shared value is someone's decision; Set and
-//     TrySet fail with framework.ErrNodeDeleted until it is made again (Curator's fail
+//     TrySet fail with zkrecipes.ErrNodeDeleted until it is made again (Curator's fail
 //     with NoNode).
 //   - TrySet's write is sent at most once: if its reply is lost its error
-//     wraps framework.ErrOutcomeUnknown, instead of the retried write failing on its
+//     wraps zkrecipes.ErrOutcomeUnknown, instead of the retried write failing on its
 //     own version and saying "someone else changed it" when the change was
 //     its own.
-//   - A Count's node whose data is not 4 bytes is an error (framework.ErrBadData)
+//   - A Count's node whose data is not 4 bytes is an error (zkrecipes.ErrBadData)
 //     from Get, not an exception in a listener.
 package shared

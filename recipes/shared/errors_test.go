@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/option"
@@ -52,35 +53,35 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	}
 
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"NewCount: nil client":        testkit.Fails(func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, framework.ErrInvalidArgument),
-		"NewCount: bad path":          testkit.Fails(func() error { _, err := shared.NewCount(c, "x/", 1); return err }, framework.ErrInvalidPath),
-		"NewCount: option of another": testkit.Fails(func() error { _, err := shared.NewCount(c, "/x", 1, foreign); return err }, framework.ErrInvalidArgument),
-		"NewValue: nil client":        testkit.Fails(func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, framework.ErrInvalidArgument),
-		"NewValue: bad path":          testkit.Fails(func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, framework.ErrInvalidPath),
-		"NewValue: root":              testkit.Fails(func() error { _, err := shared.NewValue(c, "", nil); return err }, framework.ErrInvalidPath),
-		"NewValue: the root itself":   testkit.Fails(func() error { _, err := shared.NewValue(c, "/", nil); return err }, framework.ErrInvalidPath),
-		"NewCount: the root itself":   testkit.Fails(func() error { _, err := shared.NewCount(c, "/", 1); return err }, framework.ErrInvalidPath),
-		"Get: not started":            testkit.Fails(get(unstarted), framework.ErrNotStarted),
-		"Set: not started":            testkit.Fails(set(unstarted), framework.ErrNotStarted),
-		"TrySet: not started":         testkit.Fails(trySet(unstarted, closedGet), framework.ErrNotStarted),
-		"Err: not started":            testkit.Fails(unstarted.Err, framework.ErrNotStarted),
-		"Value Get: not started":      testkit.Fails(func() error { _, err := unstartedValue.Get(); return err }, framework.ErrNotStarted),
-		"Start: twice":                testkit.Fails(func() error { return started.Start(ctx10()) }, framework.ErrStarted),
+		"NewCount: nil client":        testkit.Fails(func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, zkrecipes.ErrInvalidArgument),
+		"NewCount: bad path":          testkit.Fails(func() error { _, err := shared.NewCount(c, "x/", 1); return err }, zkrecipes.ErrInvalidPath),
+		"NewCount: option of another": testkit.Fails(func() error { _, err := shared.NewCount(c, "/x", 1, foreign); return err }, zkrecipes.ErrInvalidArgument),
+		"NewValue: nil client":        testkit.Fails(func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, zkrecipes.ErrInvalidArgument),
+		"NewValue: bad path":          testkit.Fails(func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, zkrecipes.ErrInvalidPath),
+		"NewValue: root":              testkit.Fails(func() error { _, err := shared.NewValue(c, "", nil); return err }, zkrecipes.ErrInvalidPath),
+		"NewValue: the root itself":   testkit.Fails(func() error { _, err := shared.NewValue(c, "/", nil); return err }, zkrecipes.ErrInvalidPath),
+		"NewCount: the root itself":   testkit.Fails(func() error { _, err := shared.NewCount(c, "/", 1); return err }, zkrecipes.ErrInvalidPath),
+		"Get: not started":            testkit.Fails(get(unstarted), zkrecipes.ErrNotStarted),
+		"Set: not started":            testkit.Fails(set(unstarted), zkrecipes.ErrNotStarted),
+		"TrySet: not started":         testkit.Fails(trySet(unstarted, closedGet), zkrecipes.ErrNotStarted),
+		"Err: not started":            testkit.Fails(unstarted.Err, zkrecipes.ErrNotStarted),
+		"Value Get: not started":      testkit.Fails(func() error { _, err := unstartedValue.Get(); return err }, zkrecipes.ErrNotStarted),
+		"Start: twice":                testkit.Fails(func() error { return started.Start(ctx10()) }, zkrecipes.ErrStarted),
 		"Start: cancelled":            testkit.Fails(func() error { return unstarted.Start(testkit.Cancelled()) }, context.Canceled),
-		"Start: client closed":        testkit.Fails(func() error { return neverStarts.Start(ctx10()) }, framework.ErrClosed),
-		"Start: after Close":          testkit.Fails(func() error { return closed.Start(ctx10()) }, framework.ErrClosed),
+		"Start: client closed":        testkit.Fails(func() error { return neverStarts.Start(ctx10()) }, zkrecipes.ErrClosed),
+		"Start: after Close":          testkit.Fails(func() error { return closed.Start(ctx10()) }, zkrecipes.ErrClosed),
 		"TrySet: unversioned":         testkit.Fails(trySet(started, unversioned), shared.ErrUnversioned),
-		"Get: closed":                 testkit.Fails(get(closed), framework.ErrClosed),
-		"Set: closed":                 testkit.Fails(set(closed), framework.ErrClosed),
-		"TrySet: closed":              testkit.Fails(trySet(closed, closedGet), framework.ErrClosed),
-		"Err: closed":                 testkit.Fails(closed.Err, framework.ErrClosed),
-		"Set: client closed":          testkit.Fails(set(onClosedClient), framework.ErrClosed),
-		"TrySet: client closed":       testkit.Fails(trySet(onClosedClient, closedGet), framework.ErrClosed),
-		"Err: client closed":          testkit.Fails(onClosedClient.Err, framework.ErrClosed),
+		"Get: closed":                 testkit.Fails(get(closed), zkrecipes.ErrClosed),
+		"Set: closed":                 testkit.Fails(set(closed), zkrecipes.ErrClosed),
+		"TrySet: closed":              testkit.Fails(trySet(closed, closedGet), zkrecipes.ErrClosed),
+		"Err: closed":                 testkit.Fails(closed.Err, zkrecipes.ErrClosed),
+		"Set: client closed":          testkit.Fails(set(onClosedClient), zkrecipes.ErrClosed),
+		"TrySet: client closed":       testkit.Fails(trySet(onClosedClient, closedGet), zkrecipes.ErrClosed),
+		"Err: client closed":          testkit.Fails(onClosedClient.Err, zkrecipes.ErrClosed),
 		"Set: deadline":               testkit.Fails(func() error { _, err := started.Set(testkit.Expired(), 2); return err }, context.DeadlineExceeded),
-		"DecodeCount: 3 bytes":        testkit.Fails(func() error { _, err := shared.DecodeCount([]byte{1, 2, 3}); return err }, framework.ErrBadData),
-		"DecodeCount: 8 bytes (long)": testkit.Fails(func() error { _, err := shared.DecodeCount(make([]byte, 8)); return err }, framework.ErrBadData),
-		"Set: deleted node":           testkit.Fails(func() error { return setDeleted(t, c) }, framework.ErrNodeDeleted, zk.ErrNoNode),
+		"DecodeCount: 3 bytes":        testkit.Fails(func() error { _, err := shared.DecodeCount([]byte{1, 2, 3}); return err }, zkrecipes.ErrBadData),
+		"DecodeCount: 8 bytes (long)": testkit.Fails(func() error { _, err := shared.DecodeCount(make([]byte, 8)); return err }, zkrecipes.ErrBadData),
+		"Set: deleted node":           testkit.Fails(func() error { return setDeleted(t, c) }, zkrecipes.ErrNodeDeleted, zk.ErrNoNode),
 	})
 
 	assert.NoError(t, closed.Close(), "Close is idempotent")
@@ -116,5 +117,5 @@ func TestStartOnANodeItMayNotReadFailsWithNoAuth(t *testing.T) {
 	err = n.Start(ctxT(t, 30*time.Second))
 	assert.ErrorIs(t, err, zk.ErrNoAuth)
 	assert.Less(t, time.Since(start), 10*time.Second)
-	assert.ErrorIs(t, n.Err(), framework.ErrNotStarted)
+	assert.ErrorIs(t, n.Err(), zkrecipes.ErrNotStarted)
 }

@@ -44,7 +44,7 @@ func ExampleCount_TrySet() {
 		}
 	}
 	if err != nil {
-		fmt.Println(err) // errors.Is(err, framework.ErrOutcomeUnknown): it may have been applied
+		fmt.Println(err) // errors.Is(err, zkrecipes.ErrOutcomeUnknown): it may have been applied
 		return
 	}
 	fmt.Println("visitors:", cur.Value, "version:", cur.Version)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -94,7 +95,7 @@ func TestBlackholeReportsStaleThenCatchesUp(t *testing.T) {
 	f.p.Blackhole()
 	f.set(t, 1)
 	f.set(t, 2)
-	f.waitStale(t, framework.ErrSuspended)
+	f.waitStale(t, zkrecipes.ErrSuspended)
 	session := f.client.Session().ID
 	f.p.Heal()
 	f.caughtUp(t, 2)
@@ -108,7 +109,7 @@ func TestRequestsDroppedReportsStaleUntilAReadIsAnswered(t *testing.T) {
 	f := newFaultSetup(t, "/shared/requests")
 	f.p.DropRequests()
 	f.set(t, 1) // its event reaches the follower; its read does not reach the server
-	f.waitStale(t, framework.ErrSuspended)
+	f.waitStale(t, zkrecipes.ErrSuspended)
 	got, err := f.follower.Get()
 	require.NoError(t, err)
 	assert.Equal(t, int32(0), got.Value, "nothing read while requests are lost")
@@ -122,7 +123,7 @@ func TestRepliesDroppedReportsStaleThenCatchesUp(t *testing.T) {
 	f := newFaultSetup(t, "/shared/replies")
 	f.p.DropReplies()
 	f.set(t, 1)
-	f.waitStale(t, framework.ErrSuspended)
+	f.waitStale(t, zkrecipes.ErrSuspended)
 	f.p.Heal()
 	f.caughtUp(t, 1)
 }
@@ -150,7 +151,7 @@ func TestSessionExpiryDuringPartitionReportsSessionLost(t *testing.T) {
 	// The client declares the session lost after a session timeout of
 	// silence, before the server says so.
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.ErrorIs(ct, n.Err(), framework.ErrSessionLost)
+		assert.ErrorIs(ct, n.Err(), zkrecipes.ErrSessionLost)
 	}, 30*time.Second, 10*time.Millisecond)
 	assert.ErrorIs(t, n.Err(), shared.ErrStale)
 	p.Heal()
@@ -189,7 +190,7 @@ func TestTrySetWhoseReplyIsLostSaysOutcomeUnknown(t *testing.T) {
 		t.Fatal("TrySet did not return")
 	}
 	assert.False(t, r.ok)
-	assert.True(t, errors.Is(r.err, framework.ErrOutcomeUnknown), "got %v", r.err)
+	assert.True(t, errors.Is(r.err, zkrecipes.ErrOutcomeUnknown), "got %v", r.err)
 	v := waitCount(t, f.follower, 1)
 	assert.Equal(t, cur.Version+1, v.Version, "applied exactly once")
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
@@ -46,12 +46,12 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			case "deleted":
 				require.NoError(t, c.Delete(ctxT(t, 10*time.Second), "/leak/count", -1))
 				require.EventuallyWithT(t, func(ct *assert.CollectT) {
-					assert.ErrorIs(ct, n.Err(), framework.ErrNodeDeleted)
+					assert.ErrorIs(ct, n.Err(), zkrecipes.ErrNodeDeleted)
 				}, 10*time.Second, 10*time.Millisecond)
 			case "link down":
 				p.Blackhole()
 				require.EventuallyWithT(t, func(ct *assert.CollectT) {
-					assert.ErrorIs(ct, n.Err(), framework.ErrSuspended)
+					assert.ErrorIs(ct, n.Err(), zkrecipes.ErrSuspended)
 				}, 30*time.Second, 10*time.Millisecond)
 			}
 			require.NoError(t, n.Close())
@@ -77,7 +77,7 @@ func TestStartThatTimesOutLeavesNoGoroutineAndCanBeRetried(t *testing.T) {
 	p.Blackhole()
 	err = n.Start(ctxT(t, 500*time.Millisecond))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.ErrorIs(t, n.Err(), framework.ErrNotStarted)
+	assert.ErrorIs(t, n.Err(), zkrecipes.ErrNotStarted)
 	p.Heal()
 	require.NoError(t, n.Start(ctxT(t, 30*time.Second)))
 	got, err := n.Get()
@@ -102,12 +102,12 @@ func TestCloseDuringStartEndsIt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.Start(context.Background()) }()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.ErrorIs(ct, m.Err(), framework.ErrNotStarted)
+		assert.ErrorIs(ct, m.Err(), zkrecipes.ErrNotStarted)
 	}, time.Second, 10*time.Millisecond)
 	require.NoError(t, m.Close())
 	select {
 	case err := <-done:
-		assert.ErrorIs(t, err, framework.ErrClosed)
+		assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	case <-time.After(30 * time.Second):
 		t.Fatal("Start did not end with Close")
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
@@ -48,7 +48,7 @@ func TestReview17TrySetAcrossADeleteAndRecreateIsNotASuccess(t *testing.T) {
 		// ZooKeeper applied it (it compares versions only): the caller
 		// must be told it was, and over what it never read, so that it
 		// neither counts it a success nor applies it again.
-		assert.ErrorIs(t, err, framework.ErrRecreated)
+		assert.ErrorIs(t, err, zkrecipes.ErrRecreated)
 	} else {
 		assert.NoError(t, err)
 	}

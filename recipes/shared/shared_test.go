@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -259,7 +260,7 @@ func TestCountWithDataThatIsNotACountIsATypedError(t *testing.T) {
 	require.NoError(t, err)
 	n := newCount(t, c, "/shared/bad", 0)
 	got, err := n.Get()
-	assert.ErrorIs(t, err, framework.ErrBadData)
+	assert.ErrorIs(t, err, zkrecipes.ErrBadData)
 	assert.Equal(t, int32(0), got.Version, "the version is still there, to replace the data")
 
 	fixed, ok, err := n.TrySet(ctxT(t, 10*time.Second), got, 9)
@@ -271,16 +272,16 @@ func TestCountWithDataThatIsNotACountIsATypedError(t *testing.T) {
 	require.NoError(t, err)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		_, err := n.Get()
-		assert.ErrorIs(ct, err, framework.ErrBadData, "5 bytes is not a count either")
+		assert.ErrorIs(ct, err, zkrecipes.ErrBadData, "5 bytes is not a count either")
 	}, 10*time.Second, 10*time.Millisecond)
 
 	_, err = shared.DecodeCount(nil)
-	assert.ErrorIs(t, err, framework.ErrBadData)
+	assert.ErrorIs(t, err, zkrecipes.ErrBadData)
 }
 
 // Curator's SharedValue stops watching a deleted node and does not make it
 // again. Here the follower keeps following: it reports the deletion (Err),
-// writes fail with framework.ErrNodeDeleted, and once someone makes the node again the
+// writes fail with zkrecipes.ErrNodeDeleted, and once someone makes the node again the
 // new value arrives, newer by zxid though its version starts again.
 func TestDeletedNodeIsReportedAndFollowedWhenMadeAgain(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -293,14 +294,14 @@ func TestDeletedNodeIsReportedAndFollowedWhenMadeAgain(t *testing.T) {
 
 	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/shared/deleted", -1))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.ErrorIs(ct, n.Err(), framework.ErrNodeDeleted)
+		assert.ErrorIs(ct, n.Err(), zkrecipes.ErrNodeDeleted)
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.ErrorIs(t, n.Err(), shared.ErrStale)
 	_, err = n.Set(ctxT(t, 10*time.Second), 5)
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	assert.ErrorIs(t, err, zk.ErrNoNode)
 	_, _, err = n.TrySet(ctxT(t, 10*time.Second), before, 5)
-	assert.ErrorIs(t, err, framework.ErrNodeDeleted)
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	ok, _, err := obs.Exists(ctxT(t, 10*time.Second), "/shared/deleted")
 	require.NoError(t, err)
 	assert.False(t, ok, "not made again behind the deleter's back")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -21,7 +22,7 @@ import (
 // the same client stands and the value stays fresh. (Sent, it made the
 // server close the link; Set resent it on every reconnect until its
 // context ended, each time losing every hold on the client, and TrySet
-// said framework.ErrOutcomeUnknown for a write that could not have been applied.)
+// said zkrecipes.ErrOutcomeUnknown for a write that could not have been applied.)
 func TestValueOverTheSizeLimitFailsAtOnceAndKeepsTheLink(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
@@ -38,10 +39,10 @@ func TestValueOverTheSizeLimitFailsAtOnceAndKeepsTheLink(t *testing.T) {
 
 	start := time.Now()
 	_, err = v.Set(ctxT(t, 10*time.Second), big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	_, _, err = v.TrySet(ctxT(t, 10*time.Second), prev, big)
-	require.ErrorIs(t, err, framework.ErrTooLarge)
-	assert.NotErrorIs(t, err, framework.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
+	assert.NotErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.Less(t, time.Since(start), 2*time.Second, "refused at once")
 
 	link.RequireUnbroken(t)
@@ -59,6 +60,6 @@ func TestValueOverTheSizeLimitFailsAtOnceAndKeepsTheLink(t *testing.T) {
 func TestNewValueRefusesASeedOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
 	_, err := shared.NewValue(c, "/size/seed", bytes.Repeat([]byte{'s'}, framework.DefaultMaxRequestSize))
-	require.ErrorIs(t, err, framework.ErrTooLarge)
+	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	assert.Contains(t, err.Error(), "/size/seed")
 }

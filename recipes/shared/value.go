@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -21,7 +22,7 @@ import (
 // (package hold documents them) under the same names.
 var (
 	// ErrStale is Err's error while the value may not be the node's latest;
-	// it also matches the reason (framework.ErrSuspended, framework.ErrSessionLost, framework.ErrNodeDeleted,
+	// it also matches the reason (zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted,
 	// or the error of a read that failed).
 	ErrStale = errors.New("shared: value may be stale")
 	// ErrUnversioned: TrySet given a value without a version to compare:
@@ -33,7 +34,7 @@ var (
 
 // Option configures a Value or a Count. Every recipe's Option has this
 // shape, and an option of the same name means the same thing in each; one
-// given to a recipe it does not apply to is refused (framework.ErrInvalidArgument).
+// given to a recipe it does not apply to is refused (zkrecipes.ErrInvalidArgument).
 // No option applies to this package's recipes yet.
 type Option func(*option.Config) error
 
@@ -82,14 +83,14 @@ func NewValue(client *framework.Client, path string, seed []byte, opts ...Option
 
 func newValue(recipe string, client *framework.Client, path string, seed []byte, opts []Option) (*Value, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%s: %w", recipe, framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("%s: %w", recipe, zkrecipes.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, err
 	}
 	if path == "/" {
 		// As the other value recipes: the root is nobody's value.
-		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, framework.ErrInvalidPath, path)
+		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, zkrecipes.ErrInvalidPath, path)
 	}
 	if _, err := option.Build(recipe, nil, opts); err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func (v *Value) Path() string { return v.path }
 // once the value has been read and the watch is set, or with ctx's error
 // (then nothing keeps running, and Start may be called again). A node this
 // client may not read fails it with the server's zk.ErrNoAuth. A second
-// Start after one succeeded fails with framework.ErrStarted.
+// Start after one succeeded fails with zkrecipes.ErrStarted.
 func (v *Value) Start(ctx context.Context) error {
 	if err := errs.NilContext(ctx, "shared value "+v.path+": start"); err != nil {
 		return err
@@ -162,7 +163,7 @@ func (v *Value) Start(ctx context.Context) error {
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
-		return fail(framework.ErrClosed)
+		return fail(zkrecipes.ErrClosed)
 	}
 	v.wg.Add(1) // under mu, so that Close, once it has set closed, waits for it
 	v.mu.Unlock()
@@ -181,7 +182,7 @@ func (v *Value) Start(ctx context.Context) error {
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		if v.closed {
-			return framework.ErrClosed
+			return zkrecipes.ErrClosed
 		}
 		v.started = true
 		return nil
@@ -190,16 +191,16 @@ func (v *Value) Start(ctx context.Context) error {
 		<-stopped
 		return contend.Err(err, false)
 	case <-stopped: // ctx ended, Close was called, or the client closed
-		return fail(framework.ErrClosed)
+		return fail(zkrecipes.ErrClosed)
 	}
 }
 
 func (v *Value) startableLocked() error {
 	switch {
 	case v.closed:
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	case v.started:
-		return framework.ErrStarted
+		return zkrecipes.ErrStarted
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<-
 		}
 		if err != nil {
 			wcancel()
-			if life.Err() != nil || errors.Is(err, framework.ErrClosed) {
+			if life.Err() != nil || errors.Is(err, zkrecipes.ErrClosed) {
 				return
 			}
 			v.readFailed(err)
@@ -304,7 +305,7 @@ func (v *Value) readFailed(err error) {
 
 // Get returns the value last read or written, with its version. It sends
 // nothing; Err says whether it may be stale. After Close, or the client's,
-// it fails with framework.ErrClosed.
+// it fails with zkrecipes.ErrClosed.
 func (v *Value) Get() (Versioned[[]byte], error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -323,11 +324,11 @@ func (v *Value) copyLocked() Versioned[[]byte] {
 func (v *Value) usableLocked() error {
 	switch {
 	case v.closed:
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	case !v.started:
-		return framework.ErrNotStarted
+		return zkrecipes.ErrNotStarted
 	case v.client.Closed():
-		return contend.Err(framework.ErrClosed, false)
+		return contend.Err(zkrecipes.ErrClosed, false)
 	}
 	return nil
 }
@@ -335,11 +336,11 @@ func (v *Value) usableLocked() error {
 // Err is nil while Get returns the node's latest value as far as
 // ZooKeeper's watches can tell: the value was read over the client's
 // current link and the watch is set. Otherwise it wraps ErrStale and the
-// reason: framework.ErrSuspended (the link is down; the session may live on),
-// framework.ErrSessionLost (the session is gone), framework.ErrNodeDeleted (the node is missing),
+// reason: zkrecipes.ErrSuspended (the link is down; the session may live on),
+// zkrecipes.ErrSessionLost (the session is gone), zkrecipes.ErrNodeDeleted (the node is missing),
 // the error of a read that failed (it is tried again), or nothing more
 // while the value is being read again. After Close, or
-// the client's, it is framework.ErrClosed; before Start, framework.ErrNotStarted.
+// the client's, it is zkrecipes.ErrClosed; before Start, zkrecipes.ErrNotStarted.
 func (v *Value) Err() error {
 	v.mu.Lock()
 	err := v.usableLocked()
@@ -350,11 +351,11 @@ func (v *Value) Err() error {
 	}
 	switch v.client.State() {
 	case conn.StateClosed:
-		return framework.ErrClosed
+		return zkrecipes.ErrClosed
 	case conn.StateLost:
-		return fmt.Errorf("%w: %w", ErrStale, framework.ErrSessionLost)
+		return fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSessionLost)
 	case conn.StateSuspended:
-		return fmt.Errorf("%w: %w", ErrStale, framework.ErrSuspended)
+		return fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSuspended)
 	}
 	select {
 	case <-link.Suspended:
@@ -365,7 +366,7 @@ func (v *Value) Err() error {
 		return fmt.Errorf("%w: reading it failed: %w", ErrStale, readErr)
 	}
 	if missing {
-		return fmt.Errorf("%w: %w", ErrStale, framework.ErrNodeDeleted)
+		return fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrNodeDeleted)
 	}
 	return nil
 }
@@ -392,7 +393,7 @@ func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error
 // changed the node first it returns false and the value held, read again
 // from the node (unless that read fails: the watch then brings it), so a
 // caller can retry at once with what it returns. The write is sent at most
-// once: if its reply is lost the error wraps framework.ErrOutcomeUnknown, and the
+// once: if its reply is lost the error wraps zkrecipes.ErrOutcomeUnknown, and the
 // write may have been applied; the change feed will tell.
 func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []byte) (Versioned[[]byte], bool, error) {
 	if err := v.usable(ctx, "try-set"); err != nil {
@@ -428,7 +429,7 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 		// from was deleted and made again, back at that version, and the
 		// write replaced a value previous never showed. Applied, so not
 		// a refusal (a caller would apply it again), and not a success.
-		return out, false, fmt.Errorf("%w: czxid %d, read from %d", framework.ErrRecreated, st.Czxid, heldCzxid)
+		return out, false, fmt.Errorf("%w: czxid %d, read from %d", zkrecipes.ErrRecreated, st.Czxid, heldCzxid)
 	}
 	return out, true, nil
 }
@@ -446,7 +447,7 @@ func (v *Value) usable(ctx context.Context, op string) error {
 
 func (v *Value) writeErr(err error) error {
 	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: %w", framework.ErrNodeDeleted, err)
+		return fmt.Errorf("%w: %w", zkrecipes.ErrNodeDeleted, err)
 	}
 	v.mu.Lock()
 	closed := v.closed
