@@ -3,10 +3,11 @@ package framework_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
 // A protected, ephemeral-sequential create: the building block of every lock.
@@ -15,7 +16,7 @@ import (
 func ExampleClient_Create() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	servers := zktest.MainAddrs() // in a service: []string{"zk1:2181", "zk2:2181", "zk3:2181"}
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",") // "zk1:2181,zk2:2181,zk3:2181"
 
 	client, err := framework.Dial(ctx, servers, framework.WithNamespace("example"))
 	if err != nil {

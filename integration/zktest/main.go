@@ -3,6 +3,7 @@ package zktest
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,7 +23,10 @@ var (
 //	func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
 //
 // Tests should still start their own servers; the shared one is for
-// examples, which have no *testing.T.
+// examples, which have no *testing.T. Main sets the environment variable
+// ZK_SERVERS to its server's addresses (comma-separated), which is where
+// the examples read them from, as a service would read its configuration:
+// an example's code works as it is shown, against any ZooKeeper.
 func Main(m *testing.M) int {
 	tb := &mainTB{}
 	code := func() (code int) {
@@ -39,6 +43,9 @@ func Main(m *testing.M) int {
 		mainMu.Lock()
 		mainCluster = c
 		mainMu.Unlock()
+		if err := os.Setenv("ZK_SERVERS", strings.Join(c.Addrs(), ",")); err != nil {
+			tb.Fatalf("zktest: %v", err)
+		}
 		return m.Run()
 	}()
 	if code == 0 {

@@ -439,7 +439,7 @@ func TestBadInput(t *testing.T) {
 func ExampleSelector() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -470,7 +470,7 @@ func ExampleSelector() {
 func ExampleLatch() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return

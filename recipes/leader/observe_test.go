@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -424,7 +425,7 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 func ExampleObserve() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return

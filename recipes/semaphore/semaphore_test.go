@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -436,7 +437,7 @@ func TestFencingTokenGrowsAcrossLeasesAndDirectoryRecreation(t *testing.T) {
 func ExampleSemaphore() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -475,7 +476,7 @@ func ExampleSemaphore() {
 func ExampleNewShared() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs())
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return

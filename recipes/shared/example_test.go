@@ -3,10 +3,11 @@ package shared_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -18,7 +19,7 @@ import (
 func ExampleCount_TrySet() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs()) // your ensemble's addresses
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -57,7 +58,7 @@ func ExampleCount_TrySet() {
 func ExampleValue_Subscribe() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := framework.Dial(ctx, zktest.MainAddrs())
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
 	if err != nil {
 		fmt.Println(err)
 		return
