@@ -1,0 +1,145 @@
+package barrier_test
+
+// One path, round after round (DESIGN rule 16): a batch job's phases meet
+// on the same double barrier every night. Round k+1 must behave exactly as
+// round 1, whoever arrives first and whoever is last out.
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/barrier"
+)
+
+// callDeadline bounds each Enter and Leave of the loops below. A round
+// takes a few round trips; a call that needs this long is stuck.
+const callDeadline = 10 * time.Second
+
+// reuseRounds is how many rounds each loop runs: enough for every order
+// of arrival and of names (a member's node has a new random name each
+// round) to come up many times.
+func reuseRounds() int {
+	if testing.Short() {
+		return 300
+	}
+	return 2000
+}
+
+// loopRounds makes n members loop Enter/Leave on path for rounds rounds,
+// each call under callDeadline, and checks each round as the double
+// barrier promises: no member's k-th Enter returns before every member
+// has called its k-th Enter, and no k-th Leave returns before every member
+// has called its k-th Leave. first, if not nil, picks the member that must
+// arrive first in round k: the others call Enter only once its node is on
+// the server.
+func loopRounds(t *testing.T, cl *zktest.Cluster, path string, n, rounds int, first func(round int) int) {
+	t.Helper()
+	obs := newClient(t, cl.Addrs())
+	ds := make([]*barrier.DoubleBarrier, n)
+	for i := range ds {
+		ds[i] = newDouble(t, newClient(t, cl.Addrs()), path, n)
+	}
+	entering := make([]atomic.Int64, n) // the round each member last called Enter for
+	leaving := make([]atomic.Int64, n)
+	var failed atomic.Bool
+	var mu sync.Mutex
+	var errs []string
+	fail := func(format string, args ...any) {
+		failed.Store(true)
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+	}
+	behind := func(calls []atomic.Int64, round int64) []int {
+		var out []int
+		for j := range calls {
+			if calls[j].Load() < round {
+				out = append(out, j)
+			}
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int64(1); k <= int64(rounds) && !failed.Load(); k++ {
+				if first != nil && first(int(k)) != i {
+					lead := ds[first(int(k))]
+					if !waitFor(func() bool {
+						name := lead.Node()
+						kids, _, err := obs.Children(ctxT(t, callDeadline), path)
+						return entering[first(int(k))].Load() == k && name != "" && err == nil && slices.Contains(kids, framework.Base(name))
+					}, callDeadline, &failed) {
+						fail("round %d: member %d never saw member %d arrive first", k, i, first(int(k)))
+						return
+					}
+				}
+				entering[i].Store(k)
+				start := time.Now()
+				if err := d.Enter(ctxT(t, callDeadline)); err != nil {
+					fail("round %d: member %d: Enter after %v: %v", k, i, time.Since(start).Round(time.Millisecond), err)
+					return
+				}
+				if b := behind(entering, k); len(b) > 0 {
+					fail("round %d: member %d entered before members %v called Enter", k, i, b)
+					return
+				}
+				leaving[i].Store(k)
+				start = time.Now()
+				if err := d.Leave(ctxT(t, callDeadline)); err != nil {
+					fail("round %d: member %d: Leave after %v: %v", k, i, time.Since(start).Round(time.Millisecond), err)
+					return
+				}
+				if b := behind(leaving, k); len(b) > 0 {
+					fail("round %d: member %d left before members %v called Leave", k, i, b)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Empty(t, errs)
+	waitNodes(t, obs, path, 0) // no member, no ready node
+}
+
+// waitFor polls cond until it holds, within d, or stop is set.
+func waitFor(cond func() bool, d time.Duration, stop *atomic.Bool) bool {
+	end := time.Now().Add(d)
+	for !stop.Load() && time.Now().Before(end) {
+		if cond() {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// Two members loop on one path with nothing else going on. Before the
+// fix, a member whose node was gone waited until no member node was left,
+// and found the other's node of the next round, whose owner waited in
+// Enter for it: both stuck until their deadline.
+func TestDoubleBarrierReusedPathRunsThousandsOfRounds(t *testing.T) {
+	cl := zktest.Standalone(t)
+	t.Run("two members, free running", func(t *testing.T) {
+		loopRounds(t, cl, "/b/reuse/two", 2, reuseRounds(), nil)
+	})
+	t.Run("two members, each arrives first in turn", func(t *testing.T) {
+		loopRounds(t, cl, "/b/reuse/two-ordered", 2, reuseRounds()/2, func(round int) int { return round % 2 })
+	})
+	t.Run("five members, free running", func(t *testing.T) {
+		loopRounds(t, cl, "/b/reuse/five", 5, reuseRounds()/2, nil)
+	})
+	t.Run("five members, each arrives first in turn", func(t *testing.T) {
+		loopRounds(t, cl, "/b/reuse/five-ordered", 5, reuseRounds()/4, func(round int) int { return round % 5 })
+	})
+}
