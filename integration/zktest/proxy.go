@@ -10,7 +10,9 @@ import (
 
 // Proxy is a TCP proxy in front of every server of a cluster: one listener per
 // server. Clients that connect through it can be cut off, blackholed (both
-// ways, or one way: DropReplies, DropRequests) or slowed down together. Its methods are safe for concurrent use.
+// ways, or one way: DropReplies, DropRequests, or one way from a chosen
+// request on: DropRepliesFrom, DropRequestsFrom) or slowed down together.
+// Its methods are safe for concurrent use.
 type Proxy struct {
 	cluster *Cluster
 	fwds    []*forwarder
@@ -18,6 +20,7 @@ type Proxy struct {
 	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
 	delayUp atomic.Int64 // nanoseconds added before each chunk the server sends
 	lagUp   atomic.Int64 // nanoseconds every byte the server sends is held
+	armed   atomic.Int64 // a one-off fault waiting for a request type (proxyop.go)
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -46,6 +49,7 @@ type link struct {
 	// direction's stream now has a hole: nothing more may pass on it (the
 	// peer would parse garbage), and Heal closes the link.
 	lostUp, lostDown atomic.Bool
+	frames           requestFrames // what the client sends, request by request
 
 	closeOnce sync.Once
 	dead      chan struct{} // closed by close
@@ -167,6 +171,7 @@ func (p *Proxy) LagReplies(d time.Duration) { p.lagUp.Store(int64(d)) }
 // lost bytes are closed (a stream with a hole in it cannot be resumed; the
 // client reconnects).
 func (p *Proxy) Heal() {
+	p.armed.Store(0)
 	p.delay.Store(0)
 	p.delayUp.Store(0)
 	p.lagUp.Store(0)
@@ -266,6 +271,16 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if !fromServer && !lost.Load() {
+				if send := p.strike(l, buf[:n]); send < n {
+					// Requests are dropped from inside this chunk on: what
+					// came before the aimed-at request still goes.
+					if _, werr := dst.Write(buf[:send]); werr != nil || err != nil {
+						return
+					}
+					continue
+				}
+			}
 			mode := proxyMode(p.mode.Load())
 			if mode == modeBlackhole || (mode == modeDropReply && fromServer) || (mode == modeDropRequest && !fromServer) {
 				lost.Store(true)

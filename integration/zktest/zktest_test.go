@@ -253,3 +253,47 @@ func TestNoJVMSurvivesCleanup(t *testing.T) {
 	})
 	assert.Empty(t, zktest.OwnJVMs(), "java processes left behind")
 }
+
+// DropRepliesFrom lets the reads before the aimed-at write through, and
+// loses the write's reply only: the server applies it.
+func TestDropRepliesFromLosesOnlyTheAimedAtRequestsReply(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 3*time.Second)
+	observer, _ := connect(t, cl.DirectAddrs(), 3*time.Second)
+	_, err := c.Create("/doomed", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	p.DropRepliesFrom(zktest.OpDelete)
+	ok, _, err := c.Exists("/doomed")
+	require.NoError(t, err, "a read before the delete is answered")
+	require.True(t, ok)
+	assert.ErrorIs(t, c.Delete("/doomed", -1), zk.ErrConnectionClosed, "the client never hears back")
+	ok, _, err = observer.Exists("/doomed")
+	require.NoError(t, err)
+	assert.False(t, ok, "the server applied the delete")
+	p.Heal()
+}
+
+// DropRequestsFrom lets the requests before the aimed-at one through, and
+// the server never sees it.
+func TestDropRequestsFromNeverDeliversTheAimedAtRequest(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 3*time.Second)
+	observer, _ := connect(t, cl.DirectAddrs(), 3*time.Second)
+
+	p.DropRequestsFrom(zktest.OpCreate)
+	ok, _, err := c.Exists("/never")
+	require.NoError(t, err, "a read before the create is answered")
+	require.False(t, ok)
+	_, err = c.Create("/never", nil, 0, zk.WorldACL(zk.PermAll))
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	p.Heal()
+	ok, _, err = observer.Exists("/never")
+	require.NoError(t, err)
+	assert.False(t, ok, "the server never saw the create")
+	ok, _, err = c.Exists("/never")
+	require.NoError(t, err, "the client is back after Heal")
+	assert.False(t, ok)
+}

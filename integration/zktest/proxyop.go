@@ -1,0 +1,116 @@
+package zktest
+
+import "encoding/binary"
+
+// Op is the type of a ZooKeeper request as numbered on the wire (the
+// server's ZooDefs.OpCode): what DropRepliesFrom and DropRequestsFrom aim
+// at.
+type Op int32
+
+// The request types a recipe's writes and reads use. go-zookeeper sends a
+// plain Create as OpCreate, CreateContainer as OpCreateContainer, and every
+// Multi as OpMulti.
+const (
+	OpCreate          Op = 1
+	OpDelete          Op = 2
+	OpExists          Op = 3
+	OpGetData         Op = 4
+	OpSetData         Op = 5
+	OpGetChildren     Op = 8
+	OpSync            Op = 9
+	OpGetChildren2    Op = 12
+	OpMulti           Op = 14
+	OpCreateContainer Op = 19
+	OpCreateTTL       Op = 21
+)
+
+// What an armed proxy does when the request it waits for comes.
+const (
+	strikeReplies  = 1 << 32
+	strikeRequests = 2 << 32
+)
+
+// DropRepliesFrom arms a one-off DropReplies that strikes at the next
+// request of type op any client sends through the proxy: that request
+// reaches the server, and its reply and every later one are lost. The
+// requests before it, and their replies, go through as usual. It is how a
+// test loses the reply to one chosen write of a call that reads first.
+// Heal ends the fault, and disarms it if it has not struck.
+func (p *Proxy) DropRepliesFrom(op Op) { p.armed.Store(strikeReplies | int64(uint32(op))) }
+
+// DropRequestsFrom arms a one-off DropRequests that strikes at the next
+// request of type op: that request never reaches the server, nor anything
+// sent after it; the requests before it go through. Heal ends the fault,
+// and disarms it if it has not struck.
+func (p *Proxy) DropRequestsFrom(op Op) { p.armed.Store(strikeRequests | int64(uint32(op))) }
+
+// strike looks through b, the next bytes a client sends on l, for the
+// request the proxy is armed for. It returns how many bytes of b may go to
+// the server (all of them unless requests are to be dropped from inside
+// b), having applied the fault if the request is there.
+func (p *Proxy) strike(l *link, b []byte) int {
+	armed := p.armed.Load()
+	at := l.frames.scan(b, Op(int32(uint32(armed))))
+	if armed == 0 || at < 0 || !p.armed.CompareAndSwap(armed, 0) {
+		return len(b)
+	}
+	if armed&strikeRequests != 0 {
+		p.DropRequests()
+		return at
+	}
+	// Before the request is written: its reply cannot come earlier.
+	p.DropReplies()
+	return len(b)
+}
+
+// requestFrames follows the framing of what a client sends (a 4-byte
+// length before each request; the first one, the connect request, has no
+// header after it, every later one starts with its xid and type), so that
+// the proxy can tell where each request begins.
+type requestFrames struct {
+	connected bool     // the connect request has gone by
+	hdr       [12]byte // the length, xid and type of the request being read
+	nhdr      int
+	skip      int // bytes of the current request's body still to come
+}
+
+// scan takes the next bytes of the stream and returns the offset in b at
+// which a request of type op begins, or -1 (op 0: never). A request whose
+// header began in earlier bytes is reported at 0: those have gone.
+func (f *requestFrames) scan(b []byte, op Op) int {
+	found := -1
+	start := 0
+	for i := 0; i < len(b); {
+		if f.skip > 0 {
+			n := min(f.skip, len(b)-i)
+			f.skip -= n
+			i += n
+			continue
+		}
+		if f.nhdr == 0 {
+			start = i
+		}
+		need := len(f.hdr)
+		if !f.connected {
+			need = 4
+		}
+		n := copy(f.hdr[f.nhdr:need], b[i:])
+		f.nhdr += n
+		i += n
+		if f.nhdr < need {
+			break
+		}
+		f.nhdr = 0
+		length := int(int32(binary.BigEndian.Uint32(f.hdr[:4])))
+		if !f.connected {
+			f.connected = true
+			f.skip = max(length, 0)
+			continue
+		}
+		f.skip = max(length-8, 0)
+		if typ := Op(int32(binary.BigEndian.Uint32(f.hdr[8:12]))); found < 0 && op != 0 && typ == op {
+			found = start
+		}
+	}
+	return found
+}
