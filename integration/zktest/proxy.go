@@ -16,11 +16,11 @@ import (
 type Proxy struct {
 	cluster *Cluster
 	fwds    []*forwarder
-	mode    atomic.Int32 // a proxyMode
-	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
-	delayUp atomic.Int64 // nanoseconds added before each chunk the server sends
-	lagUp   atomic.Int64 // nanoseconds every byte the server sends is held
-	armed   atomic.Int64 // a one-off fault waiting for a request type (proxyop.go)
+	mode    atomic.Int32               // a proxyMode
+	delay   atomic.Int64               // nanoseconds added before each forwarded chunk
+	delayUp atomic.Int64               // nanoseconds added before each chunk the server sends
+	lagUp   atomic.Int64               // nanoseconds every byte the server sends is held
+	armed   atomic.Pointer[armedFault] // a one-off fault waiting for a request (proxyop.go)
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -171,7 +171,7 @@ func (p *Proxy) LagReplies(d time.Duration) { p.lagUp.Store(int64(d)) }
 // lost bytes are closed (a stream with a hole in it cannot be resumed; the
 // client reconnects).
 func (p *Proxy) Heal() {
-	p.armed.Store(0)
+	p.armed.Store(nil)
 	p.delay.Store(0)
 	p.delayUp.Store(0)
 	p.lagUp.Store(0)

@@ -1,6 +1,9 @@
 package zktest
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Op is the type of a ZooKeeper request as numbered on the wire (the
 // server's ZooDefs.OpCode): what DropRepliesFrom and DropRequestsFrom aim
@@ -24,25 +27,27 @@ const (
 	OpCreateTTL       Op = 21
 )
 
-// What an armed proxy does when the request it waits for comes.
-const (
-	strikeReplies  = 1 << 32
-	strikeRequests = 2 << 32
-)
+// armedFault is a one-off fault waiting for a request of one of ops.
+type armedFault struct {
+	ops      []Op
+	requests bool // drop requests from it on; else replies
+}
 
 // DropRepliesFrom arms a one-off DropReplies that strikes at the next
-// request of type op any client sends through the proxy: that request
-// reaches the server, and its reply and every later one are lost. The
-// requests before it, and their replies, go through as usual. It is how a
-// test loses the reply to one chosen write of a call that reads first.
-// Heal ends the fault, and disarms it if it has not struck.
-func (p *Proxy) DropRepliesFrom(op Op) { p.armed.Store(strikeReplies | int64(uint32(op))) }
+// request of one of the types ops that any client sends through the proxy:
+// that request reaches the server, and its reply and every later one are
+// lost. The requests before it, and their replies, go through as usual. It
+// is how a test loses the reply to one chosen write of a call that reads
+// first. Heal ends the fault, and disarms it if it has not struck.
+func (p *Proxy) DropRepliesFrom(ops ...Op) { p.armed.Store(&armedFault{ops: ops}) }
 
 // DropRequestsFrom arms a one-off DropRequests that strikes at the next
-// request of type op: that request never reaches the server, nor anything
-// sent after it; the requests before it go through. Heal ends the fault,
-// and disarms it if it has not struck.
-func (p *Proxy) DropRequestsFrom(op Op) { p.armed.Store(strikeRequests | int64(uint32(op))) }
+// request of one of the types ops: that request never reaches the server,
+// nor anything sent after it; the requests before it go through. Heal
+// ends the fault, and disarms it if it has not struck.
+func (p *Proxy) DropRequestsFrom(ops ...Op) {
+	p.armed.Store(&armedFault{ops: ops, requests: true})
+}
 
 // strike looks through b, the next bytes a client sends on l, for the
 // request the proxy is armed for. It returns how many bytes of b may go to
@@ -50,11 +55,15 @@ func (p *Proxy) DropRequestsFrom(op Op) { p.armed.Store(strikeRequests | int64(u
 // b), having applied the fault if the request is there.
 func (p *Proxy) strike(l *link, b []byte) int {
 	armed := p.armed.Load()
-	at := l.frames.scan(b, Op(int32(uint32(armed))))
-	if armed == 0 || at < 0 || !p.armed.CompareAndSwap(armed, 0) {
+	var ops []Op
+	if armed != nil {
+		ops = armed.ops
+	}
+	at := l.frames.scan(b, ops)
+	if at < 0 || !p.armed.CompareAndSwap(armed, nil) {
 		return len(b)
 	}
-	if armed&strikeRequests != 0 {
+	if armed.requests {
 		p.DropRequests()
 		return at
 	}
@@ -75,9 +84,10 @@ type requestFrames struct {
 }
 
 // scan takes the next bytes of the stream and returns the offset in b at
-// which a request of type op begins, or -1 (op 0: never). A request whose
-// header began in earlier bytes is reported at 0: those have gone.
-func (f *requestFrames) scan(b []byte, op Op) int {
+// which the first request of one of the types ops begins, or -1. A
+// request whose header began in earlier bytes is reported at 0: those have
+// gone.
+func (f *requestFrames) scan(b []byte, ops []Op) int {
 	found := -1
 	start := 0
 	for i := 0; i < len(b); {
@@ -108,7 +118,7 @@ func (f *requestFrames) scan(b []byte, op Op) int {
 			continue
 		}
 		f.skip = max(length-8, 0)
-		if typ := Op(int32(binary.BigEndian.Uint32(f.hdr[8:12]))); found < 0 && op != 0 && typ == op {
+		if typ := Op(int32(binary.BigEndian.Uint32(f.hdr[8:12]))); found < 0 && slices.Contains(ops, typ) {
 			found = start
 		}
 	}
