@@ -5,6 +5,7 @@ package barrier_test
 // round 1, whoever arrives first and whoever is last out.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -142,4 +144,102 @@ func TestDoubleBarrierReusedPathRunsThousandsOfRounds(t *testing.T) {
 	t.Run("five members, each arrives first in turn", func(t *testing.T) {
 		loopRounds(t, cl, "/b/reuse/five-ordered", 5, reuseRounds()/4, func(round int) int { return round % 5 })
 	})
+}
+
+// The writes a member's Leave may send.
+var writeOps = []zktest.Op{zktest.OpCreate, zktest.OpDelete, zktest.OpSetData, zktest.OpMulti}
+
+// The ways the last member's first write in Leave is lost: its request
+// never arrives, or its reply never comes back.
+var lostWrites = map[string]func(p *zktest.Proxy){
+	"requests-dropped": func(p *zktest.Proxy) { p.DropRequestsFrom(writeOps...) },
+	"replies-dropped":  func(p *zktest.Proxy) { p.DropRepliesFrom(writeOps...) },
+}
+
+// lastOfTwo enters a (on its own proxy) and b on path, then has b give up
+// on leaving: b's node goes, and a is the round's last member.
+func lastOfTwo(t *testing.T, cl *zktest.Cluster, path string) (a, b *barrier.DoubleBarrier, ac *framework.Client, p *zktest.Proxy) {
+	t.Helper()
+	obs := newClient(t, cl.Addrs())
+	p = cl.NewProxy()
+	ac = newClient(t, p.Addrs())
+	a = newDouble(t, ac, path, 2)
+	b = newDouble(t, newClient(t, cl.Addrs()), path, 2)
+	ea := async(func() error { return a.Enter(ctxT(t, 30*time.Second)) })
+	require.NoError(t, b.Enter(ctxT(t, 30*time.Second)))
+	require.NoError(t, returned(t, ea, 30*time.Second, "Enter"))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Leave(ctx), context.DeadlineExceeded)
+	members(t, obs, path, 1)
+	return a, b, ac, p
+}
+
+// enterAgainWaitsForTheOther checks that a, entering again, waits for b
+// (the ready node of the round before must not let it in alone), and
+// that both enter once b comes.
+func enterAgainWaitsForTheOther(t *testing.T, obs *framework.Client, path string, a, b *barrier.DoubleBarrier) {
+	t.Helper()
+	again := async(func() error { return a.Enter(ctxT(t, 60*time.Second)) })
+	members(t, obs, path, 1)
+	blocked(t, again, "Enter again with no other member")
+	require.NoError(t, b.Enter(ctxT(t, 30*time.Second)))
+	require.NoError(t, returned(t, again, 30*time.Second, "Enter"))
+}
+
+// The last member out ends the round. When its first write in Leave is
+// lost, Leave waits for the link to come back and finishes the round
+// before it returns.
+func TestLastLeaverWhoseWriteIsLostWaitsToEndTheRound(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	for name, lose := range lostWrites {
+		t.Run(name, func(t *testing.T) {
+			path := "/b/last-leaver/" + name
+			a, b, ac, p := lastOfTwo(t, cl, path)
+			lose(p)
+			la := async(func() error { return a.Leave(ctxT(t, 60*time.Second)) })
+			require.Eventually(t, func() bool { return !ac.State().IsConnected() }, 30*time.Second, 10*time.Millisecond,
+				"the client did not notice its dead link")
+			blocked(t, la, "Leave with its last write unanswered")
+			p.Heal()
+			require.NoError(t, returned(t, la, 30*time.Second, "Leave"))
+			ok, _, err := obs.Exists(context.Background(), path+"/ready")
+			require.NoError(t, err)
+			require.False(t, ok, "Leave returned with the round's ready node still there")
+			enterAgainWaitsForTheOther(t, obs, path, a, b)
+		})
+	}
+}
+
+// Leave must not report success until the server has ended the round
+// (the ready node gone): a member told it had left, entering again at
+// once, would find the old ready node and enter alone. Before the fix, a
+// last member whose delete of the ready node could not finish by its
+// deadline handed the delete to the background and returned nil. Here the
+// deadline comes while the last member's writes are lost: Leave fails, or
+// returns nil only with the ready node gone, and either way the member
+// entering again waits for a second one.
+func TestLastLeaverCutOffAtItsDeadlineLeavesNoReadyNodeToEnterAloneBy(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	for name, lose := range lostWrites {
+		t.Run(name, func(t *testing.T) {
+			path := "/b/last-leaver-deadline/" + name
+			a, b, _, p := lastOfTwo(t, cl, path)
+			lose(p)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := a.Leave(ctx)
+			cancel()
+			if err == nil {
+				ok, _, err := obs.Exists(context.Background(), path+"/ready")
+				require.NoError(t, err)
+				assert.False(t, ok, "Leave returned nil with the round's ready node still there")
+			} else {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			}
+			p.Heal()
+			enterAgainWaitsForTheOther(t, obs, path, a, b)
+		})
+	}
 }
