@@ -201,7 +201,13 @@ func TestLastLeaverWhoseWriteIsLostWaitsToEndTheRound(t *testing.T) {
 			la := async(func() error { return a.Leave(ctxT(t, 60*time.Second)) })
 			require.Eventually(t, func() bool { return !ac.State().IsConnected() }, 30*time.Second, 10*time.Millisecond,
 				"the client did not notice its dead link")
-			blocked(t, la, "Leave with its last write unanswered")
+			// Two thirds of a session timeout after the write: no longer,
+			// or the session would expire before the link is back.
+			select {
+			case err := <-la:
+				t.Fatalf("Leave returned (err=%v) with its last write unanswered", err)
+			default:
+			}
 			p.Heal()
 			require.NoError(t, returned(t, la, 30*time.Second, "Leave"))
 			ok, _, err := obs.Exists(context.Background(), path+"/ready")
@@ -242,4 +248,58 @@ func TestLastLeaverCutOffAtItsDeadlineLeavesNoReadyNodeToEnterAloneBy(t *testing
 			enterAgainWaitsForTheOther(t, obs, path, a, b)
 		})
 	}
+}
+
+// A round abandoned by every member (one gave up on leaving, the other
+// closed) leaves its ready node behind. Curator's members, and ours before
+// the fix, entered the next round on that path at once, alone. A member
+// arriving after the ready node was made joins only while a member of its
+// round is still in; here none is, so the old ready node is deleted and
+// the next round waits for its members.
+func TestAbandonedRoundsReadyNodeLetsNobodyIntoTheNextRoundAlone(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const path = "/b/abandoned"
+	ds := enterAll(t, cl, path, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	require.ErrorIs(t, ds[0].Leave(ctx), context.DeadlineExceeded)
+	cancel()
+	require.NoError(t, ds[1].Close())
+	members(t, obs, path, 0)
+	_, old, err := obs.Get(context.Background(), path+"/ready")
+	require.NoError(t, err, "the abandoned round's ready node stays")
+
+	again := async(func() error { return ds[0].Enter(ctxT(t, 60*time.Second)) })
+	members(t, obs, path, 1)
+	blocked(t, again, "Enter alone after an abandoned round")
+	b := newDouble(t, newClient(t, cl.Addrs()), path, 2)
+	require.NoError(t, b.Enter(ctxT(t, 30*time.Second)))
+	require.NoError(t, returned(t, again, 30*time.Second, "Enter"))
+	_, st, err := obs.Get(context.Background(), path+"/ready")
+	require.NoError(t, err)
+	require.NotEqual(t, old.Czxid, st.Czxid, "the round entered by the old ready node")
+}
+
+// A member arriving while a round is on (its ready node stands, a member
+// of it is still in) joins it, as in Curator: memberQty is a threshold.
+// The round then ends only once the late member has left too.
+func TestLateMemberJoinsTheRoundUnderWayAndTheRoundWaitsForIt(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const path = "/b/late"
+	ds := enterAll(t, cl, path, 2)
+	late := newDouble(t, newClient(t, cl.Addrs()), path, 2)
+	require.NoError(t, late.Enter(ctxT(t, 30*time.Second)), "a late member enters at once")
+	var leaves []<-chan error
+	for _, d := range ds {
+		leaves = append(leaves, async(func() error { return d.Leave(ctxT(t, 60*time.Second)) }))
+	}
+	for _, l := range leaves {
+		blocked(t, l, "Leave with the late member still in")
+	}
+	require.NoError(t, late.Leave(ctxT(t, 30*time.Second)))
+	for _, l := range leaves {
+		require.NoError(t, returned(t, l, 30*time.Second, "Leave"))
+	}
+	waitNodes(t, obs, path, 0)
 }
