@@ -25,13 +25,27 @@ const (
 	OpMulti           Op = 14
 	OpCreateContainer Op = 19
 	OpCreateTTL       Op = 21
+	opPing            Op = 11
 )
+
+// Requests reports how many requests clients have sent through the proxy
+// so far, pings and connect requests aside: a test's proof that a call
+// sent nothing.
+func (p *Proxy) Requests() int64 { return p.requests.Load() }
 
 // armedFault is a one-off fault waiting for a request of one of ops.
 type armedFault struct {
-	ops      []Op
-	requests bool // drop requests from it on; else replies
+	ops  []Op
+	kind strikeKind
 }
+
+type strikeKind int
+
+const (
+	dropReplies strikeKind = iota
+	dropRequests
+	stallRequests
+)
 
 // DropRepliesFrom arms a one-off DropReplies that strikes at the next
 // request of one of the types ops that any client sends through the proxy:
@@ -39,37 +53,79 @@ type armedFault struct {
 // lost. The requests before it, and their replies, go through as usual. It
 // is how a test loses the reply to one chosen write of a call that reads
 // first. Heal ends the fault, and disarms it if it has not struck.
-func (p *Proxy) DropRepliesFrom(ops ...Op) { p.armed.Store(&armedFault{ops: ops}) }
+func (p *Proxy) DropRepliesFrom(ops ...Op) {
+	p.armed.Store(&armedFault{ops: ops, kind: dropReplies})
+}
 
 // DropRequestsFrom arms a one-off DropRequests that strikes at the next
 // request of one of the types ops: that request never reaches the server,
 // nor anything sent after it; the requests before it go through. Heal
 // ends the fault, and disarms it if it has not struck.
 func (p *Proxy) DropRequestsFrom(ops ...Op) {
-	p.armed.Store(&armedFault{ops: ops, requests: true})
+	p.armed.Store(&armedFault{ops: ops, kind: dropRequests})
+}
+
+// StallRequestsFrom arms a one-off stall that strikes at the next request
+// of one of the types ops: that request, and everything sent after it on
+// its link, is held, in order, until Release (or Heal); the requests
+// before it go through, and so do the replies to them. It is how a test
+// puts another client's writes between a call's read and its write. Keep
+// a stall well under two thirds of the session timeout: a client whose
+// pings are held takes its link for dead and drops it, and the held
+// requests with it.
+func (p *Proxy) StallRequestsFrom(ops ...Op) {
+	p.armed.Store(&armedFault{ops: ops, kind: stallRequests})
+}
+
+// Stalled reports whether a stall armed by StallRequestsFrom has struck
+// and holds requests.
+func (p *Proxy) Stalled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stall != nil
+}
+
+// Release lets the requests a stall holds go on, in order.
+func (p *Proxy) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stall != nil {
+		close(p.stall)
+		p.stall = nil
+	}
 }
 
 // strike looks through b, the next bytes a client sends on l, for the
-// request the proxy is armed for. It returns how many bytes of b may go to
-// the server (all of them unless requests are to be dropped from inside
-// b), having applied the fault if the request is there.
-func (p *Proxy) strike(l *link, b []byte) int {
+// request the proxy is armed for, and applies the fault if the request is
+// there. It returns how many bytes of b may go to the server now (all of
+// them unless requests are dropped or held from inside b on) and, for a
+// stall, the channel to wait on before the rest may go.
+func (p *Proxy) strike(l *link, b []byte) (int, <-chan struct{}) {
 	armed := p.armed.Load()
 	var ops []Op
 	if armed != nil {
 		ops = armed.ops
 	}
-	at := l.frames.scan(b, ops)
+	at, n := l.frames.scan(b, ops)
+	p.requests.Add(int64(n))
 	if at < 0 || !p.armed.CompareAndSwap(armed, nil) {
-		return len(b)
+		return len(b), nil
 	}
-	if armed.requests {
+	switch armed.kind {
+	case dropRequests:
 		p.DropRequests()
-		return at
+		return at, nil
+	case stallRequests:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.stall == nil {
+			p.stall = make(chan struct{})
+		}
+		return at, p.stall
 	}
 	// Before the request is written: its reply cannot come earlier.
 	p.DropReplies()
-	return len(b)
+	return len(b), nil
 }
 
 // requestFrames follows the framing of what a client sends (a 4-byte
@@ -84,11 +140,11 @@ type requestFrames struct {
 }
 
 // scan takes the next bytes of the stream and returns the offset in b at
-// which the first request of one of the types ops begins, or -1. A
+// which the first request of one of the types ops begins, or -1 (a
 // request whose header began in earlier bytes is reported at 0: those have
-// gone.
-func (f *requestFrames) scan(b []byte, ops []Op) int {
-	found := -1
+// gone), and how many requests other than pings it saw begin.
+func (f *requestFrames) scan(b []byte, ops []Op) (found, requests int) {
+	found = -1
 	start := 0
 	for i := 0; i < len(b); {
 		if f.skip > 0 {
@@ -118,9 +174,13 @@ func (f *requestFrames) scan(b []byte, ops []Op) int {
 			continue
 		}
 		f.skip = max(length-8, 0)
-		if typ := Op(int32(binary.BigEndian.Uint32(f.hdr[8:12]))); found < 0 && slices.Contains(ops, typ) {
+		typ := Op(int32(binary.BigEndian.Uint32(f.hdr[8:12])))
+		if typ != opPing {
+			requests++
+		}
+		if found < 0 && slices.Contains(ops, typ) {
 			found = start
 		}
 	}
-	return found
+	return found, requests
 }
