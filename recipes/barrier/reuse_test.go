@@ -303,3 +303,46 @@ func TestLateMemberJoinsTheRoundUnderWayAndTheRoundWaitsForIt(t *testing.T) {
 	}
 	waitNodes(t, obs, path, 0)
 }
+
+// Every ready node starts at version 0: a write conditional on its version
+// alone cannot tell a ready node left behind from the next round's, made
+// between the read and the write. Here x reads the ready node an abandoned
+// round left, and its write (the delete of that node) is held on the way
+// while y deletes it itself, counts x and y, and makes the next round's.
+// x's delete, let go, must not take y's ready node: y would be in a round
+// nobody else is in, and its Leave would not wait for x.
+func TestAWriteOnALeftReadyNodeNeverHitsTheNextRoundsReadyNode(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const path = "/b/incarnation"
+	ds := enterAll(t, cl, path, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	require.ErrorIs(t, ds[0].Leave(ctx), context.DeadlineExceeded)
+	cancel()
+	require.NoError(t, ds[1].Close())
+	members(t, obs, path, 0)
+	_, left, err := obs.Get(context.Background(), path+"/ready")
+	require.NoError(t, err, "the abandoned round's ready node stays")
+
+	p := cl.NewProxy()
+	x := newDouble(t, newClient(t, p.Addrs()), path, 2)
+	p.StallRequestsFrom(zktest.OpDelete, zktest.OpSetData, zktest.OpMulti)
+	ex := async(func() error { return x.Enter(ctxT(t, 60*time.Second)) })
+	require.Eventually(t, p.Stalled, 30*time.Second, time.Millisecond, "x never wrote")
+	y := newDouble(t, newClient(t, cl.Addrs()), path, 2)
+	require.NoError(t, y.Enter(ctxT(t, 30*time.Second)))
+	_, next, err := obs.Get(context.Background(), path+"/ready")
+	require.NoError(t, err)
+	require.NotEqual(t, left.Czxid, next.Czxid, "y entered by the left ready node")
+	p.Release()
+	require.NoError(t, returned(t, ex, 30*time.Second, "x's Enter"))
+	_, now, err := obs.Get(context.Background(), path+"/ready")
+	require.NoError(t, err, "y's ready node is gone")
+	require.Equal(t, next.Czxid, now.Czxid, "y's ready node was replaced")
+
+	ly := async(func() error { return y.Leave(ctxT(t, 60*time.Second)) })
+	blocked(t, ly, "y's Leave with x still in")
+	require.NoError(t, x.Leave(ctxT(t, 30*time.Second)))
+	require.NoError(t, returned(t, ly, 30*time.Second, "y's Leave"))
+	waitNodes(t, obs, path, 0)
+}
