@@ -239,9 +239,12 @@ func (d *DoubleBarrier) enterOnce(ctx context.Context, name string, mine int64) 
 	case len(members(kids)) < d.qty:
 		return 0, kidsChanged, readyChanged, nil
 	}
-	_, err = d.client.Create(ctx, d.ready, d.data)
+	// Made with a bump of the directory's version: see epoch.
+	_, err = d.client.Multi(ctx,
+		&zk.CreateRequest{Path: d.ready, Data: d.data},
+		&zk.SetDataRequest{Path: d.path, Data: []byte{}, Version: -1})
 	if errors.Is(err, zk.ErrNodeExists) {
-		return 0, closedEvents, nil, nil // another's, or ours retried: join it
+		return 0, closedEvents, nil, nil // another's, or ours resent: join it
 	}
 	if err != nil {
 		return 0, nil, nil, err
@@ -260,31 +263,67 @@ func (d *DoubleBarrier) enterOnce(ctx context.Context, name string, mine int64) 
 // ready node checks: the round cannot end behind the back of a member
 // that joined it. It returns the round's czxid once joined. A round with
 // nobody left in it is over: its ready node was left behind (its last
-// member died, or every member gave up) and is deleted at the version
-// read, so that nobody enters by it. Then, and when the ready node
-// changed meanwhile, it returns 0: look again.
+// member died, or every member gave up) and is deleted, so that nobody
+// enters by it. Then, and when the ready node changed meanwhile, it
+// returns 0: look again.
 func (d *DoubleBarrier) join(ctx context.Context, kids []string, name string, rst *zk.Stat) (int64, error) {
 	live, err := d.live(ctx, kids, name, rst.Mzxid)
 	if err != nil {
 		return 0, err
 	}
-	if live {
-		_, err = d.client.Set(ctx, d.ready, d.data, rst.Version)
-		if err == nil {
-			return rst.Czxid, nil
-		}
-	} else {
-		// Sent at most once: a delete at a version, resent, could take the
-		// next round's ready node, whose version is 0 too.
-		err = d.client.Delete(ctx, d.ready, rst.Version, framework.DeleteAtMostOnce())
-		if errors.Is(err, framework.ErrOutcomeUnknown) {
-			err = nil // the next look tells
-		}
+	epoch, ok, err := d.epoch(ctx, rst)
+	if err != nil || !ok {
+		return 0, err
 	}
-	if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
-		err = nil
+	ops := []any{
+		// While our node stands, the directory cannot be reaped and made
+		// again: its version only grows.
+		&zk.CheckVersionRequest{Path: framework.Join(d.path, name), Version: -1},
+		&zk.CheckVersionRequest{Path: d.path, Version: epoch},
+	}
+	if live {
+		ops = append(ops, &zk.SetDataRequest{Path: d.ready, Data: d.data, Version: rst.Version})
+	} else {
+		ops = append(ops, &zk.DeleteRequest{Path: d.ready, Version: rst.Version})
+	}
+	// A resend of an applied multi fails whole: the ready node's version
+	// moved, or it is gone, or another stands, made with a bump of the
+	// directory's version.
+	_, err = d.client.Multi(ctx, ops...)
+	var me *framework.MultiOpError
+	switch {
+	case err == nil && live:
+		return rst.Czxid, nil
+	case err == nil, errors.As(err, &me) && me.Index > 0:
+		return 0, nil
+	case me != nil:
+		return 0, d.goneErr(name)
 	}
 	return 0, err
+}
+
+// epoch reads the directory's version, then checks that the ready node is
+// still the one rst says (same czxid, same version), and returns the
+// version, or false if the ready node changed.
+//
+// A write conditional on the ready node's version alone could hit a later
+// ready node: one deleted and made again since it was read has the same
+// version (every one starts at 0), and a member that read a ready node
+// left behind could otherwise delete the next round's, or join a round
+// that is over by bumping the next one's. Every ready node our members
+// make is made in one multi with a bump of the directory's version, so a
+// write conditional also on the directory's version, read before the
+// ready node, hits the ready node read or nothing.
+func (d *DoubleBarrier) epoch(ctx context.Context, rst *zk.Stat) (int32, bool, error) {
+	ok, dst, err := d.client.Exists(ctx, d.path)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	ok, now, err := d.client.Exists(ctx, d.ready)
+	if err != nil || !ok || now.Czxid != rst.Czxid || now.Version != rst.Version {
+		return 0, false, err
+	}
+	return dst.Version, true, nil
 }
 
 // live reports whether a member node other than ours was already there at
@@ -442,14 +481,25 @@ func (d *DoubleBarrier) leaveOnce(ctx context.Context, name string, round int64,
 	case len(ms) == 0:
 		// Every member node is gone but the ready node stands: the last
 		// member's session ended before it could end the round. Delete it
-		// at the version read: a member that joins meanwhile bumps it.
-		// Sent at most once: resent, it could take the next round's ready
-		// node, whose version is 0 too. A lost reply: the next look tells.
-		err := d.client.Delete(ctx, d.ready, rst.Version, framework.DeleteAtMostOnce())
+		// at the version read, and at the directory's version read before
+		// (see epoch): a member that joins meanwhile bumps the one, a new
+		// round's ready node the other. Safe to resend for the same
+		// reasons.
+		epoch, ok, err := d.epoch(ctx, rst)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		if !ok {
+			return false, closedEvents, nil, nil
+		}
+		_, err = d.client.Multi(ctx,
+			&zk.CheckVersionRequest{Path: d.path, Version: epoch},
+			&zk.DeleteRequest{Path: d.ready, Version: rst.Version})
+		var me *framework.MultiOpError
 		switch {
 		case err == nil:
 			return true, nil, nil, nil
-		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, framework.ErrOutcomeUnknown):
+		case errors.As(err, &me):
 			return false, closedEvents, nil, nil
 		}
 		return false, nil, nil, err
