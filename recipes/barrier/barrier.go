@@ -55,8 +55,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 	if client == nil {
 		return nil, fmt.Errorf("barrier: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
 	}
 	cfg, err := option.Build("barrier", []option.Name{option.ParticipantID}, opts)
 	if err != nil {

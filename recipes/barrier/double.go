@@ -63,8 +63,8 @@ func NewDouble(client *framework.Client, path string, memberQty int, opts ...Opt
 	if client == nil {
 		return nil, fmt.Errorf("double barrier: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("double barrier: %w", err)
 	}
 	if memberQty < 1 {
 		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", ErrInvalidOption, memberQty)
