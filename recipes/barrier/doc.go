@@ -129,6 +129,18 @@
 //
 // # Where it goes beyond Curator
 //
+// Set and Remove send their write at most once. Curator's (and the
+// client's own) retry resends a create or a delete whose reply was lost,
+// and the resend can redo it over another client's call made in between:
+// a removal resent takes the barrier another client has set again since,
+// a set resent sets the barrier another client has removed since, and each
+// reports success. Remove reads the barrier's czxid before it deletes:
+// after a lost reply, that barrier gone (whoever removed it) is success,
+// and the same one still there means the delete was not applied, so it is
+// sent again. Set, after a lost reply, succeeds if the barrier stands
+// (whoever set it); if it does not, Set cannot tell its own set, removed
+// since, from a set never applied, and says so with ErrOutcomeUnknown.
+//
 // A member's node belongs to its session. A member whose session is lost
 // while it waits or while it is entered is not a member any more; Enter
 // and Leave then fail with ErrSessionLost (ErrNodeDeleted when someone

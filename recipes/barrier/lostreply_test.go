@@ -102,6 +102,7 @@ func TestSetWhoseReplyIsLostNeverSetsTheBarrierRemovedSince(t *testing.T) {
 	require.NoError(t, other.Remove(ctxT(t, 10*time.Second)))
 	p.Heal()
 	err = returned(t, got, 30*time.Second, "Set")
+	assert.ErrorIs(t, err, barrier.ErrOutcomeUnknown)
 	assert.ErrorIs(t, err, framework.ErrOutcomeUnknown)
 	_, ok := czxid(t, obs, path)
 	assert.False(t, ok, "Set set the barrier again after another client removed it")
