@@ -79,8 +79,12 @@ func (b *Barrier) Path() string { return b.path }
 // client removed it. When its reply is lost, one read decides: the
 // barrier standing is success (whoever set it); absent, Set cannot tell
 // its own set, removed since, from a set never applied, and fails with an
-// error wrapping ErrOutcomeUnknown.
+// error wrapping ErrOutcomeUnknown. A nil ctx is an error wrapping
+// framework.ErrInvalidArgument, and nothing is sent.
 func (b *Barrier) Set(ctx context.Context) error {
+	if ctx == nil {
+		return b.nilContext()
+	}
 	if b.closed() {
 		return ErrClosed
 	}
@@ -107,8 +111,12 @@ func (b *Barrier) Set(ctx context.Context) error {
 // barrier another client set after the first delete. When its reply is
 // lost, one read decides: the barrier it saw (its czxid) gone is success,
 // whoever removed it; still there, the delete was not applied, and is sent
-// again.
+// again. A nil ctx is an error wrapping framework.ErrInvalidArgument, and
+// nothing is sent.
 func (b *Barrier) Remove(ctx context.Context) error {
+	if ctx == nil {
+		return b.nilContext()
+	}
 	if b.closed() {
 		return ErrClosed
 	}
@@ -138,6 +146,10 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	}
 }
 
+func (b *Barrier) nilContext() error {
+	return fmt.Errorf("barrier %s: %w: nil context", b.path, framework.ErrInvalidArgument)
+}
+
 // look reads the barrier node after a write whose reply was lost. It syncs
 // first: the write went out on a link that is gone, and the server the
 // client is on now may not have applied it yet.
@@ -158,8 +170,13 @@ func (b *Barrier) fail(ctx context.Context, op string, err error) error {
 // not), ctx ends (its deadline is the timeout; ctx's error is returned), or
 // the Barrier or its client is closed (ErrClosed). Every wake-up, whatever
 // woke it, checks the node again: only its absence, as the server answers,
-// ends the wait. Connection trouble is waited out until ctx ends.
+// ends the wait. Connection trouble is waited out until ctx ends. A nil
+// ctx is an error wrapping framework.ErrInvalidArgument, and nothing is
+// sent.
 func (b *Barrier) Wait(ctx context.Context) error {
+	if ctx == nil {
+		return b.nilContext()
+	}
 	if b.closed() {
 		return ErrClosed
 	}

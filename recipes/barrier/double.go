@@ -101,9 +101,14 @@ func (d *DoubleBarrier) Node() string {
 // makes it). It fails with ctx's error when ctx ends first, ErrClosed when
 // the DoubleBarrier or its client is closed, ErrSessionLost when the
 // session that made the node is lost meanwhile (ErrNodeDeleted when
-// someone else deleted the node), ErrAlreadyEntered when entered already.
-// Whenever it fails, the node is deleted (in the background if need be).
+// someone else deleted the node), ErrAlreadyEntered when entered already,
+// an error wrapping framework.ErrInvalidArgument for a nil ctx (nothing is
+// sent). Whenever it fails, the node is deleted (in the background if need
+// be).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	if ctx == nil {
+		return d.nilContext()
+	}
 	d.mu.Lock()
 	switch {
 	case d.closed:
@@ -131,6 +136,10 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	d.state, d.round = entered, round
 	return nil
+}
+
+func (d *DoubleBarrier) nilContext() error {
+	return fmt.Errorf("double barrier %s: %w: nil context", d.path, framework.ErrInvalidArgument)
 }
 
 // enter runs Enter and returns the czxid of the round's ready node.
@@ -354,8 +363,13 @@ func (d *DoubleBarrier) live(ctx context.Context, kids []string, name string, mz
 // node is gone: it had stopped being a member, whatever it did
 // meanwhile), ErrNodeDeleted when someone else deleted the node, ctx's
 // error when ctx ends first, ErrClosed on Close. After any of these the
-// member is not entered any more and its node is deleted.
+// member is not entered any more and its node is deleted. A nil ctx is an
+// error wrapping framework.ErrInvalidArgument: nothing is sent, and the
+// member stays entered.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	if ctx == nil {
+		return d.nilContext()
+	}
 	d.mu.Lock()
 	switch {
 	case d.closed:
