@@ -98,7 +98,10 @@ func (d *DoubleBarrier) Node() string {
 
 // Enter makes this member's node and blocks until memberQty members have
 // arrived (path/ready exists, or this member counts memberQty nodes and
-// makes it). It fails with ctx's error when ctx ends first, ErrClosed when
+// makes it). A member that arrives while a round is on joins it at once,
+// as in Curator; one that finds the ready node of a round nobody is in
+// any more deletes it and waits for a new round (see the package doc). It
+// fails with ctx's error when ctx ends first, ErrClosed when
 // the DoubleBarrier or its client is closed, ErrSessionLost when the
 // session that made the node is lost meanwhile (ErrNodeDeleted when
 // someone else deleted the node), ErrAlreadyEntered when entered already,
