@@ -41,8 +41,9 @@ var (
 	// operation and the path; the message gives the sizes.
 	ErrTooLarge = fmt.Errorf("%w: request over the server's size limit", ErrInvalidArgument)
 	// ErrOutcomeUnknown is wrapped by the error of a write sent at most
-	// once (hold.Hold.Fenced; any write over DefaultMaxRequestSize, see
-	// WithMaxRequestSize) whose reply was lost: the connection dropped,
+	// once (CreateAtMostOnce, DeleteAtMostOnce, hold.Hold.Fenced; any
+	// write over DefaultMaxRequestSize, see WithMaxRequestSize) whose
+	// reply was lost: the connection dropped,
 	// the client closed or the caller's context ended while it was on its
 	// way. The write may or may not have been applied (a multi: all of it
 	// or none); read the state to find out before writing again.
@@ -89,6 +90,23 @@ func opErr(op, path string, err error) error {
 // ValidatePath reports why path is not a usable path for a node, or nil:
 // what every recipe checks before it sends anything.
 func ValidatePath(path string) error { return validatePath(path, false) }
+
+// ValidateRecipePath is ValidatePath for the path a recipe is built on,
+// which must also not be the root: a recipe's nodes go under its path (the
+// root's children include /zookeeper, which would count as a member or a
+// contender), and a value or a barrier node at the root cannot be made or
+// deleted. Every recipe's constructor checks its paths with it, so that a
+// recipe written with this package refuses the same paths ours do. The
+// error wraps ErrInvalidPath.
+func ValidateRecipePath(path string) error {
+	if err := validatePath(path, false); err != nil {
+		return err
+	}
+	if path == "/" {
+		return fmt.Errorf("%w %q: the root cannot be a recipe's path", ErrInvalidPath, path)
+	}
+	return nil
+}
 
 // validatePath is ValidatePath where a sequential create may end in "/"
 // (the server appends the sequence number).

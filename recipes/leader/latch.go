@@ -52,8 +52,8 @@ func NewLatch(client *framework.Client, path string, opts ...Option) (*Latch, er
 	if client == nil {
 		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
 	}
 	cfg, err := option.Build("leader latch", []option.Name{option.ParticipantID}, opts)
 	if err != nil {

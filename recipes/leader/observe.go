@@ -96,8 +96,8 @@ func Observe(ctx context.Context, client *framework.Client, path string, opts ..
 	if client == nil {
 		return nil, fmt.Errorf("leader: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
 	}
 	if err := errs.NilContext(ctx, "leader: observe "+path); err != nil {
 		return nil, err

@@ -54,8 +54,8 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Option)
 	if fn == nil {
 		return nil, ErrNilFunc
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
 	}
 	cfg, err := option.Build("leader selector", []option.Name{option.ParticipantID, option.AutoRequeue, option.ErrorHandler}, opts)
 	if err != nil {

@@ -58,8 +58,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if client == nil {
 		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("mutex: %w", err)
 	}
 	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {

@@ -42,6 +42,9 @@ func NewSemaphoreMutex(client *framework.Client, path string, opts ...Option) (*
 	if client == nil {
 		return nil, fmt.Errorf("mutex: %w", ErrNilClient)
 	}
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("mutex: %w", err)
+	}
 	cfg, err := option.Build("mutex", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {
 		return nil, err

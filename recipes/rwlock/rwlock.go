@@ -117,8 +117,8 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if client == nil {
 		return nil, fmt.Errorf("rwlock: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("rwlock: %w", err)
 	}
 	cfg, err := option.Build("rwlock", []option.Name{option.ParticipantID, option.Revocable, option.LeaseTime}, opts)
 	if err != nil {

@@ -114,8 +114,8 @@ func NewShared(client *framework.Client, path, countPath string, opts ...Option)
 	if client == nil {
 		return nil, fmt.Errorf("semaphore: %w", ErrNilClient)
 	}
-	if err := framework.ValidatePath(countPath); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(countPath); err != nil {
+		return nil, fmt.Errorf("semaphore: count path: %w", err)
 	}
 	s, err := newSemaphore(client, path, opts)
 	if err != nil {
@@ -128,8 +128,8 @@ func NewShared(client *framework.Client, path, countPath string, opts ...Option)
 }
 
 func newSemaphore(client *framework.Client, path string, opts []Option) (*Semaphore, error) {
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("semaphore: %w", err)
 	}
 	cfg, err := option.Build("semaphore", []option.Name{option.ParticipantID, option.LeaseTime}, opts)
 	if err != nil {
