@@ -79,6 +79,7 @@ type createOptions struct {
 	protectID  string
 	// sent is the path a protected create sends (measureCreate).
 	sent string
+	once bool
 }
 
 // WithMode sets the kind of node (default Persistent).
@@ -108,6 +109,20 @@ func WithParentContainers() CreateOption {
 // background. An ephemeral node found under another session (one that has
 // expired) is deleted and created again.
 func Protected() CreateOption { return createOption(func(o *createOptions) { o.protected = true }) }
+
+// CreateAtMostOnce sends the create at most once: after a reply that may
+// have been lost (the link dropped while it was on its way, the client
+// closed, or ctx ended after it was handed to the connection) it is not
+// sent again, and the error wraps zkrecipes.ErrOutcomeUnknown: the node may or may
+// not have been made. Read to find out before writing again. Without it, a
+// create resent after a lost reply fails with zk.ErrNodeExists though it
+// was applied (or makes a second node, when sequential), and so cannot
+// tell its own node from one another client made in between: a recipe
+// whose answer depends on which it was needs this. Missing parents
+// (WithParents) are made as usual, retried: only the node's own create is
+// sent at most once. It cannot be combined with Protected, which finds
+// its own node by name instead.
+func CreateAtMostOnce() CreateOption { return createOption(func(o *createOptions) { o.once = true }) }
 
 // withProtectedID is Protected with a chosen UUID (dashed, 36 characters),
 // for the enqueue, which must know it before the create. It is not
@@ -144,11 +159,16 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		return "", err
 	}
 	var out string
-	if !o.protected {
+	switch {
+	case o.once:
+		out, err = sendOnce(c, ctx, "create", path, func(z *zk.Conn) (string, error) {
+			return c.createOnce(ctx, z, path, data, &o)
+		})
+	case !o.protected:
 		out, err = doSized(c, ctx, "create", path, size, func(z *zk.Conn) (string, error) {
 			return c.createOnce(ctx, z, path, data, &o)
 		})
-	} else {
+	default:
 		out, err = c.createProtected(ctx, path, data, &o, size)
 	}
 	return out, err
@@ -172,6 +192,8 @@ func (o *createOptions) validate() error {
 		return fmt.Errorf("%w: TTL mode needs a positive TTL, got %v", zkrecipes.ErrInvalidArgument, o.ttl)
 	case !o.mode.ttl() && o.ttl != 0:
 		return fmt.Errorf("%w: TTL given for mode %d", zkrecipes.ErrInvalidArgument, o.mode)
+	case o.once && o.protected:
+		return fmt.Errorf("%w: CreateAtMostOnce with Protected: a protected create finds its own node after a lost reply", zkrecipes.ErrInvalidArgument)
 	case o.protectID != "":
 		if u, err := uuid.Parse(o.protectID); err != nil || u.String() != o.protectID {
 			return fmt.Errorf("%w: protected id %q is not a dashed lowercase UUID", zkrecipes.ErrInvalidArgument, o.protectID)
@@ -200,7 +222,10 @@ func (c *Client) createOnce(ctx context.Context, z *zk.Conn, path string, data [
 		// the create; go round again rather than fail.
 		if errors.Is(err, zk.ErrNoNode) && o.parents && tries < 3 {
 			if perr := c.mkdirs(ctx, z, Parent(path), o.containers); perr != nil {
-				return "", perr
+				// The create itself was answered (no parent): only the
+				// parents' failed, and a create sent at most once may go
+				// again.
+				return "", unsent{perr}
 			}
 			continue
 		}

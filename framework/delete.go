@@ -27,6 +27,7 @@ func (f deleteOption) applyDelete(o *deleteOptions) { f(o) }
 type deleteOptions struct {
 	guaranteed bool
 	children   bool
+	once       bool
 }
 
 // Guaranteed makes a delete that fails for connection reasons (or because
@@ -37,6 +38,18 @@ func Guaranteed() DeleteOption { return deleteOption(func(o *deleteOptions) { o.
 // WithChildren deletes the node's children first, recursively, as Curator's
 // deletingChildrenIfNeeded.
 func WithChildren() DeleteOption { return deleteOption(func(o *deleteOptions) { o.children = true }) }
+
+// DeleteAtMostOnce sends the delete at most once: after a reply that may
+// have been lost (the link dropped while it was on its way, the client
+// closed, or ctx ended after it was handed to the connection) it is not
+// sent again, and the error wraps zkrecipes.ErrOutcomeUnknown: the node may or may
+// not have been deleted. Read to find out before deleting again (a node's
+// czxid tells one incarnation from the next). Without it, a delete resent
+// after a lost reply fails with zk.ErrNoNode though it was applied, or,
+// if another client made the node again in between, deletes that one too:
+// a version does not tell incarnations apart (each starts at 0). It cannot
+// be combined with Guaranteed (which resends) or WithChildren.
+func DeleteAtMostOnce() DeleteOption { return deleteOption(func(o *deleteOptions) { o.once = true }) }
 
 // Delete removes the node at path if its version is version (-1: any).
 func (c *Client) Delete(ctx context.Context, path string, version int32, opts ...DeleteOption) error {
@@ -51,6 +64,15 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	}
 	if path == "/" {
 		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", zkrecipes.ErrInvalidArgument))
+	}
+	if o.once {
+		if o.guaranteed || o.children {
+			return opErr("delete", path, fmt.Errorf("%w: DeleteAtMostOnce with Guaranteed or WithChildren, which send again", zkrecipes.ErrInvalidArgument))
+		}
+		_, err := sendOnce(c, ctx, "delete", path, func(z *zk.Conn) (struct{}, error) {
+			return struct{}{}, c.deleteOnce(z, path, version, false)
+		})
+		return err
 	}
 	err := c.do(ctx, "delete", path, func(z *zk.Conn) error {
 		return c.deleteOnce(z, path, version, o.children)

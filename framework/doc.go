@@ -9,7 +9,13 @@
 //   - protected create in Curator's exact node-name format, so a create whose
 //     reply was lost finds its node, and a failed one leaves nothing behind;
 //   - guaranteed delete: a delete that fails for connection reasons goes on in
-//     the background until the node is gone.
+//     the background until the node is gone;
+//   - writes sent at most once (CreateAtMostOnce, DeleteAtMostOnce): a lost
+//     reply is zkrecipes.ErrOutcomeUnknown, never a resend that could redo the write
+//     or undo another client's in between.
+//
+// ValidateRecipePath is the check every recipe's constructor makes of its
+// paths: ValidatePath, and not the root.
 //
 // Every path is checked before anything is sent, and so is the context: a
 // nil one is refused with an error wrapping zkrecipes.ErrInvalidArgument, as by

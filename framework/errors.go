@@ -79,6 +79,23 @@ func opErr(op, path string, err error) error {
 // what every recipe checks before it sends anything.
 func ValidatePath(path string) error { return validatePath(path, false) }
 
+// ValidateRecipePath is ValidatePath for the path a recipe is built on,
+// which must also not be the root: a recipe's nodes go under its path (the
+// root's children include /zookeeper, which would count as a member or a
+// contender), and a value or a barrier node at the root cannot be made or
+// deleted. Every recipe's constructor checks its paths with it, so that a
+// recipe written with this package refuses the same paths ours do. The
+// error wraps zkrecipes.ErrInvalidPath.
+func ValidateRecipePath(path string) error {
+	if err := validatePath(path, false); err != nil {
+		return err
+	}
+	if path == "/" {
+		return fmt.Errorf("%w %q: the root cannot be a recipe's path", zkrecipes.ErrInvalidPath, path)
+	}
+	return nil
+}
+
 // validatePath is ValidatePath where a sequential create may end in "/"
 // (the server appends the sequence number).
 func validatePath(path string, sequential bool) error {

@@ -398,8 +398,8 @@ func (c *Client) multiResult(res []zk.MultiResponse, paths []string, err error) 
 // that a second application would corrupt: a sequential create, a set at
 // version -1, a count-down (hold.Hold.Fenced sends through it).
 func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if c.closed.Load() {
-		return nil, opErr("multi", "", zkrecipes.ErrClosed)
+	if err := c.checkMultiCall(ctx); err != nil {
+		return nil, err
 	}
 	fixed, paths, size, err := c.prepareMulti(ops)
 	if err != nil {
@@ -426,19 +426,81 @@ func (c *Client) MultiOnce(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 		return err
 	}, retry.WithRetryable(func(err error) bool { return errors.Is(err, zk.ErrNoServer) }))
 	switch {
-	case err == nil, len(res) > 0:
+	case len(res) > 0:
 		// Answered: applied, or an op failed and nothing was.
-	case errors.Is(err, zk.ErrNoServer):
-		// Never sent, even if ctx ended while waiting to resend.
-	case size > DefaultMaxRequestSize && replyLost(err):
+	case size > DefaultMaxRequestSize && replyLost(err) && !errors.Is(err, zk.ErrNoServer):
 		// The server may have closed the link on it for its size.
 		err = unanswered(size, c.closedErr(err))
+	default:
+		err = c.onceErr(err)
+	}
+	return c.multiResult(res, paths, err)
+}
+
+// sendOnce runs op, which sends one write, so that the write is never sent
+// again once it may have reached the server: what CreateAtMostOnce and
+// DeleteAtMostOnce ask for. An error that leaves its outcome unknown wraps
+// zkrecipes.ErrOutcomeUnknown (see onceErr). op may fail with unsent when the write
+// itself was answered and something around it failed: op is then run
+// again, as for any retryable error.
+func sendOnce[T any](c *Client, ctx context.Context, name, path string, op func(z *zk.Conn) (T, error)) (T, error) {
+	var out T
+	if c.closed.Load() {
+		return out, opErr(name, path, zkrecipes.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return out, opErr(name, path, err) // nothing sent
+	}
+	mop, measured := metrics.OpNamed(name)
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		start := time.Now()
+		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
+		if measured {
+			c.metrics.Request(ctx, mop, time.Since(start), err)
+		}
+		if err == nil {
+			out = v
+		}
+		return err
+	}, retry.WithRetryable(func(err error) bool {
+		var u unsent
+		return errors.Is(err, zk.ErrNoServer) || errors.As(err, &u) && retry.Retryable(u.err)
+	}))
+	return out, opErr(name, path, c.onceErr(err))
+}
+
+// unsent is the error of an attempt at a write sent at most once in which
+// the write itself was answered without being applied, and what failed
+// came around it (making a create's missing parents): sending it again
+// is safe.
+type unsent struct{ err error }
+
+func (e unsent) Error() string { return e.err.Error() }
+func (e unsent) Unwrap() error { return e.err }
+
+// onceErr is the error of a write sent at most once that got no answer
+// (err nil: it was answered, and applied): the outcome is unknown, and the
+// error wraps zkrecipes.ErrOutcomeUnknown, unless the write provably never left.
+func (c *Client) onceErr(err error) error {
+	var u unsent
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &u):
+		// Answered: the last attempt's write was not applied, and ctx or
+		// the client ended before it was sent again.
+		return c.closedErr(err)
+	case errors.Is(err, zk.ErrNoServer):
+		// Never sent: go-zookeeper fails a request still queued when a
+		// round of servers all failed to connect, even if ctx ended while
+		// waiting to resend.
+		return err
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrClosing),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, zkrecipes.ErrClosed):
 		// Handed to the connection and not answered: go-zookeeper fails
 		// requests it had sent when the link drops, and sends the ones it
 		// had queued once it is back.
-		err = fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, c.closedErr(err))
+		return fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, c.closedErr(err))
 	}
-	return c.multiResult(res, paths, err)
+	return err // the server's answer
 }

@@ -1,10 +1,7 @@
 package framework
 
 import (
-	"fmt"
 	"strings"
-
-	"github.com/zkrecipes/zkrecipes"
 )
 
 // Parent returns the parent of path ("/" for a top-level node and for "/").
@@ -95,18 +92,4 @@ func (ns namespace) unfix(path string) string {
 		return "/" + rest
 	}
 	return path
-}
-
-// ValidateRecipePath is ValidatePath for the path of a recipe, which may
-// not be the root either: a recipe's nodes and ZooKeeper's own /zookeeper
-// would share a directory. Every recipe's constructor checks its path with
-// it.
-func ValidateRecipePath(path string) error {
-	if err := ValidatePath(path); err != nil {
-		return err
-	}
-	if path == "/" {
-		return fmt.Errorf("%w %q: the root cannot be a recipe's path", zkrecipes.ErrInvalidPath, path)
-	}
-	return nil
 }

@@ -17,16 +17,19 @@ import (
 )
 
 // Barrier is the run of recipes/barrier: the contenders meet in rounds, one
-// every barrierSlot of wall-clock time (every process shares the clock), at
-// path/<round>. Each round has two phases:
+// every barrierSlot of wall-clock time (every process shares the clock).
+// Each round has two phases:
 //
 //   - the gate, a Barrier at path/<round>/gate: every contender sets it,
 //     then two in five remove it after a short while and the others Wait
 //     on it (in about one round in thirteen nobody removes it, and the
 //     Waits time out);
-//   - the double barrier of barrierMembers members at path/<round>/d: every
-//     contender Enters (a deadline inside the round), does some work,
-//     and Leaves.
+//   - the double barrier of barrierMembers members at path/d, the same
+//     path every round, as a batch job's phases reuse theirs: every
+//     contender Enters (a deadline inside the round), does some work, and
+//     Leaves. Whatever a round leaves behind (the ready node of a round
+//     whose members all gave up, a member node whose delete is on its way)
+//     is there for the next round to cope with.
 //
 // A contender killed and replaced joins at the next round. Enter reports
 // as an ask (KindAcquireCall, KindAcquireOK with the member node's czxid as
@@ -72,7 +75,7 @@ func (c *contender) barrierLoop(ctx context.Context) error {
 		if err := c.gateRound(ctx, base+"/gate", round, start); err != nil {
 			return err
 		}
-		if err := c.doubleRound(ctx, base+"/d", round, start); err != nil {
+		if err := c.doubleRound(ctx, c.spec.Path+"/d", round, start); err != nil {
 			return err
 		}
 	}

@@ -10,14 +10,20 @@ import (
 
 // Proxy is a TCP proxy in front of every server of a cluster: one listener per
 // server. Clients that connect through it can be cut off, blackholed (both
-// ways, or one way: DropReplies, DropRequests) or slowed down together. Its methods are safe for concurrent use.
+// ways, or one way: DropReplies, DropRequests, or one way from a chosen
+// request on: DropRepliesFrom, DropRequestsFrom), held up from a chosen
+// request on (StallRequestsFrom) or slowed down together.
+// Its methods are safe for concurrent use.
 type Proxy struct {
-	cluster *Cluster
-	fwds    []*forwarder
-	mode    atomic.Int32 // a proxyMode
-	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
-	delayUp atomic.Int64 // nanoseconds added before each chunk the server sends
-	lagUp   atomic.Int64 // nanoseconds every byte the server sends is held
+	cluster  *Cluster
+	fwds     []*forwarder
+	mode     atomic.Int32               // a proxyMode
+	delay    atomic.Int64               // nanoseconds added before each forwarded chunk
+	delayUp  atomic.Int64               // nanoseconds added before each chunk the server sends
+	lagUp    atomic.Int64               // nanoseconds every byte the server sends is held
+	armed    atomic.Pointer[armedFault] // a one-off fault waiting for a request (proxyop.go)
+	requests atomic.Int64               // requests sent through, pings aside (proxyop.go)
+	stall    chan struct{}              // under mu: closed by Release (proxyop.go)
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -46,6 +52,7 @@ type link struct {
 	// direction's stream now has a hole: nothing more may pass on it (the
 	// peer would parse garbage), and Heal closes the link.
 	lostUp, lostDown atomic.Bool
+	frames           requestFrames // what the client sends, request by request
 
 	closeOnce sync.Once
 	dead      chan struct{} // closed by close
@@ -167,6 +174,8 @@ func (p *Proxy) LagReplies(d time.Duration) { p.lagUp.Store(int64(d)) }
 // lost bytes are closed (a stream with a hole in it cannot be resumed; the
 // client reconnects).
 func (p *Proxy) Heal() {
+	p.armed.Store(nil)
+	p.Release()
 	p.delay.Store(0)
 	p.delayUp.Store(0)
 	p.lagUp.Store(0)
@@ -265,7 +274,32 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
+		chunk := buf[:n]
 		if n > 0 {
+			if !fromServer && !lost.Load() {
+				send, hold := p.strike(l, chunk)
+				switch {
+				case hold != nil:
+					// Requests are held from inside this chunk on: what
+					// came before the aimed-at request goes now.
+					if _, werr := dst.Write(chunk[:send]); werr != nil {
+						return
+					}
+					select {
+					case <-hold:
+					case <-l.dead:
+						return
+					}
+					chunk = chunk[send:]
+				case send < n:
+					// Requests are dropped from inside this chunk on: what
+					// came before the aimed-at request still goes.
+					if _, werr := dst.Write(chunk[:send]); werr != nil || err != nil {
+						return
+					}
+					continue
+				}
+			}
 			mode := proxyMode(p.mode.Load())
 			if mode == modeBlackhole || (mode == modeDropReply && fromServer) || (mode == modeDropRequest && !fromServer) {
 				lost.Store(true)
@@ -293,11 +327,11 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 					go func() { defer p.wg.Done(); releaseHeld(l, held, dst) }()
 				}
 				select {
-				case held <- heldChunk{b: append([]byte(nil), buf[:n]...), at: time.Now().Add(lag)}:
+				case held <- heldChunk{b: append([]byte(nil), chunk...), at: time.Now().Add(lag)}:
 				case <-l.dead:
 					return
 				}
-			} else if _, werr := dst.Write(buf[:n]); werr != nil {
+			} else if _, werr := dst.Write(chunk); werr != nil {
 				return
 			}
 		}

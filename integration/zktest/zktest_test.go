@@ -253,3 +253,90 @@ func TestNoJVMSurvivesCleanup(t *testing.T) {
 	})
 	assert.Empty(t, zktest.OwnJVMs(), "java processes left behind")
 }
+
+// DropRepliesFrom lets the reads before the aimed-at write through, and
+// loses the write's reply only: the server applies it.
+func TestDropRepliesFromLosesOnlyTheAimedAtRequestsReply(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 3*time.Second)
+	observer, _ := connect(t, cl.DirectAddrs(), 3*time.Second)
+	_, err := c.Create("/doomed", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	p.DropRepliesFrom(zktest.OpDelete)
+	ok, _, err := c.Exists("/doomed")
+	require.NoError(t, err, "a read before the delete is answered")
+	require.True(t, ok)
+	assert.ErrorIs(t, c.Delete("/doomed", -1), zk.ErrConnectionClosed, "the client never hears back")
+	ok, _, err = observer.Exists("/doomed")
+	require.NoError(t, err)
+	assert.False(t, ok, "the server applied the delete")
+	p.Heal()
+}
+
+// DropRequestsFrom lets the requests before the aimed-at one through, and
+// the server never sees it.
+func TestDropRequestsFromNeverDeliversTheAimedAtRequest(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 3*time.Second)
+	observer, _ := connect(t, cl.DirectAddrs(), 3*time.Second)
+
+	p.DropRequestsFrom(zktest.OpCreate)
+	ok, _, err := c.Exists("/never")
+	require.NoError(t, err, "a read before the create is answered")
+	require.False(t, ok)
+	_, err = c.Create("/never", nil, 0, zk.WorldACL(zk.PermAll))
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	p.Heal()
+	ok, _, err = observer.Exists("/never")
+	require.NoError(t, err)
+	assert.False(t, ok, "the server never saw the create")
+	ok, _, err = c.Exists("/never")
+	require.NoError(t, err, "the client is back after Heal")
+	assert.False(t, ok)
+}
+
+// Requests counts what clients send, not their pings.
+func TestRequestsCountsRequestsButNotPings(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 1500*time.Millisecond) // a ping every half second or so
+	before := p.Requests()
+	// Absence over a window in which several pings go by.
+	assert.Never(t, func() bool { return p.Requests() != before }, 2*time.Second, 20*time.Millisecond, "pings are not requests")
+	for range 3 {
+		_, _, err := c.Exists("/")
+		require.NoError(t, err)
+	}
+	assert.Equal(t, before+3, p.Requests())
+}
+
+// StallRequestsFrom holds the aimed-at request until Release, while the
+// requests before it are answered; then it goes through, in order.
+func TestStallRequestsFromHoldsTheAimedAtRequestUntilRelease(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 10*time.Second)
+	observer, _ := connect(t, cl.DirectAddrs(), 3*time.Second)
+
+	p.StallRequestsFrom(zktest.OpCreate)
+	ok, _, err := c.Exists("/held")
+	require.NoError(t, err, "a read before the create is answered")
+	require.False(t, ok)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Create("/held", nil, 0, zk.WorldACL(zk.PermAll))
+		done <- err
+	}()
+	require.Eventually(t, p.Stalled, 10*time.Second, 5*time.Millisecond)
+	_, err = observer.Create("/other", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "others go on")
+	ok, _, err = observer.Exists("/held")
+	require.NoError(t, err)
+	assert.False(t, ok, "the held create reached the server")
+	p.Release()
+	require.NoError(t, <-done)
+	assert.False(t, p.Stalled())
+}

@@ -161,7 +161,7 @@ func WithRetryPolicy(p retry.Policy) Func {
 func WithPromotedToLock(path string, timeout time.Duration, p retry.Policy) Func {
 	return func(c *Config) error {
 		mark(c, PromotedToLock)
-		if err := framework.ValidatePath(path); err != nil {
+		if err := framework.ValidateRecipePath(path); err != nil {
 			return fmt.Errorf("%w: promoted lock path: %w", zkrecipes.ErrInvalidArgument, err)
 		}
 		if timeout <= 0 {

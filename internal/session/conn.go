@@ -107,8 +107,9 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
 	}
 	c.zk, c.zkEvents = zc, events
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.run()
+	go c.prover()
 
 	select {
 	case <-c.connected:
@@ -220,6 +221,42 @@ func (c *Conn) onEvent(ev zk.Event) {
 	select {
 	case c.inboxSignal <- struct{}{}:
 	default:
+	}
+}
+
+// prover sends a sync whenever nothing has proved for a third of the
+// receive timeout that the quorum hears the session (see sniffConn): a
+// client connected to a follower that a partition cuts off from the
+// quorum then learns it (its link is judged dead at the receive timeout,
+// two thirds of the session timeout, and it looks for another server)
+// before the leader can expire its session, however long the follower
+// takes to notice. A sync is answered by the leader through the follower,
+// and costs one small request per third of a receive timeout of idleness.
+func (c *Conn) prover() {
+	defer c.wg.Done()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		wait := 100 * time.Millisecond // until the first handshake
+		if l := c.link.Load(); l != nil {
+			if rt := time.Duration(l.recvTimeout.Load()); rt > 0 {
+				wait = rt/3 - l.proofAge()
+				if wait <= 0 {
+					// Its reply proves (the sniffer sees it); an error
+					// means the link or the session is in trouble, which
+					// the state machine reports. Once a third has passed,
+					// look again.
+					_, _ = c.zk.Sync("/")
+					wait = rt / 3
+				}
+			}
+		}
+		t.Reset(wait)
+		select {
+		case <-t.C:
+		case <-c.quit:
+			return
+		}
 	}
 }
 

@@ -99,7 +99,7 @@ func TestReadAheadHandsOutFramesInOrderFromOneSocketRead(t *testing.T) {
 	c := reply(8, 12, 0, stringBody("/q/c"))
 	sock := &scriptedConn{chunks: [][]byte{append(append(append([]byte{}, a...), b...), c...)}}
 	s := &sniffConn{Conn: sock, onHandshake: func(handshake) {}, wrote: true, handshaken: true}
-	s.sent = map[int32]sendTimes{7: {first: 100}, 8: {first: 200}}
+	s.sent = map[int32]sendTimes{7: {first: sent{at: 100, quorum: true}}, 8: {first: sent{at: 200, quorum: true}}}
 
 	got := readFrames(t, s, 3)
 	assert.Equal(t, [][]byte{a, b, c}, got)
@@ -119,7 +119,7 @@ func TestReadAheadSplitAndLongFrames(t *testing.T) {
 	stream := append(append([]byte{}, short...), long...)
 	sock := &scriptedConn{chunks: [][]byte{stream[:3], stream[3:20], stream[20:]}}
 	s := &sniffConn{Conn: sock, onHandshake: func(handshake) {}, wrote: true, handshaken: true}
-	s.sent = map[int32]sendTimes{9: {first: 300}, 10: {first: 250}}
+	s.sent = map[int32]sendTimes{9: {first: sent{at: 300, quorum: true}}, 10: {first: sent{at: 250, quorum: true}}}
 
 	got := readFrames(t, s, 2)
 	assert.Equal(t, [][]byte{short, long}, got)

@@ -12,7 +12,7 @@ import (
 // xid -2.
 func TestReview3SendTimesAnsweredInOrderPerXid(t *testing.T) {
 	c := &sniffConn{}
-	model := map[int32][]int64{}
+	model := map[int32][]sent{}
 	frame := func(xid int32) []byte {
 		b := make([]byte, 8)
 		binary.BigEndian.PutUint32(b[4:], uint32(xid))
@@ -42,7 +42,7 @@ func TestReview3SendTimesAnsweredInOrderPerXid(t *testing.T) {
 			continue
 		}
 		if !ok || at != want[0] {
-			t.Fatalf("step %d: xid %d: got %d %v, want %d", i, xid, at, ok, want[0])
+			t.Fatalf("step %d: xid %d: got %v %v, want %v", i, xid, at, ok, want[0])
 		}
 		model[xid] = want[1:]
 	}

@@ -26,14 +26,36 @@ type handshake struct {
 // xid -2, auth -4, set-watches -8).
 const xidWatchEvent = -1
 
-// ZooKeeper opcodes of the requests that can be traced.
+// ZooKeeper opcodes: those of the requests that can be traced, and the
+// others that only the leader answers.
 const (
 	opCreate          = 1
 	opDelete          = 2
+	opSetData         = 5
+	opSetACL          = 7
+	opSync            = 9
+	opMulti           = 14
 	opCreate2         = 15
+	opReconfig        = 16
 	opCreateContainer = 19
 	opCreateTTL       = 21
 )
+
+// throughLeader reports whether a request of op is answered only once the
+// leader has taken it (a write, a sync), and so proves that the quorum,
+// not only the server the client talks to, hears the session. A read or a
+// ping is answered by that server alone, and a follower cut off from the
+// quorum goes on answering them until it notices, syncLimit ticks later,
+// which may be past the session timeout (ZooKeeper's sample configuration:
+// 10s, the library's default timeout): the leader expires the session
+// meanwhile and grants its locks to others.
+func throughLeader(op int32) bool {
+	switch op {
+	case opCreate, opDelete, opSetData, opSetACL, opSync, opMulti, opCreate2, opReconfig, opCreateContainer, opCreateTTL:
+		return true
+	}
+	return false
+}
 
 func isCreate(op int32) bool {
 	return op == opCreate || op == opCreate2 || op == opCreateContainer || op == opCreateTTL
@@ -67,9 +89,15 @@ type sniffConn struct {
 	// was sent, not when the answer arrived: a server that stalls before
 	// answering (or a slow return path) has restarted the session's clock
 	// at the request, so the proof is the request's send time.
+	//
+	// And only a request the leader answers proves that the quorum hears
+	// us (see throughLeader): the connection's own syncs (Conn.prover)
+	// give one when nothing else does. On a read-only server, where no
+	// quorum exists to hear anyone, any reply of ours counts.
 	recvTimeout atomic.Int64 // nanoseconds; 0 until the handshake
 	lastProof   atomic.Int64 // unix nanoseconds: send time of the last request answered
 	connectSent int64        // unix nanoseconds: when the connect request went out
+	readOnly    atomic.Bool  // the server said it is read-only
 
 	mu      sync.Mutex
 	pending map[int32]*Trace    // xid of a traced create → its trace
@@ -124,50 +152,66 @@ func (c *sniffConn) Write(b []byte) (int, error) {
 }
 
 // noteSent records when a request (or ping, auth, set-watches) with its
-// xid goes out; several may share one (pings), answered in order.
+// xid goes out, and whether the leader answers it; several may share one
+// xid (pings), answered in order.
 func (c *sniffConn) noteSent(b []byte) {
 	if len(b) < 8 {
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(b[4:8]))
-	now := time.Now().UnixNano()
+	s := sent{at: time.Now().UnixNano()}
+	if len(b) >= 12 && xid >= 0 {
+		s.quorum = throughLeader(int32(binary.BigEndian.Uint32(b[8:12])))
+	}
 	c.mu.Lock()
 	if c.sent == nil {
 		c.sent = map[int32]sendTimes{}
 	}
 	if q, ok := c.sent[xid]; ok {
-		q.more = append(q.more, now)
+		q.more = append(q.more, s)
 		c.sent[xid] = q
 	} else {
-		c.sent[xid] = sendTimes{first: now}
+		c.sent[xid] = sendTimes{first: s}
 	}
 	c.mu.Unlock()
 }
 
-// sendTimes are the send times of the unanswered requests of one xid,
-// oldest first. Only pings and the like share an xid: a request's own
-// time is kept without a slice, so noting it allocates nothing.
-type sendTimes struct {
-	first int64
-	more  []int64
+// sent is one request on its way: when it was sent, and whether only the
+// leader answers it.
+type sent struct {
+	at     int64
+	quorum bool
 }
 
-// answered returns the send time of the oldest request with xid not yet
-// answered, and forgets it; ok is false for a reply to nothing we sent.
-func (c *sniffConn) answered(xid int32) (at int64, ok bool) {
+// sendTimes are the unanswered requests of one xid, oldest first. Only
+// pings and the like share an xid: a request's own is kept without a
+// slice, so noting it allocates nothing.
+type sendTimes struct {
+	first sent
+	more  []sent
+}
+
+// answered returns the oldest request with xid not yet answered, and
+// forgets it; ok is false for a reply to nothing we sent.
+func (c *sniffConn) answered(xid int32) (s sent, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	q, ok := c.sent[xid]
 	if !ok {
-		return 0, false
+		return sent{}, false
 	}
-	at = q.first
+	s = q.first
 	if len(q.more) == 0 {
 		delete(c.sent, xid)
 	} else {
 		c.sent[xid] = sendTimes{first: q.more[0], more: q.more[1:]}
 	}
-	return at, true
+	return s, true
+}
+
+// proofAge is how long ago the last proof of life was sent.
+func (c *sniffConn) proofAge() time.Duration {
+	return time.Duration(time.Now().UnixNano() - c.lastProof.Load())
 }
 
 // prove moves lastProof forward to at.
@@ -356,6 +400,10 @@ func (c *sniffConn) frame() {
 			c.mu.Lock()
 			c.session = h.sessionID
 			c.mu.Unlock()
+			c.readOnly.Store(h.readOnly)
+			// A follower asks the leader before it takes a session (a new
+			// one, or one that moves to it): the handshake proves the
+			// quorum hears us.
 			c.prove(c.connectSent)
 			// go-zookeeper's own receive timeout, from the same number.
 			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
@@ -369,9 +417,9 @@ func (c *sniffConn) frame() {
 	xid := int32(binary.BigEndian.Uint32(head[4:8]))
 	if xid != xidWatchEvent {
 		// A reply to a request or ping of ours: the server heard us when
-		// we sent it.
-		if at, ok := c.answered(xid); ok {
-			c.prove(at)
+		// we sent it, and, for a request the leader answers, the quorum.
+		if s, ok := c.answered(xid); ok && (s.quorum || c.readOnly.Load()) {
+			c.prove(s.at)
 		}
 	}
 	if len(head) < 20 || xid < 0 {

@@ -87,7 +87,7 @@ func (n *Number[T]) Add(ctx context.Context, delta T) (Result[T], error) {
 // reads it: CompareAndSet(0, n) creates a missing node with n (Succeeded
 // false if someone else creates it first) and sets an empty one at the
 // version read, so a loop of Get then CompareAndSet makes progress from
-// either. Data of another length matches nothing (ErrCorrupt).
+// either. Data of another length matches nothing (zkrecipes.ErrBadData).
 func (n *Number[T]) CompareAndSet(ctx context.Context, expectedValue, newValue T) (Result[T], error) {
 	r, err := n.v.compareAndSet(ctx, func(cur []byte) bool {
 		x, err := n.decode(cur)

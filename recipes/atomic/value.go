@@ -77,11 +77,8 @@ func newValue(recipe string, client *framework.Client, path string, opts []Optio
 	if client == nil {
 		return nil, fmt.Errorf("%s: %w", recipe, zkrecipes.ErrInvalidArgument)
 	}
-	if err := framework.ValidatePath(path); err != nil {
+	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", recipe, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, zkrecipes.ErrInvalidPath, path)
 	}
 	cfg, err := option.Build(recipe, []option.Name{option.RetryPolicy, option.PromotedToLock, option.ParticipantID}, opts)
 	if err != nil {

@@ -43,8 +43,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 	if client == nil {
 		return nil, fmt.Errorf("barrier: %w", zkrecipes.ErrInvalidArgument)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
 	}
 	cfg, err := option.Build("barrier", []option.Name{option.ParticipantID}, opts)
 	if err != nil {
@@ -63,37 +63,109 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 func (b *Barrier) Path() string { return b.path }
 
 // Set makes the barrier node (and its parents, as containers) if it does
-// not exist, as Curator's setBarrier.
+// not exist, as Curator's setBarrier. The create is sent at most once: a
+// resend after a lost reply could set the barrier again after another
+// client removed it. When its reply is lost, one read decides: the
+// barrier standing is success (whoever set it); absent, Set cannot tell
+// its own set, removed since, from a set never applied, and fails with an
+// error wrapping zkrecipes.ErrOutcomeUnknown. A nil ctx is an error wrapping
+// zkrecipes.ErrInvalidArgument, and nothing is sent.
 func (b *Barrier) Set(ctx context.Context) error {
+	if ctx == nil {
+		return b.nilContext()
+	}
 	if b.closed() {
 		return zkrecipes.ErrClosed
 	}
-	_, err := b.client.Create(ctx, b.path, b.data, framework.WithParentContainers())
-	if errors.Is(err, zk.ErrNodeExists) {
+	_, err := b.client.Create(ctx, b.path, b.data, framework.WithParentContainers(), framework.CreateAtMostOnce())
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
 		return nil
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
+		stands, _, rerr := b.look(ctx)
+		switch {
+		case rerr != nil:
+			return b.fail(ctx, "set", errors.Join(err, rerr))
+		case stands:
+			return nil
+		}
+		return b.fail(ctx, "set", fmt.Errorf("%w: the barrier is not there now: removed since, or never set", err))
 	}
 	return contend.Err(err, b.closed())
 }
 
 // Remove deletes the barrier node, if it exists, as Curator's
-// removeBarrier: every Wait on it returns.
+// removeBarrier: every Wait on it returns. The delete is sent at most once
+// for the barrier it saw: a resend after a lost reply could remove a
+// barrier another client set after the first delete. When its reply is
+// lost, one read decides: the barrier it saw (its czxid) gone is success,
+// whoever removed it; still there, the delete was not applied, and is sent
+// again. A nil ctx is an error wrapping zkrecipes.ErrInvalidArgument, and
+// nothing is sent.
 func (b *Barrier) Remove(ctx context.Context) error {
+	if ctx == nil {
+		return b.nilContext()
+	}
 	if b.closed() {
 		return zkrecipes.ErrClosed
 	}
-	err := b.client.Delete(ctx, b.path, -1)
-	if errors.Is(err, zk.ErrNoNode) {
+	ok, st, err := b.client.Exists(ctx, b.path)
+	if err != nil {
+		return contend.Err(err, b.closed())
+	}
+	if !ok {
 		return nil
 	}
-	return contend.Err(err, b.closed())
+	for {
+		err := b.client.Delete(ctx, b.path, -1, framework.DeleteAtMostOnce())
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return nil
+		case !errors.Is(err, zkrecipes.ErrOutcomeUnknown):
+			return contend.Err(err, b.closed())
+		}
+		stands, now, rerr := b.look(ctx)
+		switch {
+		case rerr != nil:
+			return b.fail(ctx, "remove", errors.Join(err, rerr))
+		case !stands || now.Czxid != st.Czxid:
+			return nil // the barrier we saw is gone
+		}
+		// The same barrier stands: our delete was not applied.
+	}
+}
+
+func (b *Barrier) nilContext() error {
+	return fmt.Errorf("barrier %s: %w: nil context", b.path, zkrecipes.ErrInvalidArgument)
+}
+
+// look reads the barrier node after a write whose reply was lost. It syncs
+// first: the write went out on a link that is gone, and the server the
+// client is on now may not have applied it yet.
+func (b *Barrier) look(ctx context.Context) (bool, *zk.Stat, error) {
+	if err := b.client.Sync(ctx, b.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return false, nil, err
+	}
+	return b.client.Exists(ctx, b.path)
+}
+
+// fail names the barrier in an error of op, preferring ctx's own error
+// when ctx ended.
+func (b *Barrier) fail(ctx context.Context, op string, err error) error {
+	return waitErr(ctx, fmt.Errorf("barrier %s: %s: %w", b.path, op, contend.Err(err, b.closed())))
 }
 
 // Wait blocks until the barrier node does not exist (at once if it does
 // not), ctx ends (its deadline is the timeout; ctx's error is returned), or
 // the Barrier or its client is closed (zkrecipes.ErrClosed). Every wake-up, whatever
 // woke it, checks the node again: only its absence, as the server answers,
-// ends the wait. Connection trouble is waited out until ctx ends.
+// ends the wait. Connection trouble is waited out until ctx ends. A nil
+// ctx is an error wrapping zkrecipes.ErrInvalidArgument, and nothing is
+// sent.
 func (b *Barrier) Wait(ctx context.Context) error {
+	if ctx == nil {
+		return b.nilContext()
+	}
 	if b.closed() {
 		return zkrecipes.ErrClosed
 	}

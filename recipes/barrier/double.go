@@ -24,9 +24,9 @@ const readyNode = "ready"
 // DoubleBarrier is one member of Curator's DistributedDoubleBarrier: Enter
 // returns once memberQty members have arrived, Leave once every member
 // has left. Enter and Leave alternate: Leave needs a successful Enter, and
-// a DoubleBarrier that left may Enter again (with a new node). A
-// DoubleBarrier is safe for concurrent use, but runs one Enter or Leave at
-// a time.
+// a DoubleBarrier that left may Enter again (with a new node), on the same
+// path round after round (see the package doc). A DoubleBarrier is safe
+// for concurrent use, but runs one Enter or Leave at a time.
 type DoubleBarrier struct {
 	client  *framework.Client
 	path    string
@@ -39,7 +39,12 @@ type DoubleBarrier struct {
 	state  memberState
 	name   string // our node's name while entering or entered
 	owner  int64  // the session that made it, once known
+	round  int64  // the czxid of our round's ready node, while entered
 	closed bool
+	// dropped are the names of our nodes of earlier calls whose delete
+	// may not have landed yet (it went on in the background): the next
+	// Enter deletes them first, so that none of ours counts twice.
+	dropped []string
 }
 
 type memberState int
@@ -57,8 +62,8 @@ func NewDouble(client *framework.Client, path string, memberQty int, opts ...Opt
 	if client == nil {
 		return nil, fmt.Errorf("double barrier: %w", zkrecipes.ErrInvalidArgument)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("double barrier: %w", err)
 	}
 	if memberQty < 1 {
 		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", zkrecipes.ErrInvalidArgument, memberQty)
@@ -98,12 +103,20 @@ func (d *DoubleBarrier) Node() string {
 
 // Enter makes this member's node and blocks until memberQty members have
 // arrived (path/ready exists, or this member counts memberQty nodes and
-// makes it). It fails with ctx's error when ctx ends first, zkrecipes.ErrClosed when
+// makes it). A member that arrives while a round is on joins it at once,
+// as in Curator; one that finds the ready node of a round nobody is in
+// any more deletes it and waits for a new round (see the package doc). It
+// fails with ctx's error when ctx ends first, zkrecipes.ErrClosed when
 // the DoubleBarrier or its client is closed, zkrecipes.ErrSessionLost when the
 // session that made the node is lost meanwhile (zkrecipes.ErrNodeDeleted when
-// someone else deleted the node), ErrAlreadyEntered when entered already.
-// Whenever it fails, the node is deleted (in the background if need be).
+// someone else deleted the node), ErrAlreadyEntered when entered already,
+// an error wrapping zkrecipes.ErrInvalidArgument for a nil ctx (nothing is
+// sent). Whenever it fails, the node is deleted (in the background if need
+// be).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	if ctx == nil {
+		return d.nilContext()
+	}
 	d.mu.Lock()
 	switch {
 	case d.closed:
@@ -113,11 +126,12 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		d.mu.Unlock()
 		return ErrAlreadyEntered
 	}
-	d.state, d.name, d.owner = entering, uuid.NewString(), 0
+	d.state, d.name, d.owner, d.round = entering, uuid.NewString(), 0, 0
 	name := d.name
+	dropped := slices.Clone(d.dropped)
 	d.mu.Unlock()
 
-	err := d.enter(ctx, name)
+	round, err := d.enter(ctx, name, dropped)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil && d.closed {
@@ -128,11 +142,26 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		d.dropLocked()
 		return err
 	}
-	d.state = entered
+	d.state, d.round = entered, round
 	return nil
 }
 
-func (d *DoubleBarrier) enter(ctx context.Context, name string) error {
+func (d *DoubleBarrier) nilContext() error {
+	return fmt.Errorf("double barrier %s: %w: nil context", d.path, zkrecipes.ErrInvalidArgument)
+}
+
+// enter runs Enter and returns the czxid of the round's ready node.
+func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string) (int64, error) {
+	// Our nodes of earlier calls go first: one still there would count as
+	// a member, ours or the others', and let a round in one short. The
+	// names are ours alone, so a delete sent twice harms nobody.
+	for _, old := range dropped {
+		err := d.client.Delete(ctx, framework.Join(d.path, old), -1)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return 0, d.fail(ctx, err)
+		}
+		d.forget(old)
+	}
 	node := framework.Join(d.path, name)
 	_, err := d.client.Create(ctx, node, d.data, framework.WithMode(framework.Ephemeral), framework.WithParentContainers())
 	// The name is new: a node already there is our own create, retried
@@ -140,34 +169,35 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string) error {
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		// The create may have been applied all the same.
 		_ = d.client.DeleteLater(node, 0)
-		return d.fail(ctx, err)
+		return 0, d.fail(ctx, err)
 	}
 	ok, st, err := d.client.Exists(ctx, node)
 	if err != nil {
 		_ = d.client.DeleteLater(node, 0)
-		return d.fail(ctx, err)
+		return 0, d.fail(ctx, err)
 	}
 	if !ok {
-		return fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, zkrecipes.ErrSessionLost, name)
+		return 0, fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, zkrecipes.ErrSessionLost, name)
 	}
 	d.mu.Lock()
 	d.owner = st.EphemeralOwner
 	d.mu.Unlock()
+	mine := st.Czxid
 	clientClosing := d.client.Done()
 	lost := d.sessionLost(st.EphemeralOwner)
 	var pause time.Duration
 	for {
 		wctx, cancel := context.WithCancel(ctx)
-		done, kidsChanged, readyChanged, err := d.enterOnce(wctx, name)
-		if done || err != nil && !transient(err) {
+		round, kidsChanged, readyChanged, err := d.enterOnce(wctx, name, mine)
+		if round != 0 || err != nil && !transient(err) {
 			cancel()
-			return err
+			return round, err
 		}
 		if err != nil {
 			cancel()
 			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
 			if err := d.sleep(ctx, pause, nil); err != nil {
-				return err
+				return 0, err
 			}
 			continue
 		}
@@ -186,51 +216,168 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string) error {
 		}
 		cancel()
 		if err := d.stopped(ctx, clientClosing); err != nil {
-			return err
+			return 0, err
 		}
 	}
 }
 
-// enterOnce looks once: is our node still there, and have memberQty
-// arrived? Both watches are set before the answer, so no change after it
-// is missed.
-func (d *DoubleBarrier) enterOnce(ctx context.Context, name string) (done bool, kidsChanged, readyChanged <-chan zk.Event, err error) {
+// enterOnce looks once and decides: in (the czxid of the round's ready
+// node), or a wait on the channels (both watches are set before the
+// answer, so no change after it is missed; a closed channel: look again
+// at once). mine is our node's czxid.
+//
+// The ready node is read before the members are listed. A member that
+// found it absent and then counts memberQty nodes counts only nodes that
+// were there after the last round ended: that round's last member node
+// went in the same multi as its ready node.
+func (d *DoubleBarrier) enterOnce(ctx context.Context, name string, mine int64) (round int64, kidsChanged, readyChanged <-chan zk.Event, err error) {
+	ready, rst, readyChanged, err := d.client.ExistsW(ctx, d.ready)
+	if err != nil {
+		return 0, nil, nil, err
+	}
 	kids, _, kidsChanged, err := d.client.ChildrenW(ctx, d.path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return false, nil, nil, d.goneErr(name) // our node held the directory up
+		return 0, nil, nil, d.goneErr(name) // our node held the directory up
 	}
 	if err != nil {
-		return false, nil, nil, err
+		return 0, nil, nil, err
 	}
 	if !slices.Contains(kids, name) {
-		return false, nil, nil, d.goneErr(name)
+		return 0, nil, nil, d.goneErr(name)
 	}
-	ready, _, readyChanged, err := d.client.ExistsW(ctx, d.ready)
+	switch {
+	case ready && mine < rst.Czxid:
+		// We were there when the round began: every listing a leaver of
+		// this round takes shows our node while it exists.
+		return rst.Czxid, nil, nil, nil
+	case ready:
+		round, err := d.join(ctx, kids, name, rst)
+		return round, closedEvents, nil, err
+	case len(members(kids)) < d.qty:
+		return 0, kidsChanged, readyChanged, nil
+	}
+	// Made with a bump of the directory's version: see epoch.
+	_, err = d.client.Multi(ctx,
+		&zk.CreateRequest{Path: d.ready, Data: d.data},
+		&zk.SetDataRequest{Path: d.path, Data: []byte{}, Version: -1})
+	if errors.Is(err, zk.ErrNodeExists) {
+		return 0, closedEvents, nil, nil // another's, or ours resent: join it
+	}
 	if err != nil {
-		return false, nil, nil, err
+		return 0, nil, nil, err
 	}
-	if ready {
-		return true, nil, nil, nil
+	ok, rst, err := d.client.Exists(ctx, d.ready)
+	if err != nil || !ok {
+		return 0, closedEvents, nil, err
 	}
-	if len(members(kids)) < d.qty {
-		return false, kidsChanged, readyChanged, nil
+	return rst.Czxid, nil, nil, nil
+}
+
+// join is the way in for a member whose node is newer than the round's
+// ready node rst: it joins the round (a member arriving late, as in
+// Curator) only while a member of the round is still in, and only by
+// bumping the ready node's version, which the last leaver's delete of the
+// ready node checks: the round cannot end behind the back of a member
+// that joined it. It returns the round's czxid once joined. A round with
+// nobody left in it is over: its ready node was left behind (its last
+// member died, or every member gave up) and is deleted, so that nobody
+// enters by it. Then, and when the ready node changed meanwhile, it
+// returns 0: look again.
+func (d *DoubleBarrier) join(ctx context.Context, kids []string, name string, rst *zk.Stat) (int64, error) {
+	live, err := d.live(ctx, kids, name, rst.Mzxid)
+	if err != nil {
+		return 0, err
 	}
-	_, err = d.client.Create(ctx, d.ready, d.data)
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return false, nil, nil, err
+	epoch, ok, err := d.epoch(ctx, rst)
+	if err != nil || !ok {
+		return 0, err
 	}
-	return true, nil, nil, nil
+	ops := []any{
+		// While our node stands, the directory cannot be reaped and made
+		// again: its version only grows.
+		&zk.CheckVersionRequest{Path: framework.Join(d.path, name), Version: -1},
+		&zk.CheckVersionRequest{Path: d.path, Version: epoch},
+	}
+	if live {
+		ops = append(ops, &zk.SetDataRequest{Path: d.ready, Data: d.data, Version: rst.Version})
+	} else {
+		ops = append(ops, &zk.DeleteRequest{Path: d.ready, Version: rst.Version})
+	}
+	// A resend of an applied multi fails whole: the ready node's version
+	// moved, or it is gone, or another stands, made with a bump of the
+	// directory's version.
+	_, err = d.client.Multi(ctx, ops...)
+	var me *framework.MultiOpError
+	switch {
+	case err == nil && live:
+		return rst.Czxid, nil
+	case err == nil, errors.As(err, &me) && me.Index > 0:
+		return 0, nil
+	case me != nil:
+		return 0, d.goneErr(name)
+	}
+	return 0, err
+}
+
+// epoch reads the directory's version, then checks that the ready node is
+// still the one rst says (same czxid, same version), and returns the
+// version, or false if the ready node changed.
+//
+// A write conditional on the ready node's version alone could hit a later
+// ready node: one deleted and made again since it was read has the same
+// version (every one starts at 0), and a member that read a ready node
+// left behind could otherwise delete the next round's, or join a round
+// that is over by bumping the next one's. Every ready node our members
+// make is made in one multi with a bump of the directory's version, so a
+// write conditional also on the directory's version, read before the
+// ready node, hits the ready node read or nothing.
+func (d *DoubleBarrier) epoch(ctx context.Context, rst *zk.Stat) (int32, bool, error) {
+	ok, dst, err := d.client.Exists(ctx, d.path)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	ok, now, err := d.client.Exists(ctx, d.ready)
+	if err != nil || !ok || now.Czxid != rst.Czxid || now.Version != rst.Version {
+		return 0, false, err
+	}
+	return dst.Version, true, nil
+}
+
+// live reports whether a member node other than ours was already there at
+// the ready node's last change (mzxid): its creation, or the last join. A
+// member of the round is in it until its node goes; a node made since is
+// an arrival that has not joined.
+func (d *DoubleBarrier) live(ctx context.Context, kids []string, name string, mzxid int64) (bool, error) {
+	for _, k := range members(kids) {
+		if k == name {
+			continue
+		}
+		ok, st, err := d.client.Exists(ctx, framework.Join(d.path, k))
+		if err != nil {
+			return false, err
+		}
+		if ok && st.Czxid <= mzxid {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Leave blocks until every member has left: it deletes this member's node
-// in Curator's order and waits until no member node is left, then deletes
-// path/ready. It fails with ErrNotEntered without a successful Enter,
-// zkrecipes.ErrSessionLost when this member's session was lost since (its node is
-// gone: it had stopped being a member, whatever it did meanwhile),
-// zkrecipes.ErrNodeDeleted when someone else deleted the node, ctx's error when ctx
-// ends first, zkrecipes.ErrClosed on Close. After any of these the member is not
-// entered any more and its node is deleted.
+// in Curator's order and waits until the round is over, as the server
+// says: its ready node is gone (the last member deletes it with its own
+// node, in one multi). It fails with ErrNotEntered without a successful
+// Enter, zkrecipes.ErrSessionLost when this member's session was lost since (its
+// node is gone: it had stopped being a member, whatever it did
+// meanwhile), zkrecipes.ErrNodeDeleted when someone else deleted the node, ctx's
+// error when ctx ends first, zkrecipes.ErrClosed on Close. After any of these the
+// member is not entered any more and its node is deleted. A nil ctx is an
+// error wrapping zkrecipes.ErrInvalidArgument: nothing is sent, and the
+// member stays entered.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	if ctx == nil {
+		return d.nilContext()
+	}
 	d.mu.Lock()
 	switch {
 	case d.closed:
@@ -241,17 +388,17 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		return ErrNotEntered
 	}
 	d.state = leaving
-	name := d.name
+	name, round := d.name, d.round
 	d.mu.Unlock()
 
-	err := d.leave(ctx, name)
+	err := d.leave(ctx, name, round)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.dropLocked()
 	return err
 }
 
-func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
+func (d *DoubleBarrier) leave(ctx context.Context, name string, round int64) error {
 	clientClosing := d.client.Done()
 	ours := true // our node should still be there
 	var pause time.Duration
@@ -262,7 +409,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
 			return d.goneErr(name)
 		}
 		wctx, cancel := context.WithCancel(ctx)
-		done, changed, err := d.leaveOnce(wctx, name, &ours)
+		done, member, ready, err := d.leaveOnce(wctx, name, round, &ours)
 		if err != nil && transient(err) {
 			cancel()
 			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
@@ -273,20 +420,12 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
 		}
 		if done || err != nil {
 			cancel()
-			if err == nil {
-				// Everyone has left: the ready node must go, or the next
-				// round's members would find it and enter at once.
-				err = d.client.Delete(ctx, d.ready, -1, framework.Guaranteed())
-				if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zkrecipes.ErrDeferred) {
-					err = nil
-				}
-				err = d.fail(ctx, err)
-			}
-			return err
+			return d.fail(ctx, err)
 		}
 		pause = 0
 		select {
-		case <-changed:
+		case <-member:
+		case <-ready:
 		case <-ctx.Done():
 		case <-d.closing:
 		case <-clientClosing:
@@ -298,56 +437,144 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string) error {
 	}
 }
 
-// leaveOnce is one step of Curator's leave, decided on a fresh listing.
-// Unlike Curator, a member whose own node is gone waits until no member is
-// left, rather than until one is: the one left may not have begun to leave.
-func (d *DoubleBarrier) leaveOnce(ctx context.Context, name string, ours *bool) (done bool, changed <-chan zk.Event, err error) {
+// leaveOnce is one step of the leave, decided on a fresh look: done, or a
+// wait on a member node and on the ready node (a closed channel: look
+// again at once). round is the czxid of our round's ready node: while it
+// stands, the round is on, and every member node that stands was there
+// when it began or joined it (see join), or is an arrival that will join
+// it or find it over; once it is gone (or another round's stands), the
+// round is over, whatever nodes are left: those are the next round's.
+//
+// The order is Curator's: the lowest member waits for the highest to go,
+// every other one deletes its own node and waits for the lowest. The last
+// member, alone, deletes its node and the ready node in one multi, at the
+// version it read, so the ready node goes exactly when the round's last
+// member node does, and not if someone joined meanwhile.
+func (d *DoubleBarrier) leaveOnce(ctx context.Context, name string, round int64, ours *bool) (done bool, member, ready <-chan zk.Event, err error) {
+	exists, rst, ready, err := d.client.ExistsW(ctx, d.ready)
+	if err != nil {
+		return false, nil, nil, err
+	}
+	on := exists && rst.Czxid == round
 	kids, _, err := d.client.Children(ctx, d.path)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	ms := members(kids)
-	if len(ms) == 0 {
-		if *ours {
-			return false, nil, d.goneErr(name)
-		}
-		return true, nil, nil
-	}
 	i := slices.Index(ms, name)
-	if i < 0 && *ours {
-		return false, nil, d.goneErr(name)
-	}
+	node := framework.Join(d.path, name)
 	var watch string
 	switch {
-	case i == 0 && len(ms) == 1:
-		if err := d.deleteOurs(name); err != nil {
-			return false, nil, err
+	case *ours && i < 0:
+		return false, nil, nil, d.goneErr(name)
+	case !*ours && i >= 0:
+		// Our delete went on in the background and has not landed: our
+		// node must go before we may say we left.
+		if err := d.client.Delete(ctx, node, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return false, nil, nil, err
+		}
+		return false, closedEvents, nil, nil
+	case !*ours:
+		d.forget(name) // gone, as the listing shows
+	}
+	switch {
+	case !on && *ours:
+		// The round ended with our node still in it: its ready node was
+		// deleted by no member of ours (a Curator member deletes it as it
+		// leaves, or an operator did). Ours goes now; we are out.
+		if err := d.client.Delete(ctx, node, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return false, nil, nil, err
 		}
 		*ours = false
-		return true, nil, nil
-	case i == 0:
+		d.clearName()
+		return true, nil, nil, nil
+	case !on:
+		return true, nil, nil, nil
+	case *ours && len(ms) == 1:
+		return d.endRound(ctx, node, rst.Version, round, ours)
+	case *ours && i == 0:
 		watch = ms[len(ms)-1]
-	default:
-		if *ours {
-			if err := d.deleteOurs(name); err != nil {
-				return false, nil, err
-			}
-			*ours = false
+	case *ours:
+		if err := d.deleteOurs(name); err != nil {
+			return false, nil, nil, err
 		}
+		*ours = false
+		watch = ms[0]
+	case len(ms) == 0:
+		// Every member node is gone but the ready node stands: the last
+		// member's session ended before it could end the round. Delete it
+		// at the version read, and at the directory's version read before
+		// (see epoch): a member that joins meanwhile bumps the one, a new
+		// round's ready node the other. Safe to resend for the same
+		// reasons.
+		epoch, ok, err := d.epoch(ctx, rst)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		if !ok {
+			return false, closedEvents, nil, nil
+		}
+		_, err = d.client.Multi(ctx,
+			&zk.CheckVersionRequest{Path: d.path, Version: epoch},
+			&zk.DeleteRequest{Path: d.ready, Version: rst.Version})
+		var me *framework.MultiOpError
+		switch {
+		case err == nil:
+			return true, nil, nil, nil
+		case errors.As(err, &me):
+			return false, closedEvents, nil, nil
+		}
+		return false, nil, nil, err
+	default:
 		watch = ms[0]
 	}
-	exists, _, changed, err := d.client.ExistsW(ctx, framework.Join(d.path, watch))
+	exists, _, member, err = d.client.ExistsW(ctx, framework.Join(d.path, watch))
 	if err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	if !exists {
-		return false, closedEvents, nil // gone meanwhile: look again at once
+		return false, closedEvents, nil, nil // gone meanwhile: look again at once
 	}
-	return false, changed, nil
+	return false, member, ready, nil
+}
+
+// endRound is the last member's step: its node and the ready node (at
+// version, as read) go in one multi. The multi is safe to resend after a
+// lost reply: its first op deletes our node, whose name is never used
+// again, so a resend of an applied multi fails whole and touches nothing.
+func (d *DoubleBarrier) endRound(ctx context.Context, node string, version int32, round int64, ours *bool) (bool, <-chan zk.Event, <-chan zk.Event, error) {
+	_, err := d.client.Multi(ctx,
+		&zk.DeleteRequest{Path: node, Version: -1},
+		&zk.DeleteRequest{Path: d.ready, Version: version})
+	var me *framework.MultiOpError
+	switch {
+	case err == nil:
+		*ours = false
+		d.clearName()
+		return true, nil, nil, nil
+	case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
+		// Our node is gone: with the ready node, if this is our own multi
+		// resent after a lost reply; else it went another way.
+		ok, st, rerr := d.client.Exists(ctx, d.ready)
+		if rerr != nil {
+			return false, nil, nil, rerr
+		}
+		if ok && st.Czxid == round {
+			return false, nil, nil, d.goneErr(framework.Base(node))
+		}
+		*ours = false
+		d.clearName()
+		return true, nil, nil, nil
+	case me != nil && me.Index == 1:
+		return false, closedEvents, nil, nil // someone joined, or the ready node changed: look again
+	}
+	return false, nil, nil, err
 }
 
 // deleteOurs deletes our node while it is our session's; ZooKeeper applies
-// it before anything this client sends next.
+// it before anything this client sends next. The delete may go on in the
+// background (the link is down): until a listing shows the node gone, it
+// stays among the dropped.
 func (d *DoubleBarrier) deleteOurs(name string) error {
 	d.mu.Lock()
 	owner := d.owner
@@ -356,9 +583,24 @@ func (d *DoubleBarrier) deleteOurs(name string) error {
 		return err
 	}
 	d.mu.Lock()
+	d.dropped = append(d.dropped, name)
 	d.name, d.owner = "", 0 // nothing left to delete
 	d.mu.Unlock()
 	return nil
+}
+
+// clearName forgets our node, which is gone.
+func (d *DoubleBarrier) clearName() {
+	d.mu.Lock()
+	d.name, d.owner = "", 0
+	d.mu.Unlock()
+}
+
+// forget drops name from the dropped: it is gone.
+func (d *DoubleBarrier) forget(name string) {
+	d.mu.Lock()
+	d.dropped = slices.DeleteFunc(d.dropped, func(n string) bool { return n == name })
+	d.mu.Unlock()
 }
 
 // Close ends this member: an Enter or Leave under way returns zkrecipes.ErrClosed,
@@ -377,7 +619,8 @@ func (d *DoubleBarrier) Close() error {
 	return nil
 }
 
-// dropLocked forgets our node and deletes it, guaranteed. A node whose
+// dropLocked forgets our node and deletes it, guaranteed, keeping its name
+// among the dropped until the next Enter has seen it gone. A node whose
 // owner is not known yet may be anyone's of ours: its name is new, so it
 // is deleted whoever owns it.
 func (d *DoubleBarrier) dropLocked() {
@@ -388,8 +631,9 @@ func (d *DoubleBarrier) dropLocked() {
 		} else {
 			_ = d.client.DeleteLater(node, 0)
 		}
+		d.dropped = append(d.dropped, d.name)
 	}
-	d.state, d.name, d.owner = idle, "", 0
+	d.state, d.name, d.owner, d.round = idle, "", 0, 0
 }
 
 // goneErr says why our node is not there: the session that made it is

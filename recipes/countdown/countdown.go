@@ -63,11 +63,8 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Lat
 	if client == nil {
 		return nil, fmt.Errorf("countdown: %w", zkrecipes.ErrInvalidArgument)
 	}
-	if err := framework.ValidatePath(path); err != nil {
+	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, fmt.Errorf("countdown: %w", err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("countdown: %w %q: the root cannot be a latch", zkrecipes.ErrInvalidPath, path)
 	}
 	if count < 0 || count > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %d", zkrecipes.ErrInvalidArgument, count)

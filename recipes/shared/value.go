@@ -85,12 +85,8 @@ func newValue(recipe string, client *framework.Client, path string, seed []byte,
 	if client == nil {
 		return nil, fmt.Errorf("%s: %w", recipe, zkrecipes.ErrInvalidArgument)
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, err
-	}
-	if path == "/" {
-		// As the other value recipes: the root is nobody's value.
-		return nil, fmt.Errorf("%s: %w %q: the root holds no value", recipe, zkrecipes.ErrInvalidPath, path)
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", recipe, err)
 	}
 	if _, err := option.Build(recipe, nil, opts); err != nil {
 		return nil, err
