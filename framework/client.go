@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,16 +98,32 @@ type Client struct {
 }
 
 // Dial starts a session with the ensemble at servers ("host:port", the port
-// defaulting to 2181) and returns a Client once the session is established
-// and its credentials accepted, or fails when ctx ends first. Close ends
-// the session.
+// defaulting to 2181; the last may end with ZooKeeper's chroot, as
+// "zk3:2181/app", which becomes the client's namespace) and returns a
+// Client once the session is established and its credentials accepted.
+// It gives up when ctx ends or the dial timeout passes (WithDialTimeout,
+// 15 s by default, as Curator's connection timeout), whichever comes
+// first, with an error that says how long it tried and why the last
+// connection attempt failed (refused, a TLS handshake, a name that does
+// not resolve). Close ends the session.
 func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("framework: dial: %w: nil context", zkrecipes.ErrInvalidArgument)
 	}
+	servers, chroot, err := splitChroot(servers)
+	if err != nil {
+		return nil, fmt.Errorf("framework: dial: %w", err)
+	}
+	if chroot != "" {
+		opts = append([]Option{WithNamespace(chroot)}, opts...)
+	}
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if chroot != "" && o.namespace != "/"+strings.TrimPrefix(chroot, "/") {
+		return nil, fmt.Errorf("framework: dial: %w: the servers name a chroot (%s) and WithNamespace another (%s): give one",
+			zkrecipes.ErrInvalidArgument, chroot, o.namespace)
 	}
 	o.session.Log = o.log
 	sc, err := session.Dial(ctx, servers, o.session)
@@ -114,11 +131,34 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 		return nil, fmt.Errorf("framework: dial: %w: %w", zkrecipes.ErrInvalidArgument, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("framework: dial: %w", err)
 	}
 	cl := newClient(sc, o)
 	cl.countFirstSession()
 	return cl, nil
+}
+
+// splitChroot takes ZooKeeper's chroot off a connect string split into
+// servers: "zk1:2181,zk2:2181/app" names the chroot /app after its last
+// server, which the framework serves as its namespace (WithNamespace).
+func splitChroot(servers []string) ([]string, string, error) {
+	out := make([]string, 0, len(servers))
+	chroot := ""
+	for i, s := range servers {
+		host, root, found := strings.Cut(s, "/")
+		if found {
+			if i != len(servers)-1 {
+				return nil, "", fmt.Errorf("%w: %q: a chroot goes after the last server only, as in \"zk1:2181,zk2:2181/app\"",
+					zkrecipes.ErrInvalidArgument, s)
+			}
+			chroot = "/" + root
+			if root == "" {
+				chroot = "" // "zk:2181/" is the root
+			}
+		}
+		out = append(out, host)
+	}
+	return out, chroot, nil
 }
 
 // countFirstSession counts the session the connection had before the

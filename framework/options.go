@@ -100,9 +100,16 @@ func WithSessionTimeout(d time.Duration) Option {
 	return clientOption(func(o *options) { o.session.SessionTimeout = d })
 }
 
+// WithDialTimeout bounds how long Dial waits for the first session
+// (default 15 s, as Curator's connection timeout); Dial's context may end
+// it sooner. It must be positive.
+func WithDialTimeout(d time.Duration) Option {
+	return clientOption(func(o *options) { o.session.DialTimeout = d })
+}
+
 // WithConnectTimeout bounds each attempt to open a TCP (and TLS) connection
 // to one server (default 1s). Waiting for the first session as a whole is
-// bounded by Dial's context.
+// bounded by WithDialTimeout and Dial's context.
 func WithConnectTimeout(d time.Duration) Option {
 	return clientOption(func(o *options) { o.session.ConnectTimeout = d })
 }

@@ -264,6 +264,69 @@ func TestDialGivesUpWhenContextEnds(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
+// A Dial with no deadline of its own does not wait for ever: it gives up
+// after the dial timeout (15 s by default, as Curator's), and says why the
+// last connection attempt failed. (Before: Background waited for ever, and
+// a deadline's error named no cause.)
+func TestDialGivesUpAfterItsTimeoutAndSaysWhy(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		_, err := framework.Dial(context.Background(), []string{"127.0.0.1:1"})
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "connection refused")
+		took := time.Since(start)
+		assert.True(t, took > 14*time.Second && took < 20*time.Second, "gave up after %v, not the default 15s", took)
+	})
+	t.Run("set", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		_, err := framework.Dial(context.Background(), []string{"127.0.0.1:1"}, framework.WithDialTimeout(time.Second))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "connection refused")
+		assert.Less(t, time.Since(start), 5*time.Second)
+	})
+	t.Run("context first", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err := framework.Dial(ctx, []string{"127.0.0.1:1"})
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "connection refused")
+	})
+}
+
+// A name that does not resolve is a failure to connect, which says so, not
+// bad input. (Before: "invalid option".)
+func TestDialToANameThatDoesNotResolveSaysSo(t *testing.T) {
+	_, err := framework.Dial(t.Context(), []string{"no-such-host.invalid:2181"}, framework.WithDialTimeout(2*time.Second))
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, zkrecipes.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "no-such-host.invalid")
+}
+
+// ZooKeeper's chroot syntax, "host:port/app", is the client's namespace,
+// as the Java client takes it. (Before: the library hung on it.)
+func TestAChrootInTheServersIsTheNamespace(t *testing.T) {
+	cl := zktest.Standalone(t)
+	addrs := cl.Addrs()
+	addrs[len(addrs)-1] += "/app/sub"
+	c := dial(t, addrs)
+	assert.Equal(t, "/app/sub", c.Namespace())
+	_, err := c.Create(t.Context(), "/x", nil)
+	require.NoError(t, err)
+	obs := dial(t, cl.Addrs())
+	ok, _, err := obs.Exists(t.Context(), "/app/sub/x")
+	require.NoError(t, err)
+	assert.True(t, ok, "the node went elsewhere than under the chroot")
+
+	_, err = framework.Dial(t.Context(), addrs, framework.WithNamespace("other"))
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "a chroot and another namespace")
+	bad := append([]string{cl.Addrs()[0] + "/app"}, cl.Addrs()...)
+	_, err = framework.Dial(t.Context(), bad)
+	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument, "a chroot before the last server")
+}
+
 // A server that accepts the connection and never answers the handshake
 // holds go-zookeeper for ten receive timeouts; a Dial whose ctx ends must
 // still return about then, its Close not waiting for the handshake.

@@ -32,6 +32,7 @@ type Conn struct {
 	zkEvents <-chan zk.Event
 
 	lastHandshake atomic.Pointer[handshake] // written by the dialer's sniffer
+	lastDialErr   atomic.Pointer[error]     // the last failed connection attempt
 	tracer        tracer
 
 	inboxMu     sync.Mutex
@@ -76,9 +77,14 @@ type epoch struct {
 	isLost    bool
 }
 
+// ErrNoSession is wrapped by the error of a Dial that got no session: ctx
+// ended or DialTimeout passed first, or no server's name resolved. The
+// error says why with the last failure to connect, if there was one.
+var ErrNoSession = errors.New("no session")
+
 // Dial starts a session with the ensemble at servers ("host:port", the port
 // defaulting to 2181) and returns once the first session is established and
-// its credentials are accepted, or when ctx ends.
+// its credentials are accepted, or when ctx ends or cfg.DialTimeout passes.
 func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	if err := cfg.validate(servers); err != nil {
 		return nil, err
@@ -104,18 +110,25 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		zk.WithLogger(zkLogger{c.log}),
 		zk.WithLogInfo(false))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+		// Only the host provider fails here: no server's name resolved.
+		return nil, fmt.Errorf("%w with %v: %w", ErrNoSession, servers, err)
 	}
 	c.zk, c.zkEvents = zc, events
 	c.wg.Add(2)
 	go c.run()
 	go c.prover()
 
+	start := time.Now()
+	timer := time.NewTimer(cfg.DialTimeout)
+	defer timer.Stop()
 	select {
 	case <-c.connected:
 	case <-ctx.Done():
 		c.Close()
-		return nil, fmt.Errorf("conn: no session with %v: %w", servers, ctx.Err())
+		return nil, c.noSession(servers, start, ctx.Err())
+	case <-timer.C:
+		c.Close()
+		return nil, c.noSession(servers, start, context.DeadlineExceeded)
 	}
 	for _, a := range cfg.Auth {
 		if err := c.addAuth(ctx, a); err != nil {
@@ -124,6 +137,17 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		}
 	}
 	return c, nil
+}
+
+// noSession is Dial's error when it gave up after why: it says how long it
+// tried and the last failure to connect, if any (a refused connection, a
+// failed TLS handshake, a name that does not resolve).
+func (c *Conn) noSession(servers []string, start time.Time, why error) error {
+	err := fmt.Errorf("%w with %v after %v: %w", ErrNoSession, servers, time.Since(start).Round(time.Millisecond), why)
+	if last := c.lastDialErr.Load(); last != nil {
+		err = fmt.Errorf("%w; last connection attempt: %w", err, *last)
+	}
+	return err
 }
 
 func (cfg *Config) validate(servers []string) error {
@@ -144,6 +168,8 @@ func (cfg *Config) validate(servers []string) error {
 		return fmt.Errorf("%w: session timeout %v above the protocol's %v", ErrInvalidOption, cfg.SessionTimeout, conn.MaxSessionTimeout)
 	case cfg.ConnectTimeout <= 0:
 		return fmt.Errorf("%w: connect timeout %v", ErrInvalidOption, cfg.ConnectTimeout)
+	case cfg.DialTimeout <= 0:
+		return fmt.Errorf("%w: dial timeout %v", ErrInvalidOption, cfg.DialTimeout)
 	case cfg.ExpiryPercent < 0 || cfg.ExpiryPercent > 100:
 		return fmt.Errorf("%w: simulated expiry %d%% not in 0..100", ErrInvalidOption, cfg.ExpiryPercent)
 	case cfg.Log == nil:
@@ -188,6 +214,7 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		nc, err = (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	if err != nil {
+		c.lastDialErr.Store(&err)
 		return nil, err
 	}
 	sc := &sniffConn{

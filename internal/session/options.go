@@ -13,7 +13,8 @@ import (
 // options, which document each field.
 type Config struct {
 	SessionTimeout time.Duration
-	ConnectTimeout time.Duration
+	ConnectTimeout time.Duration // each TCP (and TLS) connection attempt
+	DialTimeout    time.Duration // Dial's wait for the first session
 	Auth           []Auth
 	TLS            *tls.Config
 	Log            *slog.Logger
@@ -33,6 +34,7 @@ func DefaultConfig() Config {
 	return Config{
 		SessionTimeout: conn.DefaultSessionTimeout,
 		ConnectTimeout: time.Second,
+		DialTimeout:    15 * time.Second,
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ExpiryPercent:  100,
 	}
