@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -19,26 +19,26 @@ import (
 func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	long := func(path string, opts ...atomic.Option) func() error {
-		return func() error { _, err := atomic.NewLong(c, path, opts...); return err }
+	long := func(path string, opts ...counter.Option) func() error {
+		return func() error { _, err := counter.NewLong(c, path, opts...); return err }
 	}
 	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"nil client long":    testkit.Fails(func() error { _, err := atomic.NewLong(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
-		"nil client integer": testkit.Fails(func() error { _, err := atomic.NewInteger(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
-		"nil client value":   testkit.Fails(func() error { _, err := atomic.NewValue(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
+		"nil client long":    testkit.Fails(func() error { _, err := counter.NewLong(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
+		"nil client integer": testkit.Fails(func() error { _, err := counter.NewInteger(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
+		"nil client value":   testkit.Fails(func() error { _, err := counter.NewValue(nil, "/a"); return err }, zkrecipes.ErrInvalidArgument),
 		"empty path":         testkit.Fails(long(""), zkrecipes.ErrInvalidPath),
 		"relative path":      testkit.Fails(long("a/b"), zkrecipes.ErrInvalidPath),
 		"trailing slash":     testkit.Fails(long("/a/"), zkrecipes.ErrInvalidPath),
 		"root":               testkit.Fails(long("/"), zkrecipes.ErrInvalidPath),
-		"bad lock path": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l//x", time.Second, retry.NTimes(1, 0))),
+		"bad lock path": testkit.Fails(long("/a", counter.WithPromotedToLock("/l//x", time.Second, retry.NTimes(1, 0))),
 			zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidPath),
-		"zero lock timeout": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l", 0, retry.NTimes(1, 0))),
+		"zero lock timeout": testkit.Fails(long("/a", counter.WithPromotedToLock("/l", 0, retry.NTimes(1, 0))),
 			zkrecipes.ErrInvalidArgument),
-		"negative lock timeout": testkit.Fails(long("/a", atomic.WithPromotedToLock("/l", -time.Second, retry.NTimes(1, 0))),
+		"negative lock timeout": testkit.Fails(long("/a", counter.WithPromotedToLock("/l", -time.Second, retry.NTimes(1, 0))),
 			zkrecipes.ErrInvalidArgument),
-		"lock path is the value's": testkit.Fails(long("/a", atomic.WithPromotedToLock("/a", time.Second, retry.NTimes(1, 0))),
+		"lock path is the value's": testkit.Fails(long("/a", counter.WithPromotedToLock("/a", time.Second, retry.NTimes(1, 0))),
 			zkrecipes.ErrInvalidArgument),
-		"empty participant id": testkit.Fails(long("/a", atomic.WithParticipantID("")), zkrecipes.ErrInvalidArgument),
+		"empty participant id": testkit.Fails(long("/a", counter.WithParticipantID("")), zkrecipes.ErrInvalidArgument),
 	})
 	kids, _, err := c.Children(ctxT(t, 10*time.Second), "/")
 	require.NoError(t, err)
@@ -48,9 +48,9 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 func TestEveryOperationAfterCloseIsErrClosedAndCloseIsIdempotent(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	l, err := atomic.NewLong(c, "/counters/closed", atomic.WithPromotedToLock("/counters/closed-lock", time.Second, retry.NTimes(1, 0)))
+	l, err := counter.NewLong(c, "/counters/closed", counter.WithPromotedToLock("/counters/closed-lock", time.Second, retry.NTimes(1, 0)))
 	require.NoError(t, err)
-	v, err := atomic.NewValue(c, "/values/closed")
+	v, err := counter.NewValue(c, "/values/closed")
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	require.NoError(t, l.Close())

@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -58,7 +58,7 @@ func TestIncrementCreatesTheNodeAndParentsAsCuratorsEightByteLong(t *testing.T) 
 func TestIntegerIsFourBytesBigEndian(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	i, err := atomic.NewInteger(c, "/counters/int")
+	i, err := counter.NewInteger(c, "/counters/int")
 	require.NoError(t, err)
 	defer i.Close()
 	r, err := i.Add(ctxT(t, 10*time.Second), 0x01020304)
@@ -78,7 +78,7 @@ func TestConcurrentIncrementsFromManyClientsSumExactly(t *testing.T) {
 	var mu sync.Mutex
 	succeeded := 0
 	for range clients {
-		l := newLong(t, newClient(t, cl.Addrs()), "/counters/sum", atomic.WithRetryPolicy(retry.NTimes(1000, time.Millisecond)))
+		l := newLong(t, newClient(t, cl.Addrs()), "/counters/sum", counter.WithRetryPolicy(retry.NTimes(1000, time.Millisecond)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -144,7 +144,7 @@ func TestTrySetAndForceSet(t *testing.T) {
 func TestValueKeepsRawBytes(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	v, err := atomic.NewValue(c, "/values/v")
+	v, err := counter.NewValue(c, "/values/v")
 	require.NoError(t, err)
 	defer v.Close()
 	r, err := v.Get(ctxT(t, 10*time.Second))
@@ -186,8 +186,8 @@ func TestPromotionToTheLockWhenOptimisticTriesRunOut(t *testing.T) {
 	succeeded, promoted := 0, 0
 	for range clients {
 		l := newLong(t, newClient(t, cl.Addrs()), "/counters/promo",
-			atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-			atomic.WithPromotedToLock("/counters/promo-lock", 20*time.Second, retry.NTimes(100, time.Millisecond)))
+			counter.WithRetryPolicy(retry.NTimes(0, 0)),
+			counter.WithPromotedToLock("/counters/promo-lock", 20*time.Second, retry.NTimes(100, time.Millisecond)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -223,9 +223,9 @@ func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
 	defer h.Release()
 
 	l := newLong(t, c, "/counters/busy",
-		atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/counters/busy-lock", 300*time.Millisecond, retry.NTimes(3, 0)))
-	atomic.BeforeWrite(l, func(*hold.Hold) { require.NoError(t, otherL.ForceSet(ctxT(t, 10*time.Second), 100)) })
+		counter.WithRetryPolicy(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/busy-lock", 300*time.Millisecond, retry.NTimes(3, 0)))
+	counter.BeforeWrite(l, func(*hold.Hold) { require.NoError(t, otherL.ForceSet(ctxT(t, 10*time.Second), 100)) })
 	r, err := l.Increment(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.False(t, r.Succeeded)

@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
 
 // Get reads 0 (a Value: nothing) from a missing or empty node, so a loop
@@ -38,7 +38,7 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 		t.Run(start+"/integer", func(t *testing.T) {
 			path := "/cas/" + start + "/integer"
 			prepare(t, path)
-			n, err := atomic.NewInteger(c, path)
+			n, err := counter.NewInteger(c, path)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = n.Close() })
 			casLoop(t, n, 5)
@@ -48,7 +48,7 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 		t.Run(start+"/value", func(t *testing.T) {
 			path := "/cas/" + start + "/value"
 			prepare(t, path)
-			v, err := atomic.NewValue(c, path)
+			v, err := counter.NewValue(c, path)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = v.Close() })
 			for range 10 {
@@ -68,7 +68,7 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 
 // casLoop counts n up to target by Get then CompareAndSet(read, read+1),
 // and fails t if twice as many tries as needed do not get there.
-func casLoop[T int32 | int64](t *testing.T, n *atomic.Number[T], target T) {
+func casLoop[T int32 | int64](t *testing.T, n *counter.Number[T], target T) {
 	t.Helper()
 	for range 2 * int(target) {
 		r, err := n.Get(ctxT(t, 10*time.Second))
@@ -91,7 +91,7 @@ func TestCompareAndSetOnAMissingNodeLosesToAConcurrentCreate(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/cas/raced")
 	l := newLong(t, c, "/cas/raced")
-	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		created, err := rival.Initialize(ctxT(t, 10*time.Second), 9)
 		require.NoError(t, err)
 		require.True(t, created)
@@ -113,10 +113,10 @@ func TestCompareAndSetCreatingTheNodeWhoseReplyIsLostIsAnUnknownOutcome(t *testi
 	_, err := obs.Create(ctxT(t, 10*time.Second), "/cas", nil)
 	require.NoError(t, err)
 	l := newLong(t, newClient(t, p.Addrs()), path)
-	atomic.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
+	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
 
 	type out struct {
-		r   atomic.Result[int64]
+		r   counter.Result[int64]
 		err error
 	}
 	got := make(chan out, 1)

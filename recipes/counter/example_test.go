@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -26,9 +26,9 @@ func ExampleNewLong() {
 	}
 	defer client.Close()
 
-	hits, err := atomic.NewLong(client, "/example/counters/hits",
-		atomic.WithRetryPolicy(retry.NTimes(10, 10*time.Millisecond)),
-		atomic.WithPromotedToLock("/example/counters/hits-lock", 5*time.Second, retry.NTimes(10, 10*time.Millisecond)))
+	hits, err := counter.NewLong(client, "/example/counters/hits",
+		counter.WithRetryPolicy(retry.NTimes(10, 10*time.Millisecond)),
+		counter.WithPromotedToLock("/example/counters/hits-lock", 5*time.Second, retry.NTimes(10, 10*time.Millisecond)))
 	if err != nil {
 		fmt.Println(err)
 		return

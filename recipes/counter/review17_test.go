@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"encoding/binary"
@@ -12,7 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
 
 // review17: the compare-and-set compares the data version only. If the
@@ -32,7 +32,7 @@ func TestReview17CompareAndSetAcrossADeleteAndRecreateIsNotASuccess(t *testing.T
 	ok, err := l.Initialize(ctxT(t, 10*time.Second), 41) // version 0
 	require.NoError(t, err)
 	require.True(t, ok)
-	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		ctx := ctxT(t, 10*time.Second)
 		require.NoError(t, obs.Delete(ctx, path, -1))
 		_, err := obs.Create(ctx, path, binary.BigEndian.AppendUint64(nil, 7)) // version 0 again
@@ -54,7 +54,7 @@ func TestReview17IncrementAcrossADeleteAndRecreateIsNotASuccessFromTheOldValue(t
 	ok, err := l.Initialize(ctxT(t, 10*time.Second), 41)
 	require.NoError(t, err)
 	require.True(t, ok)
-	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		ctx := ctxT(t, 10*time.Second)
 		require.NoError(t, obs.Delete(ctx, path, -1))
 		_, err := obs.Create(ctx, path, binary.BigEndian.AppendUint64(nil, 7))

@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -21,11 +21,11 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	cl := zktest.Standalone(t)
 	req := testkit.NewRequests(t)
 	c := newClient(t, cl.Addrs(), req.Option())
-	l := newLong(t, c, "/nil/long", atomic.WithPromotedToLock("/nil/lock", time.Second, retry.NTimes(1, 0)))
-	i, err := atomic.NewInteger(c, "/nil/int")
+	l := newLong(t, c, "/nil/long", counter.WithPromotedToLock("/nil/lock", time.Second, retry.NTimes(1, 0)))
+	i, err := counter.NewInteger(c, "/nil/int")
 	require.NoError(t, err)
 	t.Cleanup(func() { i.Close() })
-	v, err := atomic.NewValue(c, "/nil/value")
+	v, err := counter.NewValue(c, "/nil/value")
 	require.NoError(t, err)
 	t.Cleanup(func() { v.Close() })
 	var nilCtx context.Context

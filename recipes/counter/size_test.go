@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -25,7 +25,7 @@ func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	h := holdMutex(t, c, "/size/lock")
-	v, err := atomic.NewValue(c, "/size/value")
+	v, err := counter.NewValue(c, "/size/value")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = v.Close() })
 	_, err = v.Initialize(ctxT(t, 10*time.Second), []byte("small"))
@@ -53,9 +53,9 @@ func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
 // one too large for the server is refused when the value is made.
 func TestNewValueRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
-	_, err := atomic.NewValue(c, "/size/value",
-		atomic.WithPromotedToLock("/size/lock", time.Second, retry.Default()),
-		atomic.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize)))
+	_, err := counter.NewValue(c, "/size/value",
+		counter.WithPromotedToLock("/size/lock", time.Second, retry.Default()),
+		counter.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize)))
 	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 }

@@ -1,4 +1,4 @@
-// Package atomic holds distributed atomic values kept in one ZooKeeper
+// Package counter holds distributed atomic values kept in one ZooKeeper
 // node, wire-compatible with Curator 5.4's DistributedAtomicLong,
 // DistributedAtomicInteger and DistributedAtomicValue on the same path:
 // a Long is 8 bytes big-endian, an Integer 4 bytes big-endian, a Value the
@@ -30,4 +30,4 @@
 // and after, and the counts of Curator's AtomicStats. A compare-and-set
 // that loses to other writers after all its tries is not an error:
 // Succeeded is false.
-package atomic
+package counter
