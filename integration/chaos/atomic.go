@@ -1,6 +1,6 @@
 package chaos
 
-// The atomic counter's run (recipes/atomic): contenders add to one
+// The atomic counter's run (recipes/counter): contenders add to one
 // counter, compare-and-set it and read it, under the same nemesis, and the
 // checker proves, with porcupine, that every write that said it succeeded
 // happened once, at a point within its call, and that no write was applied
@@ -29,7 +29,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// Atomic is the atomic counter (recipes/atomic's Long, promoted to a lock
+// Atomic is the atomic counter (recipes/counter's Long, promoted to a lock
 // under the recipe's path).
 const Atomic Recipe = "atomic"
 
@@ -54,7 +54,7 @@ func counterPath() string { return "/chaos-counter/" + string(Atomic) }
 // that made it, which the model relies on.
 func (c *contender) atomicLoop(ctx context.Context) error {
 	l, err := counter.NewLong(c.client, counterPath(),
-		counter.WithRetryPolicy(retry.NTimes(2, time.Millisecond)),
+		counter.WithOptimisticRetry(retry.NTimes(2, time.Millisecond)),
 		counter.WithPromotedToLock(c.spec.Path+"/lock", 2*time.Second, retry.NTimes(3, time.Millisecond)),
 		counter.WithParticipantID(c.spec.ID))
 	if err != nil {

@@ -2,6 +2,7 @@ package counter_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 		t.Run(start+"/value", func(t *testing.T) {
 			path := "/cas/" + start + "/value"
 			prepare(t, path)
-			v, err := counter.NewValue(c, path)
+			v, err := counter.NewBytes(c, path)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = v.Close() })
 			for range 10 {
@@ -66,9 +67,15 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 	}
 }
 
+// number is what a Long and an Integer have in common.
+type number[T int32 | int64] interface {
+	Get(ctx context.Context) (counter.Result[T], error)
+	CompareAndSet(ctx context.Context, expectedValue, newValue T) (counter.Result[T], error)
+}
+
 // casLoop counts n up to target by Get then CompareAndSet(read, read+1),
 // and fails t if twice as many tries as needed do not get there.
-func casLoop[T int32 | int64](t *testing.T, n *counter.Number[T], target T) {
+func casLoop[T int32 | int64](t *testing.T, n number[T], target T) {
 	t.Helper()
 	for range 2 * int(target) {
 		r, err := n.Get(ctxT(t, 10*time.Second))

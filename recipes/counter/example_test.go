@@ -1,6 +1,7 @@
 package counter_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ func ExampleNewLong() {
 	defer client.Close()
 
 	hits, err := counter.NewLong(client, "/example/counters/hits",
-		counter.WithRetryPolicy(retry.NTimes(10, 10*time.Millisecond)),
+		counter.WithOptimisticRetry(retry.NTimes(10, 10*time.Millisecond)),
 		counter.WithPromotedToLock("/example/counters/hits-lock", 5*time.Second, retry.NTimes(10, 10*time.Millisecond)))
 	if err != nil {
 		fmt.Println(err)
@@ -48,4 +49,75 @@ func ExampleNewLong() {
 		fmt.Printf("%d -> %d\n", r.PreValue, r.PostValue)
 	}
 	// Output: 0 -> 5
+}
+
+// A count of workers that Java services read with Curator's
+// DistributedAtomicInteger, incremented as each worker starts.
+func ExampleNewInteger() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	workers, err := counter.NewInteger(client, "/example/counters/workers")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer workers.Close()
+
+	if _, err := workers.Initialize(ctx, 10); err != nil { // only if no one has yet
+		fmt.Println(err)
+		return
+	}
+	r, err := workers.Increment(ctx)
+	if err != nil || !r.Succeeded {
+		fmt.Println("not counted:", err)
+		return
+	}
+	fmt.Println("worker", r.PostValue)
+	// Output: worker 11
+}
+
+// A configuration blob changed by read-modify-write: Get, then
+// CompareAndSet from what was read, again if someone else wrote first.
+func ExampleNewBytes() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	hosts, err := counter.NewBytes(client, "/example/config/hosts") // Curator's DistributedAtomicValue
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer hosts.Close()
+
+	for {
+		cur, err := hosts.Get(ctx)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		next := append(bytes.Clone(cur.PostValue), "db1;"...)
+		r, err := hosts.CompareAndSet(ctx, cur.PostValue, next)
+		if err != nil {
+			fmt.Println(err) // zkrecipes.ErrOutcomeUnknown: read before trying again
+			return
+		}
+		if r.Succeeded {
+			fmt.Printf("%q -> %q\n", r.PreValue, r.PostValue)
+			return
+		}
+	}
+	// Output: "" -> "db1;"
 }

@@ -34,8 +34,8 @@ func TestLostReplyIsOutcomeUnknownAndTheIncrementIsAppliedOnce(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, newLong(t, obs, "/counters/lost").ForceSet(ctxT(t, 10*time.Second), 10))
-	l := newLong(t, c, "/counters/lost", counter.WithRetryPolicy(retry.NTimes(5, 0)))
+	require.NoError(t, newLong(t, obs, "/counters/lost").Set(ctxT(t, 10*time.Second), 10))
+	l := newLong(t, c, "/counters/lost", counter.WithOptimisticRetry(retry.NTimes(5, 0)))
 	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
 
 	type out struct {
@@ -69,7 +69,7 @@ func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, newLong(t, obs, "/counters/oneway").ForceSet(ctxT(t, 10*time.Second), 5))
+	require.NoError(t, newLong(t, obs, "/counters/oneway").Set(ctxT(t, 10*time.Second), 5))
 	l := newLong(t, c, "/counters/oneway")
 	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropRequests() }))
 	r, err := l.Increment(ctxT(t, 30*time.Second))
@@ -134,7 +134,7 @@ func TestServerRestartNeverDoublesOrLosesAnIncrement(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/restart")
-	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), 0))
+	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 0))
 	obs := newLong(t, c, "/counters/restart")
 	var wg sync.WaitGroup
 	invariant(t, obs, l, 3, func(int) {
@@ -171,7 +171,7 @@ func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	obs := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/deleted")
-	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), 41))
+	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 41))
 	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/deleted", -1))
 	}))
@@ -215,7 +215,7 @@ func TestPromotedWriteAfterTheLockNodeWasDeletedIsRefused(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pl")
-	l := newLong(t, c, "/counters/pl", counter.WithRetryPolicy(retry.NTimes(0, 0)),
+	l := newLong(t, c, "/counters/pl", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pl-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(h *hold.Hold) {
 		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
@@ -237,7 +237,7 @@ func TestPromotedWriteAfterSessionExpiryIsRefused(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pe")
-	l := newLong(t, c, "/counters/pe", counter.WithRetryPolicy(retry.NTimes(0, 0)),
+	l := newLong(t, c, "/counters/pe", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pe-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(*hold.Hold) { testkit.LoseSession(t, p, c) })
 	r, err := l.Increment(ctxT(t, 30*time.Second))
@@ -254,7 +254,7 @@ func TestPromotedLostReplyIsOutcomeUnknownAndAppliedOnce(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pr")
-	l := newLong(t, c, "/counters/pr", counter.WithRetryPolicy(retry.NTimes(0, 0)),
+	l := newLong(t, c, "/counters/pr", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pr-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(*hold.Hold) { p.DropReplies() })
 	got := make(chan error, 1)
@@ -278,7 +278,7 @@ func TestContextEndingBetweenTriesStops(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/counters/ctx")
-	l := newLong(t, c, "/counters/ctx", counter.WithRetryPolicy(retry.Forever(10*time.Millisecond)))
+	l := newLong(t, c, "/counters/ctx", counter.WithOptimisticRetry(retry.Forever(10*time.Millisecond)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	counter.BeforeWrite(l, func(*hold.Hold) {
@@ -299,7 +299,7 @@ func TestPromotedWriteAcrossACutLandsAtMostOnce(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pc")
-	l := newLong(t, c, "/counters/pc", counter.WithRetryPolicy(retry.NTimes(0, 0)),
+	l := newLong(t, c, "/counters/pc", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pc-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, once(func(*hold.Hold) { p.Cut() }))
 	r, err := l.Increment(ctxT(t, 30*time.Second))

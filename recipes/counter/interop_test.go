@@ -128,18 +128,18 @@ func concurrent(t *testing.T, kind, path, lockPath string, opts ...counter.Optio
 }
 
 func TestGoAndCuratorIncrementOneLongConcurrently(t *testing.T) {
-	concurrent(t, "long", "/interop/c/long", "-", counter.WithRetryPolicy(retry.NTimes(3, time.Millisecond)))
+	concurrent(t, "long", "/interop/c/long", "-", counter.WithOptimisticRetry(retry.NTimes(3, time.Millisecond)))
 }
 
 func TestGoAndCuratorIncrementOneIntegerConcurrently(t *testing.T) {
-	concurrent(t, "int", "/interop/c/int", "-", counter.WithRetryPolicy(retry.NTimes(3, time.Millisecond)))
+	concurrent(t, "int", "/interop/c/int", "-", counter.WithOptimisticRetry(retry.NTimes(3, time.Millisecond)))
 }
 
 // Promoted on both sides to one lock path: Curator's InterProcessMutex
 // and ours queue together.
 func TestGoAndCuratorPromotedToOneLock(t *testing.T) {
 	concurrent(t, "long", "/interop/p/long", "/interop/p/lock",
-		counter.WithRetryPolicy(retry.NTimes(0, 0)),
+		counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/interop/p/lock", 30*time.Second, retry.NTimes(100, time.Millisecond)))
 }
 

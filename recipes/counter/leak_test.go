@@ -27,7 +27,7 @@ func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
 		testkit.IdleWorkers()}
 	func() {
 		c := newClient(t, cl.Addrs())
-		l, err := counter.NewLong(c, "/counters/leak", counter.WithRetryPolicy(retry.NTimes(0, 0)),
+		l, err := counter.NewLong(c, "/counters/leak", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 			counter.WithPromotedToLock("/counters/leak-lock", 5*time.Second, retry.NTimes(2, 0)))
 		require.NoError(t, err)
 		counter.BeforeWrite(l, func(h *hold.Hold) {
