@@ -22,7 +22,16 @@ type Feed[T any] struct {
 
 // Subscribe returns a subscription to every value published from now on.
 // On a feed that has ended it returns a subscription that has ended too.
-func (f *Feed[T]) Subscribe() *Subscription[T] {
+func (f *Feed[T]) Subscribe() *Subscription[T] { return f.subscribe(nil) }
+
+// SubscribeWith returns a subscription whose first value is first, then
+// every value published from now on: a late subscriber to a feed of states
+// (a shared value's) learns the state it joins in, and the others do not
+// receive it again. On a feed that has ended it returns a subscription
+// that has ended too, without first.
+func (f *Feed[T]) SubscribeWith(first T) *Subscription[T] { return f.subscribe(&first) }
+
+func (f *Feed[T]) subscribe(first *T) *Subscription[T] {
 	s := &Subscription[T]{mb: mailbox.New[T](), feed: f}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -35,6 +44,9 @@ func (f *Feed[T]) Subscribe() *Subscription[T] {
 		f.subs = map[*Subscription[T]]struct{}{}
 	}
 	f.subs[s] = struct{}{}
+	if first != nil {
+		s.mb.Push(*first)
+	}
 	return s
 }
 

@@ -1,6 +1,6 @@
 package chaos
 
-// The atomic counter's run (recipes/atomic): contenders add to one
+// The atomic counter's run (recipes/counter): contenders add to one
 // counter, compare-and-set it and read it, under the same nemesis, and the
 // checker proves, with porcupine, that every write that said it succeeded
 // happened once, at a point within its call, and that no write was applied
@@ -25,11 +25,11 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// Atomic is the atomic counter (recipes/atomic's Long, promoted to a lock
+// Atomic is the atomic counter (recipes/counter's Long, promoted to a lock
 // under the recipe's path).
 const Atomic Recipe = "atomic"
 
@@ -53,10 +53,10 @@ func counterPath() string { return "/chaos-counter/" + string(Atomic) }
 // Values only grow (every write adds 1-3), so a value names the one write
 // that made it, which the model relies on.
 func (c *contender) atomicLoop(ctx context.Context) error {
-	l, err := atomic.NewLong(c.client, counterPath(),
-		atomic.WithRetryPolicy(retry.NTimes(2, time.Millisecond)),
-		atomic.WithPromotedToLock(c.spec.Path+"/lock", 2*time.Second, retry.NTimes(3, time.Millisecond)),
-		atomic.WithParticipantID(c.spec.ID))
+	l, err := counter.NewLong(c.client, counterPath(),
+		counter.WithOptimisticRetry(retry.NTimes(2, time.Millisecond)),
+		counter.WithPromotedToLock(c.spec.Path+"/lock", 2*time.Second, retry.NTimes(3, time.Millisecond)),
+		counter.WithParticipantID(c.spec.ID))
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (c *contender) atomicLoop(ctx context.Context) error {
 		}
 		c.maybeFreeze()
 		octx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var r atomic.Result[int64]
+		var r counter.Result[int64]
 		var err error
 		var mode string
 		switch n := c.rng.IntN(4); {
@@ -367,7 +367,7 @@ func errClass(msg string) string {
 
 // readCounter is the counter's value once every contender has stopped.
 func readCounter(ctx context.Context, c *framework.Client) (int64, error) {
-	l, err := atomic.NewLong(c, counterPath())
+	l, err := counter.NewLong(c, counterPath())
 	if err != nil {
 		return 0, err
 	}

@@ -42,7 +42,7 @@ const (
 	// not to have counted).
 	KindCDCall Kind = "cd-call"
 	KindCDDone Kind = "cd-done"
-	// KindCDAwait: Await called. KindCDAwaitDone: it returned; Mode "open",
+	// KindCDAwait: Wait called. KindCDAwaitDone: it returned; Mode "open",
 	// "timeout" or "error".
 	KindCDAwait     Kind = "cd-await"
 	KindCDAwaitDone Kind = "cd-await-done"
@@ -180,7 +180,7 @@ func (c *contender) cdAwait(ctx context.Context, round string) {
 	op := c.op
 	c.emit(Event{Kind: KindCDAwait, Op: op, Detail: round, Session: c.client.Session().ID})
 	actx, cancel := context.WithTimeout(ctx, c.acquireTimeout())
-	err = l.Await(actx)
+	err = l.Wait(actx)
 	cancel()
 	mode := "open"
 	switch {
@@ -220,7 +220,7 @@ type CountdownStats struct {
 	Rounds, RoundsSet, RoundsOpened int
 	Sets                            map[string]int // TrySetCount outcomes
 	CountDowns                      map[string]int // CountDown outcomes
-	Awaits                          map[string]int // Await outcomes
+	Awaits                          map[string]int // Wait outcomes
 }
 
 // cdCall is one latch call rebuilt from the history.
@@ -233,7 +233,7 @@ type cdCall struct {
 }
 
 // CheckCountdown checks a countdown run: per round, no more count-downs
-// report counting than the count; no Await returns open, and no CountDown
+// report counting than the count; no Wait returns open, and no CountDown
 // reports nothing to count, before count count-downs of that round can
 // have been made (calls invoked before it whose outcome is counted,
 // unknown, or never known); and the run made progress: count-downs
@@ -336,7 +336,7 @@ func CheckCountdown(history []Event, count int) *Report {
 			case c.kind == KindCDAwait && c.outcome == "open":
 				opened = true
 				if n := made(c.done, nil); n < count {
-					r.violate("early-open", "%s: Await by %s returned open at %s with at most %d of %d count-downs made",
+					r.violate("early-open", "%s: Wait by %s returned open at %s with at most %d of %d count-downs made",
 						round, c.client, stamp(c.done), n, count)
 				}
 			case c.kind == KindCDCall && c.outcome == "noop":
@@ -355,7 +355,7 @@ func CheckCountdown(history []Event, count int) *Report {
 	case r.Grants == 0:
 		r.violate("no-progress", "no count-down counted")
 	case st.RoundsOpened == 0:
-		r.violate("no-progress", "no Await saw a round open")
+		r.violate("no-progress", "no Wait saw a round open")
 	}
 	if r.MaxGap > stallLimit {
 		r.violate("stall", "no count-down counted for %s", r.MaxGap.Round(time.Millisecond))
@@ -373,8 +373,8 @@ func or(s, dflt string) string {
 // summarizeCountdown is the countdown run's part of the summary.
 func summarizeCountdown(b *strings.Builder, rep *Report) {
 	st := rep.Countdown
-	fmt.Fprintf(b, "  rounds %d (count %d): set %d, seen open by an Await %d\n", st.Rounds, countdownCount, st.RoundsSet, st.RoundsOpened)
-	fmt.Fprintf(b, "  TrySetCount: %s; CountDown: %s; Await: %s\n", counts(st.Sets), counts(st.CountDowns), counts(st.Awaits))
+	fmt.Fprintf(b, "  rounds %d (count %d): set %d, seen open by a Wait %d\n", st.Rounds, countdownCount, st.RoundsSet, st.RoundsOpened)
+	fmt.Fprintf(b, "  TrySetCount: %s; CountDown: %s; Wait: %s\n", counts(st.Sets), counts(st.CountDowns), counts(st.Awaits))
 	fmt.Fprintf(b, "  faults: %s; %d hit a contender in a latch call; longest stretch without a counted count-down %s\n",
 		counts(rep.Faults), rep.FaultsOnHolder, rep.MaxGap.Round(time.Millisecond))
 	writeViolations(b, rep)

@@ -36,7 +36,7 @@ func TestCheckCountdownEarlyOpen(t *testing.T) {
 	h.cd("c2", 1, 30, 40, KindCDCall, KindCDDone, "counted")
 	h.cd("c3", 1, 50, 60, KindCDCall, KindCDDone, "error") // known not to have counted
 	h.cd("c4", 1, 70, 80, KindCDCall, KindCDDone, "counted")
-	h.cd("c5", 1, 600, 610, KindCDCall, KindCDDone, "counted") // after the Await returned
+	h.cd("c5", 1, 600, 610, KindCDCall, KindCDDone, "counted") // after the Wait returned
 	assert.Equal(t, 1, kinds(CheckCountdown(*h, 3))["early-open"])
 }
 
@@ -49,7 +49,7 @@ func TestCheckCountdownOvercountAndFalseNoop(t *testing.T) {
 	k := kinds(CheckCountdown(*h, 3))
 	assert.Equal(t, 1, k["overcount"])
 	assert.Equal(t, 1, k["false-noop"])
-	assert.Equal(t, 1, k["no-progress"], "no Await saw the round open")
+	assert.Equal(t, 1, k["no-progress"], "no Wait saw the round open")
 }
 
 func TestCheckCountdownNothingCountedIsNoProgress(t *testing.T) {

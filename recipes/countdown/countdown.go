@@ -19,12 +19,11 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// The errors of this package. Those every recipe shares (package hold
-// documents them) come under the same names.
+// recipe names a Countdown in its errors.
+const recipe = "countdown"
 
 // Names of the latch's children (see the package doc).
 const (
@@ -37,10 +36,11 @@ const (
 // than jute.maxbuffer (1 MB by default).
 const deleteBatch = 500
 
-// Latch is a handle on the countdown latch at one path. It is safe for
-// concurrent use; it holds nothing on the server, so any number of
-// handles, in any processes, may share a path.
-type Latch struct {
+// Countdown is a handle on the countdown latch at one path: Redisson's
+// RCountDownLatch. It is safe for concurrent use; it holds nothing on the
+// server, so any number of handles, in any processes, may share a path.
+// Make one with New.
+type Countdown struct {
 	client *framework.Client
 	path   string
 	count  int
@@ -57,50 +57,62 @@ type Latch struct {
 }
 
 // New returns a handle on the latch at path. count is what TrySetCount
-// sets: at least 0 (0: an open latch, see the package doc). New sends
-// nothing.
-func New(client *framework.Client, path string, count int, opts ...Option) (*Latch, error) {
+// sets: from 0 to math.MaxInt32 (0: an open latch, see the package doc; a
+// handle that only counts down or waits may pass 0). It sends nothing.
+func New(client *framework.Client, path string, count int, opts ...Option) (*Countdown, error) {
 	if client == nil {
-		return nil, fmt.Errorf("countdown: %w", zkrecipes.ErrInvalidArgument)
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
-		return nil, fmt.Errorf("countdown: %w", err)
+		return nil, framework.RecipeErr(recipe, path, err)
 	}
 	if count < 0 || count > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d", zkrecipes.ErrInvalidArgument, count)
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: count %d: must be from 0 to %d", zkrecipes.ErrInvalidArgument, count, math.MaxInt32))
 	}
-	cfg, err := option.Build("countdown", []option.Name{option.ParticipantID}, opts)
+	cfg, err := newConfig(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	// The id is the data of the gen- and cd- children the multis of
 	// TrySetCount and CountDown make.
-	if err := cfg.CheckID("countdown", path, func(id []byte) error {
-		gen := framework.Join(path, genPrefix+uuid.NewString())
-		if err := client.CheckMulti(
-			&zk.CreateRequest{Path: path, Data: encode(count)},
-			&zk.CreateRequest{Path: gen, Data: id}); err != nil {
-			return err
-		}
-		return client.CheckMulti(
+	gen := framework.Join(path, genPrefix+uuid.NewString())
+	err = client.CheckMulti(
+		&zk.CreateRequest{Path: path, Data: encode(count)},
+		&zk.CreateRequest{Path: gen, Data: cfg.id})
+	if err == nil {
+		err = client.CheckMulti(
 			&zk.CheckVersionRequest{Path: gen, Version: -1},
-			&zk.CreateRequest{Path: framework.Join(path, cdPrefix+uuid.NewString()), Data: id},
+			&zk.CreateRequest{Path: framework.Join(path, cdPrefix+uuid.NewString()), Data: cfg.id},
 			&zk.SetDataRequest{Path: path, Data: encode(count), Version: -1})
-	}); err != nil {
-		return nil, err
 	}
-	l := &Latch{client: client, path: path, count: count, id: cfg.ID}
+	if err != nil {
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: participant id of %d bytes: %w", zkrecipes.ErrInvalidArgument, len(cfg.id), err))
+	}
+	l := &Countdown{client: client, path: path, count: count, id: cfg.id}
 	l.life, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }
 
 // Path returns the latch's path.
-func (l *Latch) Path() string { return l.path }
+func (l *Countdown) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
+}
 
-// Close ends the calls in progress on this handle (they return an error
-// wrapping zkrecipes.ErrClosed) and makes later calls fail with zkrecipes.ErrClosed. The latch
-// on the server is left as it is. Close is idempotent.
-func (l *Latch) Close() error {
+// Close ends the calls in progress on this handle (a Wait, a CountDown:
+// they return an error wrapping zkrecipes.ErrClosed, and a CountDown whose
+// multi was on its way zkrecipes.ErrOutcomeUnknown too) and makes later
+// calls fail with zkrecipes.ErrClosed. The handle makes no ephemeral node,
+// so it deletes nothing: the latch, its count and its children are
+// persistent and belong to no session, and stay as they are. The client is
+// not closed. Close sends nothing and is idempotent: later calls return
+// nil.
+func (l *Countdown) Close() error {
+	if err := l.usable(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
@@ -110,7 +122,15 @@ func (l *Latch) Close() error {
 	return nil
 }
 
-func (l *Latch) isClosed() bool {
+// usable says why l cannot be used: it is nil or a zero Countdown.
+func (l *Countdown) usable() error {
+	if l == nil || l.client == nil {
+		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Countdown: make one with New", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+func (l *Countdown) isClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.closed
@@ -127,8 +147,8 @@ func (l *Latch) isClosed() bool {
 // or another one, is there then, the error wraps zkrecipes.ErrOutcomeUnknown: it
 // may have been made and finished already, and making it again could set
 // a latch that nobody counts down.
-func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
-	ctx, done, err := l.begin(ctx, "set count")
+func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
+	ctx, done, err := l.begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -137,7 +157,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 	genPath := framework.Join(l.path, gen)
 	var p pause
 	maybe := false // a create we sent may have been applied
-	fail := func(err error) (bool, error) { return false, l.fail("set count", err, maybe) }
+	fail := func(err error) (bool, error) { return false, l.fail(err, maybe) }
 	for {
 		s, err := l.read(ctx)
 		if err != nil {
@@ -213,7 +233,7 @@ func (l *Latch) TrySetCount(ctx context.Context) (bool, error) {
 
 // makeParent makes the latch's parent, and its own missing parents, as
 // containers: the server deletes them once the latches in them are gone.
-func (l *Latch) makeParent(ctx context.Context) error {
+func (l *Countdown) makeParent(ctx context.Context) error {
 	_, err := l.client.Create(ctx, framework.Parent(l.path), nil,
 		framework.WithMode(framework.Container), framework.WithParentContainers())
 	if errors.Is(err, zk.ErrNodeExists) {
@@ -237,8 +257,8 @@ func (l *Latch) makeParent(ctx context.Context) error {
 // zkrecipes.ErrOutcomeUnknown: the call may or may not have counted. A call that
 // knows it counted deletes its cd- child before it returns (guaranteed:
 // the client goes on in the background if the link is down).
-func (l *Latch) CountDown(ctx context.Context) (bool, error) {
-	ctx, done, err := l.begin(ctx, "count down")
+func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
+	ctx, done, err := l.begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -247,7 +267,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 	var p pause
 	maybe := false     // a multi we sent may have been applied
 	var sentGen string // the latch that multi was for
-	fail := func(err error) (bool, error) { return false, l.fail("count down", err, maybe) }
+	fail := func(err error) (bool, error) { return false, l.fail(err, maybe) }
 	for {
 		s, err := l.look(ctx)
 		if err == nil && maybe {
@@ -330,7 +350,7 @@ func (l *Latch) CountDown(ctx context.Context) (bool, error) {
 // it counted, and is of no more use. Both are best effort: a latch at
 // zero is finished by the next caller, and a marker left behind (the
 // client closed first) goes with the latch.
-func (l *Latch) counted(ctx context.Context, marker string, zero bool) {
+func (l *Countdown) counted(ctx context.Context, marker string, zero bool) {
 	if zero {
 		_ = l.finish(ctx)
 		return
@@ -344,7 +364,7 @@ func (l *Latch) counted(ctx context.Context, marker string, zero bool) {
 
 // remember records that the handle's latch is now gen, if it was old
 // ("": whatever it was).
-func (l *Latch) remember(old, gen string) {
+func (l *Countdown) remember(old, gen string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if old == "" || l.gen == old {
@@ -352,14 +372,15 @@ func (l *Latch) remember(old, gen string) {
 	}
 }
 
-// Await waits until the latch is open: its count is zero, or there is no
-// latch at path (never set, finished and deleted, or deleted by someone
-// else, which opens it as Redisson's delete does), or the latch it found
-// was replaced by another at the same path. It returns nil then, ctx's
-// error if ctx ends first, or an error wrapping zkrecipes.ErrClosed after Close. It
-// waits through cut links, session expiries and server restarts.
-func (l *Latch) Await(ctx context.Context) error {
-	ctx, done, err := l.begin(ctx, "await")
+// Wait waits until the latch is open (Redisson's await): its count is
+// zero, or there is no latch at path (never set, finished and deleted, or
+// deleted by someone else, which opens it as Redisson's delete does), or
+// the latch it found was replaced by another at the same path. It returns
+// nil then, an error wrapping ctx's if ctx ends first, or one wrapping
+// zkrecipes.ErrClosed after Close. It waits through cut links, session
+// expiries and server restarts.
+func (l *Countdown) Wait(ctx context.Context) error {
+	ctx, done, err := l.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -367,7 +388,7 @@ func (l *Latch) Await(ctx context.Context) error {
 	var p pause
 	var czxid int64
 	for {
-		opened, err := l.awaitOnce(ctx, &czxid)
+		opened, err := l.waitOnce(ctx, &czxid)
 		if opened {
 			return nil
 		}
@@ -378,14 +399,14 @@ func (l *Latch) Await(ctx context.Context) error {
 		if l.transient(ctx, err) && p.wait(ctx) {
 			continue
 		}
-		return l.fail("await", err, false)
+		return l.fail(err, false)
 	}
 }
 
-// awaitOnce reads the latch with a watch and, unless it is open, waits for
-// the watch (or ctx). czxid is the latch being awaited, 0 before the first
+// waitOnce reads the latch with a watch and, unless it is open, waits for
+// the watch (or ctx). czxid is the latch being waited for, 0 before the first
 // read.
-func (l *Latch) awaitOnce(ctx context.Context, czxid *int64) (bool, error) {
+func (l *Countdown) waitOnce(ctx context.Context, czxid *int64) (bool, error) {
 	// The watch belongs to wctx: ended on return, it leaves nothing behind.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -418,8 +439,8 @@ func (l *Latch) awaitOnce(ctx context.Context, czxid *int64) (bool, error) {
 
 // Count returns the latch's remaining count: 0 if there is no latch at
 // path.
-func (l *Latch) Count(ctx context.Context) (int, error) {
-	ctx, done, err := l.begin(ctx, "count")
+func (l *Countdown) Count(ctx context.Context) (int, error) {
+	ctx, done, err := l.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -429,11 +450,11 @@ func (l *Latch) Count(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, l.fail("count", err, false)
+		return 0, l.fail(err, false)
 	}
 	n, err := decode(data)
 	if err != nil {
-		return 0, l.fail("count", err, false)
+		return 0, l.fail(err, false)
 	}
 	return max(n, 0), nil
 }
@@ -453,7 +474,7 @@ type state struct {
 // multi checks that gen- child, so a latch replaced meanwhile fails it and
 // is read again with a listing (read), as a handle's first count-down is,
 // and a latch at zero, which only the listing may declare finished.
-func (l *Latch) look(ctx context.Context) (state, error) {
+func (l *Countdown) look(ctx context.Context) (state, error) {
 	l.mu.Lock()
 	gen := l.gen
 	l.mu.Unlock()
@@ -479,7 +500,7 @@ func (l *Latch) look(ctx context.Context) (state, error) {
 
 // read reads the latch's count and children as of one data version of
 // path: a count-down changes both in one multi.
-func (l *Latch) read(ctx context.Context) (state, error) {
+func (l *Countdown) read(ctx context.Context) (state, error) {
 	for {
 		data, st, err := l.client.Get(ctx, l.path)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -522,7 +543,7 @@ func (l *Latch) read(ctx context.Context) (state, error) {
 // rest sent again. No cd- child is made once the count is zero (each
 // count-down sets the count at the version it read above zero), so that
 // ends.
-func (l *Latch) finish(ctx context.Context) error {
+func (l *Countdown) finish(ctx context.Context) error {
 	var err error
 	for range 5 {
 		var s state
@@ -570,7 +591,7 @@ func (l *Latch) finish(ctx context.Context) error {
 // deleteKids deletes the latch's cd- children names, and then the ops
 // after, in one multi, sent again without each child found gone (deleted
 // by the call that made it).
-func (l *Latch) deleteKids(ctx context.Context, names []string, after ...any) error {
+func (l *Countdown) deleteKids(ctx context.Context, names []string, after ...any) error {
 	names = slices.Clone(names)
 	for {
 		ops := append(deletes(l.path, names), after...)
@@ -596,35 +617,38 @@ func deletes(parent string, names []string) []any {
 
 // begin checks the handle and ctx before anything is sent, and returns a
 // context that also ends with Close.
-func (l *Latch) begin(ctx context.Context, op string) (context.Context, func(), error) {
-	if err := errs.NilContext(ctx, "countdown "+op+" "+l.path); err != nil {
+func (l *Countdown) begin(ctx context.Context) (context.Context, func(), error) {
+	if err := l.usable(); err != nil {
 		return nil, nil, err
 	}
+	if ctx == nil {
+		return nil, nil, framework.RecipeErr(recipe, l.path, errs.ErrNilContext)
+	}
 	if l.isClosed() {
-		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, zkrecipes.ErrClosed)
+		return nil, nil, framework.RecipeErr(recipe, l.path, zkrecipes.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("countdown %s %s: %w", op, l.path, err)
+		return nil, nil, framework.RecipeErr(recipe, l.path, err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(l.life, cancel)
 	return cctx, func() { stop(); cancel() }, nil
 }
 
-// fail gives err the package's sentinels: zkrecipes.ErrClosed after Close (the
-// handle's or the client's), zkrecipes.ErrOutcomeUnknown if a write may have been
-// applied.
-func (l *Latch) fail(op string, err error, maybe bool) error {
+// fail gives err the module's sentinels, zkrecipes.ErrClosed after Close
+// (the handle's or the client's) and zkrecipes.ErrOutcomeUnknown if a
+// write may have been applied, and names the latch.
+func (l *Countdown) fail(err error, maybe bool) error {
 	err = contend.Err(err, l.isClosed())
 	if maybe && !errors.Is(err, zkrecipes.ErrOutcomeUnknown) {
 		err = fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, err)
 	}
-	return fmt.Errorf("countdown %s %s: %w", op, l.path, err)
+	return framework.RecipeErr(recipe, l.path, err)
 }
 
 // transient reports whether err is one a call outlives by waiting for the
 // link: the session or the connection failed, not the request.
-func (l *Latch) transient(ctx context.Context, err error) bool {
+func (l *Countdown) transient(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || l.isClosed() || errors.Is(err, zkrecipes.ErrClosed) {
 		return false
 	}

@@ -22,7 +22,7 @@ func TestTrySetCountSetsOnceAndLaterSettersAdoptTheFirstCount(t *testing.T) {
 	ok, err := b.TrySetCount(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.False(t, ok, "a second setter must not reset the latch")
-	for _, l := range []*countdown.Latch{a, b} {
+	for _, l := range []*countdown.Countdown{a, b} {
 		n, err := l.Count(ctxT(t, 10*time.Second))
 		require.NoError(t, err)
 		assert.Equal(t, 3, n, "the first setter's count stands")
@@ -145,11 +145,11 @@ func TestAHandleCountsOnTheNextLatchAtItsPath(t *testing.T) {
 	assert.Empty(t, countDowns(t, c, path))
 }
 
-func TestAwaitWakesOnTheLastCountDownFromAnotherProcess(t *testing.T) {
+func TestWaitWakesOnTheLastCountDownFromAnotherProcess(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	l := setLatch(t, c, "/latches/wake", 2)
-	got := awaitAsync(ctxT(t, 30*time.Second), l)
+	got := waitAsync(ctxT(t, 30*time.Second), l)
 	inProcess(t, cl.Addrs(), "/latches/wake", "down", 1, "counted 1")
 	stillWaiting(t, got, absenceWindow)
 	inProcess(t, cl.Addrs(), "/latches/wake", "down", 1, "counted 1")
@@ -168,10 +168,10 @@ func TestTheLatchOutlivesTheProcessThatSetIt(t *testing.T) {
 	assert.Equal(t, 2, n)
 }
 
-func TestAwaitReturnsAtOnceWithoutALatch(t *testing.T) {
+func TestWaitReturnsAtOnceWithoutALatch(t *testing.T) {
 	cl := zktest.Standalone(t)
 	l := newLatch(t, newClient(t, cl.Addrs()), "/latches/none", 0)
-	require.NoError(t, l.Await(ctxT(t, 5*time.Second)), "a missing latch is open (Redisson)")
+	require.NoError(t, l.Wait(ctxT(t, 5*time.Second)), "a missing latch is open (Redisson)")
 	n, err := l.Count(ctxT(t, 5*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, 0, n)
@@ -188,7 +188,7 @@ func TestACountOfZeroStoresNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok, "no unfinished latch there")
 	assert.False(t, exists(t, c, "/latches/zero"), "an open latch is an absent one")
-	require.NoError(t, l.Await(ctxT(t, 5*time.Second)))
+	require.NoError(t, l.Wait(ctxT(t, 5*time.Second)))
 
 	setLatch(t, c, "/latches/zero", 1)
 	ok, err = l.TrySetCount(ctxT(t, 5*time.Second))

@@ -1,12 +1,16 @@
 // Package countdown is a distributed countdown latch over ZooKeeper,
 // Redisson's RCountDownLatch: a count set once, counted down by any
-// process, and awaited by any process until it reaches zero. The latch is
+// process, and waited for by any process until it reaches zero. The latch is
 // made of persistent nodes, so it outlives the process that set it and
 // every session that touched it.
 //
-// One Latch is a handle on a path: TrySetCount sets the count if no latch
-// is there (Redisson's trySetCount), CountDown counts down by one, Await
-// waits until the count is zero, Count reads it.
+// A Countdown is a handle on a path: TrySetCount sets the count if no
+// latch is there (Redisson's trySetCount), CountDown counts down by one,
+// Wait waits until the count is zero (Redisson's await), Count reads it.
+// Every error names the latch's path ("countdown /jobs/42/done: ...") and
+// wraps the module's sentinels (zkrecipes.ErrOutcomeUnknown,
+// zkrecipes.ErrBadData for a node that is not a latch, zkrecipes.ErrClosed,
+// ...).
 //
 // # Exactly once per call
 //
@@ -69,7 +73,7 @@
 // If that process dies or is cut off first, the next TrySetCount or
 // CountDown on the path finishes the deletion. The latch's missing
 // parents are made as containers, which the server deletes once they are
-// empty. A missing latch is an open one: Await returns at once, Count
+// empty. A missing latch is an open one: Wait returns at once, Count
 // says 0, CountDown does nothing, and TrySetCount sets a new latch there.
 // Deleting the latch by hand (path and its children) opens it, as
 // Redisson's delete does: waiters return. A latch whose count never
@@ -83,16 +87,16 @@
 //
 // TrySetCount on a path that holds an unfinished latch leaves it as it is
 // and returns false, whatever its count: the count is decided once, by
-// the first setter, as Redisson's trySetCount. A Latch made with count 0
+// the first setter, as Redisson's trySetCount. A Countdown made with count 0
 // never stores anything (a missing latch is an open one): its TrySetCount
 // reports whether the path holds no unfinished latch. Handles that only
-// count down or await may pass 0.
+// count down or wait may pass 0.
 //
 // # Faults
 //
 // Nothing a latch stores belongs to a session: a cut link, a session
 // expiry or a server restart delays calls, it does not change the count.
-// Await and CountDown wait for the link to come back until their context
+// Wait and CountDown wait for the link to come back until their context
 // ends; a CountDown whose context ends after its multi may have reached
 // the server reports zkrecipes.ErrOutcomeUnknown (Count tells where the latch
 // stands, not whether that call counted).

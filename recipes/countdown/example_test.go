@@ -14,7 +14,7 @@ import (
 // A coordinator sets a latch for three workers and waits until each has
 // counted down once; the workers may be other processes, and the latch
 // outlives any of them.
-func ExampleLatch() {
+func ExampleCountdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
@@ -40,7 +40,7 @@ func ExampleLatch() {
 		worker.Close()
 	}
 
-	fmt.Println("open:", latch.Await(ctx))
+	fmt.Println("open:", latch.Wait(ctx))
 	n, err := latch.Count(ctx)
 	fmt.Println("count:", n, err)
 	// Output:

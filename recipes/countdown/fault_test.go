@@ -22,7 +22,7 @@ type result struct {
 	err error
 }
 
-func countDownAsync(ctx context.Context, l *countdown.Latch) <-chan result {
+func countDownAsync(ctx context.Context, l *countdown.Countdown) <-chan result {
 	out := make(chan result, 1)
 	go func() {
 		ok, err := l.CountDown(ctx)
@@ -257,14 +257,14 @@ func TestACountDownDuringAServerRestartCountsOnce(t *testing.T) {
 
 // A waiter's link is blackholed while the latch opens; it returns once the
 // link is back.
-func TestAwaitThroughABlackholeReturnsOnceTheLinkIsBack(t *testing.T) {
+func TestWaitThroughABlackholeReturnsOnceTheLinkIsBack(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/await-blackhole", 1)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	l := newLatch(t, c, "/latches/await-blackhole", 0)
-	got := awaitAsync(ctxT(t, 60*time.Second), l)
+	got := waitAsync(ctxT(t, 60*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 
 	p.Blackhole()
@@ -278,14 +278,14 @@ func TestAwaitThroughABlackholeReturnsOnceTheLinkIsBack(t *testing.T) {
 
 // A waiter's session expires while the latch is being counted down: it
 // goes on waiting on its new session and returns when the latch opens.
-func TestAwaitOutlivesItsSessionExpiry(t *testing.T) {
+func TestWaitOutlivesItsSessionExpiry(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/await-expiry", 2)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	l := newLatch(t, c, "/latches/await-expiry", 0)
-	got := awaitAsync(ctxT(t, 90*time.Second), l)
+	got := waitAsync(ctxT(t, 90*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 
 	down := newLatch(t, obs, "/latches/await-expiry", 0)
@@ -299,12 +299,12 @@ func TestAwaitOutlivesItsSessionExpiry(t *testing.T) {
 }
 
 // The server restarts under a waiter; the latch opens after.
-func TestAwaitOutlivesAServerRestart(t *testing.T) {
+func TestWaitOutlivesAServerRestart(t *testing.T) {
 	cl := zktest.Standalone(t, zktest.WithDurable())
 	c := newClient(t, cl.Addrs())
 	setLatch(t, c, "/latches/await-restart", 1)
 	l := newLatch(t, newClient(t, cl.Addrs()), "/latches/await-restart", 0)
-	got := awaitAsync(ctxT(t, 90*time.Second), l)
+	got := waitAsync(ctxT(t, 90*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 	cl.Server(1).Restart()
 	stillWaiting(t, got, absenceWindow)
@@ -322,7 +322,7 @@ func TestALatchDeletedBySomeoneElseOpens(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/deleted", 3)
 	l := newLatch(t, newClient(t, cl.Addrs()), "/latches/deleted", 0)
-	got := awaitAsync(ctxT(t, 30*time.Second), l)
+	got := waitAsync(ctxT(t, 30*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/latches/deleted", -1, framework.WithChildren()))
 	require.NoError(t, receive(t, got, 10*time.Second))
@@ -335,14 +335,14 @@ func TestALatchDeletedBySomeoneElseOpens(t *testing.T) {
 // still reach it (one-way fault): the watch event of the last count-down
 // arrives, but only a read that is answered may open the wait; it returns
 // once the link is back.
-func TestAwaitThroughAOneWayFaultReturnsOnlyOnAnAnsweredRead(t *testing.T) {
+func TestWaitThroughAOneWayFaultReturnsOnlyOnAnAnsweredRead(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/await-one-way", 2)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	l := newLatch(t, c, "/latches/await-one-way", 0)
-	got := awaitAsync(ctxT(t, 60*time.Second), l)
+	got := waitAsync(ctxT(t, 60*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 
 	p.DropRequests()
@@ -403,4 +403,35 @@ func TestACountDownWhoseSessionExpiresInFlightCountsOnce(t *testing.T) {
 	assert.NotEqual(t, old.ID, c.Session().ID)
 	assert.Equal(t, 1, rawCount(t, obs, "/latches/expiry-in-flight"))
 	markersGone(t, obs, "/latches/expiry-in-flight")
+}
+
+// A count-down whose reply is lost after the server applied it to one
+// latch, which then finishes and is replaced by a new latch at the same
+// path before the call hears back, does not count again on the new latch:
+// the call already counted, on the first one. (A new latch has another
+// gen- child than the one its multi checked.)
+func TestALostCountDownNeverCountsAgainOnTheNextLatch(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	const path = "/latches/lost-then-replaced"
+	setLatch(t, obs, path, 1)
+	p := cl.NewProxy()
+	l := newLatch(t, newClient(t, p.Addrs()), path, 0)
+
+	loseNextReply(t, p)
+	got := countDownAsync(ctxT(t, 60*time.Second), l)
+	require.Eventually(t, func() bool { return rawCount(t, obs, path) == 0 }, 30*time.Second,
+		10*time.Millisecond, "the server did not apply the count-down")
+	// The first latch is open; someone sets the next one at the path (its
+	// TrySetCount finishes the first).
+	setLatch(t, obs, path, 2)
+	p.Heal()
+	r := receive(t, got, 30*time.Second)
+	assert.Equal(t, 2, rawCount(t, obs, path), "the call counted on the first latch and again on the second")
+	assert.Empty(t, countDowns(t, obs, path), "the second latch has a count-down it was never given")
+	if r.err == nil {
+		assert.True(t, r.ok)
+	} else {
+		assert.ErrorIs(t, r.err, zkrecipes.ErrOutcomeUnknown)
+	}
 }

@@ -93,7 +93,7 @@ func inProcess(t *testing.T, addrs []string, path, op string, n int, ready strin
 	return testkit.Child(t, helperEnv, testkit.ChildSpec(strings.Join(addrs, ","), path, op, n), ready)
 }
 
-func newLatch(t testing.TB, c *framework.Client, path string, count int, opts ...countdown.Option) *countdown.Latch {
+func newLatch(t testing.TB, c *framework.Client, path string, count int, opts ...countdown.Option) *countdown.Countdown {
 	t.Helper()
 	l, err := countdown.New(c, path, count, opts...)
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func newLatch(t testing.TB, c *framework.Client, path string, count int, opts ..
 }
 
 // setLatch makes the latch at path with count, and fails t unless it did.
-func setLatch(t testing.TB, c *framework.Client, path string, count int) *countdown.Latch {
+func setLatch(t testing.TB, c *framework.Client, path string, count int) *countdown.Countdown {
 	t.Helper()
 	l := newLatch(t, c, path, count)
 	ok, err := l.TrySetCount(ctxT(t, 30*time.Second))
@@ -157,10 +157,10 @@ func rawCount(t *testing.T, c *framework.Client, path string) int {
 	return int(int32(binary.BigEndian.Uint32(data)))
 }
 
-// awaitAsync runs Await on a goroutine of its own.
-func awaitAsync(ctx context.Context, l *countdown.Latch) <-chan error {
+// waitAsync runs Wait on a goroutine of its own.
+func waitAsync(ctx context.Context, l *countdown.Countdown) <-chan error {
 	out := make(chan error, 1)
-	go func() { out <- l.Await(ctx) }()
+	go func() { out <- l.Wait(ctx) }()
 	return out
 }
 
@@ -184,7 +184,7 @@ func stillWaiting(t *testing.T, ch <-chan error, window time.Duration) {
 	t.Helper()
 	select {
 	case err := <-ch:
-		t.Fatalf("Await returned %v while the latch was not open", err)
+		t.Fatalf("Wait returned %v while the latch was not open", err)
 	case <-time.After(window):
 	}
 }

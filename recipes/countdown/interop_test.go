@@ -38,7 +38,7 @@ func TestCuratorSharedCountSetToZeroOpensTheLatch(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	l := setLatch(t, c, "/latches/interop-open", 2)
 	java := curator.Agent(t).Start(t, cl.ConnectString(), agentSession)
-	got := awaitAsync(ctxT(t, 30*time.Second), l)
+	got := waitAsync(ctxT(t, 30*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 
 	java.Call(t, "count-set /latches/interop-open 0", "count-set ", 10*time.Second)

@@ -28,8 +28,8 @@ func TestNoGoroutineOutlivesTheLatchAndItsClient(t *testing.T) {
 	// A wait that ends with its context, one that ends with Close, and a
 	// finished latch.
 	ctx := ctxT(t, 300*time.Millisecond)
-	assert.Error(t, l.Await(ctx))
-	got := awaitAsync(ctxT(t, 30*time.Second), l)
+	assert.Error(t, l.Wait(ctx))
+	got := waitAsync(ctxT(t, 30*time.Second), l)
 	stillWaiting(t, got, absenceWindow)
 	require.NoError(t, l.Close())
 	assert.Error(t, receive(t, got, 10*time.Second))
@@ -38,7 +38,7 @@ func TestNoGoroutineOutlivesTheLatchAndItsClient(t *testing.T) {
 		_, err := l2.CountDown(ctxT(t, 10*time.Second))
 		require.NoError(t, err)
 	}
-	require.NoError(t, l2.Await(ctxT(t, 10*time.Second)))
+	require.NoError(t, l2.Wait(ctxT(t, 10*time.Second)))
 	require.NoError(t, l2.Close())
 	require.NoError(t, c.Close())
 	require.NoError(t, obs.Close())

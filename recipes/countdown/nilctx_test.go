@@ -23,7 +23,7 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	testkit.RefusesNilContext(t, map[string]func() error{
 		"TrySetCount": func() error { _, err := l.TrySetCount(nilCtx); return err },
 		"CountDown":   func() error { _, err := l.CountDown(nilCtx); return err },
-		"Await":       func() error { return l.Await(nilCtx) },
+		"Wait":        func() error { return l.Wait(nilCtx) },
 		"Count":       func() error { _, err := l.Count(nilCtx); return err },
 	})
 	assert.Equal(t, before, req.Count(t, ""), "requests were sent")
@@ -36,5 +36,5 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	ok, err = l.CountDown(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.NoError(t, l.Await(ctx))
+	require.NoError(t, l.Wait(ctx))
 }

@@ -24,34 +24,61 @@ func DecodeCount(data []byte) (int32, error) {
 	return int32(binary.BigEndian.Uint32(data)), nil
 }
 
+// decodeVersioned is raw as a count, if it holds one.
+func decodeVersioned(raw Versioned[[]byte]) (Versioned[int32], bool) {
+	n, err := DecodeCount(raw.Value)
+	return Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid}, err == nil
+}
+
 // Count is a Curator SharedCount: an int32 shared through one node, in
 // Curator's format. It is a Value whose data is EncodeCount's; everything
-// the Value's methods say holds for the Count's.
+// the Value's methods say holds for the Count's. Make one with NewCount.
 type Count struct {
 	v *Value
 }
 
 // NewCount returns a Count on path whose node, if missing when Start runs,
 // is made with seed. Nothing is sent before Start.
-func NewCount(client *framework.Client, path string, seed int32, opts ...Option) (*Count, error) {
-	v, err := newValue("shared count", client, path, EncodeCount(seed), opts)
+func NewCount(client *framework.Client, path string, seed int32) (*Count, error) {
+	v, err := newValue(countRecipe, client, path, EncodeCount(seed))
 	if err != nil {
 		return nil, err
 	}
 	return &Count{v: v}, nil
 }
 
+// usable says why c cannot be used: it is nil or a zero Count.
+func (c *Count) usable() error {
+	if c == nil || c.v == nil {
+		return framework.RecipeErr(countRecipe, "", fmt.Errorf("%w: a nil or zero Count: make one with NewCount", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
 // Path returns the node's path.
-func (c *Count) Path() string { return c.v.path }
+func (c *Count) Path() string {
+	if c.usable() != nil {
+		return ""
+	}
+	return c.v.path
+}
 
 // Start makes the node with the seed if it is missing and follows it until
 // Close; see Value.Start.
-func (c *Count) Start(ctx context.Context) error { return c.v.Start(ctx) }
+func (c *Count) Start(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return c.v.Start(ctx)
+}
 
 // Get returns the count last read or written, with its version. If the
-// node's data is not a count the error wraps zkrecipes.ErrBadData, and the version
-// is still returned (TrySet can replace the data).
+// node's data is not a count the error wraps zkrecipes.ErrBadData, and the
+// version is still returned (TrySet can replace the data).
 func (c *Count) Get() (Versioned[int32], error) {
+	if err := c.usable(); err != nil {
+		return Versioned[int32]{}, err
+	}
 	raw, err := c.v.Get()
 	if err != nil {
 		return Versioned[int32]{}, err
@@ -63,13 +90,16 @@ func (c *Count) decode(raw Versioned[[]byte]) (Versioned[int32], error) {
 	n, err := DecodeCount(raw.Value)
 	out := Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid}
 	if err != nil {
-		return out, fmt.Errorf("shared count %s: %w", c.v.path, err)
+		return out, c.v.err(err)
 	}
 	return out, nil
 }
 
 // Set writes n whatever the node holds; see Value.Set.
 func (c *Count) Set(ctx context.Context, n int32) (Versioned[int32], error) {
+	if err := c.usable(); err != nil {
+		return Versioned[int32]{}, err
+	}
 	raw, err := c.v.Set(ctx, EncodeCount(n))
 	if err != nil {
 		return Versioned[int32]{}, err
@@ -78,9 +108,13 @@ func (c *Count) Set(ctx context.Context, n int32) (Versioned[int32], error) {
 }
 
 // TrySet writes n only if the node is still at previous's version, and
-// reports whether it did; see Value.TrySet. When it did not, it returns the
-// count read again (with zkrecipes.ErrBadData if the node's data is not a count).
+// reports whether it did; see Value.TrySet. When it did not, it returns
+// the count read again (with zkrecipes.ErrBadData if the node's data is
+// not a count).
 func (c *Count) TrySet(ctx context.Context, previous Versioned[int32], n int32) (Versioned[int32], bool, error) {
+	if err := c.usable(); err != nil {
+		return Versioned[int32]{}, false, err
+	}
 	raw, ok, err := c.v.TrySet(ctx, Versioned[[]byte]{Version: previous.Version, Zxid: previous.Zxid}, EncodeCount(n))
 	if err != nil && !errors.Is(err, zkrecipes.ErrRecreated) {
 		return Versioned[int32]{}, false, err
@@ -93,18 +127,28 @@ func (c *Count) TrySet(ctx context.Context, previous Versioned[int32], n int32) 
 }
 
 // Err says whether Get may be stale; see Value.Err.
-func (c *Count) Err() error { return c.v.Err() }
+func (c *Count) Err() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return c.v.Err()
+}
 
 // Subscribe returns a subscription to the counts read or written from now
 // on; see Value.Subscribe. Data that is not a count is skipped (Get
-// reports it).
-func (c *Count) Subscribe() *Subscription[int32] {
-	return subscribe(c.v, func(b []byte) (int32, bool) {
-		n, err := DecodeCount(b)
-		return n, err == nil
-	})
+// reports it). A nil or zero Count's subscription has ended.
+func (c *Count) Subscribe() *framework.Subscription[Versioned[int32]] {
+	if c.usable() != nil {
+		return ended[Versioned[int32]]()
+	}
+	return subscribe(c.v, &c.v.counts, decodeVersioned)
 }
 
 // Close stops following the node and ends every subscription; see
 // Value.Close.
-func (c *Count) Close() error { return c.v.Close() }
+func (c *Count) Close() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return c.v.Close()
+}

@@ -4,7 +4,8 @@
 //
 // A Value follows its node from Start to Close: Get returns the last value
 // read, with the node's version and modification zxid (Versioned), and
-// Subscribe delivers each value read, in order. TrySet is a
+// Subscribe delivers each value read, in order (a
+// *framework.Subscription, as every stream of the module). TrySet is a
 // compare-and-set on the node's version: it writes only if nobody changed
 // the node since the value it is given was read, so that read-modify-write
 // loops never lose an update. Set writes unconditionally.
@@ -49,4 +50,8 @@
 //     its own.
 //   - A Count's node whose data is not 4 bytes is an error (zkrecipes.ErrBadData)
 //     from Get, not an exception in a listener.
+//
+// Every error of a Value or a Count names it and its path ("shared count
+// /config/replicas: ...") and wraps the module's sentinels; ErrStale and
+// ErrUnversioned are this package's own.
 package shared

@@ -2,6 +2,8 @@ package shared_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,15 +14,44 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
+// failure is a row of an errors table: call must fail with an error that
+// matches each of want, is a *framework.RecipeError, and whose message
+// begins with prefix ("<recipe> <path>: ").
+type failure struct {
+	prefix string
+	call   func() error
+	want   []error
+}
+
+func fails(prefix string, call func() error, want ...error) failure {
+	return failure{prefix: prefix, call: call, want: want}
+}
+
+func matchFailures(t *testing.T, rows map[string]failure) {
+	t.Helper()
+	for name, row := range rows {
+		t.Run(name, func(t *testing.T) {
+			err := row.call()
+			require.Error(t, err)
+			for _, want := range row.want {
+				assert.ErrorIs(t, err, want)
+			}
+			var re *framework.RecipeError
+			assert.True(t, errors.As(err, &re), "%v is not a *framework.RecipeError", err)
+			assert.True(t, strings.HasPrefix(err.Error(), row.prefix), "%q does not begin with %q", err, row.prefix)
+		})
+	}
+}
+
 // Every failure of the package's API matches the sentinel its
-// documentation names (errors.Is), bad input fails before anything is
-// sent, and no failure leaves a node behind.
-func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
+// documentation names (errors.Is) and names the recipe and its path, bad
+// input fails before anything is sent, and no failure leaves a node
+// behind.
+func TestEveryFailureMatchesItsSentinelAndNamesTheValue(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 
@@ -29,17 +60,34 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	unstartedValue, err := shared.NewValue(c, "/errs/unstarted-value", nil)
 	require.NoError(t, err)
 	started := newCount(t, c, "/errs/started", 1)
+	startedValue := newValue(t, c, "/errs/started-value", nil)
 	closed := newCount(t, c, "/errs/closed", 1)
 	closedGet, err := closed.Get()
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
+	closedValue := newValue(t, c, "/errs/closed-value", nil)
+	closedValueGet, err := closedValue.Get()
+	require.NoError(t, err)
+	require.NoError(t, closedValue.Close())
 	closedClient := newClient(t, cl.Addrs())
 	onClosedClient := newCount(t, closedClient, "/errs/closed-client", 1)
 	require.NoError(t, closedClient.Close())
 	neverStarts, err := shared.NewCount(closedClient, "/errs/never", 1)
 	require.NoError(t, err)
 	unversioned := shared.Versioned[int32]{Value: 1, Version: -1, Zxid: -1}
-	foreign := shared.Option(option.WithParticipantID("x"))
+	// A count whose node someone set to data that is not a count.
+	notCount := newCount(t, c, "/errs/not-a-count", 1)
+	_, err = c.Set(ctxT(t, 10*time.Second), "/errs/not-a-count", []byte("abc"), -1)
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		_, err := notCount.Get()
+		assert.ErrorIs(ct, err, zkrecipes.ErrBadData)
+	}, 10*time.Second, 10*time.Millisecond)
+
+	var nilCount *shared.Count
+	var nilValue *shared.Value
+	zeroCount, zeroValue := &shared.Count{}, &shared.Value{}
+	var nilCtx context.Context
 
 	ctx10 := func() context.Context { return ctxT(t, 10*time.Second) }
 	trySet := func(n *shared.Count, prev shared.Versioned[int32]) func() error {
@@ -51,38 +99,110 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 	get := func(n *shared.Count) func() error {
 		return func() error { _, err := n.Get(); return err }
 	}
+	const (
+		cX      = "shared count /x: "
+		vX      = "shared value /x: "
+		cUnst   = "shared count /errs/unstarted: "
+		vUnst   = "shared value /errs/unstarted-value: "
+		cStart  = "shared count /errs/started: "
+		vStart  = "shared value /errs/started-value: "
+		cClosed = "shared count /errs/closed: "
+		vClosed = "shared value /errs/closed-value: "
+		cCC     = "shared count /errs/closed-client: "
+		cNever  = "shared count /errs/never: "
+		cNot    = "shared count /errs/not-a-count: "
+		cNil    = "shared count : "
+		vNil    = "shared value : "
+	)
+	invalid, noPath, isClosed := zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidPath, zkrecipes.ErrClosed
 
-	testkit.MatchSentinels(t, map[string]testkit.Failure{
-		"NewCount: nil client":        testkit.Fails(func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, zkrecipes.ErrInvalidArgument),
-		"NewCount: bad path":          testkit.Fails(func() error { _, err := shared.NewCount(c, "x/", 1); return err }, zkrecipes.ErrInvalidPath),
-		"NewCount: option of another": testkit.Fails(func() error { _, err := shared.NewCount(c, "/x", 1, foreign); return err }, zkrecipes.ErrInvalidArgument),
-		"NewValue: nil client":        testkit.Fails(func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, zkrecipes.ErrInvalidArgument),
-		"NewValue: bad path":          testkit.Fails(func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, zkrecipes.ErrInvalidPath),
-		"NewValue: root":              testkit.Fails(func() error { _, err := shared.NewValue(c, "", nil); return err }, zkrecipes.ErrInvalidPath),
-		"NewValue: the root itself":   testkit.Fails(func() error { _, err := shared.NewValue(c, "/", nil); return err }, zkrecipes.ErrInvalidPath),
-		"NewCount: the root itself":   testkit.Fails(func() error { _, err := shared.NewCount(c, "/", 1); return err }, zkrecipes.ErrInvalidPath),
-		"Get: not started":            testkit.Fails(get(unstarted), zkrecipes.ErrNotStarted),
-		"Set: not started":            testkit.Fails(set(unstarted), zkrecipes.ErrNotStarted),
-		"TrySet: not started":         testkit.Fails(trySet(unstarted, closedGet), zkrecipes.ErrNotStarted),
-		"Err: not started":            testkit.Fails(unstarted.Err, zkrecipes.ErrNotStarted),
-		"Value Get: not started":      testkit.Fails(func() error { _, err := unstartedValue.Get(); return err }, zkrecipes.ErrNotStarted),
-		"Start: twice":                testkit.Fails(func() error { return started.Start(ctx10()) }, zkrecipes.ErrStarted),
-		"Start: cancelled":            testkit.Fails(func() error { return unstarted.Start(testkit.Cancelled()) }, context.Canceled),
-		"Start: client closed":        testkit.Fails(func() error { return neverStarts.Start(ctx10()) }, zkrecipes.ErrClosed),
-		"Start: after Close":          testkit.Fails(func() error { return closed.Start(ctx10()) }, zkrecipes.ErrClosed),
-		"TrySet: unversioned":         testkit.Fails(trySet(started, unversioned), shared.ErrUnversioned),
-		"Get: closed":                 testkit.Fails(get(closed), zkrecipes.ErrClosed),
-		"Set: closed":                 testkit.Fails(set(closed), zkrecipes.ErrClosed),
-		"TrySet: closed":              testkit.Fails(trySet(closed, closedGet), zkrecipes.ErrClosed),
-		"Err: closed":                 testkit.Fails(closed.Err, zkrecipes.ErrClosed),
-		"Set: client closed":          testkit.Fails(set(onClosedClient), zkrecipes.ErrClosed),
-		"TrySet: client closed":       testkit.Fails(trySet(onClosedClient, closedGet), zkrecipes.ErrClosed),
-		"Err: client closed":          testkit.Fails(onClosedClient.Err, zkrecipes.ErrClosed),
-		"Set: deadline":               testkit.Fails(func() error { _, err := started.Set(testkit.Expired(), 2); return err }, context.DeadlineExceeded),
-		"DecodeCount: 3 bytes":        testkit.Fails(func() error { _, err := shared.DecodeCount([]byte{1, 2, 3}); return err }, zkrecipes.ErrBadData),
-		"DecodeCount: 8 bytes (long)": testkit.Fails(func() error { _, err := shared.DecodeCount(make([]byte, 8)); return err }, zkrecipes.ErrBadData),
-		"Set: deleted node":           testkit.Fails(func() error { return setDeleted(t, c) }, zkrecipes.ErrNodeDeleted, zk.ErrNoNode),
+	matchFailures(t, map[string]failure{
+		"NewCount: nil client": fails(cX, func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, invalid),
+		"NewCount: bad path":   fails("shared count x/: ", func() error { _, err := shared.NewCount(c, "x/", 1); return err }, noPath),
+		"NewCount: the root":   fails("shared count /: ", func() error { _, err := shared.NewCount(c, "/", 1); return err }, noPath),
+		"NewValue: nil client": fails(vX, func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, invalid),
+		"NewValue: bad path":   fails("shared value /x/: ", func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, noPath),
+		"NewValue: empty path": fails("shared value : ", func() error { _, err := shared.NewValue(c, "", nil); return err }, noPath),
+		"NewValue: the root":   fails("shared value /: ", func() error { _, err := shared.NewValue(c, "/", nil); return err }, noPath),
+		"NewValue: seed too large": fails(vX, func() error {
+			_, err := shared.NewValue(c, "/x", make([]byte, framework.DefaultMaxRequestSize))
+			return err
+		}, zkrecipes.ErrTooLarge),
+
+		"Count.Get: not started":    fails(cUnst, get(unstarted), zkrecipes.ErrNotStarted),
+		"Count.Set: not started":    fails(cUnst, set(unstarted), zkrecipes.ErrNotStarted),
+		"Count.TrySet: not started": fails(cUnst, trySet(unstarted, closedGet), zkrecipes.ErrNotStarted),
+		"Count.Err: not started":    fails(cUnst, unstarted.Err, zkrecipes.ErrNotStarted),
+		"Value.Get: not started":    fails(vUnst, func() error { _, err := unstartedValue.Get(); return err }, zkrecipes.ErrNotStarted),
+		"Value.Set: not started":    fails(vUnst, func() error { _, err := unstartedValue.Set(ctx10(), nil); return err }, zkrecipes.ErrNotStarted),
+		"Value.TrySet: not started": fails(vUnst, func() error { _, _, err := unstartedValue.TrySet(ctx10(), closedValueGet, nil); return err }, zkrecipes.ErrNotStarted),
+		"Value.Err: not started":    fails(vUnst, unstartedValue.Err, zkrecipes.ErrNotStarted),
+
+		"Count.Start: twice":         fails(cStart, func() error { return started.Start(ctx10()) }, zkrecipes.ErrStarted),
+		"Value.Start: twice":         fails(vStart, func() error { return startedValue.Start(ctx10()) }, zkrecipes.ErrStarted),
+		"Count.Start: cancelled":     fails(cUnst, func() error { return unstarted.Start(testkit.Cancelled()) }, context.Canceled),
+		"Value.Start: cancelled":     fails(vUnst, func() error { return unstartedValue.Start(testkit.Cancelled()) }, context.Canceled),
+		"Count.Start: nil context":   fails(cUnst, func() error { return unstarted.Start(nilCtx) }, invalid),
+		"Value.Start: nil context":   fails(vUnst, func() error { return unstartedValue.Start(nilCtx) }, invalid),
+		"Count.Start: client closed": fails(cNever, func() error { return neverStarts.Start(ctx10()) }, isClosed),
+		"Count.Start: after Close":   fails(cClosed, func() error { return closed.Start(ctx10()) }, isClosed),
+		"Value.Start: after Close":   fails(vClosed, func() error { return closedValue.Start(ctx10()) }, isClosed),
+
+		"Count.TrySet: unversioned": fails(cStart, trySet(started, unversioned), shared.ErrUnversioned),
+		"Value.TrySet: unversioned": fails(vStart, func() error {
+			_, _, err := startedValue.TrySet(ctx10(), shared.Versioned[[]byte]{Version: -1}, nil)
+			return err
+		}, shared.ErrUnversioned),
+		"Count.Set: nil context":      fails(cStart, func() error { _, err := started.Set(nilCtx, 2); return err }, invalid),
+		"Count.TrySet: nil context":   fails(cStart, func() error { _, _, err := started.TrySet(nilCtx, closedGet, 2); return err }, invalid),
+		"Value.Set: nil context":      fails(vStart, func() error { _, err := startedValue.Set(nilCtx, nil); return err }, invalid),
+		"Value.TrySet: nil context":   fails(vStart, func() error { _, _, err := startedValue.TrySet(nilCtx, closedValueGet, nil); return err }, invalid),
+		"Count.Set: deadline":         fails(cStart, func() error { _, err := started.Set(testkit.Expired(), 2); return err }, context.DeadlineExceeded),
+		"Count.Get: closed":           fails(cClosed, get(closed), isClosed),
+		"Count.Set: closed":           fails(cClosed, set(closed), isClosed),
+		"Count.TrySet: closed":        fails(cClosed, trySet(closed, closedGet), isClosed),
+		"Count.Err: closed":           fails(cClosed, closed.Err, isClosed),
+		"Value.Get: closed":           fails(vClosed, func() error { _, err := closedValue.Get(); return err }, isClosed),
+		"Value.Set: closed":           fails(vClosed, func() error { _, err := closedValue.Set(ctx10(), nil); return err }, isClosed),
+		"Value.TrySet: closed":        fails(vClosed, func() error { _, _, err := closedValue.TrySet(ctx10(), closedValueGet, nil); return err }, isClosed),
+		"Value.Err: closed":           fails(vClosed, closedValue.Err, isClosed),
+		"Count.Set: client closed":    fails(cCC, set(onClosedClient), isClosed),
+		"Count.TrySet: client closed": fails(cCC, trySet(onClosedClient, closedGet), isClosed),
+		"Count.Err: client closed":    fails(cCC, onClosedClient.Err, isClosed),
+		"Count.Get: client closed":    fails(cCC, get(onClosedClient), isClosed),
+		"Count.Get: not a count":      fails(cNot, get(notCount), zkrecipes.ErrBadData),
+		"Count.Set: deleted node":     fails("shared count /errs/deleted: ", func() error { return setDeleted(t, c) }, zkrecipes.ErrNodeDeleted, zk.ErrNoNode),
+		"Count.Err: deleted node":     fails("shared count /errs/deleted-err: ", func() error { return errDeleted(t, c) }, shared.ErrStale, zkrecipes.ErrNodeDeleted),
+		"Count.Start: nil receiver":   fails(cNil, func() error { return nilCount.Start(ctx10()) }, invalid),
+		"Count.Get: nil receiver":     fails(cNil, get(nilCount), invalid),
+		"Count.Set: nil receiver":     fails(cNil, set(nilCount), invalid),
+		"Count.TrySet: nil receiver":  fails(cNil, trySet(nilCount, closedGet), invalid),
+		"Count.Err: nil receiver":     fails(cNil, nilCount.Err, invalid),
+		"Count.Close: nil receiver":   fails(cNil, nilCount.Close, invalid),
+		"Count.Start: zero Count":     fails(cNil, func() error { return zeroCount.Start(ctx10()) }, invalid),
+		"Count.Close: zero Count":     fails(cNil, zeroCount.Close, invalid),
+		"Value.Start: nil receiver":   fails(vNil, func() error { return nilValue.Start(ctx10()) }, invalid),
+		"Value.Get: nil receiver":     fails(vNil, func() error { _, err := nilValue.Get(); return err }, invalid),
+		"Value.Set: nil receiver":     fails(vNil, func() error { _, err := nilValue.Set(ctx10(), nil); return err }, invalid),
+		"Value.TrySet: nil receiver":  fails(vNil, func() error { _, _, err := nilValue.TrySet(ctx10(), closedValueGet, nil); return err }, invalid),
+		"Value.Err: nil receiver":     fails(vNil, nilValue.Err, invalid),
+		"Value.Close: nil receiver":   fails(vNil, nilValue.Close, invalid),
+		"Value.Get: zero Value":       fails(vNil, func() error { _, err := zeroValue.Get(); return err }, invalid),
+		"Value.Close: zero Value":     fails(vNil, zeroValue.Close, invalid),
 	})
+	_, err = shared.DecodeCount([]byte{1, 2, 3})
+	assert.ErrorIs(t, err, zkrecipes.ErrBadData)
+	_, err = shared.DecodeCount(make([]byte, 8))
+	assert.ErrorIs(t, err, zkrecipes.ErrBadData, "a long is not a count")
+	for _, sub := range []interface {
+		Changes() <-chan shared.Versioned[int32]
+	}{nilCount.Subscribe(), zeroCount.Subscribe()} {
+		_, open := <-sub.Changes()
+		assert.False(t, open, "a nil or zero Count's subscription has ended")
+	}
+	_, open := <-nilValue.Subscribe().Changes()
+	assert.False(t, open, "a nil Value's subscription has ended")
+	assert.Empty(t, nilCount.Path()+nilValue.Path()+zeroCount.Path()+zeroValue.Path())
 
 	assert.NoError(t, closed.Close(), "Close is idempotent")
 	for _, p := range []string{"/errs/unstarted", "/errs/unstarted-value", "/errs/never", "/x"} {
@@ -98,6 +218,17 @@ func setDeleted(t *testing.T, c *framework.Client) error {
 	require.NoError(t, c.Delete(ctxT(t, 10*time.Second), "/errs/deleted", -1))
 	_, err := n.Set(ctxT(t, 10*time.Second), 2)
 	return err
+}
+
+// errDeleted is Err of a count whose node someone else deleted, once the
+// follower has seen it.
+func errDeleted(t *testing.T, c *framework.Client) error {
+	n := newCount(t, c, "/errs/deleted-err", 1)
+	require.NoError(t, c.Delete(ctxT(t, 10*time.Second), "/errs/deleted-err", -1))
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.ErrorIs(ct, n.Err(), zkrecipes.ErrNodeDeleted)
+	}, 10*time.Second, 10*time.Millisecond)
+	return n.Err()
 }
 
 // A node this client may not read fails Start at once with the server's

@@ -28,7 +28,7 @@ type faultSetup struct {
 	client   *framework.Client
 	follower *shared.Count
 	writer   *shared.Count
-	sub      *shared.Subscription[int32]
+	sub      *framework.Subscription[shared.Versioned[int32]]
 }
 
 func newFaultSetup(t *testing.T, path string) *faultSetup {

@@ -315,3 +315,43 @@ func TestDeletedNodeIsReportedAndFollowedWhenMadeAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 }
+
+// Subscribe promises "the values read or written from now on, beginning
+// with the one held (once Start has read it)": so does a subscription made
+// while Start is finishing, after the follower's first read was delivered
+// to the subscriptions there were and before Start marks the value
+// started (the node does not change, so nothing else would come).
+func TestASubscriptionMadeDuringStartGetsTheValueHeld(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	for i := range 20 {
+		n, err := shared.NewCount(c, "/shared/sub-during-start", 7)
+		require.NoError(t, err)
+		var subs []*framework.Subscription[shared.Versioned[int32]]
+		done := make(chan error, 1)
+		go func() { done <- n.Start(ctxT(t, 30*time.Second)) }()
+	spin:
+		for {
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+				break spin
+			default:
+				subs = append(subs, n.Subscribe())
+			}
+		}
+		missed := 0
+		deadline := ctxT(t, 10*time.Second)
+		for _, s := range subs {
+			select {
+			case v := <-s.Changes():
+				assert.Equal(t, int32(7), v.Value)
+			case <-deadline.Done():
+				missed++
+			}
+			s.Close()
+		}
+		n.Close()
+		require.Zero(t, missed, "round %d: %d of %d subscriptions made during Start never got the value held", i, missed, len(subs))
+	}
+}

@@ -15,28 +15,28 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 )
 
-// The errors of this package: its own, and those every recipe shares
-// (package hold documents them) under the same names.
+// The recipes' names in their errors.
+const (
+	valueRecipe = "shared value"
+	countRecipe = "shared count"
+)
+
+// The errors of this package's own; those every recipe shares are the
+// module's (zkrecipes.ErrClosed, zkrecipes.ErrNodeDeleted, ...).
 var (
 	// ErrStale is Err's error while the value may not be the node's latest;
-	// it also matches the reason (zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted,
-	// or the error of a read that failed).
-	ErrStale = errors.New("shared: value may be stale")
+	// it also matches the reason (zkrecipes.ErrSuspended,
+	// zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted, or the error of a
+	// read that failed).
+	ErrStale = errors.New("value may be stale")
 	// ErrUnversioned: TrySet given a value without a version to compare:
 	// one never read from the node (Version -1, as Curator's initial value)
 	// or whose version wrapped around to -1, which ZooKeeper would take as
 	// "any version" (Curator's IllegalTrySetVersionException).
-	ErrUnversioned = errors.New("shared: value has no version to compare")
+	ErrUnversioned = errors.New("value has no version to compare")
 )
-
-// Option configures a Value or a Count. Every recipe's Option has this
-// shape, and an option of the same name means the same thing in each; one
-// given to a recipe it does not apply to is refused (zkrecipes.ErrInvalidArgument).
-// No option applies to this package's recipes yet.
-type Option func(*option.Config) error
 
 // Versioned is a value as read from the node, with what orders it.
 type Versioned[T any] struct {
@@ -51,8 +51,9 @@ type Versioned[T any] struct {
 }
 
 // Value is a Curator SharedValue: a byte slice shared through one node.
-// Its methods may be called from any goroutine.
+// Its methods may be called from any goroutine; make one with NewValue.
 type Value struct {
+	recipe string
 	client *framework.Client
 	path   string
 	seed   []byte
@@ -60,6 +61,13 @@ type Value struct {
 	startMu sync.Mutex // serialises Start and Close
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
+
+	// feed delivers the values read or written; counts, those of a
+	// Count's Value, decoded. Both are published under mu, so a
+	// subscription made under mu begins where the feed stands.
+	feed    framework.Feed[Versioned[[]byte]]
+	isCount bool
+	counts  framework.Feed[Versioned[int32]]
 
 	mu       sync.Mutex
 	started  bool
@@ -72,44 +80,57 @@ type Value struct {
 	// be stale once it is down (its Suspended is closed), until a read
 	// over a new one. Zero until the first read.
 	link conn.Session
-	subs map[subscriber]struct{}
 }
 
 // NewValue returns a Value on path whose node, if missing when Start runs,
 // is made with seed. Nothing is sent before Start.
-func NewValue(client *framework.Client, path string, seed []byte, opts ...Option) (*Value, error) {
-	return newValue("shared value", client, path, seed, opts)
+func NewValue(client *framework.Client, path string, seed []byte) (*Value, error) {
+	return newValue(valueRecipe, client, path, seed)
 }
 
-func newValue(recipe string, client *framework.Client, path string, seed []byte, opts []Option) (*Value, error) {
+func newValue(recipe string, client *framework.Client, path string, seed []byte) (*Value, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%s: %w", recipe, zkrecipes.ErrInvalidArgument)
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
-		return nil, fmt.Errorf("%s: %w", recipe, err)
-	}
-	if _, err := option.Build(recipe, nil, opts); err != nil {
-		return nil, err
+		return nil, framework.RecipeErr(recipe, path, err)
 	}
 	// The seed is the data of the node Start makes.
 	if err := client.CheckCreate(path, seed, framework.WithParentContainers()); err != nil {
-		return nil, fmt.Errorf("%s: seed of %d bytes: %w", recipe, len(seed), err)
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("seed of %d bytes: %w", len(seed), err))
 	}
 	seed = bytes.Clone(seed)
 	if seed == nil {
 		seed = []byte{}
 	}
 	return &Value{
-		client: client,
-		path:   path,
-		seed:   seed,
-		cur:    Versioned[[]byte]{Value: seed, Version: -1, Zxid: -1},
-		subs:   map[subscriber]struct{}{},
+		recipe:  recipe,
+		client:  client,
+		path:    path,
+		seed:    seed,
+		isCount: recipe == countRecipe,
+		cur:     Versioned[[]byte]{Value: seed, Version: -1, Zxid: -1},
 	}, nil
 }
 
+// usable says why v cannot be used: it is nil or a zero Value.
+func (v *Value) usable() error {
+	if v == nil || v.client == nil {
+		return framework.RecipeErr(valueRecipe, "", fmt.Errorf("%w: a nil or zero Value: make one with NewValue", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+// err names the recipe and its path in err.
+func (v *Value) err(err error) error { return framework.RecipeErr(v.recipe, v.path, err) }
+
 // Path returns the node's path.
-func (v *Value) Path() string { return v.path }
+func (v *Value) Path() string {
+	if v == nil {
+		return ""
+	}
+	return v.path
+}
 
 // Start makes the node with the seed (and its parents, as containers) if it
 // is missing, reads it, and follows it with a watch until Close. It returns
@@ -118,9 +139,16 @@ func (v *Value) Path() string { return v.path }
 // client may not read fails it with the server's zk.ErrNoAuth. A second
 // Start after one succeeded fails with zkrecipes.ErrStarted.
 func (v *Value) Start(ctx context.Context) error {
-	if err := errs.NilContext(ctx, "shared value "+v.path+": start"); err != nil {
+	if err := v.usable(); err != nil {
 		return err
 	}
+	if ctx == nil {
+		return v.err(errs.ErrNilContext)
+	}
+	return v.err(v.start(ctx))
+}
+
+func (v *Value) start(ctx context.Context) error {
 	v.startMu.Lock()
 	defer v.startMu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -282,8 +310,17 @@ func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 	if v.cur.Value == nil {
 		v.cur.Value = []byte{}
 	}
-	for s := range v.subs {
-		s.push(v.cur)
+	v.publishLocked()
+}
+
+// publishLocked hands cur to the subscriptions: a copy, which they share,
+// so that none can change cur.
+func (v *Value) publishLocked() {
+	v.feed.Publish(v.copyLocked())
+	if v.isCount {
+		if n, ok := decodeVersioned(v.cur); ok {
+			v.counts.Publish(n)
+		}
 	}
 }
 
@@ -303,10 +340,13 @@ func (v *Value) readFailed(err error) {
 // nothing; Err says whether it may be stale. After Close, or the client's,
 // it fails with zkrecipes.ErrClosed.
 func (v *Value) Get() (Versioned[[]byte], error) {
+	if err := v.usable(); err != nil {
+		return Versioned[[]byte]{}, err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usableLocked(); err != nil {
-		return Versioned[[]byte]{}, err
+		return Versioned[[]byte]{}, v.err(err)
 	}
 	return v.copyLocked(), nil
 }
@@ -338,6 +378,13 @@ func (v *Value) usableLocked() error {
 // while the value is being read again. After Close, or
 // the client's, it is zkrecipes.ErrClosed; before Start, zkrecipes.ErrNotStarted.
 func (v *Value) Err() error {
+	if err := v.usable(); err != nil {
+		return err
+	}
+	return v.err(v.staleness())
+}
+
+func (v *Value) staleness() error {
 	v.mu.Lock()
 	err := v.usableLocked()
 	link, missing, readErr := v.link, v.missing, v.readErr
@@ -371,7 +418,7 @@ func (v *Value) Err() error {
 // version. A reply lost on the way is retried: the write may then land
 // after someone else's.
 func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error) {
-	if err := v.usable(ctx, "set"); err != nil {
+	if err := v.writable(ctx); err != nil {
 		return Versioned[[]byte]{}, err
 	}
 	st, err := v.client.Set(ctx, v.path, value, -1)
@@ -392,11 +439,11 @@ func (v *Value) Set(ctx context.Context, value []byte) (Versioned[[]byte], error
 // once: if its reply is lost the error wraps zkrecipes.ErrOutcomeUnknown, and the
 // write may have been applied; the change feed will tell.
 func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []byte) (Versioned[[]byte], bool, error) {
-	if err := v.usable(ctx, "try-set"); err != nil {
+	if err := v.writable(ctx); err != nil {
 		return Versioned[[]byte]{}, false, err
 	}
 	if previous.Version == -1 {
-		return Versioned[[]byte]{}, false, ErrUnversioned
+		return Versioned[[]byte]{}, false, v.err(ErrUnversioned)
 	}
 	v.mu.Lock()
 	held, heldCzxid := v.copyLocked(), v.curCzxid
@@ -425,30 +472,33 @@ func (v *Value) TrySet(ctx context.Context, previous Versioned[[]byte], value []
 		// from was deleted and made again, back at that version, and the
 		// write replaced a value previous never showed. Applied, so not
 		// a refusal (a caller would apply it again), and not a success.
-		return out, false, fmt.Errorf("%w: czxid %d, read from %d", zkrecipes.ErrRecreated, st.Czxid, heldCzxid)
+		return out, false, v.err(fmt.Errorf("%w: czxid %d, read from %d", zkrecipes.ErrRecreated, st.Czxid, heldCzxid))
 	}
 	return out, true, nil
 }
 
-// usable refuses a write with a nil ctx, or on a value not started,
-// closed, or on a closed client, before anything is sent.
-func (v *Value) usable(ctx context.Context, op string) error {
-	if err := errs.NilContext(ctx, "shared value "+v.path+": "+op); err != nil {
+// writable refuses a write with a nil ctx, or on a value nil, zero, not
+// started, closed, or on a closed client, before anything is sent.
+func (v *Value) writable(ctx context.Context) error {
+	if err := v.usable(); err != nil {
 		return err
+	}
+	if ctx == nil {
+		return v.err(errs.ErrNilContext)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.usableLocked()
+	return v.err(v.usableLocked())
 }
 
 func (v *Value) writeErr(err error) error {
 	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: %w", zkrecipes.ErrNodeDeleted, err)
+		return v.err(fmt.Errorf("%w: %w", zkrecipes.ErrNodeDeleted, err))
 	}
 	v.mu.Lock()
 	closed := v.closed
 	v.mu.Unlock()
-	return contend.Err(err, closed)
+	return v.err(contend.Err(err, closed))
 }
 
 // Subscribe returns a subscription to the values read or written from now
@@ -458,39 +508,50 @@ func (v *Value) writeErr(err error) error {
 // documentation). Its channel is closed after Close of the Value, once the
 // values queued before have been taken, or at once by Close of the
 // subscription. A reader that stops reading before then must Close the
-// subscription: its goroutine waits for the reader.
-func (v *Value) Subscribe() *Subscription[[]byte] {
-	return subscribe(v, func(b []byte) ([]byte, bool) { return bytes.Clone(b), true })
+// subscription: its goroutine waits for the reader. The subscriptions of
+// a Value share each value's bytes: a reader must not change them (Get
+// returns a copy of its own). A nil or zero Value's subscription has
+// ended.
+func (v *Value) Subscribe() *framework.Subscription[Versioned[[]byte]] {
+	if v.usable() != nil {
+		return ended[Versioned[[]byte]]()
+	}
+	return subscribe(v, &v.feed, func(b Versioned[[]byte]) (Versioned[[]byte], bool) { return b, true })
 }
 
-// subscribe adds a subscription whose values are convert's of the node's
-// data; data convert refuses is skipped.
-func subscribe[T any](v *Value, convert func([]byte) (T, bool)) *Subscription[T] {
-	s := newSubscription(convert, func(s subscriber) {
-		v.mu.Lock()
-		delete(v.subs, s)
-		v.mu.Unlock()
-	})
+// subscribe subscribes to feed, one of v's, its first value the one held
+// (if it has been read and convert takes it).
+func subscribe[T any](v *Value, feed *framework.Feed[T], convert func(Versioned[[]byte]) (T, bool)) *framework.Subscription[T] {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.closed {
-		s.finish()
-		return s
-	}
-	v.subs[s] = struct{}{}
 	// Whatever has been read is delivered, even before Start returns: the
-	// follower's first read may have pushed to the subscriptions of its
-	// moment, before this one existed.
-	if v.started || v.cur.Version != -1 {
-		s.push(v.cur)
+	// follower's first read may have been published before this
+	// subscription existed.
+	if !v.closed && (v.started || v.cur.Version != -1) {
+		if x, ok := convert(v.copyLocked()); ok {
+			return feed.SubscribeWith(x)
+		}
 	}
-	return s
+	return feed.Subscribe()
 }
 
-// Close stops following the node and ends every subscription (each
-// delivers what it had queued, then its channel is closed). The node stays.
-// Close is idempotent and always returns nil.
+// ended returns a subscription that has ended.
+func ended[T any]() *framework.Subscription[T] {
+	var f framework.Feed[T]
+	f.End(nil)
+	return f.Subscribe()
+}
+
+// Close stops following the node, ends a Start in progress with
+// zkrecipes.ErrClosed, and ends every subscription (each delivers what it
+// had queued, then its channel is closed). A Value makes no ephemeral
+// node, so it deletes nothing: the node belongs to no session and stays as
+// it is. The client is not closed. Close waits for the follower's
+// goroutine, which ends at once; it is idempotent and returns nil.
 func (v *Value) Close() error {
+	if err := v.usable(); err != nil {
+		return err
+	}
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
@@ -498,15 +559,12 @@ func (v *Value) Close() error {
 	}
 	v.closed = true
 	cancel := v.cancel
-	subs := v.subs
-	v.subs = nil
 	v.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
 	v.wg.Wait()
-	for s := range subs {
-		s.finish()
-	}
+	v.feed.End(nil)
+	v.counts.End(nil)
 	return nil
 }

@@ -171,7 +171,7 @@ public final class Agent {
         register("selector-start", 3, "<name> <path> <id>", this::selectorStart);
         register("selector-release", 1, "<name>", this::selectorRelease);
         register("selector-close", 1, "<name>", this::selectorClose);
-        // Atomic counters (recipes/atomic), in their own block below.
+        // Atomic counters (recipes/counter), in their own block below.
         register("atomic-get", 2, "long|int <path>", this::atomicGet);
         register("atomic-add", 3, "long|int <path> <delta>", this::atomicAdd);
         register("atomic-loop", 6, "long|int <path> <iterations> <retries> <lockPath|-> <id>", this::atomicLoop);

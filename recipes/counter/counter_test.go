@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -58,7 +58,7 @@ func TestIncrementCreatesTheNodeAndParentsAsCuratorsEightByteLong(t *testing.T) 
 func TestIntegerIsFourBytesBigEndian(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	i, err := atomic.NewInteger(c, "/counters/int")
+	i, err := counter.NewInteger(c, "/counters/int")
 	require.NoError(t, err)
 	defer i.Close()
 	r, err := i.Add(ctxT(t, 10*time.Second), 0x01020304)
@@ -78,7 +78,7 @@ func TestConcurrentIncrementsFromManyClientsSumExactly(t *testing.T) {
 	var mu sync.Mutex
 	succeeded := 0
 	for range clients {
-		l := newLong(t, newClient(t, cl.Addrs()), "/counters/sum", atomic.WithRetryPolicy(retry.NTimes(1000, time.Millisecond)))
+		l := newLong(t, newClient(t, cl.Addrs()), "/counters/sum", counter.WithOptimisticRetry(retry.NTimes(1000, time.Millisecond)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -126,31 +126,33 @@ func TestCompareAndSetSucceedsOnlyOnTheExpectedValue(t *testing.T) {
 	assert.Equal(t, int64(10), rawLong(t, c, "/counters/cas"))
 }
 
-func TestTrySetAndForceSet(t *testing.T) {
+// Set writes blindly, creating the node; Swap returns the value it
+// replaced.
+func TestSetOverwritesAndSwapReturnsTheValueItReplaced(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/set")
-	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), 3), "creates")
+	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 3), "creates")
 	assert.Equal(t, int64(3), rawLong(t, c, "/counters/set"))
-	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), -3), "overwrites")
+	require.NoError(t, l.Set(ctxT(t, 10*time.Second), -3), "overwrites")
 	assert.Equal(t, int64(-3), rawLong(t, c, "/counters/set"))
-	r, err := l.TrySet(ctxT(t, 10*time.Second), 12)
+	r, err := l.Swap(ctxT(t, 10*time.Second), 12)
 	require.NoError(t, err)
 	assert.True(t, r.Succeeded)
 	assert.Equal(t, int64(-3), r.PreValue)
 	assert.Equal(t, int64(12), rawLong(t, c, "/counters/set"))
 }
 
-func TestValueKeepsRawBytes(t *testing.T) {
+func TestBytesKeepsRawBytes(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
-	v, err := atomic.NewValue(c, "/values/v")
+	v, err := counter.NewBytes(c, "/values/v")
 	require.NoError(t, err)
 	defer v.Close()
 	r, err := v.Get(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.Nil(t, r.PreValue)
-	r, err = v.TrySet(ctxT(t, 10*time.Second), []byte("one"))
+	r, err = v.Swap(ctxT(t, 10*time.Second), []byte("one"))
 	require.NoError(t, err)
 	assert.True(t, r.Succeeded)
 	r, err = v.CompareAndSet(ctxT(t, 10*time.Second), []byte("one"), []byte("two"))
@@ -186,8 +188,8 @@ func TestPromotionToTheLockWhenOptimisticTriesRunOut(t *testing.T) {
 	succeeded, promoted := 0, 0
 	for range clients {
 		l := newLong(t, newClient(t, cl.Addrs()), "/counters/promo",
-			atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-			atomic.WithPromotedToLock("/counters/promo-lock", 20*time.Second, retry.NTimes(100, time.Millisecond)))
+			counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+			counter.WithPromotedToLock("/counters/promo-lock", 20*time.Second, retry.NTimes(100, time.Millisecond)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -218,14 +220,14 @@ func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	other := newClient(t, cl.Addrs())
 	otherL := newLong(t, other, "/counters/busy")
-	require.NoError(t, otherL.ForceSet(ctxT(t, 10*time.Second), 1))
+	require.NoError(t, otherL.Set(ctxT(t, 10*time.Second), 1))
 	h := holdMutex(t, other, "/counters/busy-lock")
 	defer h.Release()
 
 	l := newLong(t, c, "/counters/busy",
-		atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/counters/busy-lock", 300*time.Millisecond, retry.NTimes(3, 0)))
-	atomic.BeforeWrite(l, func(*hold.Hold) { require.NoError(t, otherL.ForceSet(ctxT(t, 10*time.Second), 100)) })
+		counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/busy-lock", 300*time.Millisecond, retry.NTimes(3, 0)))
+	counter.BeforeWrite(l, func(*hold.Hold) { require.NoError(t, otherL.Set(ctxT(t, 10*time.Second), 100)) })
 	r, err := l.Increment(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.False(t, r.Succeeded)
@@ -233,4 +235,67 @@ func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
 	assert.Zero(t, r.Stats.PromotedTries, "the lock was never granted")
 	assert.GreaterOrEqual(t, r.Stats.PromotedTime, 300*time.Millisecond)
 	assert.Equal(t, int64(100), rawLong(t, c, "/counters/busy"), "nothing written")
+}
+
+// Close ends an operation waiting for the promoted lock with
+// zkrecipes.ErrClosed, at once rather than after the lock's timeout.
+func TestCloseEndsAnOperationWaitingForThePromotedLock(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	other := newClient(t, cl.Addrs())
+	rival := newLong(t, other, "/counters/close-wait")
+	h := holdMutex(t, other, "/counters/close-wait-lock")
+	defer h.Release()
+	l := newLong(t, c, "/counters/close-wait",
+		counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/close-wait-lock", time.Minute, retry.NTimes(3, 0)))
+	waiting := make(chan struct{})
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
+		_, err := rival.Increment(ctxT(t, 10*time.Second)) // the optimistic try loses
+		require.NoError(t, err)
+		close(waiting)
+	}))
+	got := make(chan error, 1)
+	go func() { _, err := l.Increment(ctxT(t, 2*time.Minute)); got <- err }()
+	<-waiting
+	// The increment queues for the lock: its node appears.
+	testkit.WaitChildren(t, other, "/counters/close-wait-lock", 2)
+	start := time.Now()
+	require.NoError(t, l.Close())
+	select {
+	case err := <-got:
+		assert.ErrorIs(t, err, zkrecipes.ErrClosed)
+		assert.ErrorContains(t, err, "long counter /counters/close-wait: ")
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not end the wait for the promoted lock")
+	}
+	assert.Less(t, time.Since(start), 20*time.Second)
+	testkit.WaitChildren(t, other, "/counters/close-wait-lock", 1)
+	assert.Equal(t, int64(1), rawLong(t, other, "/counters/close-wait"), "the closed increment wrote nothing")
+}
+
+// Close ends an operation sleeping between its optimistic tries with
+// zkrecipes.ErrClosed.
+func TestCloseEndsAnOperationBetweenItsTries(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	rival := newLong(t, newClient(t, cl.Addrs()), "/counters/close-retry")
+	l := newLong(t, c, "/counters/close-retry", counter.WithOptimisticRetry(retry.Forever(time.Hour)))
+	lost := make(chan struct{})
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
+		_, err := rival.Increment(ctxT(t, 10*time.Second))
+		require.NoError(t, err)
+		close(lost)
+	}))
+	got := make(chan error, 1)
+	go func() { _, err := l.Increment(ctxT(t, 2*time.Minute)); got <- err }()
+	<-lost
+	require.NoError(t, l.Close())
+	select {
+	case err := <-got:
+		assert.ErrorIs(t, err, zkrecipes.ErrClosed)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not end the operation")
+	}
+	assert.Equal(t, int64(1), rawLong(t, c, "/counters/close-retry"))
 }

@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -27,9 +27,9 @@ func newClient(t *testing.T, addrs []string, opts ...framework.Option) *framewor
 
 func ctxT(t *testing.T, d time.Duration) context.Context { return testkit.Ctx(t, d) }
 
-func newLong(t *testing.T, c *framework.Client, path string, opts ...atomic.Option) *atomic.Long {
+func newLong(t *testing.T, c *framework.Client, path string, opts ...counter.Option) *counter.Long {
 	t.Helper()
-	l, err := atomic.NewLong(c, path, opts...)
+	l, err := counter.NewLong(c, path, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	return l

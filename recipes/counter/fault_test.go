@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 // Faults between a try's read and its write, against a real server: the
 // write is sent at most once, so a lost reply is zkrecipes.ErrOutcomeUnknown and
@@ -19,7 +19,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -34,12 +34,12 @@ func TestLostReplyIsOutcomeUnknownAndTheIncrementIsAppliedOnce(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, newLong(t, obs, "/counters/lost").ForceSet(ctxT(t, 10*time.Second), 10))
-	l := newLong(t, c, "/counters/lost", atomic.WithRetryPolicy(retry.NTimes(5, 0)))
-	atomic.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
+	require.NoError(t, newLong(t, obs, "/counters/lost").Set(ctxT(t, 10*time.Second), 10))
+	l := newLong(t, c, "/counters/lost", counter.WithOptimisticRetry(retry.NTimes(5, 0)))
+	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
 
 	type out struct {
-		r   atomic.Result[int64]
+		r   counter.Result[int64]
 		err error
 	}
 	got := make(chan out, 1)
@@ -69,9 +69,9 @@ func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
-	require.NoError(t, newLong(t, obs, "/counters/oneway").ForceSet(ctxT(t, 10*time.Second), 5))
+	require.NoError(t, newLong(t, obs, "/counters/oneway").Set(ctxT(t, 10*time.Second), 5))
 	l := newLong(t, c, "/counters/oneway")
-	atomic.BeforeWrite(l, once(func(*hold.Hold) { p.DropRequests() }))
+	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropRequests() }))
 	r, err := l.Increment(ctxT(t, 30*time.Second))
 	require.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.Equal(t, int64(5), r.PreValue)
@@ -88,12 +88,12 @@ func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 // invariant runs n increments of l, each with fault before its write, and
 // checks that the node holds every increment that succeeded, at most one
 // more per unknown outcome, and never more.
-func invariant(t *testing.T, obs, l *atomic.Long, n int, fault func(i int), heal func()) {
+func invariant(t *testing.T, obs, l *counter.Long, n int, fault func(i int), heal func()) {
 	t.Helper()
 	start, err := obs.Get(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	var i int
-	atomic.BeforeWrite(l, func(*hold.Hold) { fault(i) })
+	counter.BeforeWrite(l, func(*hold.Hold) { fault(i) })
 	succeeded, unknown := 0, 0
 	for i = range n {
 		r, err := l.Increment(ctxT(t, 60*time.Second))
@@ -108,7 +108,7 @@ func invariant(t *testing.T, obs, l *atomic.Long, n int, fault func(i int), heal
 			require.NoError(t, err, "increment %d", i)
 		}
 	}
-	atomic.BeforeWrite(l, nil)
+	counter.BeforeWrite(l, nil)
 	end, err := obs.Get(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
 	added := int(end.PostValue - start.PostValue)
@@ -134,7 +134,7 @@ func TestServerRestartNeverDoublesOrLosesAnIncrement(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/restart")
-	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), 0))
+	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 0))
 	obs := newLong(t, c, "/counters/restart")
 	var wg sync.WaitGroup
 	invariant(t, obs, l, 3, func(int) {
@@ -171,8 +171,8 @@ func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	obs := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/deleted")
-	require.NoError(t, l.ForceSet(ctxT(t, 10*time.Second), 41))
-	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 41))
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/deleted", -1))
 	}))
 	r, err := l.Increment(ctxT(t, 10*time.Second))
@@ -183,7 +183,7 @@ func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 	assert.Equal(t, int64(1), r.PostValue)
 	assert.Equal(t, int64(1), rawLong(t, obs, "/counters/deleted"))
 
-	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/deleted", -1))
 	}))
 	cas, err := l.CompareAndSet(ctxT(t, 10*time.Second), 1, 2)
@@ -195,9 +195,9 @@ func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 
 // promotedLong is a Long whose optimistic try always loses (a rival write
 // lands between its read and its write), so that it goes to the lock.
-func promotedLong(t *testing.T, c, rival *atomic.Long, during func(h *hold.Hold)) {
+func promotedLong(t *testing.T, c, rival *counter.Long, during func(h *hold.Hold)) {
 	t.Helper()
-	atomic.BeforeWrite(c, func(h *hold.Hold) {
+	counter.BeforeWrite(c, func(h *hold.Hold) {
 		if h == nil {
 			_, err := rival.Increment(ctxT(t, 10*time.Second))
 			require.NoError(t, err)
@@ -215,8 +215,8 @@ func TestPromotedWriteAfterTheLockNodeWasDeletedIsRefused(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pl")
-	l := newLong(t, c, "/counters/pl", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/counters/pl-lock", 10*time.Second, retry.NTimes(3, 0)))
+	l := newLong(t, c, "/counters/pl", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/pl-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(h *hold.Hold) {
 		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
 	})
@@ -237,8 +237,8 @@ func TestPromotedWriteAfterSessionExpiryIsRefused(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pe")
-	l := newLong(t, c, "/counters/pe", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/counters/pe-lock", 10*time.Second, retry.NTimes(3, 0)))
+	l := newLong(t, c, "/counters/pe", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/pe-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(*hold.Hold) { testkit.LoseSession(t, p, c) })
 	r, err := l.Increment(ctxT(t, 30*time.Second))
 	require.ErrorIs(t, err, zkrecipes.ErrHoldLost)
@@ -254,8 +254,8 @@ func TestPromotedLostReplyIsOutcomeUnknownAndAppliedOnce(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pr")
-	l := newLong(t, c, "/counters/pr", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/counters/pr-lock", 10*time.Second, retry.NTimes(3, 0)))
+	l := newLong(t, c, "/counters/pr", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/pr-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, func(*hold.Hold) { p.DropReplies() })
 	got := make(chan error, 1)
 	go func() {
@@ -278,10 +278,10 @@ func TestContextEndingBetweenTriesStops(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/counters/ctx")
-	l := newLong(t, c, "/counters/ctx", atomic.WithRetryPolicy(retry.Forever(10*time.Millisecond)))
+	l := newLong(t, c, "/counters/ctx", counter.WithOptimisticRetry(retry.Forever(10*time.Millisecond)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	atomic.BeforeWrite(l, func(*hold.Hold) {
+	counter.BeforeWrite(l, func(*hold.Hold) {
 		_, err := rival.Increment(ctxT(t, 10*time.Second))
 		require.NoError(t, err)
 		cancel()
@@ -299,8 +299,8 @@ func TestPromotedWriteAcrossACutLandsAtMostOnce(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pc")
-	l := newLong(t, c, "/counters/pc", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/counters/pc-lock", 10*time.Second, retry.NTimes(3, 0)))
+	l := newLong(t, c, "/counters/pc", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/counters/pc-lock", 10*time.Second, retry.NTimes(3, 0)))
 	promotedLong(t, l, rival, once(func(*hold.Hold) { p.Cut() }))
 	r, err := l.Increment(ctxT(t, 30*time.Second))
 	got := rawLong(t, obs, "/counters/pc")

@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -21,11 +21,11 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	cl := zktest.Standalone(t)
 	req := testkit.NewRequests(t)
 	c := newClient(t, cl.Addrs(), req.Option())
-	l := newLong(t, c, "/nil/long", atomic.WithPromotedToLock("/nil/lock", time.Second, retry.NTimes(1, 0)))
-	i, err := atomic.NewInteger(c, "/nil/int")
+	l := newLong(t, c, "/nil/long", counter.WithPromotedToLock("/nil/lock", time.Second, retry.NTimes(1, 0)))
+	i, err := counter.NewInteger(c, "/nil/int")
 	require.NoError(t, err)
 	t.Cleanup(func() { i.Close() })
-	v, err := atomic.NewValue(c, "/nil/value")
+	v, err := counter.NewBytes(c, "/nil/value")
 	require.NoError(t, err)
 	t.Cleanup(func() { v.Close() })
 	var nilCtx context.Context
@@ -37,16 +37,16 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 		"Long.Add":            func() error { _, err := l.Add(nilCtx, 2); return err },
 		"Long.Subtract":       func() error { _, err := l.Subtract(nilCtx, 2); return err },
 		"Long.CompareAndSet":  func() error { _, err := l.CompareAndSet(nilCtx, 0, 1); return err },
-		"Long.TrySet":         func() error { _, err := l.TrySet(nilCtx, 1); return err },
-		"Long.ForceSet":       func() error { return l.ForceSet(nilCtx, 1) },
+		"Long.Swap":           func() error { _, err := l.Swap(nilCtx, 1); return err },
+		"Long.Set":            func() error { return l.Set(nilCtx, 1) },
 		"Long.Initialize":     func() error { _, err := l.Initialize(nilCtx, 1); return err },
 		"Integer.Increment":   func() error { _, err := i.Increment(nilCtx); return err },
-		"Integer.ForceSet":    func() error { return i.ForceSet(nilCtx, 1) },
-		"Value.Get":           func() error { _, err := v.Get(nilCtx); return err },
-		"Value.CompareAndSet": func() error { _, err := v.CompareAndSet(nilCtx, nil, []byte("x")); return err },
-		"Value.TrySet":        func() error { _, err := v.TrySet(nilCtx, []byte("x")); return err },
-		"Value.ForceSet":      func() error { return v.ForceSet(nilCtx, []byte("x")) },
-		"Value.Initialize":    func() error { _, err := v.Initialize(nilCtx, []byte("x")); return err },
+		"Integer.Set":         func() error { return i.Set(nilCtx, 1) },
+		"Bytes.Get":           func() error { _, err := v.Get(nilCtx); return err },
+		"Bytes.CompareAndSet": func() error { _, err := v.CompareAndSet(nilCtx, nil, []byte("x")); return err },
+		"Bytes.Swap":          func() error { _, err := v.Swap(nilCtx, []byte("x")); return err },
+		"Bytes.Set":           func() error { return v.Set(nilCtx, []byte("x")) },
+		"Bytes.Initialize":    func() error { _, err := v.Initialize(nilCtx, []byte("x")); return err },
 	})
 	assert.Equal(t, before, req.Count(t, ""), "requests were sent")
 	_, ok := raw(t, c, "/nil")
@@ -59,7 +59,7 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 	ri, err := i.Increment(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), ri.PostValue)
-	rv, err := v.TrySet(ctx, []byte("x"))
+	rv, err := v.Swap(ctx, []byte("x"))
 	require.NoError(t, err)
 	assert.True(t, rv.Succeeded)
 }

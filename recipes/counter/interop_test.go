@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 // Interop with the real Apache Curator 5.4 DistributedAtomicLong and
 // DistributedAtomicInteger, driven through the Java Agent of
@@ -20,7 +20,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -41,7 +41,7 @@ func TestGoAndCuratorReadEachOthersValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1234567890100), r.PostValue)
 
-	i, err := atomic.NewInteger(c, "/interop/int")
+	i, err := counter.NewInteger(c, "/interop/int")
 	require.NoError(t, err)
 	defer i.Close()
 	assert.Equal(t, "atomic-added /interop/int true 0 -7",
@@ -55,7 +55,7 @@ func TestGoAndCuratorReadEachOthersValues(t *testing.T) {
 
 // concurrent has Go and Curator increment one counter at once and checks
 // that it holds exactly the increments both sides saw succeed.
-func concurrent(t *testing.T, kind, path, lockPath string, opts ...atomic.Option) {
+func concurrent(t *testing.T, kind, path, lockPath string, opts ...counter.Option) {
 	cl := zktest.Standalone(t)
 	agent := curator.Agent(t)
 	javas := []*curator.Process{agent.Start(t, cl.ConnectString(), agentSession), agent.Start(t, cl.ConnectString(), agentSession)}
@@ -76,7 +76,7 @@ func concurrent(t *testing.T, kind, path, lockPath string, opts ...atomic.Option
 				return r.Succeeded, r.Stats.PromotedTries > 0, err
 			}
 		} else {
-			i, err := atomic.NewInteger(c, path, opts...)
+			i, err := counter.NewInteger(c, path, opts...)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = i.Close() })
 			inc = func() (bool, bool, error) {
@@ -128,19 +128,19 @@ func concurrent(t *testing.T, kind, path, lockPath string, opts ...atomic.Option
 }
 
 func TestGoAndCuratorIncrementOneLongConcurrently(t *testing.T) {
-	concurrent(t, "long", "/interop/c/long", "-", atomic.WithRetryPolicy(retry.NTimes(3, time.Millisecond)))
+	concurrent(t, "long", "/interop/c/long", "-", counter.WithOptimisticRetry(retry.NTimes(3, time.Millisecond)))
 }
 
 func TestGoAndCuratorIncrementOneIntegerConcurrently(t *testing.T) {
-	concurrent(t, "int", "/interop/c/int", "-", atomic.WithRetryPolicy(retry.NTimes(3, time.Millisecond)))
+	concurrent(t, "int", "/interop/c/int", "-", counter.WithOptimisticRetry(retry.NTimes(3, time.Millisecond)))
 }
 
 // Promoted on both sides to one lock path: Curator's InterProcessMutex
 // and ours queue together.
 func TestGoAndCuratorPromotedToOneLock(t *testing.T) {
 	concurrent(t, "long", "/interop/p/long", "/interop/p/lock",
-		atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-		atomic.WithPromotedToLock("/interop/p/lock", 30*time.Second, retry.NTimes(100, time.Millisecond)))
+		counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+		counter.WithPromotedToLock("/interop/p/lock", 30*time.Second, retry.NTimes(100, time.Millisecond)))
 }
 
 // An empty node made by Curator (a SharedValue seeded with nothing) reads

@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"bytes"
@@ -13,19 +13,19 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// A value over the server's limit fails TrySet at once with ErrTooLarge:
+// A value over the server's limit fails Swap and Set at once with ErrTooLarge:
 // nothing was sent, so the outcome is known (before: zkrecipes.ErrOutcomeUnknown,
 // for a write the server cannot have applied, after it had closed the
 // link and with it every hold on the client).
-func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
+func TestBytesSwapOverTheSizeLimitFailsAtOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	h := holdMutex(t, c, "/size/lock")
-	v, err := atomic.NewValue(c, "/size/value")
+	v, err := counter.NewBytes(c, "/size/value")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = v.Close() })
 	_, err = v.Initialize(ctxT(t, 10*time.Second), []byte("small"))
@@ -34,11 +34,11 @@ func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
 	link := testkit.WatchLink(t, c)
 
 	start := time.Now()
-	res, err := v.TrySet(ctxT(t, 10*time.Second), big)
+	res, err := v.Swap(ctxT(t, 10*time.Second), big)
 	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	assert.NotErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.False(t, res.Succeeded)
-	err = v.ForceSet(ctxT(t, 10*time.Second), big)
+	err = v.Set(ctxT(t, 10*time.Second), big)
 	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	assert.Less(t, time.Since(start), 2*time.Second, "refused at once")
 
@@ -50,12 +50,12 @@ func TestValueTrySetOverTheSizeLimitFailsAtOnce(t *testing.T) {
 }
 
 // With a promoted lock the participant id is the data of the lock's node:
-// one too large for the server is refused when the value is made.
-func TestNewValueRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
+// one too large for the server is refused when the counter is made.
+func TestNewBytesRefusesAParticipantIDOverTheSizeLimit(t *testing.T) {
 	c := newClient(t, zktest.Standalone(t).Addrs())
-	_, err := atomic.NewValue(c, "/size/value",
-		atomic.WithPromotedToLock("/size/lock", time.Second, retry.Default()),
-		atomic.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize)))
+	_, err := counter.NewBytes(c, "/size/value",
+		counter.WithPromotedToLock("/size/lock", time.Second, retry.Default()),
+		counter.WithParticipantID(strings.Repeat("i", framework.DefaultMaxRequestSize)))
 	require.ErrorIs(t, err, zkrecipes.ErrTooLarge)
 	assert.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 }

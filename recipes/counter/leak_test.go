@@ -1,4 +1,4 @@
-package atomic_test
+package counter_test
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -27,10 +27,10 @@ func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
 		testkit.IdleWorkers()}
 	func() {
 		c := newClient(t, cl.Addrs())
-		l, err := atomic.NewLong(c, "/counters/leak", atomic.WithRetryPolicy(retry.NTimes(0, 0)),
-			atomic.WithPromotedToLock("/counters/leak-lock", 5*time.Second, retry.NTimes(2, 0)))
+		l, err := counter.NewLong(c, "/counters/leak", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
+			counter.WithPromotedToLock("/counters/leak-lock", 5*time.Second, retry.NTimes(2, 0)))
 		require.NoError(t, err)
-		atomic.BeforeWrite(l, func(h *hold.Hold) {
+		counter.BeforeWrite(l, func(h *hold.Hold) {
 			if h == nil {
 				_, _ = rival.Increment(ctxT(t, 10*time.Second))
 			}

@@ -1,4 +1,4 @@
-package atomic
+package counter
 
 import (
 	"bytes"
@@ -13,13 +13,18 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// The errors of the package; errors.Is matches them.
+// The recipes' names in their errors.
+const (
+	longRecipe    = "long counter"
+	integerRecipe = "integer counter"
+	bytesRecipe   = "bytes counter"
+)
 
 // Stats is Curator's AtomicStats: how an operation got its result.
 type Stats struct {
@@ -40,24 +45,31 @@ type Result[T any] struct {
 	// Succeeded says the operation applied its change (Get always
 	// succeeds).
 	Succeeded bool
-	// PreValue is the value the operation last read.
+	// PreValue is the value the operation last read: for Swap, the value
+	// it replaced.
 	PreValue T
 	// PostValue is the value it wrote, if it succeeded (Get: the value
-	// read); else the zero value, as Curator's. With zkrecipes.ErrOutcomeUnknown,
-	// the value it may or may not have written.
+	// read); else the zero value, as Curator's. With
+	// zkrecipes.ErrOutcomeUnknown, the value it may or may not have
+	// written.
 	PostValue T
 	// Stats counts the tries.
 	Stats Stats
 }
 
-// Value is Curator's DistributedAtomicValue: a byte string in the node at
-// its path, changed by compare-and-set. It is safe for concurrent use.
-type Value struct {
+// Bytes is Curator's DistributedAtomicValue: a byte string in the node at
+// its path, changed by compare-and-set. It is safe for concurrent use;
+// make one with NewBytes.
+type Bytes struct {
+	recipe string
 	client *framework.Client
 	path   string
 	retry  retry.Policy
-	promo  *option.Promotion
+	promo  *promotion
 	mutex  *mutex.Mutex // nil unless promoted
+
+	life   context.Context // ended by Close: ends the calls in progress
+	cancel context.CancelFunc
 	closed atomic.Bool
 
 	// beforeWrite, if set (by tests), runs between a try's read and its
@@ -66,81 +78,114 @@ type Value struct {
 }
 
 // errConflict: another writer came first; nothing was written.
-var errConflict = errors.New("atomic: conflict")
+var errConflict = errors.New("conflict")
 
-// NewValue returns the atomic value at path. Nothing is sent.
-func NewValue(client *framework.Client, path string, opts ...Option) (*Value, error) {
-	return newValue("atomic value", client, path, opts)
+// NewBytes returns the byte counter at path. It sends nothing.
+func NewBytes(client *framework.Client, path string, opts ...Option) (*Bytes, error) {
+	return newBytes(bytesRecipe, client, path, opts)
 }
 
-func newValue(recipe string, client *framework.Client, path string, opts []Option) (*Value, error) {
+func newBytes(recipe string, client *framework.Client, path string, opts []Option) (*Bytes, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%s: %w", recipe, zkrecipes.ErrInvalidArgument)
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
-		return nil, fmt.Errorf("%s: %w", recipe, err)
+		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	cfg, err := option.Build(recipe, []option.Name{option.RetryPolicy, option.PromotedToLock, option.ParticipantID}, opts)
+	cfg, err := newConfig(recipe, path, opts)
 	if err != nil {
 		return nil, err
 	}
-	v := &Value{client: client, path: path, retry: retry.Default()}
-	if cfg.Retry != nil {
-		v.retry = *cfg.Retry
+	v := &Bytes{recipe: recipe, client: client, path: path, retry: retry.Default()}
+	if cfg.retry != nil {
+		v.retry = *cfg.retry
 	}
-	if p := cfg.Promotion; p != nil {
-		if p.Path == path {
-			return nil, fmt.Errorf("%s: %w: the promoted lock path is the value's own path %q", recipe, zkrecipes.ErrInvalidArgument, path)
-		}
-		m, err := mutex.New(client, p.Path, mutex.WithParticipantID(string(cfg.ID)))
+	if p := cfg.promo; p != nil {
+		// mutex.New checks the participant id's size, as the data of
+		// the lock's nodes.
+		m, err := mutex.New(client, p.path, mutex.WithParticipantID(cfg.id))
 		if err != nil {
-			return nil, fmt.Errorf("%s: promoted lock: %w", recipe, err)
+			return nil, framework.RecipeErr(recipe, path, fmt.Errorf("promoted lock: %w", err))
 		}
 		v.promo, v.mutex = p, m
 	}
+	v.life, v.cancel = context.WithCancel(context.Background())
 	return v, nil
 }
 
 // Path returns the node's path.
-func (v *Value) Path() string { return v.path }
+func (v *Bytes) Path() string {
+	if v == nil {
+		return ""
+	}
+	return v.path
+}
 
-// Close ends the use of v: the promoted mutex, if any, is closed (a hold
-// of it is released), and every later operation returns zkrecipes.ErrClosed. The
-// node stays. Close is idempotent.
-func (v *Value) Close() error {
+// Close ends the calls in progress on v with zkrecipes.ErrClosed (a call
+// whose write was on its way says zkrecipes.ErrOutcomeUnknown too), and
+// makes every later call fail with it. It closes the promoted mutex, if
+// any: a hold of it is released and its node deleted, waiting only for the
+// delete to be sent (at most framework.WithReleaseTimeout). The counter's
+// node, which belongs to no session, stays as it is. The client is not
+// closed. Close is idempotent: later calls return nil.
+func (v *Bytes) Close() error {
+	if err := v.usable(); err != nil {
+		return err
+	}
 	if v.closed.Swap(true) {
 		return nil
 	}
+	v.cancel()
 	if v.mutex != nil {
-		return v.mutex.Close()
+		return v.fail(v.mutex.Close())
 	}
 	return nil
 }
 
-func (v *Value) fail(op string, err error) error {
-	return fmt.Errorf("atomic %s %s: %w", op, v.path, err)
+// usable says why v cannot be used: it is nil or a zero Bytes.
+func (v *Bytes) usable() error {
+	if v == nil || v.client == nil {
+		return framework.RecipeErr(bytesRecipe, "", fmt.Errorf("%w: a nil or zero Bytes: make one with NewBytes", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
 }
 
-// check refuses a nil ctx, and a closed counter or client, before
-// anything is sent.
-func (v *Value) check(ctx context.Context, op string) error {
+// fail names the recipe and its path in err, and says zkrecipes.ErrClosed
+// if the counter was closed meanwhile.
+func (v *Bytes) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return framework.RecipeErr(v.recipe, v.path, contend.Err(err, v.closed.Load()))
+}
+
+// begin refuses a nil ctx, and a closed counter or client, before anything
+// is sent, and returns a context that Close ends too.
+func (v *Bytes) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := v.usable(); err != nil {
+		return nil, nil, err
+	}
 	if ctx == nil {
-		return v.fail(op, errs.ErrNilContext)
+		return nil, nil, v.fail(errs.ErrNilContext)
 	}
 	if v.closed.Load() || v.client.Closed() {
-		return v.fail(op, zkrecipes.ErrClosed)
+		return nil, nil, v.fail(zkrecipes.ErrClosed)
 	}
-	return nil
+	cctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(v.life, cancel)
+	return cctx, func() { stop(); cancel() }, nil
 }
 
 // Get returns the current value (nil if the node does not exist).
-func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
-	if err := v.check(ctx, "get"); err != nil {
+func (v *Bytes) Get(ctx context.Context) (Result[[]byte], error) {
+	ctx, done, err := v.begin(ctx)
+	if err != nil {
 		return Result[[]byte]{}, err
 	}
+	defer done()
 	data, _, err := v.read(ctx)
 	if err != nil {
-		return Result[[]byte]{}, v.fail("get", err)
+		return Result[[]byte]{}, v.fail(err)
 	}
 	return Result[[]byte]{Succeeded: true, PreValue: data, PostValue: data}, nil
 }
@@ -156,20 +201,22 @@ func (v *Value) Get(ctx context.Context) (Result[[]byte], error) {
 // CompareAndSet makes progress from a node that does not exist yet
 // (Curator's compareAndSet never creates it). The write is sent at most
 // once, the create too: a lost reply is zkrecipes.ErrOutcomeUnknown.
-func (v *Value) CompareAndSet(ctx context.Context, expectedValue, newValue []byte) (Result[[]byte], error) {
+func (v *Bytes) CompareAndSet(ctx context.Context, expectedValue, newValue []byte) (Result[[]byte], error) {
 	return v.compareAndSet(ctx, func(cur []byte) bool { return bytes.Equal(cur, expectedValue) }, newValue)
 }
 
 // compareAndSet is CompareAndSet with the comparison of the value read
 // (nil for a missing node) left to matches.
-func (v *Value) compareAndSet(ctx context.Context, matches func(cur []byte) bool, newValue []byte) (Result[[]byte], error) {
-	if err := v.check(ctx, "compare-and-set"); err != nil {
+func (v *Bytes) compareAndSet(ctx context.Context, matches func(cur []byte) bool, newValue []byte) (Result[[]byte], error) {
+	ctx, done, err := v.begin(ctx)
+	if err != nil {
 		return Result[[]byte]{}, err
 	}
+	defer done()
 	var res Result[[]byte]
 	data, st, err := v.read(ctx)
 	if err != nil {
-		return res, v.fail("compare-and-set", err)
+		return res, v.fail(err)
 	}
 	res.PreValue = data
 	if !matches(data) {
@@ -189,29 +236,37 @@ func (v *Value) compareAndSet(ctx context.Context, matches func(cur []byte) bool
 	case errors.Is(err, errConflict):
 	case errors.Is(err, zkrecipes.ErrOutcomeUnknown), errors.Is(err, zkrecipes.ErrRecreated):
 		res.PostValue = clone(newValue)
-		return res, v.fail("compare-and-set", err)
+		return res, v.fail(err)
 	default:
-		return res, v.fail("compare-and-set", err)
+		return res, v.fail(err)
 	}
 	return res, nil
 }
 
-// TrySet sets the value to newValue by compare-and-set, tried again under
-// the retry policy and then under the promoted lock, if any: Succeeded
-// false if every try lost to another writer.
-func (v *Value) TrySet(ctx context.Context, newValue []byte) (Result[[]byte], error) {
+// Swap sets the value to newValue, as Curator's trySet, and returns the
+// value it replaced in PreValue, as sync/atomic's Swap: a compare-and-set
+// of newValue over the value read, tried again under the optimistic retry
+// policy (WithOptimisticRetry) and then under the promoted lock, if any
+// (WithPromotedToLock). Succeeded is false if every try lost to another
+// writer: nothing was written. Each write is sent at most once: a lost
+// reply is zkrecipes.ErrOutcomeUnknown, with the value read and newValue
+// in the Result.
+func (v *Bytes) Swap(ctx context.Context, newValue []byte) (Result[[]byte], error) {
 	nv := clone(newValue)
-	return v.trySet(ctx, "try-set", func([]byte) ([]byte, error) { return nv, nil })
+	return v.trySet(ctx, func([]byte) ([]byte, error) { return nv, nil })
 }
 
-// ForceSet sets the value to newValue whatever it is, creating the node
-// (and its parents, as containers) if it does not exist.
-func (v *Value) ForceSet(ctx context.Context, newValue []byte) error {
-	if err := v.check(ctx, "force-set"); err != nil {
+// Set sets the value to newValue whatever it is, creating the node (and
+// its parents, as containers) if it does not exist: a blind write, which
+// tells nothing of the value it replaced (Swap does). Curator's forceSet.
+func (v *Bytes) Set(ctx context.Context, newValue []byte) error {
+	ctx, done, err := v.begin(ctx)
+	if err != nil {
 		return err
 	}
+	defer done()
 	set := &zk.SetDataRequest{Path: v.path, Data: newValue, Version: -1}
-	err := v.write(ctx, nil, set)
+	err = v.write(ctx, nil, set)
 	if errors.Is(err, errConflict) { // no node
 		err = v.create(ctx, nil, newValue)
 		if errors.Is(err, errConflict) { // created meanwhile
@@ -223,73 +278,71 @@ func (v *Value) ForceSet(ctx context.Context, newValue []byte) error {
 		// Curator, give up rather than chase them.
 		err = fmt.Errorf("the node was created and deleted by others meanwhile: %w", zk.ErrNoNode)
 	}
-	if err != nil {
-		return v.fail("force-set", err)
-	}
-	return nil
+	return v.fail(err)
 }
 
 // Initialize creates the node with value if it does not exist, and
-// reports whether it did.
-func (v *Value) Initialize(ctx context.Context, value []byte) (bool, error) {
-	if err := v.check(ctx, "initialize"); err != nil {
+// reports whether it did: a node that exists is left as it is.
+func (v *Bytes) Initialize(ctx context.Context, value []byte) (bool, error) {
+	ctx, done, err := v.begin(ctx)
+	if err != nil {
 		return false, err
 	}
-	err := v.create(ctx, nil, value)
+	defer done()
+	err = v.create(ctx, nil, value)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, errConflict):
 		return false, nil
 	}
-	return false, v.fail("initialize", err)
+	return false, v.fail(err)
 }
 
 // trySet is Curator's trySet(MakeValue): optimistic compare-and-sets, then
 // the promoted lock. make computes the new value from the one read (nil if
 // the node does not exist).
-func (v *Value) trySet(ctx context.Context, op string, make func(prev []byte) ([]byte, error)) (Result[[]byte], error) {
+func (v *Bytes) trySet(ctx context.Context, make func(prev []byte) ([]byte, error)) (Result[[]byte], error) {
 	var res Result[[]byte]
-	if err := v.check(ctx, op); err != nil {
+	ctx, done, err := v.begin(ctx)
+	if err != nil {
 		return res, err
 	}
+	defer done()
 	start := time.Now()
-	err := v.loop(ctx, v.retry, &res, &res.Stats.OptimisticTries, nil, make)
+	err = v.loop(ctx, v.retry, &res, &res.Stats.OptimisticTries, nil, make)
 	res.Stats.OptimisticTime = time.Since(start)
 	if err == nil && !res.Succeeded && v.mutex != nil {
 		err = v.promoted(ctx, &res, make)
 	}
-	if err != nil {
-		return res, v.fail(op, err)
-	}
-	return res, nil
+	return res, v.fail(err)
 }
 
 // promoted takes the promoted mutex, within its timeout, and tries again
 // under it, each write fenced by the hold. A timeout is no error: as
 // Curator, Succeeded stays false.
-func (v *Value) promoted(ctx context.Context, res *Result[[]byte], make func([]byte) ([]byte, error)) error {
+func (v *Bytes) promoted(ctx context.Context, res *Result[[]byte], make func([]byte) ([]byte, error)) error {
 	start := time.Now()
 	defer func() { res.Stats.PromotedTime = time.Since(start) }()
-	lctx, cancel := context.WithTimeout(ctx, v.promo.Timeout)
+	lctx, cancel := context.WithTimeout(ctx, v.promo.timeout)
 	h, err := v.mutex.Acquire(lctx)
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil
 		}
-		return fmt.Errorf("promoted lock %s: %w", v.promo.Path, err)
+		return fmt.Errorf("promoted lock: %w", err)
 	}
 	// The writes were fenced: a failed release changes nothing they did,
 	// and the hold cleans up its node itself.
 	defer func() { _ = h.Release() }()
-	return v.loop(ctx, v.promo.Retry, res, &res.Stats.PromotedTries, h, make)
+	return v.loop(ctx, v.promo.retry, res, &res.Stats.PromotedTries, h, make)
 }
 
 // loop runs tries under policy until one succeeds, the policy stops
 // conflicts being tried again (res.Succeeded stays false, no error), or
 // one fails otherwise.
-func (v *Value) loop(ctx context.Context, policy retry.Policy, res *Result[[]byte], tries *int, h *hold.Hold, make func([]byte) ([]byte, error)) error {
+func (v *Bytes) loop(ctx context.Context, policy retry.Policy, res *Result[[]byte], tries *int, h *hold.Hold, make func([]byte) ([]byte, error)) error {
 	err := retry.Do(ctx, policy, func(ctx context.Context) error {
 		*tries++
 		return v.tryOnce(ctx, res, h, make)
@@ -309,7 +362,7 @@ func (v *Value) loop(ctx context.Context, policy retry.Policy, res *Result[[]byt
 
 // tryOnce is one compare-and-set: read, make, write with the version read
 // (create if there was no node). errConflict if another writer came first.
-func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, make func([]byte) ([]byte, error)) error {
+func (v *Bytes) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, make func([]byte) ([]byte, error)) error {
 	res.PostValue = nil
 	data, st, err := v.read(ctx)
 	if err != nil {
@@ -339,7 +392,7 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 // again starts at version 0 once more: a set that lands on such a node
 // (its czxid is not the one read) is zkrecipes.ErrRecreated, not a success from the
 // value read (Curator reports it as one).
-func (v *Value) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, data []byte) error {
+func (v *Bytes) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, data []byte) error {
 	got, err := v.writeStat(ctx, h, &zk.SetDataRequest{Path: v.path, Data: data, Version: st.Version})
 	if err == nil && got != nil && got.Czxid != st.Czxid {
 		return fmt.Errorf("%w: made again (czxid %d, read %d)", zkrecipes.ErrRecreated, got.Czxid, st.Czxid)
@@ -349,7 +402,7 @@ func (v *Value) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, dat
 
 // read returns the node's data and stat; no node is a nil stat. Reads are
 // safe to resend: the framework retries them.
-func (v *Value) read(ctx context.Context) ([]byte, *zk.Stat, error) {
+func (v *Bytes) read(ctx context.Context) ([]byte, *zk.Stat, error) {
 	data, st, err := v.client.Get(ctx, v.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil, nil
@@ -362,7 +415,7 @@ func (v *Value) read(ctx context.Context) ([]byte, *zk.Stat, error) {
 
 // create makes the node with data, its parents as containers first if
 // they are missing. errConflict if the node exists.
-func (v *Value) create(ctx context.Context, h *hold.Hold, data []byte) error {
+func (v *Bytes) create(ctx context.Context, h *hold.Hold, data []byte) error {
 	req := &zk.CreateRequest{Path: v.path, Data: data, Flags: zk.FlagPersistent}
 	err := v.write(ctx, h, req)
 	var me *framework.MultiOpError
@@ -383,14 +436,14 @@ func (v *Value) create(ctx context.Context, h *hold.Hold, data []byte) error {
 // does, could apply an increment twice. A create refused for a missing
 // parent comes back as is (a *framework.MultiOpError); every other refusal
 // the server makes of the op is errConflict.
-func (v *Value) write(ctx context.Context, h *hold.Hold, op any) error {
+func (v *Bytes) write(ctx context.Context, h *hold.Hold, op any) error {
 	_, err := v.writeStat(ctx, h, op)
 	return err
 }
 
 // writeStat is write that also returns the reply's stat of the node (for a
 // set: the node the write landed on).
-func (v *Value) writeStat(ctx context.Context, h *hold.Hold, op any) (*zk.Stat, error) {
+func (v *Bytes) writeStat(ctx context.Context, h *hold.Hold, op any) (*zk.Stat, error) {
 	var res []zk.MultiResponse
 	var err error
 	if h != nil {
@@ -409,7 +462,7 @@ func (v *Value) writeStat(ctx context.Context, h *hold.Hold, op any) (*zk.Stat, 
 }
 
 // refusal classes a failed write's error (see write).
-func (v *Value) refusal(op any, err error) error {
+func (v *Bytes) refusal(op any, err error) error {
 	var me *framework.MultiOpError
 	if !errors.As(err, &me) {
 		return err

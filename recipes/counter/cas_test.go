@@ -1,7 +1,8 @@
-package atomic_test
+package counter_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
 
 // Get reads 0 (a Value: nothing) from a missing or empty node, so a loop
@@ -38,7 +39,7 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 		t.Run(start+"/integer", func(t *testing.T) {
 			path := "/cas/" + start + "/integer"
 			prepare(t, path)
-			n, err := atomic.NewInteger(c, path)
+			n, err := counter.NewInteger(c, path)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = n.Close() })
 			casLoop(t, n, 5)
@@ -48,7 +49,7 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 		t.Run(start+"/value", func(t *testing.T) {
 			path := "/cas/" + start + "/value"
 			prepare(t, path)
-			v, err := atomic.NewValue(c, path)
+			v, err := counter.NewBytes(c, path)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = v.Close() })
 			for range 10 {
@@ -66,9 +67,15 @@ func TestGetThenCompareAndSetReachesItsTargetFromAMissingOrEmptyNode(t *testing.
 	}
 }
 
+// number is what a Long and an Integer have in common.
+type number[T int32 | int64] interface {
+	Get(ctx context.Context) (counter.Result[T], error)
+	CompareAndSet(ctx context.Context, expectedValue, newValue T) (counter.Result[T], error)
+}
+
 // casLoop counts n up to target by Get then CompareAndSet(read, read+1),
 // and fails t if twice as many tries as needed do not get there.
-func casLoop[T int32 | int64](t *testing.T, n *atomic.Number[T], target T) {
+func casLoop[T int32 | int64](t *testing.T, n number[T], target T) {
 	t.Helper()
 	for range 2 * int(target) {
 		r, err := n.Get(ctxT(t, 10*time.Second))
@@ -91,7 +98,7 @@ func TestCompareAndSetOnAMissingNodeLosesToAConcurrentCreate(t *testing.T) {
 	c := newClient(t, cl.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/cas/raced")
 	l := newLong(t, c, "/cas/raced")
-	atomic.BeforeWrite(l, once(func(*hold.Hold) {
+	counter.BeforeWrite(l, once(func(*hold.Hold) {
 		created, err := rival.Initialize(ctxT(t, 10*time.Second), 9)
 		require.NoError(t, err)
 		require.True(t, created)
@@ -113,10 +120,10 @@ func TestCompareAndSetCreatingTheNodeWhoseReplyIsLostIsAnUnknownOutcome(t *testi
 	_, err := obs.Create(ctxT(t, 10*time.Second), "/cas", nil)
 	require.NoError(t, err)
 	l := newLong(t, newClient(t, p.Addrs()), path)
-	atomic.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
+	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
 
 	type out struct {
-		r   atomic.Result[int64]
+		r   counter.Result[int64]
 		err error
 	}
 	got := make(chan out, 1)
