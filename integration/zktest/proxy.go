@@ -14,10 +14,15 @@ import (
 type Proxy struct {
 	cluster *Cluster
 	fwds    []*forwarder
-	mode    atomic.Int32 // a proxyMode
-	delay   atomic.Int64 // nanoseconds added before each forwarded chunk
-	delayUp atomic.Int64 // nanoseconds added before each chunk the server sends
-	lagUp   atomic.Int64 // nanoseconds every byte the server sends is held
+	mode    atomic.Int32  // a proxyMode
+	delay   atomic.Int64  // nanoseconds added before each forwarded chunk
+	delayUp atomic.Int64  // nanoseconds added before each chunk the server sends
+	lagUp   atomic.Int64  // nanoseconds every byte the server sends is held
+	refused atomic.Uint64 // bit i: links to forwarder i are refused (Refuse)
+	// greet rewrites the greeting that opens each link, the first bytes
+	// the client sends: it returns false until it has all of it. Set
+	// before the first link, or nil.
+	greet func([]byte) ([]byte, bool)
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
@@ -37,11 +42,13 @@ const (
 type forwarder struct {
 	ln     net.Listener
 	target func() string // resolved per connection: a container may move ports
+	server int           // the ID of the server it leads to; 0 if not one server
 }
 
 // link is one client connection and its connection to the server.
 type link struct {
 	client, server net.Conn
+	fwd            int // the index of the forwarder that accepted it
 	// lostUp/lostDown: bytes towards the server/client were dropped. That
 	// direction's stream now has a hole: nothing more may pass on it (the
 	// peer would parse garbage), and Heal closes the link.
@@ -63,13 +70,23 @@ func (l *link) close() {
 // the test ends. Give one client its own proxy to fault that client alone.
 func (c *Cluster) NewProxy() *Proxy {
 	c.t.Helper()
-	return c.newProxy(c.targets())
+	p := c.newProxy(c.targets())
+	for i, f := range p.fwds {
+		f.server = i + 1
+		if i < len(c.servers) {
+			f.server = c.servers[i].ID
+		}
+	}
+	return p
 }
 
 // newProxy starts a proxy with one listener per target.
 func (c *Cluster) newProxy(targets []func() string) *Proxy {
 	c.t.Helper()
 	p := &Proxy{cluster: c, links: map[*link]struct{}{}}
+	if len(targets) > 64 {
+		c.t.Fatalf("zktest: a proxy for %d servers: at most 64", len(targets))
+	}
 	for _, target := range targets {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -79,7 +96,7 @@ func (c *Cluster) newProxy(targets []func() string) *Proxy {
 		f := &forwarder{ln: ln, target: target}
 		p.fwds = append(p.fwds, f)
 		p.wg.Add(1)
-		go p.accept(f)
+		go p.accept(f, len(p.fwds)-1)
 	}
 	c.t.Cleanup(p.Close)
 	return p
@@ -147,6 +164,48 @@ func (p *Proxy) DropRequests() {
 	}
 }
 
+// Refuse cuts the proxy's links to the servers with the given IDs and
+// refuses new ones (accepted, then closed at once) until Heal: a client
+// behind it reaches only the other servers. Partition the ensemble with
+// the servers it can still reach on the minority side, and the client is
+// there with them.
+func (p *Proxy) Refuse(ids ...int) {
+	var mask uint64
+	for i, f := range p.fwds {
+		for _, id := range ids {
+			if f.server == id && id != 0 {
+				mask |= 1 << i
+			}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refused.Store(p.refused.Load() | mask)
+	for l := range p.links {
+		if mask&(1<<l.fwd) != 0 {
+			l.close()
+		}
+	}
+}
+
+// Servers returns the IDs of the servers the proxy has open links to, in
+// server order: where the clients behind it are connected now.
+func (p *Proxy) Servers() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var on uint64
+	for l := range p.links {
+		on |= 1 << l.fwd
+	}
+	var out []int
+	for i, f := range p.fwds {
+		if on&(1<<i) != 0 && f.server != 0 {
+			out = append(out, f.server)
+		}
+	}
+	return out
+}
+
 // Delay adds d before every chunk forwarded in either direction.
 func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
 
@@ -170,6 +229,7 @@ func (p *Proxy) Heal() {
 	p.delay.Store(0)
 	p.delayUp.Store(0)
 	p.lagUp.Store(0)
+	p.refused.Store(0)
 	p.mode.Store(int32(modeForward))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -204,24 +264,33 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
-func (p *Proxy) accept(f *forwarder) {
+func (p *Proxy) accept(f *forwarder, fwd int) {
 	defer p.wg.Done()
 	for {
 		cc, err := f.ln.Accept()
 		if err != nil {
 			return // listener closed
 		}
+		if p.refused.Load()&(1<<fwd) != 0 {
+			cc.Close()
+			continue
+		}
 		sc, err := net.DialTimeout("tcp", f.target(), 2*time.Second)
 		if err != nil {
 			cc.Close() // server down: the client sees a refused session
 			continue
 		}
-		l := &link{client: cc, server: sc, dead: make(chan struct{})}
+		l := &link{client: cc, server: sc, fwd: fwd, dead: make(chan struct{})}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			l.close()
 			return
+		}
+		if p.refused.Load()&(1<<fwd) != 0 { // Refuse came while we dialled
+			p.mu.Unlock()
+			l.close()
+			continue
 		}
 		// Under mu, so that DropReplies and this link agree on the mode.
 		switch proxyMode(p.mode.Load()) {
@@ -262,10 +331,13 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 			close(held)
 		}
 	}()
+	greeted := fromServer || p.greet == nil
+	var greeting []byte // the greeting so far, until it is whole
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			chunk := buf[:n]
 			mode := proxyMode(p.mode.Load())
 			if mode == modeBlackhole || (mode == modeDropReply && fromServer) || (mode == modeDropRequest && !fromServer) {
 				lost.Store(true)
@@ -278,6 +350,17 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 					return
 				}
 				continue
+			}
+			if !greeted {
+				greeting = append(greeting, chunk...)
+				out, whole := p.greet(greeting)
+				if !whole {
+					if err != nil {
+						return
+					}
+					continue
+				}
+				greeted, chunk, greeting = true, out, nil
 			}
 			d := time.Duration(p.delay.Load())
 			if fromServer {
@@ -293,11 +376,11 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 					go func() { defer p.wg.Done(); releaseHeld(l, held, dst) }()
 				}
 				select {
-				case held <- heldChunk{b: append([]byte(nil), buf[:n]...), at: time.Now().Add(lag)}:
+				case held <- heldChunk{b: append([]byte(nil), chunk...), at: time.Now().Add(lag)}:
 				case <-l.dead:
 					return
 				}
-			} else if _, werr := dst.Write(buf[:n]); werr != nil {
+			} else if _, werr := dst.Write(chunk); werr != nil {
 				return
 			}
 		}
