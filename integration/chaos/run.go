@@ -396,6 +396,7 @@ func (r *run) quiesce() {
 	for _, p := range r.proxies {
 		p.Heal()
 	}
+	r.env.Cluster.HealPartition()
 	for _, s := range r.env.Cluster.Servers() {
 		if !s.Running() {
 			s.Start()
