@@ -52,7 +52,9 @@ func (c *Cluster) startPeerProxies(procs []*zkserver.Server) {
 		}
 	}
 	for k, e := range c.elecProxies {
+		e.mu.Lock()
 		e.greet = electionGreeting(port(c.elecProxies[[2]int{k[1], k[0]}]))
+		e.mu.Unlock()
 	}
 }
 

@@ -19,12 +19,11 @@ type Proxy struct {
 	delayUp atomic.Int64  // nanoseconds added before each chunk the server sends
 	lagUp   atomic.Int64  // nanoseconds every byte the server sends is held
 	refused atomic.Uint64 // bit i: links to forwarder i are refused (Refuse)
+	mu      sync.Mutex
 	// greet rewrites the greeting that opens each link, the first bytes
-	// the client sends: it returns false until it has all of it. Set
-	// before the first link, or nil.
-	greet func([]byte) ([]byte, bool)
-
-	mu     sync.Mutex
+	// the client sends: it returns false until it has all of it. nil:
+	// none. Each link takes it when it opens.
+	greet  func([]byte) ([]byte, bool)
 	links  map[*link]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -300,12 +299,13 @@ func (p *Proxy) accept(f *forwarder, fwd int) {
 			l.lostUp.Store(true)
 		}
 		p.links[l] = struct{}{}
+		greet := p.greet
 		p.wg.Add(2)
 		p.mu.Unlock()
 		var done sync.WaitGroup
 		done.Add(2)
-		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, cc, sc, false) }()
-		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, sc, cc, true) }()
+		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, cc, sc, false, greet) }()
+		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, sc, cc, true, nil) }()
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -319,7 +319,9 @@ func (p *Proxy) accept(f *forwarder, fwd int) {
 
 // pump copies src to dst, applying the proxy's current fault. Either side
 // failing closes the whole link.
-func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
+// greet, if not nil, rewrites the greeting that opens the link (see
+// Proxy.greet).
+func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]byte) ([]byte, bool)) {
 	defer l.close()
 	lost := &l.lostUp
 	if fromServer {
@@ -331,7 +333,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 			close(held)
 		}
 	}()
-	greeted := fromServer || p.greet == nil
+	greeted := greet == nil
 	var greeting []byte // the greeting so far, until it is whole
 	buf := make([]byte, 32*1024)
 	for {
@@ -353,7 +355,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 			}
 			if !greeted {
 				greeting = append(greeting, chunk...)
-				out, whole := p.greet(greeting)
+				out, whole := greet(greeting)
 				if !whole {
 					if err != nil {
 						return
