@@ -3,8 +3,10 @@ package chaos
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,13 +100,13 @@ func (r *run) populate(id int) []*proc {
 			time.Sleep(20 * time.Millisecond) // polling the live view
 		}
 	}
-	if on := wait(3 * time.Second); len(on) > 0 && r.isHolding(on[0]) {
+	if on := wait(2 * time.Second); len(on) > 0 && r.isHolding(on[0]) {
 		return on
 	}
 	if p := r.waiter(); !r.isHolding(p) {
 		r.steer(p, id)
 	}
-	return wait(3 * time.Second)
+	return wait(2 * time.Second)
 }
 
 // steer moves p's link to server id: its proxy refuses the others until
@@ -217,11 +219,11 @@ func (r *run) ensembleFault(f Fault) bool {
 	case PartitionLeader:
 		leader := c.Leader(30 * time.Second)
 		r.populate(leader.ID)
-		r.partition(f, leader, nil, 2*st)
+		r.partition(f, leader, nil, 3*st/2)
 	case PartitionFollower:
 		s := r.busiest(r.followers(c.Leader(30 * time.Second)))
 		r.populate(s.ID)
-		r.partition(f, s, nil, 2*st)
+		r.partition(f, s, nil, 3*st/2)
 	case PartitionLeaderClient:
 		leader := c.Leader(30 * time.Second)
 		on := r.populate(leader.ID)
@@ -231,9 +233,10 @@ func (r *run) ensembleFault(f Fault) bool {
 		} else {
 			p, _ = r.holder()
 		}
-		// Long enough for the majority to expire the confined client's
-		// session and grant what it held, while it is still cut off.
-		r.partition(f, leader, p, 3*st)
+		// Long enough for the majority to elect a leader (a second or so),
+		// expire the confined client's session and grant what it held,
+		// while it is still cut off.
+		r.partition(f, leader, p, 5*st/2)
 	case RollingRestart:
 		leader := c.Leader(30 * time.Second)
 		order := append(r.followers(leader), leader) // as operators do: the leader last
@@ -280,7 +283,7 @@ func (r *run) ensembleFault(f Fault) bool {
 		}
 		r.record(Event{Kind: KindFault, Client: target, Detail: detail})
 		c.PeerProxy(s.ID, leader.ID).LagReplies(lag)
-		time.Sleep(2 * st)
+		time.Sleep(3 * st / 2)
 		c.PeerProxy(s.ID, leader.ID).Heal()
 		r.record(Event{Kind: KindHeal, Client: target, Detail: string(f) + " " + target})
 	default:
@@ -348,4 +351,96 @@ func restored(log string) string {
 		out += "; " + txns + " txns replayed from the log"
 	}
 	return out
+}
+
+// serverMark is what a run notes of a server when it starts: how far its
+// log went, and the digest mismatches it had counted.
+type serverMark struct {
+	logAt      int64
+	mismatches int64
+}
+
+// markServers notes every server's log size and digest mismatch count.
+func (r *run) markServers() {
+	r.marks = map[int]serverMark{}
+	for _, s := range r.env.Cluster.Servers() {
+		var m serverMark
+		if st, err := os.Stat(s.LogPath()); err == nil {
+			m.logAt = st.Size()
+		}
+		m.mismatches, _ = mntr(s, "zk_digest_mismatches_count")
+		r.marks[s.ID] = m
+	}
+}
+
+// checkServers runs once everything is quiet: no server may have found its
+// data tree's digest differing from the leader's since the run began (a
+// follower checks it at every transaction it applies), and once the last
+// writes have reached them all, every server must hold as many nodes as
+// the others (server-divergence). Each server's log since the run began
+// goes to logs/server<N>.log.
+func (r *run) checkServers() {
+	servers := r.env.Cluster.Servers()
+	for _, s := range servers {
+		m := r.marks[s.ID]
+		if n, err := mntr(s, "zk_digest_mismatches_count"); err == nil {
+			if n < m.mismatches {
+				m.mismatches = 0 // restarted during the run: counted since
+			}
+			if n > m.mismatches {
+				r.violate("server-divergence", "server%d found its data tree's digest differing from the leader's %d times (see logs/server%d.log)", s.ID, n-m.mismatches, s.ID)
+			}
+		}
+		r.saveServerLog(s, m.logAt)
+	}
+	var counts []string
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		counts = counts[:0]
+		same := true
+		var first int64 = -1
+		for _, s := range servers {
+			n, err := mntr(s, "zk_znode_count")
+			if err != nil {
+				same = false
+			}
+			if first < 0 {
+				first = n
+			}
+			same = same && n == first
+			counts = append(counts, fmt.Sprintf("server%d %d", s.ID, n))
+		}
+		if same || time.Now().After(deadline) {
+			if !same {
+				r.violate("server-divergence", "the servers hold different numbers of nodes: %s", strings.Join(counts, ", "))
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // the last writes on their way
+	}
+}
+
+// saveServerLog copies s's log from offset from to the run's logs.
+func (r *run) saveServerLog(s *zktest.Server, from int64) {
+	b, err := os.ReadFile(s.LogPath())
+	if err != nil {
+		return
+	}
+	if from > int64(len(b)) {
+		from = 0
+	}
+	_ = os.WriteFile(filepath.Join(r.cfg.OutDir, "logs", fmt.Sprintf("server%d.log", s.ID)), b[from:], 0o644)
+}
+
+// mntr reads one number from the server's mntr output.
+func mntr(s *zktest.Server, key string) (int64, error) {
+	out, err := zktest.FourLetter(s.DirectAddr(), "mntr", 3*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == key {
+			return strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("server%d: no %s in mntr", s.ID, key)
 }

@@ -54,10 +54,10 @@ const (
 	// hold at once.
 	DeleteNode Fault = "delete-node"
 	// PartitionLeader cuts the leader off from both followers, on the
-	// quorum and the election ports, for two session timeouts; its
-	// clients may move to the majority. PartitionFollower does it to one
-	// follower. PartitionLeaderClient cuts the leader off for three
-	// session timeouts together with one contender's links to the
+	// quorum and the election ports, for one and a half session timeouts;
+	// its clients may move to the majority. PartitionFollower does it to
+	// one follower. PartitionLeaderClient cuts the leader off for two and
+	// a half session timeouts together with one contender's links to the
 	// followers: that contender stays on the minority side, and its
 	// session expires there.
 	PartitionLeader       Fault = "partition-leader"
@@ -70,8 +70,8 @@ const (
 	// it again at once, from its snapshot and transaction log.
 	KillServer Fault = "kill-server"
 	// LagFollower delays everything the leader sends a follower with
-	// clients on it by 200-600ms for two session timeouts: the follower
-	// stays in the quorum, and its clients read the past.
+	// clients on it by 200-600ms for one and a half session timeouts: the
+	// follower stays in the quorum, and its clients read the past.
 	LagFollower Fault = "lag-follower"
 )
 

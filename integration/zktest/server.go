@@ -112,6 +112,15 @@ func (s *Server) logTail(n int) string {
 // LogTail returns the last n lines of the server's log, across restarts.
 func (s *Server) LogTail(n int) string { return s.logTail(n) }
 
+// LogPath is the server's log file, which every start appends to; "" on
+// the Docker backend.
+func (s *Server) LogPath() string {
+	if s.proc == nil {
+		return ""
+	}
+	return s.proc.LogPath()
+}
+
 // SnapshotDir is where the server keeps its snapshots and transaction logs
 // (dataDir/version-2), which survive a Stop or Kill and are what Start
 // restores from; "" on the Docker backend.

@@ -350,6 +350,9 @@ func (s *Server) WaitServing(timeout time.Duration, ready func() bool) error {
 
 func (s *Server) logPath() string { return filepath.Join(s.Dir, "server.log") }
 
+// LogPath is the server's log file: every start appends to it.
+func (s *Server) LogPath() string { return s.logPath() }
+
 // LogTail returns the last n lines of the server's log.
 func (s *Server) LogTail(n int) string {
 	b, err := os.ReadFile(s.logPath())
