@@ -97,7 +97,7 @@ type run struct {
 	operator *framework.Client
 	next     int
 	extra    []Violation
-	marks    map[int]serverMark // by server ID, at the run's start
+	marks    map[int]int64 // server ID -> its log's size when the run began
 }
 
 // Run runs one chaos run and checks it. It fails t only for harness
