@@ -378,17 +378,7 @@ func (r *run) markServers() {
 func (r *run) checkServers() {
 	servers := r.env.Cluster.Servers()
 	for _, s := range servers {
-		log := r.saveServerLog(s, r.marks[s.ID])
-		n, first := 0, ""
-		for _, l := range strings.Split(log, "\n") {
-			if strings.Contains(l, "[main]") || !digestMismatch(l) {
-				continue
-			}
-			if n == 0 {
-				first = l
-			}
-			n++
-		}
+		n, first := divergence(r.saveServerLog(s, r.marks[s.ID]))
 		if n > 0 {
 			r.violate("server-divergence", "server%d found its data tree differing from the leader's (%d log lines, see logs/server%d.log), first: %s", s.ID, n, s.ID, first)
 		}
@@ -419,10 +409,20 @@ func (r *run) checkServers() {
 	}
 }
 
-// digestMismatch says whether a server's log line reports that its data
-// tree's digest differs from the one recorded with a transaction.
-func digestMismatch(line string) bool {
-	return strings.Contains(line, "Digests are not matching") || strings.Contains(line, "digest mismatch")
+// divergence counts the lines of a server's log that report its data
+// tree's digest differing from the one recorded with a transaction, but
+// those of its start-up replay (its main thread's), and returns the first.
+func divergence(log string) (n int, first string) {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "[main]") || !(strings.Contains(l, "Digests are not matching") || strings.Contains(l, "digest mismatch")) {
+			continue
+		}
+		if n == 0 {
+			first = l
+		}
+		n++
+	}
+	return n, first
 }
 
 // saveServerLog copies s's log from offset from to the run's logs, and
