@@ -16,7 +16,6 @@ import (
 // found. (CompareAndSet reads with no sync and, finding another value,
 // returns without a write.)
 func TestCompareAndSetOnALaggingFollowerSeesAValueSetBeforeIt(t *testing.T) {
-	knownHole(t, "atomic.Value.CompareAndSet decides on a read without a sync")
 	e := newLaggingEnsemble(t)
 	a, err := atomic.NewLong(e.Leader, "/lag/counter")
 	require.NoError(t, err)

@@ -15,7 +15,6 @@ import (
 // still wait. (Wait asks its server whether the node exists, with no sync:
 // the follower says no, and Wait returns at once.)
 func TestBarrierWaitOnALaggingFollowerWaitsForAGateSetBeforeIt(t *testing.T) {
-	knownHole(t, "barrier.Barrier.Wait reads the gate without a sync")
 	e := newLaggingEnsemble(t)
 	setter, err := barrier.New(e.Leader, "/lag/gate")
 	require.NoError(t, err)

@@ -28,7 +28,6 @@ func latch(t *testing.T, e *laggingEnsemble, count int) (onLeader, onLagging *co
 // applied the set yet, Await must still wait. (Await reads the latch with
 // no sync: the follower has no latch, and no latch is an open one.)
 func TestCountdownAwaitOnALaggingFollowerWaitsForALatchSetBeforeIt(t *testing.T) {
-	knownHole(t, "countdown.Latch.Await reads the latch without a sync")
 	e := newLaggingEnsemble(t)
 	setter, awaiter := latch(t, e, 1)
 	e.Lag(t)
@@ -45,7 +44,6 @@ func TestCountdownAwaitOnALaggingFollowerWaitsForALatchSetBeforeIt(t *testing.T)
 // and lose the count. (CountDown reads the latch with no sync; finding
 // none, it returns false without a write.)
 func TestCountDownOnALaggingFollowerCountsALatchSetBeforeIt(t *testing.T) {
-	knownHole(t, "countdown.Latch.CountDown decides there is no latch on a read without a sync")
 	e := newLaggingEnsemble(t)
 	setter, counter := latch(t, e, 2)
 	e.Lag(t)
@@ -67,7 +65,6 @@ func TestCountDownOnALaggingFollowerCountsALatchSetBeforeIt(t *testing.T) {
 // the latch with no sync; finding one still counting, it returns false
 // without a write.)
 func TestTrySetCountOnALaggingFollowerSetsALatchAfterTheLastOneFinished(t *testing.T) {
-	knownHole(t, "countdown.Latch.TrySetCount decides a latch is set on a read without a sync")
 	e := newLaggingEnsemble(t)
 	first, second := latch(t, e, 1)
 	set, err := first.TrySetCount(ctxT(t, 10*time.Second))

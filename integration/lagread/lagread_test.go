@@ -2,7 +2,6 @@ package lagread_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -81,14 +80,4 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// knownHole skips a test that shows a hole reported to its recipe's owners
-// and not fixed yet, unless ZKR_KNOWN_HOLES is set: it fails until the
-// hole is fixed, and then loses this call.
-func knownHole(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("ZKR_KNOWN_HOLES") == "" {
-		t.Skipf("known hole, reported (issue 27), not fixed yet: %s; ZKR_KNOWN_HOLES=1 runs it", what)
-	}
 }
