@@ -78,8 +78,9 @@ type createOptions struct {
 	containers bool
 	protectID  string
 	// sent is the path a protected create sends (measureCreate).
-	sent string
-	once bool
+	sent   string
+	once   bool
+	unique bool
 }
 
 // WithMode sets the kind of node (default Persistent).
@@ -124,6 +125,18 @@ func Protected() CreateOption { return createOption(func(o *createOptions) { o.p
 // its own node by name instead.
 func CreateAtMostOnce() CreateOption { return createOption(func(o *createOptions) { o.once = true }) }
 
+// UniqueName says that the path names a node nobody else makes (a fresh
+// UUID in its name, say), so that a create can tell its own node from
+// another's without Protected's prefix: a retry after a lost reply that
+// finds the node exists takes it for its own and succeeds; and a create
+// that finally fails after it may have been sent (a lost reply, ctx
+// ending while it was in flight) leaves nothing behind: the node it may
+// still make, even by an attempt that lands after Create returned, is
+// deleted in the background once every attempt is out of the client
+// (Drain waits for it). It cannot be combined with Protected, a
+// sequential mode or CreateAtMostOnce.
+func UniqueName() CreateOption { return createOption(func(o *createOptions) { o.unique = true }) }
+
 // withProtectedID is Protected with a chosen UUID (dashed, 36 characters),
 // for the enqueue, which must know it before the create. It is not
 // exported: a create that loses its reply deletes every ephemeral with its
@@ -164,6 +177,8 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 		out, err = sendOnce(c, ctx, "create", path, func(z *zk.Conn) (string, error) {
 			return c.createOnce(ctx, z, path, data, &o)
 		})
+	case o.unique:
+		out, err = c.createUnique(ctx, path, data, &o, size)
 	case !o.protected:
 		out, err = doSized(c, ctx, "create", path, size, func(z *zk.Conn) (string, error) {
 			return c.createOnce(ctx, z, path, data, &o)
@@ -192,6 +207,8 @@ func (o *createOptions) validate() error {
 		return fmt.Errorf("%w: TTL mode needs a positive TTL, got %v", zkrecipes.ErrInvalidArgument, o.ttl)
 	case !o.mode.ttl() && o.ttl != 0:
 		return fmt.Errorf("%w: TTL given for mode %d", zkrecipes.ErrInvalidArgument, o.mode)
+	case o.unique && (o.protected || o.once || o.mode.sequential()):
+		return fmt.Errorf("%w: UniqueName with Protected, CreateAtMostOnce or a sequential mode", zkrecipes.ErrInvalidArgument)
 	case o.once && o.protected:
 		return fmt.Errorf("%w: CreateAtMostOnce with Protected: a protected create finds its own node after a lost reply", zkrecipes.ErrInvalidArgument)
 	case o.protectID != "":
@@ -382,6 +399,54 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 			// session that blocks every waiter behind it (found by the
 			// chaos suite: a create retried across a server restart).
 			c.deleter.enqueue(deleteJob{parent: parent, prefix: prefix, after: c.whenDone(&inflight)})
+		}
+		return "", opErr("create", path, unanswered(size, c.closedErr(err)))
+	}
+	return out, nil
+}
+
+// createUnique is Create of a path only this call makes (UniqueName): a
+// node found there after a lost reply is its own, and one an abandoned
+// attempt may still make is deleted once every attempt is out.
+func (c *Client) createUnique(ctx context.Context, path string, data []byte, o *createOptions, size int) (string, error) {
+	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
+		return "", opErr("create", path, err) // unsent: not an unknown outcome
+	}
+	var out string
+	uncertain := false          // a create may have been applied without our knowing
+	var inflight sync.WaitGroup // attempts still inside go-zookeeper, abandoned ones too
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		retried := uncertain
+		start := time.Now()
+		p, err := callTracked(c, ctx, &inflight, func() (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err // given up on before it was sent
+			}
+			return c.createOnce(ctx, c.zk(), path, data, o)
+		})
+		c.metrics.Request(ctx, metrics.OpCreate, time.Since(start), err)
+		switch {
+		case err == nil:
+			out = p
+			return nil
+		case retried && errors.Is(err, zk.ErrNodeExists):
+			// Nobody else makes this name: an earlier attempt of ours did,
+			// and its reply was lost.
+			out = path
+			return nil
+		case retry.Retryable(err):
+			uncertain = true
+		}
+		return err
+	}, sentOnce(size))
+	if err != nil {
+		if uncertain || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, zk.ErrClosing) {
+			// As a protected create's cleanup, it waits until every attempt
+			// is out of go-zookeeper: an abandoned create still queued there
+			// would land after the delete and stay (found by the chaos
+			// suite: a double barrier's member, created across a server
+			// restart after its Enter gave up).
+			c.deleter.enqueue(deleteJob{path: path, version: -1, after: c.whenDone(&inflight)})
 		}
 		return "", opErr("create", path, unanswered(size, c.closedErr(err)))
 	}

@@ -57,7 +57,7 @@ func (c *Client) listAfter(ctx context.Context, dir string) (kids []string, pzxi
 // joinListing is listAfter without the wait: the listing it returns is
 // sent after the call (or is being sent, with others'), and wait gives its
 // result. It never blocks: enqueue joins from the connection's send loop,
-// just before its create is written (connlink.Conn.TraceCreate).
+// just before its create is written (the session's TraceCreate).
 func (c *Client) joinListing(dir string) (*listing, error) {
 	l := &c.listers
 	l.mu.Lock()

@@ -13,9 +13,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
-	"github.com/zkrecipes/zkrecipes/recipes/atomic"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
+	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
@@ -40,27 +40,27 @@ func TestEveryRecipeRefusesTheRootAndSendsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	job := func(context.Context, *hold.Hold) error { return nil }
-	promoted := atomic.WithPromotedToLock("/", time.Second, retry.Default())
+	promoted := counter.WithPromotedToLock("/", time.Second, retry.Default())
 	constructors := map[string]func() error{
-		"mutex.New":                  func() error { _, err := mutex.New(c, "/"); return err },
-		"mutex.NewSemaphoreMutex":    func() error { _, err := mutex.NewSemaphoreMutex(c, "/"); return err },
-		"rwlock.New":                 func() error { _, err := rwlock.New(c, "/"); return err },
-		"semaphore.New":              func() error { _, err := semaphore.New(c, "/", 2); return err },
-		"semaphore.NewShared path":   func() error { _, err := semaphore.NewShared(c, "/", "/count"); return err },
-		"semaphore.NewShared count":  func() error { _, err := semaphore.NewShared(c, "/sem", "/"); return err },
-		"leader.NewLatch":            func() error { _, err := leader.NewLatch(c, "/"); return err },
-		"leader.NewSelector":         func() error { _, err := leader.NewSelector(c, "/", job); return err },
-		"leader.Observe":             func() error { _, err := leader.Observe(ctx, c, "/"); return err },
-		"barrier.New":                func() error { _, err := barrier.New(c, "/"); return err },
-		"barrier.NewDouble":          func() error { _, err := barrier.NewDouble(c, "/", 2); return err },
-		"countdown.New":              func() error { _, err := countdown.New(c, "/", 1); return err },
-		"shared.NewValue":            func() error { _, err := shared.NewValue(c, "/", nil); return err },
-		"shared.NewCount":            func() error { _, err := shared.NewCount(c, "/", 0); return err },
-		"atomic.NewLong":             func() error { _, err := atomic.NewLong(c, "/"); return err },
-		"atomic.NewInteger":          func() error { _, err := atomic.NewInteger(c, "/"); return err },
-		"atomic.NewValue":            func() error { _, err := atomic.NewValue(c, "/"); return err },
-		"atomic promoted lock path":  func() error { _, err := atomic.NewLong(c, "/n", promoted); return err },
-		"atomic promoted lock (int)": func() error { _, err := atomic.NewInteger(c, "/n", promoted); return err },
+		"mutex.New":                   func() error { _, err := mutex.New(c, "/"); return err },
+		"mutex.NewSemaphoreMutex":     func() error { _, err := mutex.NewSemaphoreMutex(c, "/"); return err },
+		"rwlock.New":                  func() error { _, err := rwlock.New(c, "/"); return err },
+		"semaphore.New":               func() error { _, err := semaphore.New(c, "/", 2); return err },
+		"semaphore.NewShared path":    func() error { _, err := semaphore.NewShared(c, "/", "/count"); return err },
+		"semaphore.NewShared count":   func() error { _, err := semaphore.NewShared(c, "/sem", "/"); return err },
+		"leader.NewLatch":             func() error { _, err := leader.NewLatch(c, "/"); return err },
+		"leader.NewSelector":          func() error { _, err := leader.NewSelector(c, "/", job); return err },
+		"leader.Observe":              func() error { _, err := leader.Observe(ctx, c, "/"); return err },
+		"barrier.New":                 func() error { _, err := barrier.New(c, "/"); return err },
+		"barrier.NewDouble":           func() error { _, err := barrier.NewDouble(c, "/", 2); return err },
+		"countdown.New":               func() error { _, err := countdown.New(c, "/", 1); return err },
+		"shared.NewValue":             func() error { _, err := shared.NewValue(c, "/", nil); return err },
+		"shared.NewCount":             func() error { _, err := shared.NewCount(c, "/", 0); return err },
+		"counter.NewLong":             func() error { _, err := counter.NewLong(c, "/"); return err },
+		"counter.NewInteger":          func() error { _, err := counter.NewInteger(c, "/"); return err },
+		"counter.NewBytes":            func() error { _, err := counter.NewBytes(c, "/"); return err },
+		"counter promoted lock path":  func() error { _, err := counter.NewLong(c, "/n", promoted); return err },
+		"counter promoted lock (int)": func() error { _, err := counter.NewInteger(c, "/n", promoted); return err },
 	}
 	before := p.Requests()
 	for name, construct := range constructors {

@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 // the checks. It runs with make chaos (ZKR_CHAOS=short, about half a minute
 // of faults per recipe) or make chaos LONG=1 (ZKR_CHAOS=long, five minutes).
 // ZKR_CHAOS_SEED repeats a run's fault schedule, ZKR_CHAOS_RECIPES picks
-// recipes (comma-separated), ZKR_CHAOS_OUT keeps the histories.
+// recipes and ZKR_CHAOS_FAULTS fault kinds (comma-separated), ZKR_CHAOS_OUT
+// keeps the histories.
 func TestChaos(t *testing.T) {
 	mode := os.Getenv("ZKR_CHAOS")
 	if mode == "" {
@@ -58,7 +59,14 @@ func TestChaos(t *testing.T) {
 		}
 	}
 
-	cluster := zktest.Ensemble(t, 3)
+	var faults []chaos.Fault
+	if s := os.Getenv("ZKR_CHAOS_FAULTS"); s != "" {
+		for _, name := range strings.Split(s, ",") {
+			faults = append(faults, chaos.Fault(strings.TrimSpace(name)))
+		}
+	}
+
+	cluster := zktest.Ensemble(t, 3, chaos.EnsembleOptions()...)
 	fence, err := chaos.StartFence()
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +85,7 @@ func TestChaos(t *testing.T) {
 				Recipe:   recipe,
 				Duration: duration,
 				Seed:     seed + uint64(i),
+				Faults:   faults,
 				OutDir:   filepath.Join(out, string(recipe)),
 			})
 			t.Log("\n" + res.Summary)

@@ -97,6 +97,9 @@ type Report struct {
 	FrozenOverlap  int // holds of others granted while a frozen holder still believed
 	FaultsOnHolder int // faults that hit a contender while it held
 	Releads        int // terms led again by the same latch node after a loss
+	// MinorityHolds counts the holds trusted when a partition cut their
+	// client's server off from the quorum (checkMinority).
+	MinorityHolds int
 	// The fenced ZooKeeper register (CheckRegister): writes committed,
 	// refused because the hold was lost, with an unknown outcome, and
 	// failed otherwise.
@@ -148,6 +151,7 @@ func Check(recipe Recipe, capacity int, sessionTimeout time.Duration, history []
 	r.Grants = len(r.Holds)
 	r.checkOverlap(recipe, capacity)
 	r.checkLossSignals(events, sessionTimeout)
+	r.checkMinority(recipe, events, sessionTimeout)
 	r.checkEarlyGrants(recipe, sessionTimeout)
 	r.checkTokens(recipe)
 	r.checkWrites(recipe, events)
@@ -361,6 +365,47 @@ func (r *Report) checkLossSignals(events []Event, timeout time.Duration) {
 		if h.Zombie[0] != 0 && h.Zombie[1]-h.Zombie[0] > int64(timeout) {
 			r.violate("late-loss-signal", "%s op %d (token %d) still trusted %s after thawing with its session expired",
 				h.Client, h.Op, h.Token, time.Duration(h.Zombie[1]-h.Zombie[0]).Round(time.Millisecond))
+		}
+	}
+}
+
+// checkMinority: a hold trusted when a partition cut its client's server
+// off from the quorum (KindMinority) must stop being trusted before anyone
+// else is granted what it excludes, that is before any conflicting hold
+// with a higher token (granted after it, in ZooKeeper's order) is granted
+// (minority-overlap); and within the time the cut-off server takes to
+// notice (quorumLossAfter: until then it still answers the client's pings)
+// plus what a client takes to give up on a silent link, 2/3 of the session
+// timeout, plus a quarter for scheduling (minority-late-loss). The
+// semaphore's leases exclude nothing one by one: its capacity check covers
+// them.
+func (r *Report) checkMinority(recipe Recipe, events []Event, timeout time.Duration) {
+	limit := int64(quorumLossAfter + timeout*2/3 + timeout/4)
+	for _, e := range events {
+		if e.Kind != KindMinority {
+			continue
+		}
+		for _, h := range r.Holds {
+			if h.Client != e.Client || h.OK > e.T || h.End <= e.T {
+				continue
+			}
+			r.MinorityHolds++
+			if h.End > e.T+limit {
+				r.violate("minority-late-loss", "%s op %d (token %d) still trusted %s after %s cut its server off",
+					h.Client, h.Op, h.Token, time.Duration(h.End-e.T).Round(time.Millisecond), e.Detail)
+			}
+			if recipe == Semaphore {
+				continue
+			}
+			for _, g := range r.Holds {
+				if g.Client == h.Client || g.Token <= h.Token || g.OK >= h.End || g.OK < e.T || g.Unstamped {
+					continue
+				}
+				if recipe.exclusive(h.Mode) || recipe.exclusive(g.Mode) {
+					r.violate("minority-overlap", "%s op %d (token %d) granted at %s while %s op %d (token %d), cut off by %s at %s, still trusted its hold (until %s)",
+						g.Client, g.Op, g.Token, stamp(g.OK), h.Client, h.Op, h.Token, e.Detail, stamp(e.T), stamp(h.End))
+				}
+			}
 		}
 	}
 }

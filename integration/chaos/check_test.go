@@ -276,3 +276,29 @@ func TestCheckDeleteNodeOfAClientThatHadJustReleasedIsNoLateLoss(t *testing.T) {
 	h.at(3101, "c1", KindReleaseOK, 2)
 	assert.Zero(t, kinds(Check(Mutex, 1, st, h))["late-loss-signal"])
 }
+
+// A hold on a server a partition cut off must end before anyone is granted
+// what it excludes with a higher token, and within the time the server
+// takes to notice plus the client's own give-up time.
+func TestCheckMinorityHold(t *testing.T) {
+	build := func(recipe Recipe, lossAfter, grantAfter int64, m string) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100), mode(m))
+		h.at(0, "c2", KindAcquireCall, 1, mode(m))
+		h.at(100, "server1", KindFault, 0, detail("partition-leader-client server1 minority [c1] (holding)"))
+		h.at(101, "c1", KindMinority, 0, detail("partition-leader-client server1 confined"))
+		h.at(100+grantAfter, "c2", KindAcquireOK, 1, token(200), mode(m))
+		h.at(100+lossAfter, "c1", KindLoss, 1, detail("connection suspended while held"))
+		h.at(100+lossAfter+1, "c1", KindReleaseCall, 1).at(100+lossAfter+2, "c1", KindReleaseOK, 1)
+		h.at(9000, "c2", KindReleaseCall, 1).at(9001, "c2", KindReleaseOK, 1)
+		return Check(recipe, 2, st, h)
+	}
+	r := build(Mutex, 1100, 3500, "")
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, 1, r.FaultsOnHolder)
+	assert.Equal(t, 1, kinds(build(Mutex, 3000, 3500, ""))["minority-late-loss"])
+	assert.Equal(t, 1, kinds(build(Mutex, 1500, 1200, ""))["minority-overlap"])
+	assert.Equal(t, 1, kinds(build(RWLock, 1500, 1200, "w"))["minority-overlap"])
+	assert.Zero(t, kinds(build(RWLock, 1500, 1200, "r"))["minority-overlap"], "two readers exclude nothing")
+	assert.Zero(t, kinds(build(Semaphore, 1500, 1200, ""))["minority-overlap"], "two leases of two exclude nothing")
+}

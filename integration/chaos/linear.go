@@ -110,7 +110,7 @@ func (r *Report) annotate(events []Event) {
 	var notes []porcupine.Annotation
 	for _, e := range events {
 		switch e.Kind {
-		case KindFault, KindKill, KindStop, KindCont:
+		case KindFault, KindKill, KindStop, KindCont, KindMinority, KindSteer:
 			notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: e.T, Description: string(e.Kind) + " " + e.Client, Details: e.Detail})
 		case KindWrite:
 			if !e.Accepted {

@@ -53,10 +53,31 @@ const (
 	// deleteall or a buggy client would: the holder must stop trusting its
 	// hold at once.
 	DeleteNode Fault = "delete-node"
+	// PartitionLeader cuts the leader off from both followers, on the
+	// quorum and the election ports, for one and a half session timeouts;
+	// its clients may move to the majority. PartitionFollower does it to
+	// one follower. PartitionLeaderClient cuts the leader off for two and
+	// a half session timeouts together with one contender's links to the
+	// followers: that contender stays on the minority side, and its
+	// session expires there.
+	PartitionLeader       Fault = "partition-leader"
+	PartitionFollower     Fault = "partition-follower"
+	PartitionLeaderClient Fault = "partition-leader-client"
+	// RollingRestart restarts every server gracefully in turn, the
+	// followers first, each once the ensemble serves again.
+	RollingRestart Fault = "rolling-restart"
+	// KillServer kills a server with clients on it with SIGKILL and starts
+	// it again at once, from its snapshot and transaction log.
+	KillServer Fault = "kill-server"
+	// LagFollower delays everything the leader sends a follower with
+	// clients on it by 200-600ms for one and a half session timeouts: the
+	// follower stays in the quorum, and its clients read the past.
+	LagFollower Fault = "lag-follower"
 )
 
 // AllFaults is every fault kind.
-var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, BlackholeShort, BlackholeLong, RestartServer, KillLeader, SlowLink, RequestsDropped, RepliesDropped, DeleteNode}
+var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, BlackholeShort, BlackholeLong, RestartServer, KillLeader, SlowLink, RequestsDropped, RepliesDropped, DeleteNode,
+	PartitionLeader, PartitionFollower, PartitionLeaderClient, RollingRestart, KillServer, LagFollower}
 
 // nemesis injects faults one at a time, with a quiet gap between them, until
 // the run's duration is over and every kind has had its turn. It runs on
@@ -89,6 +110,9 @@ func (r *run) inject(f Fault) {
 		r.record(Event{Kind: KindFault, Client: target, Detail: string(f) + " " + target + what})
 	}
 	heal := func(target string) { r.record(Event{Kind: KindHeal, Client: target, Detail: string(f) + " " + target}) }
+	if r.ensembleFault(f) {
+		return
+	}
 	switch f {
 	case KillHolder, KillWaiter:
 		p := r.waiter()
@@ -289,6 +313,7 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 	fmt.Fprintf(&b, "  grants %d, ended by %s; longest wait for a grant %s\n", rep.Grants, counts(ends), rep.MaxGap.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  loss signals: %s\n", counts(rep.Losses))
 	fmt.Fprintf(&b, "  faults: %s; %d hit a holder\n", counts(rep.Faults), rep.FaultsOnHolder)
+	fmt.Fprintf(&b, "  holds on a server a partition cut off: %d\n", rep.MinorityHolds)
 	if cfg.Recipe != Semaphore {
 		fmt.Fprintf(&b, "  fenced writes %d, taken %d; stale %d (refused %d, taken before the newer holder wrote %d; from thawed SIGSTOP holders %d); an unfenced register would have taken all %d stale\n",
 			rep.Writes, rep.Accepted, rep.Stale, rep.StaleFenced, rep.LateTaken, rep.StaleFrozen, rep.Stale)

@@ -96,6 +96,7 @@ type run struct {
 	operator *framework.Client
 	next     int
 	extra    []Violation
+	marks    map[int]int64 // server ID -> its log's size when the run began
 }
 
 // Run runs one chaos run and checks it. It fails t only for harness
@@ -141,6 +142,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 			t.Fatalf("chaos: the register %s: %v", r.registerPath(), err)
 		}
 	}
+	r.markServers()
 	for i := 0; i < cfg.Contenders; i++ {
 		r.proxies = append(r.proxies, env.Cluster.NewProxy())
 		r.live = append(r.live, r.spawn(i))
@@ -148,6 +150,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	r.nemesis()
 	r.quiesce()
 	r.wg.Wait()
+	r.checkServers()
 
 	r.mu.Lock()
 	history := append(r.history, env.Fence.Writes()...)
@@ -395,6 +398,7 @@ func (r *run) quiesce() {
 	for _, p := range r.proxies {
 		p.Heal()
 	}
+	r.env.Cluster.HealPartition()
 	for _, s := range r.env.Cluster.Servers() {
 		if !s.Running() {
 			s.Start()

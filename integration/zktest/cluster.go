@@ -24,6 +24,8 @@ type Cluster struct {
 
 	secureProxy *Proxy            // in front of the TLS ports; nil without WithTLS
 	peerProxies map[[2]int]*Proxy // by (from, to) server ID; nil without WithPeerProxies
+	elecProxies map[[2]int]*Proxy // the same for the election ports
+	partition
 }
 
 type config struct {

@@ -21,11 +21,16 @@ type Proxy struct {
 	delay    atomic.Int64               // nanoseconds added before each forwarded chunk
 	delayUp  atomic.Int64               // nanoseconds added before each chunk the server sends
 	lagUp    atomic.Int64               // nanoseconds every byte the server sends is held
+	refused  atomic.Uint64              // bit i: links to forwarder i are refused (Refuse)
 	armed    atomic.Pointer[armedFault] // a one-off fault waiting for a request (proxyop.go)
 	requests atomic.Int64               // requests sent through, pings aside (proxyop.go)
 	stall    chan struct{}              // under mu: closed by Release (proxyop.go)
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// greet rewrites the greeting that opens each link, the first bytes
+	// the client sends: it returns false until it has all of it. nil:
+	// none. Each link takes it when it opens.
+	greet  func([]byte) ([]byte, bool)
 	links  map[*link]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -43,11 +48,13 @@ const (
 type forwarder struct {
 	ln     net.Listener
 	target func() string // resolved per connection: a container may move ports
+	server int           // the ID of the server it leads to; 0 if not one server
 }
 
 // link is one client connection and its connection to the server.
 type link struct {
 	client, server net.Conn
+	fwd            int // the index of the forwarder that accepted it
 	// lostUp/lostDown: bytes towards the server/client were dropped. That
 	// direction's stream now has a hole: nothing more may pass on it (the
 	// peer would parse garbage), and Heal closes the link.
@@ -70,13 +77,23 @@ func (l *link) close() {
 // the test ends. Give one client its own proxy to fault that client alone.
 func (c *Cluster) NewProxy() *Proxy {
 	c.t.Helper()
-	return c.newProxy(c.targets())
+	p := c.newProxy(c.targets())
+	for i, f := range p.fwds {
+		f.server = i + 1
+		if i < len(c.servers) {
+			f.server = c.servers[i].ID
+		}
+	}
+	return p
 }
 
 // newProxy starts a proxy with one listener per target.
 func (c *Cluster) newProxy(targets []func() string) *Proxy {
 	c.t.Helper()
 	p := &Proxy{cluster: c, links: map[*link]struct{}{}}
+	if len(targets) > 64 {
+		c.t.Fatalf("zktest: a proxy for %d servers: at most 64", len(targets))
+	}
 	for _, target := range targets {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -86,7 +103,7 @@ func (c *Cluster) newProxy(targets []func() string) *Proxy {
 		f := &forwarder{ln: ln, target: target}
 		p.fwds = append(p.fwds, f)
 		p.wg.Add(1)
-		go p.accept(f)
+		go p.accept(f, len(p.fwds)-1)
 	}
 	c.t.Cleanup(p.Close)
 	return p
@@ -154,6 +171,48 @@ func (p *Proxy) DropRequests() {
 	}
 }
 
+// Refuse cuts the proxy's links to the servers with the given IDs and
+// refuses new ones (accepted, then closed at once) until Heal: a client
+// behind it reaches only the other servers. Partition the ensemble with
+// the servers it can still reach on the minority side, and the client is
+// there with them.
+func (p *Proxy) Refuse(ids ...int) {
+	var mask uint64
+	for i, f := range p.fwds {
+		for _, id := range ids {
+			if f.server == id && id != 0 {
+				mask |= 1 << i
+			}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refused.Store(p.refused.Load() | mask)
+	for l := range p.links {
+		if mask&(1<<l.fwd) != 0 {
+			l.close()
+		}
+	}
+}
+
+// Servers returns the IDs of the servers the proxy has open links to, in
+// server order: where the clients behind it are connected now.
+func (p *Proxy) Servers() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var on uint64
+	for l := range p.links {
+		on |= 1 << l.fwd
+	}
+	var out []int
+	for i, f := range p.fwds {
+		if on&(1<<i) != 0 && f.server != 0 {
+			out = append(out, f.server)
+		}
+	}
+	return out
+}
+
 // Delay adds d before every chunk forwarded in either direction.
 func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
 
@@ -179,6 +238,7 @@ func (p *Proxy) Heal() {
 	p.delay.Store(0)
 	p.delayUp.Store(0)
 	p.lagUp.Store(0)
+	p.refused.Store(0)
 	p.mode.Store(int32(modeForward))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -213,24 +273,33 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
-func (p *Proxy) accept(f *forwarder) {
+func (p *Proxy) accept(f *forwarder, fwd int) {
 	defer p.wg.Done()
 	for {
 		cc, err := f.ln.Accept()
 		if err != nil {
 			return // listener closed
 		}
+		if p.refused.Load()&(1<<fwd) != 0 {
+			cc.Close()
+			continue
+		}
 		sc, err := net.DialTimeout("tcp", f.target(), 2*time.Second)
 		if err != nil {
 			cc.Close() // server down: the client sees a refused session
 			continue
 		}
-		l := &link{client: cc, server: sc, dead: make(chan struct{})}
+		l := &link{client: cc, server: sc, fwd: fwd, dead: make(chan struct{})}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			l.close()
 			return
+		}
+		if p.refused.Load()&(1<<fwd) != 0 { // Refuse came while we dialled
+			p.mu.Unlock()
+			l.close()
+			continue
 		}
 		// Under mu, so that DropReplies and this link agree on the mode.
 		switch proxyMode(p.mode.Load()) {
@@ -240,12 +309,13 @@ func (p *Proxy) accept(f *forwarder) {
 			l.lostUp.Store(true)
 		}
 		p.links[l] = struct{}{}
+		greet := p.greet
 		p.wg.Add(2)
 		p.mu.Unlock()
 		var done sync.WaitGroup
 		done.Add(2)
-		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, cc, sc, false) }()
-		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, sc, cc, true) }()
+		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, cc, sc, false, greet) }()
+		go func() { defer p.wg.Done(); defer done.Done(); p.pump(l, sc, cc, true, nil) }()
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -259,7 +329,9 @@ func (p *Proxy) accept(f *forwarder) {
 
 // pump copies src to dst, applying the proxy's current fault. Either side
 // failing closes the whole link.
-func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
+// greet, if not nil, rewrites the greeting that opens the link (see
+// Proxy.greet).
+func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]byte) ([]byte, bool)) {
 	defer l.close()
 	lost := &l.lostUp
 	if fromServer {
@@ -271,6 +343,8 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 			close(held)
 		}
 	}()
+	greeted := greet == nil
+	var greeting []byte // the greeting so far, until it is whole
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
@@ -312,6 +386,17 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool) {
 					return
 				}
 				continue
+			}
+			if !greeted {
+				greeting = append(greeting, chunk...)
+				out, whole := greet(greeting)
+				if !whole {
+					if err != nil {
+						return
+					}
+					continue
+				}
+				greeted, chunk, greeting = true, out, nil
 			}
 			d := time.Duration(p.delay.Load())
 			if fromServer {

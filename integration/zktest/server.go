@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -106,6 +107,28 @@ func (s *Server) logTail(n int) string {
 		return "(no log: docker)"
 	}
 	return s.proc.LogTail(n)
+}
+
+// LogTail returns the last n lines of the server's log, across restarts.
+func (s *Server) LogTail(n int) string { return s.logTail(n) }
+
+// LogPath is the server's log file, which every start appends to; "" on
+// the Docker backend.
+func (s *Server) LogPath() string {
+	if s.proc == nil {
+		return ""
+	}
+	return s.proc.LogPath()
+}
+
+// SnapshotDir is where the server keeps its snapshots and transaction logs
+// (dataDir/version-2), which survive a Stop or Kill and are what Start
+// restores from; "" on the Docker backend.
+func (s *Server) SnapshotDir() string {
+	if s.proc == nil {
+		return ""
+	}
+	return filepath.Join(s.proc.Dir, "data", "version-2")
 }
 
 // logLines is how much of each server's log a failed test prints:

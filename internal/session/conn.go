@@ -268,13 +268,19 @@ func (c *Conn) prover() {
 		if l := c.link.Load(); l != nil {
 			if rt := time.Duration(l.recvTimeout.Load()); rt > 0 {
 				wait = rt/3 - l.proofAge()
-				if wait <= 0 {
+				if wait <= 0 && c.State().IsConnected() {
 					// Its reply proves (the sniffer sees it); an error
 					// means the link or the session is in trouble, which
 					// the state machine reports. Once a third has passed,
-					// look again.
+					// look again. Never while the link is down: a request
+					// queued then is sent the moment go-zookeeper
+					// reconnects, and its reply races go-zookeeper's own
+					// re-registration of the watches (its lastZxid).
 					_, _ = c.zk.Sync("/")
 					wait = rt / 3
+				}
+				if wait <= 0 {
+					wait = 100 * time.Millisecond // not connected: look again soon
 				}
 			}
 		}

@@ -151,9 +151,10 @@ type Server struct {
 	Config     *Config
 	// PeerPorts, when set, names the port this server dials to reach another
 	// member's quorum port, by that member's ID (a proxy in between, say);
-	// members it does not name are reached at their own PeerPort. Election
-	// ports are always reached directly.
+	// members it does not name are reached at their own PeerPort.
 	PeerPorts map[int]int
+	// ElecPorts is PeerPorts for the election ports.
+	ElecPorts map[int]int
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -229,11 +230,14 @@ func (s *Server) WriteConfig(ensemble []*Server, extra []string) error {
 	}
 	if len(ensemble) > 1 {
 		for _, o := range ensemble {
-			peer := o.PeerPort
+			peer, elec := o.PeerPort, o.ElecPort
 			if p, ok := s.PeerPorts[o.ID]; ok && o.ID != s.ID {
 				peer = p
 			}
-			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", o.ID, peer, o.ElecPort))
+			if p, ok := s.ElecPorts[o.ID]; ok && o.ID != s.ID {
+				elec = p
+			}
+			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", o.ID, peer, elec))
 		}
 		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(s.ID)+"\n"), 0o644); err != nil {
 			return err
@@ -345,6 +349,9 @@ func (s *Server) WaitServing(timeout time.Duration, ready func() bool) error {
 }
 
 func (s *Server) logPath() string { return filepath.Join(s.Dir, "server.log") }
+
+// LogPath is the server's log file: every start appends to it.
+func (s *Server) LogPath() string { return s.logPath() }
 
 // LogTail returns the last n lines of the server's log.
 func (s *Server) LogTail(n int) string {

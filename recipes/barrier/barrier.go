@@ -171,11 +171,30 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	}
 	clientClosing := b.client.Done()
 	var pause time.Duration
+	synced := false
 	for {
 		lost := b.client.Session().Lost
 		wctx, cancel := context.WithCancel(ctx)
 		exists, _, changed, err := b.client.ExistsW(wctx, b.path)
 		switch {
+		case err == nil && !exists && !synced:
+			// The server may lag the leader: a barrier set before this
+			// Wait began may not have reached it. Absent after a sync, it
+			// is gone (a server a reconnect moves us to has seen all we
+			// have, so one sync covers the whole Wait).
+			cancel()
+			if err := b.client.Sync(ctx, b.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				if ctx.Err() != nil || b.closed() || !retry.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired) {
+					return waitErr(ctx, contend.Err(err, b.closed()))
+				}
+				pause = min(max(2*pause, 20*time.Millisecond), time.Second)
+				if err := b.sleep(ctx, pause); err != nil {
+					return err
+				}
+				continue
+			}
+			synced = true
+			continue
 		case err == nil && !exists:
 			cancel()
 			return nil

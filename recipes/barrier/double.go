@@ -163,12 +163,12 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string
 		d.forget(old)
 	}
 	node := framework.Join(d.path, name)
-	_, err := d.client.Create(ctx, node, d.data, framework.WithMode(framework.Ephemeral), framework.WithParentContainers())
 	// The name is new: a node already there is our own create, retried
-	// after its reply was lost.
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		// The create may have been applied all the same.
-		_ = d.client.DeleteLater(node, 0)
+	// after its reply was lost; and one a failed create may still make,
+	// even after this call returned, is deleted (UniqueName).
+	_, err := d.client.Create(ctx, node, d.data, framework.WithMode(framework.Ephemeral),
+		framework.WithParentContainers(), framework.UniqueName())
+	if err != nil {
 		return 0, d.fail(ctx, err)
 	}
 	ok, st, err := d.client.Exists(ctx, node)

@@ -2,6 +2,7 @@ package barrier_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -239,5 +240,42 @@ func TestLeaveCompletesThroughLinkFaults(t *testing.T) {
 			}
 			waitNodes(t, obs, path, 0)
 		})
+	}
+}
+
+// An Enter that gives up while its member node's create is still on its
+// way leaves no node behind when the create lands after Enter returned: a
+// member node of a live session would count in every round that follows.
+// (Found by the chaos suite across a server restart: Enter's cleanup ran
+// at once, found nothing, and the create landed later.) The late create
+// and the cleanup race on the wire; Drain waits for the cleanup, so a
+// cleanup sent at once is over before the late create lands, and the
+// rounds make sure the order is no accident.
+func TestEnterThatGivesUpWhileItsCreateIsOnItsWayLeavesNoMember(t *testing.T) {
+	cl := zktest.Standalone(t)
+	obs := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	_, err := obs.Create(testkit.Ctx(t, 30*time.Second), "/b", nil)
+	require.NoError(t, err)
+	for round := range 12 {
+		path := fmt.Sprintf("/b/abandoned-%d", round)
+		d := newDouble(t, c, path, 2)
+		// The barrier's directory is missing (a container the server
+		// reaped between rounds, say): the member's create fails for lack
+		// of it, and the attempt makes it, then creates the member again.
+		// Enter gives up while the directory's create is on its way.
+		p.StallRequestsFrom(zktest.OpCreateContainer)
+		ctx, cancel := context.WithCancel(context.Background())
+		enter := async(func() error { return d.Enter(ctx) })
+		require.Eventually(t, p.Stalled, 30*time.Second, time.Millisecond, "the directory's create was never sent")
+		cancel()
+		require.ErrorIs(t, returned(t, enter, 30*time.Second, "Enter"), context.Canceled)
+		p.Release() // the abandoned attempt goes on to create the member
+		require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)))
+		kids, err := testkit.List(obs, path)
+		require.NoError(t, err)
+		require.Empty(t, kids, "round %d: a member node outlived the Enter that gave up", round)
+		d.Close()
 	}
 }

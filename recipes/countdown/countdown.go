@@ -158,7 +158,17 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 	var p pause
 	maybe := false // a create we sent may have been applied
 	fail := func(err error) (bool, error) { return false, l.fail(err, maybe) }
+	synced := false
 	for {
+		if !synced {
+			if err := l.sync(ctx); err != nil {
+				if l.transient(ctx, err) && p.wait(ctx) {
+					continue
+				}
+				return fail(err)
+			}
+			synced = true
+		}
 		s, err := l.read(ctx)
 		if err != nil {
 			if l.transient(ctx, err) && p.wait(ctx) {
@@ -231,6 +241,20 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 	}
 }
 
+// sync makes the server this client reads from catch up with the leader
+// on the latch's path before a call's first read: the calls decide on
+// what they read (no latch to count, one already set, an open latch), and
+// a follower that lags may not have applied a write made before the call
+// began. The reads after it, and after a reconnect (a server takes the
+// session only once it has seen all the client has), are at least as new.
+func (l *Countdown) sync(ctx context.Context) error {
+	err := l.client.Sync(ctx, l.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
 // makeParent makes the latch's parent, and its own missing parents, as
 // containers: the server deletes them once the latches in them are gone.
 func (l *Countdown) makeParent(ctx context.Context) error {
@@ -268,7 +292,17 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 	maybe := false     // a multi we sent may have been applied
 	var sentGen string // the latch that multi was for
 	fail := func(err error) (bool, error) { return false, l.fail(err, maybe) }
+	synced := false
 	for {
+		if !synced {
+			if err := l.sync(ctx); err != nil {
+				if l.transient(ctx, err) && p.wait(ctx) {
+					continue
+				}
+				return fail(err)
+			}
+			synced = true
+		}
 		s, err := l.look(ctx)
 		if err == nil && maybe {
 			// Our marker says whether a multi of ours counted. Absent,
@@ -387,7 +421,17 @@ func (l *Countdown) Wait(ctx context.Context) error {
 	defer done()
 	var p pause
 	var czxid int64
+	synced := false
 	for {
+		if !synced {
+			if err := l.sync(ctx); err != nil {
+				if l.transient(ctx, err) && p.wait(ctx) {
+					continue
+				}
+				return l.fail(err, false)
+			}
+			synced = true
+		}
 		opened, err := l.waitOnce(ctx, &czxid)
 		if opened {
 			return nil

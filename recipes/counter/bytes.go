@@ -214,6 +214,13 @@ func (v *Bytes) compareAndSet(ctx context.Context, matches func(cur []byte) bool
 	}
 	defer done()
 	var res Result[[]byte]
+	// The answer depends on the value read: from a server that lags the
+	// leader, it could be older than a write made before this call began
+	// (a compare-and-set that fails, reporting an old value). Syncing
+	// first makes the read at least as new as the call.
+	if err := v.sync(ctx); err != nil {
+		return res, v.fail(err)
+	}
 	data, st, err := v.read(ctx)
 	if err != nil {
 		return res, v.fail(err)
@@ -343,9 +350,20 @@ func (v *Bytes) promoted(ctx context.Context, res *Result[[]byte], make func([]b
 // conflicts being tried again (res.Succeeded stays false, no error), or
 // one fails otherwise.
 func (v *Bytes) loop(ctx context.Context, policy retry.Policy, res *Result[[]byte], tries *int, h *hold.Hold, make func([]byte) ([]byte, error)) error {
+	conflicted := false
 	err := retry.Do(ctx, policy, func(ctx context.Context) error {
 		*tries++
-		return v.tryOnce(ctx, res, h, make)
+		if conflicted {
+			// The value read last was older than the node's: the server
+			// may lag the leader. Catch it up before reading again, or
+			// every try would read the same old value.
+			if err := v.sync(ctx); err != nil {
+				return err
+			}
+		}
+		err := v.tryOnce(ctx, res, h, make)
+		conflicted = errors.Is(err, errConflict)
+		return err
 	}, retry.WithRetryable(func(err error) bool { return errors.Is(err, errConflict) }))
 	var ex *retry.ExhaustedError
 	switch {
@@ -402,6 +420,16 @@ func (v *Bytes) setVersioned(ctx context.Context, h *hold.Hold, st *zk.Stat, dat
 
 // read returns the node's data and stat; no node is a nil stat. Reads are
 // safe to resend: the framework retries them.
+// sync makes the server this client reads from catch up with the leader
+// on the value's path.
+func (v *Bytes) sync(ctx context.Context) error {
+	err := v.client.Sync(ctx, v.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
 func (v *Bytes) read(ctx context.Context) ([]byte, *zk.Stat, error) {
 	data, st, err := v.client.Get(ctx, v.path)
 	if errors.Is(err, zk.ErrNoNode) {
