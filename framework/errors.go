@@ -10,8 +10,9 @@ import (
 
 // RecipeError is the error of a call on a recipe: its message names the
 // recipe and the recipe's path, as "mutex /locks/billing: would block",
-// and errors.Is and errors.As see through it to Err (a sentinel of this
-// package or of package hold, a *OpError, a context's error, ...).
+// and errors.Is and errors.As see through it to Err (a sentinel of package
+// zkrecipes, a *OpError, a context's error, ...). A recipe that has no
+// path to name (a nil or zero value's) leaves Path empty: "mutex: ...".
 type RecipeError struct {
 	// Recipe names the recipe, as "mutex" or "double barrier".
 	Recipe string
@@ -20,7 +21,12 @@ type RecipeError struct {
 	Err  error
 }
 
-func (e *RecipeError) Error() string { return e.Recipe + " " + e.Path + ": " + e.Err.Error() }
+func (e *RecipeError) Error() string {
+	if e.Path == "" {
+		return e.Recipe + ": " + e.Err.Error()
+	}
+	return e.Recipe + " " + e.Path + ": " + e.Err.Error()
+}
 
 // Unwrap returns Err.
 func (e *RecipeError) Unwrap() error { return e.Err }

@@ -256,6 +256,7 @@ func TestRequestOverTheDefaultLimitIsSentAtMostOnce(t *testing.T) {
 			t.Cleanup(func() { clearTree(t, c, "/size") })
 			mustCreate(t, c, "/size/target", nil, framework.WithParents())
 			sub := c.Subscribe()
+			t.Cleanup(sub.Close)
 			defer sub.Close()
 			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second)
 			defer cancel()

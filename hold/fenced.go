@@ -73,14 +73,14 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 		return nil, errNilHold
 	}
 	n := h.node
-	fail := func(err error) error { return fmt.Errorf("fenced write under %s: %w", n.path, err) }
+	fail := func(err error) error { return n.named(fmt.Errorf("fenced write under %s: %w", n.path, err)) }
 	if h.released.Load() {
 		if h.byClose.Load() {
 			return nil, fail(ErrReleasedByClose)
 		}
 		return nil, fail(zkrecipes.ErrReleased)
 	}
-	if err := h.Err(); err != nil {
+	if err := h.errNow(); err != nil {
 		if errors.Is(err, zkrecipes.ErrReleased) {
 			return nil, fail(err)
 		}

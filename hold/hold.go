@@ -152,6 +152,10 @@ func (h *Hold) Err() error {
 	if h == nil {
 		return errNilHold
 	}
+	return h.node.named(h.errNow())
+}
+
+func (h *Hold) errNow() error {
 	h.node.mu.Lock()
 	defer h.node.mu.Unlock()
 	return h.node.told(h.err)
@@ -213,6 +217,10 @@ func (h *Hold) Release() error {
 	if h == nil {
 		return errNilHold
 	}
+	return h.node.named(h.releaseOnce())
+}
+
+func (h *Hold) releaseOnce() error {
 	if h.released.Swap(true) {
 		if h.byClose.Load() {
 			if p := h.closeErr.Load(); p != nil {

@@ -36,6 +36,8 @@ type Node struct {
 	path      string
 	token     int64
 	session   conn.Session
+	// The recipe its errors name (WithRecipe), and the recipe's path.
+	recipe, recipePath string
 
 	done    chan struct{}
 	revoked chan struct{}
@@ -86,9 +88,11 @@ type Grant struct {
 type Option interface{ applyNode(*nodeConfig) }
 
 type nodeConfig struct {
-	revocable bool
-	kind      metrics.Kind
-	path      string
+	revocable  bool
+	kind       metrics.Kind
+	path       string
+	recipe     string
+	recipePath string
 }
 
 type nodeOption func(*nodeConfig)
@@ -104,6 +108,14 @@ func WithRevocable() Option { return nodeOption(func(c *nodeConfig) { c.revocabl
 // recipe's name) on recipePath, the path the recipe was made with.
 func WithMetrics(kind, recipePath string) Option {
 	return nodeOption(func(c *nodeConfig) { c.kind, c.path = metrics.Kind(kind), recipePath })
+}
+
+// WithRecipe names the recipe the Node's holds belong to: the errors of
+// the Node and of its holds name the recipe and its path as the recipe's
+// own errors do ("mutex /locks/a: released", a *framework.RecipeError),
+// recipePath being the path the recipe was made with.
+func WithRecipe(recipe, recipePath string) Option {
+	return nodeOption(func(c *nodeConfig) { c.recipe, c.recipePath = recipe, recipePath })
 }
 
 // Follow starts following g, a node granted to a recipe on client: the
@@ -125,24 +137,33 @@ func Follow(client *framework.Client, g Grant, opts ...Option) *Node {
 	if cfg.kind != "" {
 		meter = metrics.For(client.MeterProvider()).Recipe(cfg.kind, cfg.path, client.MetricPathAttribute())
 	}
-	return follow(client, g, cfg.revocable, meter)
+	return follow(client, g, cfg, meter)
+}
+
+// named names the Node's recipe in err (WithRecipe).
+func (n *Node) named(err error) error {
+	if err == nil || n.recipe == "" {
+		return err
+	}
+	return framework.RecipeErr(n.recipe, n.recipePath, err)
 }
 
 // follow is Follow with the recipe's instruments made already.
-func follow(client *framework.Client, g Grant, revocable bool, meter *metrics.Recipe) *Node {
+func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *metrics.Recipe) *Node {
 	life, stop := context.WithCancel(context.Background())
 	n := &Node{
 		life:      life,
 		stop:      stop,
 		client:    client,
-		revocable: revocable,
-		path:      g.Path,
-		token:     g.Token,
-		session:   g.Session,
-		done:      make(chan struct{}),
-		revoked:   make(chan struct{}),
-		holds:     map[*Hold]struct{}{},
-		meter:     meter,
+		revocable: cfg.revocable,
+		recipe:    cfg.recipe, recipePath: cfg.recipePath,
+		path:    g.Path,
+		token:   g.Token,
+		session: g.Session,
+		done:    make(chan struct{}),
+		revoked: make(chan struct{}),
+		holds:   map[*Hold]struct{}{},
+		meter:   meter,
 	}
 	signal := client.LossSignal(g.Session)
 	if isClosed(signal) {
@@ -163,7 +184,7 @@ func follow(client *framework.Client, g Grant, revocable bool, meter *metrics.Re
 		n.stop()
 	})
 	changed := g.Changed
-	if revocable {
+	if cfg.revocable {
 		changed = nil // a revocation request changes data only: watch it now
 	}
 	if changed != nil {
@@ -197,7 +218,9 @@ func (n *Node) Path() string { return n.path }
 func (n *Node) SessionID() int64 { return n.session.ID }
 
 // Err is nil while the node is trusted, then says why it is not.
-func (n *Node) Err() error {
+func (n *Node) Err() error { return n.named(n.errNow()) }
+
+func (n *Node) errNow() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.told(n.err)
@@ -416,7 +439,7 @@ func (n *Node) Forget(reason error) {
 // belong to a session being replaced), returning an error wrapping
 // zkrecipes.ErrHoldLost. It runs once; later calls return the first result.
 func (n *Node) Release() error {
-	n.releaseOnce.Do(func() { n.releaseErr = n.release() })
+	n.releaseOnce.Do(func() { n.releaseErr = n.named(n.release()) })
 	return n.releaseErr
 }
 
@@ -425,7 +448,7 @@ func (n *Node) release() error {
 	n.unhook()
 	n.stop()
 	n.wg.Wait()
-	lost := n.Err()
+	lost := n.errNow()
 	n.finish(zkrecipes.ErrReleased)
 	// The delete only has to be on its way: ZooKeeper applies it before
 	// anything this client sends next (a new acquire queues behind it), and
@@ -475,7 +498,7 @@ func isClosed(ch <-chan struct{}) bool {
 // zkrecipes.ErrInvalidArgument and changes nothing.
 func (n *Node) Lease(d time.Duration) error {
 	if d <= 0 {
-		return fmt.Errorf("lease %s: %w: %v is not positive", n.path, zkrecipes.ErrInvalidArgument, d)
+		return n.named(fmt.Errorf("lease %s: %w: %v is not positive", n.path, zkrecipes.ErrInvalidArgument, d))
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -564,6 +587,10 @@ func (h *Hold) Extend(d time.Duration) error {
 	if h == nil {
 		return errNilHold
 	}
+	return h.node.named(h.extend(d))
+}
+
+func (h *Hold) extend(d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, zkrecipes.ErrInvalidArgument, d)
 	}

@@ -339,7 +339,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	nodes := make([]*hold.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path))
+		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path), hold.WithRecipe(s.recipe, s.path))
 		if s.lease > 0 {
 			_ = n.Lease(s.lease) // positive: checked by the recipe
 		}

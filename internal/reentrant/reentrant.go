@@ -72,7 +72,7 @@ func New(client *framework.Client, recipe string, kind metrics.Kind, request con
 // Follow follows g, a node granted to this lock (by its queue, or another
 // way: the read-write lock's downgrade), as the lock's holds are followed.
 func (l *Lock) Follow(g hold.Grant) *hold.Node {
-	opts := []hold.Option{hold.WithMetrics(string(l.kind), l.request.Dir)}
+	opts := []hold.Option{hold.WithMetrics(string(l.kind), l.request.Dir), hold.WithRecipe(l.recipe, l.request.Dir)}
 	if l.revocable {
 		opts = append(opts, hold.WithRevocable())
 	}

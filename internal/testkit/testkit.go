@@ -296,18 +296,28 @@ func (l *Link) RequireUnbroken(t testing.TB) {
 	require.Equal(t, l.s.ID, l.c.Session().ID, "another session")
 }
 
-// Failure is one row of a table over a package's failures: the call, and
-// every sentinel its error must match (errors.Is).
+// Failure is one row of a table over a package's failures: the call,
+// every sentinel its error must match (errors.Is), and the beginning of
+// its message ("mutex /locks/a: "), if the row names one.
 type Failure struct {
-	Call func() error
-	Want []error
+	Call   func() error
+	Want   []error
+	Prefix string
 }
 
 // Fails is the row for call, whose error must match every one of want.
 func Fails(call func() error, want ...error) Failure { return Failure{Call: call, Want: want} }
 
-// MatchSentinels runs every row as a subtest: the call must fail, with an
-// error that matches each sentinel the row wants.
+// Named is Fails for an error whose message begins with prefix: the
+// recipe and its path, as "double barrier /jobs/a: ".
+func Named(prefix string, call func() error, want ...error) Failure {
+	return Failure{Call: call, Want: want, Prefix: prefix}
+}
+
+// MatchSentinels runs every row as a subtest: the call must fail with a
+// *framework.RecipeError that names the recipe and its path, matches each
+// sentinel the row wants and begins with the row's prefix (a row for a nil
+// or zero recipe, which has no path, gives the prefix "mutex: ").
 func MatchSentinels(t *testing.T, rows map[string]Failure) {
 	t.Helper()
 	for name, row := range rows {
@@ -317,6 +327,16 @@ func MatchSentinels(t *testing.T, rows map[string]Failure) {
 			for _, want := range row.Want {
 				assert.True(t, errors.Is(err, want), "got %v, want %v", err, want)
 			}
+			var re *framework.RecipeError
+			if !assert.True(t, errors.As(err, &re), "%q does not name its recipe (not a *framework.RecipeError)", err) {
+				return
+			}
+			if row.Prefix == "" {
+				// Only a nil or zero recipe has no path to name, and its
+				// row says so with the prefix it expects.
+				assert.NotEmpty(t, re.Path, "%q does not name its path", err)
+			}
+			assert.True(t, strings.HasPrefix(err.Error(), row.Prefix), "%q does not begin with %q", err, row.Prefix)
 		})
 	}
 }

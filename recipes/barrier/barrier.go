@@ -12,18 +12,25 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
-// The errors of this package. The shared ones are the values of package
-// hold, so errors.Is matches either name.
+// The errors of the double barrier's own misuse. The others are the
+// module's (package zkrecipes: ErrClosed, ErrSessionLost, ...); every
+// error a Barrier or DoubleBarrier returns names the recipe and its path
+// ("double barrier /jobs/nightly: not entered") and matches its sentinel
+// with errors.Is.
 var (
 	// ErrNotEntered: Leave without a successful Enter before it.
-	ErrNotEntered = errors.New("barrier: not entered")
+	ErrNotEntered = errors.New("not entered")
 	// ErrAlreadyEntered: Enter while entered, or while another Enter or
 	// Leave of the same DoubleBarrier runs.
-	ErrAlreadyEntered = errors.New("barrier: already entered")
+	ErrAlreadyEntered = errors.New("already entered")
+)
+
+const (
+	barrierRecipe = "barrier"
+	doubleRecipe  = "double barrier"
 )
 
 // Barrier is Curator's DistributedBarrier: a node that, while it exists,
@@ -41,26 +48,45 @@ type Barrier struct {
 // New returns the barrier at path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*Barrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("barrier: %w", zkrecipes.ErrInvalidArgument)
+		return nil, framework.RecipeErr(barrierRecipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
-		return nil, fmt.Errorf("barrier: %w", err)
-	}
-	cfg, err := option.Build("barrier", []option.Name{option.ParticipantID}, opts)
-	if err != nil {
-		return nil, err
+		return nil, framework.RecipeErr(barrierRecipe, path, err)
 	}
 	// The barrier node's data (Set).
-	if err := cfg.CheckID("barrier", path, func(id []byte) error {
+	cfg, err := newConfig(opts, func(id []byte) error {
 		return client.CheckCreate(path, id, framework.WithParentContainers())
-	}); err != nil {
-		return nil, err
+	})
+	if err != nil {
+		return nil, framework.RecipeErr(barrierRecipe, path, err)
 	}
-	return &Barrier{client: client, path: path, data: cfg.ID, closing: make(chan struct{})}, nil
+	return &Barrier{client: client, path: path, data: []byte(cfg.id), closing: make(chan struct{})}, nil
 }
 
 // Path returns the barrier's path.
-func (b *Barrier) Path() string { return b.path }
+func (b *Barrier) Path() string {
+	if b == nil {
+		return ""
+	}
+	return b.path
+}
+
+// begin says why a call cannot start: b is nil or a zero Barrier, ctx is
+// nil, or b is closed.
+func (b *Barrier) begin(ctx context.Context) error {
+	switch {
+	case b == nil || b.client == nil:
+		return framework.RecipeErr(barrierRecipe, "", fmt.Errorf("%w: a nil or zero Barrier: make one with New", zkrecipes.ErrInvalidArgument))
+	case ctx == nil:
+		return b.named(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+	case b.closed():
+		return b.named(zkrecipes.ErrClosed)
+	}
+	return nil
+}
+
+// named names the barrier in err.
+func (b *Barrier) named(err error) error { return framework.RecipeErr(barrierRecipe, b.path, err) }
 
 // Set makes the barrier node (and its parents, as containers) if it does
 // not exist, as Curator's setBarrier. The create is sent at most once: a
@@ -71,12 +97,13 @@ func (b *Barrier) Path() string { return b.path }
 // error wrapping zkrecipes.ErrOutcomeUnknown. A nil ctx is an error wrapping
 // zkrecipes.ErrInvalidArgument, and nothing is sent.
 func (b *Barrier) Set(ctx context.Context) error {
-	if ctx == nil {
-		return b.nilContext()
+	if err := b.begin(ctx); err != nil {
+		return err
 	}
-	if b.closed() {
-		return zkrecipes.ErrClosed
-	}
+	return b.named(b.set(ctx))
+}
+
+func (b *Barrier) set(ctx context.Context) error {
 	_, err := b.client.Create(ctx, b.path, b.data, framework.WithParentContainers(), framework.CreateAtMostOnce())
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
@@ -103,12 +130,13 @@ func (b *Barrier) Set(ctx context.Context) error {
 // again. A nil ctx is an error wrapping zkrecipes.ErrInvalidArgument, and
 // nothing is sent.
 func (b *Barrier) Remove(ctx context.Context) error {
-	if ctx == nil {
-		return b.nilContext()
+	if err := b.begin(ctx); err != nil {
+		return err
 	}
-	if b.closed() {
-		return zkrecipes.ErrClosed
-	}
+	return b.named(b.remove(ctx))
+}
+
+func (b *Barrier) remove(ctx context.Context) error {
 	ok, st, err := b.client.Exists(ctx, b.path)
 	if err != nil {
 		return contend.Err(err, b.closed())
@@ -135,10 +163,6 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	}
 }
 
-func (b *Barrier) nilContext() error {
-	return fmt.Errorf("barrier %s: %w: nil context", b.path, zkrecipes.ErrInvalidArgument)
-}
-
 // look reads the barrier node after a write whose reply was lost. It syncs
 // first: the write went out on a link that is gone, and the server the
 // client is on now may not have applied it yet.
@@ -152,7 +176,7 @@ func (b *Barrier) look(ctx context.Context) (bool, *zk.Stat, error) {
 // fail names the barrier in an error of op, preferring ctx's own error
 // when ctx ended.
 func (b *Barrier) fail(ctx context.Context, op string, err error) error {
-	return waitErr(ctx, fmt.Errorf("barrier %s: %s: %w", b.path, op, contend.Err(err, b.closed())))
+	return waitErr(ctx, fmt.Errorf("%s: %w", op, contend.Err(err, b.closed())))
 }
 
 // Wait blocks until the barrier node does not exist (at once if it does
@@ -163,12 +187,13 @@ func (b *Barrier) fail(ctx context.Context, op string, err error) error {
 // ctx is an error wrapping zkrecipes.ErrInvalidArgument, and nothing is
 // sent.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if ctx == nil {
-		return b.nilContext()
+	if err := b.begin(ctx); err != nil {
+		return err
 	}
-	if b.closed() {
-		return zkrecipes.ErrClosed
-	}
+	return b.named(b.wait(ctx))
+}
+
+func (b *Barrier) wait(ctx context.Context) error {
 	clientClosing := b.client.Done()
 	var pause time.Duration
 	synced := false
@@ -228,10 +253,15 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	}
 }
 
-// Close makes every later call, and every Wait under way, return zkrecipes.ErrClosed.
-// It leaves the barrier node as it is (it belongs to no session). It is
-// idempotent.
+// Close ends this Barrier: a Wait under way and every later call return
+// zkrecipes.ErrClosed. It deletes nothing: the barrier node is shared
+// state that any process sets and removes, it belongs to no session, and
+// it stays as it is. The client is not closed. It is idempotent and
+// returns nil (an error only for a nil or zero Barrier).
 func (b *Barrier) Close() error {
+	if b == nil || b.client == nil {
+		return b.begin(context.Background())
+	}
 	b.once.Do(func() { close(b.closing) })
 	return nil
 }

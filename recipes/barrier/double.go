@@ -14,7 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/option"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -60,39 +59,60 @@ const (
 // members (at least 1). It sends nothing.
 func NewDouble(client *framework.Client, path string, memberQty int, opts ...Option) (*DoubleBarrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("double barrier: %w", zkrecipes.ErrInvalidArgument)
+		return nil, framework.RecipeErr(doubleRecipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
-		return nil, fmt.Errorf("double barrier: %w", err)
+		return nil, framework.RecipeErr(doubleRecipe, path, err)
 	}
 	if memberQty < 1 {
-		return nil, fmt.Errorf("double barrier: %w: memberQty %d, must be at least 1", zkrecipes.ErrInvalidArgument, memberQty)
-	}
-	cfg, err := option.Build("double barrier", []option.Name{option.ParticipantID}, opts)
-	if err != nil {
-		return nil, err
+		return nil, framework.RecipeErr(doubleRecipe, path, fmt.Errorf("%w: memberQty %d, must be at least 1", zkrecipes.ErrInvalidArgument, memberQty))
 	}
 	// A member's node's data (Enter), the longest name the id goes with.
-	if err := cfg.CheckID("double barrier", path, func(id []byte) error {
+	cfg, err := newConfig(opts, func(id []byte) error {
 		return client.CheckCreate(framework.Join(path, uuid.NewString()), id, framework.WithMode(framework.Ephemeral))
-	}); err != nil {
-		return nil, err
+	})
+	if err != nil {
+		return nil, framework.RecipeErr(doubleRecipe, path, err)
 	}
 	return &DoubleBarrier{
 		client: client, path: path, ready: framework.Join(path, readyNode), qty: memberQty,
-		data: cfg.ID, closing: make(chan struct{}),
+		data: []byte(cfg.id), closing: make(chan struct{}),
 	}, nil
 }
 
-// Path returns the barrier's path.
-func (d *DoubleBarrier) Path() string { return d.path }
+// Path returns the barrier's path ("" for a nil DoubleBarrier).
+func (d *DoubleBarrier) Path() string {
+	if d == nil {
+		return ""
+	}
+	return d.path
+}
 
 // MemberQty returns the number of members the barrier waits for.
-func (d *DoubleBarrier) MemberQty() int { return d.qty }
+func (d *DoubleBarrier) MemberQty() int {
+	if d == nil {
+		return 0
+	}
+	return d.qty
+}
+
+// usable says why d cannot be used: it is nil or a zero DoubleBarrier.
+func (d *DoubleBarrier) usable() error {
+	if d == nil || d.client == nil {
+		return framework.RecipeErr(doubleRecipe, "", fmt.Errorf("%w: a nil or zero DoubleBarrier: make one with NewDouble", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+// named names the barrier in err.
+func (d *DoubleBarrier) named(err error) error { return framework.RecipeErr(doubleRecipe, d.path, err) }
 
 // Node returns the path of this member's node while it is entering or
 // entered, else "".
 func (d *DoubleBarrier) Node() string {
+	if d.usable() != nil {
+		return ""
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.name == "" {
@@ -114,9 +134,16 @@ func (d *DoubleBarrier) Node() string {
 // sent). Whenever it fails, the node is deleted (in the background if need
 // be).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
-	if ctx == nil {
-		return d.nilContext()
+	if err := d.usable(); err != nil {
+		return err
 	}
+	if ctx == nil {
+		return d.named(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+	}
+	return d.named(d.enterCall(ctx))
+}
+
+func (d *DoubleBarrier) enterCall(ctx context.Context) error {
 	d.mu.Lock()
 	switch {
 	case d.closed:
@@ -146,10 +173,6 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	return nil
 }
 
-func (d *DoubleBarrier) nilContext() error {
-	return fmt.Errorf("double barrier %s: %w: nil context", d.path, zkrecipes.ErrInvalidArgument)
-}
-
 // enter runs Enter and returns the czxid of the round's ready node.
 func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string) (int64, error) {
 	// Our nodes of earlier calls go first: one still there would count as
@@ -177,7 +200,7 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string
 		return 0, d.fail(ctx, err)
 	}
 	if !ok {
-		return 0, fmt.Errorf("double barrier %s: %w: the new node %s went with its session", d.path, zkrecipes.ErrSessionLost, name)
+		return 0, fmt.Errorf("%w: the new node %s went with its session", zkrecipes.ErrSessionLost, name)
 	}
 	d.mu.Lock()
 	d.owner = st.EphemeralOwner
@@ -375,9 +398,16 @@ func (d *DoubleBarrier) live(ctx context.Context, kids []string, name string, mz
 // error wrapping zkrecipes.ErrInvalidArgument: nothing is sent, and the
 // member stays entered.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
-	if ctx == nil {
-		return d.nilContext()
+	if err := d.usable(); err != nil {
+		return err
 	}
+	if ctx == nil {
+		return d.named(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+	}
+	return d.named(d.leaveCall(ctx))
+}
+
+func (d *DoubleBarrier) leaveCall(ctx context.Context) error {
 	d.mu.Lock()
 	switch {
 	case d.closed:
@@ -603,9 +633,16 @@ func (d *DoubleBarrier) forget(name string) {
 	d.mu.Unlock()
 }
 
-// Close ends this member: an Enter or Leave under way returns zkrecipes.ErrClosed,
-// later calls too, and its node, if any, is deleted. It is idempotent.
+// Close ends this member: an Enter or Leave under way and every later call
+// return zkrecipes.ErrClosed. It deletes this member's node, if it has one
+// (guaranteed, in the background: it belongs to this member's session),
+// and leaves the barrier's directory and ready node to the other members.
+// The client is not closed. It is idempotent and returns nil (an error
+// only for a nil or zero DoubleBarrier).
 func (d *DoubleBarrier) Close() error {
+	if err := d.usable(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -645,9 +682,9 @@ func (d *DoubleBarrier) goneErr(name string) error {
 	d.mu.Unlock()
 	s := d.client.Session()
 	if owner != 0 && (s.ID != owner || closedCh(s.Lost)) {
-		return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, zkrecipes.ErrSessionLost)
+		return fmt.Errorf("member %s: %w", name, zkrecipes.ErrSessionLost)
 	}
-	return fmt.Errorf("double barrier %s: member %s: %w", d.path, name, zkrecipes.ErrNodeDeleted)
+	return fmt.Errorf("member %s: %w", name, zkrecipes.ErrNodeDeleted)
 }
 
 // sessionGone reports whether the client is on another session than the

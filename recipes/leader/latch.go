@@ -294,7 +294,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 		// The term is a hold of the node, as every hold: it follows the
 		// session's loss signal and the node itself (deleted by someone
 		// else, the term is over at once). Its Release steps down.
-		followed := hold.Follow(c, *e, hold.WithMetrics(string(metrics.Latch), l.path))
+		followed := hold.Follow(c, *e, hold.WithMetrics(string(metrics.Latch), l.path), hold.WithRecipe(latchRecipe, l.path))
 		stepDown, over := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		term, err := followed.NewHold(func(*hold.Hold) error {

@@ -250,7 +250,7 @@ func (s *Selector) run(life context.Context, j *joining) {
 			if j.fail(err) {
 				return // Start returns it
 			}
-			s.onError(err)
+			s.onError(s.err(err))
 		}
 		if life.Err() != nil {
 			return

@@ -2,8 +2,6 @@ package shared_test
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,35 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
-
-// failure is a row of an errors table: call must fail with an error that
-// matches each of want, is a *framework.RecipeError, and whose message
-// begins with prefix ("<recipe> <path>: ").
-type failure struct {
-	prefix string
-	call   func() error
-	want   []error
-}
-
-func fails(prefix string, call func() error, want ...error) failure {
-	return failure{prefix: prefix, call: call, want: want}
-}
-
-func matchFailures(t *testing.T, rows map[string]failure) {
-	t.Helper()
-	for name, row := range rows {
-		t.Run(name, func(t *testing.T) {
-			err := row.call()
-			require.Error(t, err)
-			for _, want := range row.want {
-				assert.ErrorIs(t, err, want)
-			}
-			var re *framework.RecipeError
-			assert.True(t, errors.As(err, &re), "%v is not a *framework.RecipeError", err)
-			assert.True(t, strings.HasPrefix(err.Error(), row.prefix), "%q does not begin with %q", err, row.prefix)
-		})
-	}
-}
 
 // Every failure of the package's API matches the sentinel its
 // documentation names (errors.Is) and names the recipe and its path, bad
@@ -111,84 +80,84 @@ func TestEveryFailureMatchesItsSentinelAndNamesTheValue(t *testing.T) {
 		cCC     = "shared count /errs/closed-client: "
 		cNever  = "shared count /errs/never: "
 		cNot    = "shared count /errs/not-a-count: "
-		cNil    = "shared count : "
-		vNil    = "shared value : "
+		cNil    = "shared count: "
+		vNil    = "shared value: "
 	)
 	invalid, noPath, isClosed := zkrecipes.ErrInvalidArgument, zkrecipes.ErrInvalidPath, zkrecipes.ErrClosed
 
-	matchFailures(t, map[string]failure{
-		"NewCount: nil client": fails(cX, func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, invalid),
-		"NewCount: bad path":   fails("shared count x/: ", func() error { _, err := shared.NewCount(c, "x/", 1); return err }, noPath),
-		"NewCount: the root":   fails("shared count /: ", func() error { _, err := shared.NewCount(c, "/", 1); return err }, noPath),
-		"NewValue: nil client": fails(vX, func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, invalid),
-		"NewValue: bad path":   fails("shared value /x/: ", func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, noPath),
-		"NewValue: empty path": fails("shared value : ", func() error { _, err := shared.NewValue(c, "", nil); return err }, noPath),
-		"NewValue: the root":   fails("shared value /: ", func() error { _, err := shared.NewValue(c, "/", nil); return err }, noPath),
-		"NewValue: seed too large": fails(vX, func() error {
+	testkit.MatchSentinels(t, map[string]testkit.Failure{
+		"NewCount: nil client": testkit.Named(cX, func() error { _, err := shared.NewCount(nil, "/x", 1); return err }, invalid),
+		"NewCount: bad path":   testkit.Named("shared count x/: ", func() error { _, err := shared.NewCount(c, "x/", 1); return err }, noPath),
+		"NewCount: the root":   testkit.Named("shared count /: ", func() error { _, err := shared.NewCount(c, "/", 1); return err }, noPath),
+		"NewValue: nil client": testkit.Named(vX, func() error { _, err := shared.NewValue(nil, "/x", nil); return err }, invalid),
+		"NewValue: bad path":   testkit.Named("shared value /x/: ", func() error { _, err := shared.NewValue(c, "/x/", nil); return err }, noPath),
+		"NewValue: empty path": testkit.Named("shared value: ", func() error { _, err := shared.NewValue(c, "", nil); return err }, noPath),
+		"NewValue: the root":   testkit.Named("shared value /: ", func() error { _, err := shared.NewValue(c, "/", nil); return err }, noPath),
+		"NewValue: seed too large": testkit.Named(vX, func() error {
 			_, err := shared.NewValue(c, "/x", make([]byte, framework.DefaultMaxRequestSize))
 			return err
 		}, zkrecipes.ErrTooLarge),
 
-		"Count.Get: not started":    fails(cUnst, get(unstarted), zkrecipes.ErrNotStarted),
-		"Count.Set: not started":    fails(cUnst, set(unstarted), zkrecipes.ErrNotStarted),
-		"Count.TrySet: not started": fails(cUnst, trySet(unstarted, closedGet), zkrecipes.ErrNotStarted),
-		"Count.Err: not started":    fails(cUnst, unstarted.Err, zkrecipes.ErrNotStarted),
-		"Value.Get: not started":    fails(vUnst, func() error { _, err := unstartedValue.Get(); return err }, zkrecipes.ErrNotStarted),
-		"Value.Set: not started":    fails(vUnst, func() error { _, err := unstartedValue.Set(ctx10(), nil); return err }, zkrecipes.ErrNotStarted),
-		"Value.TrySet: not started": fails(vUnst, func() error { _, _, err := unstartedValue.TrySet(ctx10(), closedValueGet, nil); return err }, zkrecipes.ErrNotStarted),
-		"Value.Err: not started":    fails(vUnst, unstartedValue.Err, zkrecipes.ErrNotStarted),
+		"Count.Get: not started":    testkit.Named(cUnst, get(unstarted), zkrecipes.ErrNotStarted),
+		"Count.Set: not started":    testkit.Named(cUnst, set(unstarted), zkrecipes.ErrNotStarted),
+		"Count.TrySet: not started": testkit.Named(cUnst, trySet(unstarted, closedGet), zkrecipes.ErrNotStarted),
+		"Count.Err: not started":    testkit.Named(cUnst, unstarted.Err, zkrecipes.ErrNotStarted),
+		"Value.Get: not started":    testkit.Named(vUnst, func() error { _, err := unstartedValue.Get(); return err }, zkrecipes.ErrNotStarted),
+		"Value.Set: not started":    testkit.Named(vUnst, func() error { _, err := unstartedValue.Set(ctx10(), nil); return err }, zkrecipes.ErrNotStarted),
+		"Value.TrySet: not started": testkit.Named(vUnst, func() error { _, _, err := unstartedValue.TrySet(ctx10(), closedValueGet, nil); return err }, zkrecipes.ErrNotStarted),
+		"Value.Err: not started":    testkit.Named(vUnst, unstartedValue.Err, zkrecipes.ErrNotStarted),
 
-		"Count.Start: twice":         fails(cStart, func() error { return started.Start(ctx10()) }, zkrecipes.ErrStarted),
-		"Value.Start: twice":         fails(vStart, func() error { return startedValue.Start(ctx10()) }, zkrecipes.ErrStarted),
-		"Count.Start: cancelled":     fails(cUnst, func() error { return unstarted.Start(testkit.Cancelled()) }, context.Canceled),
-		"Value.Start: cancelled":     fails(vUnst, func() error { return unstartedValue.Start(testkit.Cancelled()) }, context.Canceled),
-		"Count.Start: nil context":   fails(cUnst, func() error { return unstarted.Start(nilCtx) }, invalid),
-		"Value.Start: nil context":   fails(vUnst, func() error { return unstartedValue.Start(nilCtx) }, invalid),
-		"Count.Start: client closed": fails(cNever, func() error { return neverStarts.Start(ctx10()) }, isClosed),
-		"Count.Start: after Close":   fails(cClosed, func() error { return closed.Start(ctx10()) }, isClosed),
-		"Value.Start: after Close":   fails(vClosed, func() error { return closedValue.Start(ctx10()) }, isClosed),
+		"Count.Start: twice":         testkit.Named(cStart, func() error { return started.Start(ctx10()) }, zkrecipes.ErrStarted),
+		"Value.Start: twice":         testkit.Named(vStart, func() error { return startedValue.Start(ctx10()) }, zkrecipes.ErrStarted),
+		"Count.Start: cancelled":     testkit.Named(cUnst, func() error { return unstarted.Start(testkit.Cancelled()) }, context.Canceled),
+		"Value.Start: cancelled":     testkit.Named(vUnst, func() error { return unstartedValue.Start(testkit.Cancelled()) }, context.Canceled),
+		"Count.Start: nil context":   testkit.Named(cUnst, func() error { return unstarted.Start(nilCtx) }, invalid),
+		"Value.Start: nil context":   testkit.Named(vUnst, func() error { return unstartedValue.Start(nilCtx) }, invalid),
+		"Count.Start: client closed": testkit.Named(cNever, func() error { return neverStarts.Start(ctx10()) }, isClosed),
+		"Count.Start: after Close":   testkit.Named(cClosed, func() error { return closed.Start(ctx10()) }, isClosed),
+		"Value.Start: after Close":   testkit.Named(vClosed, func() error { return closedValue.Start(ctx10()) }, isClosed),
 
-		"Count.TrySet: unversioned": fails(cStart, trySet(started, unversioned), shared.ErrUnversioned),
-		"Value.TrySet: unversioned": fails(vStart, func() error {
+		"Count.TrySet: unversioned": testkit.Named(cStart, trySet(started, unversioned), shared.ErrUnversioned),
+		"Value.TrySet: unversioned": testkit.Named(vStart, func() error {
 			_, _, err := startedValue.TrySet(ctx10(), shared.Versioned[[]byte]{Version: -1}, nil)
 			return err
 		}, shared.ErrUnversioned),
-		"Count.Set: nil context":      fails(cStart, func() error { _, err := started.Set(nilCtx, 2); return err }, invalid),
-		"Count.TrySet: nil context":   fails(cStart, func() error { _, _, err := started.TrySet(nilCtx, closedGet, 2); return err }, invalid),
-		"Value.Set: nil context":      fails(vStart, func() error { _, err := startedValue.Set(nilCtx, nil); return err }, invalid),
-		"Value.TrySet: nil context":   fails(vStart, func() error { _, _, err := startedValue.TrySet(nilCtx, closedValueGet, nil); return err }, invalid),
-		"Count.Set: deadline":         fails(cStart, func() error { _, err := started.Set(testkit.Expired(), 2); return err }, context.DeadlineExceeded),
-		"Count.Get: closed":           fails(cClosed, get(closed), isClosed),
-		"Count.Set: closed":           fails(cClosed, set(closed), isClosed),
-		"Count.TrySet: closed":        fails(cClosed, trySet(closed, closedGet), isClosed),
-		"Count.Err: closed":           fails(cClosed, closed.Err, isClosed),
-		"Value.Get: closed":           fails(vClosed, func() error { _, err := closedValue.Get(); return err }, isClosed),
-		"Value.Set: closed":           fails(vClosed, func() error { _, err := closedValue.Set(ctx10(), nil); return err }, isClosed),
-		"Value.TrySet: closed":        fails(vClosed, func() error { _, _, err := closedValue.TrySet(ctx10(), closedValueGet, nil); return err }, isClosed),
-		"Value.Err: closed":           fails(vClosed, closedValue.Err, isClosed),
-		"Count.Set: client closed":    fails(cCC, set(onClosedClient), isClosed),
-		"Count.TrySet: client closed": fails(cCC, trySet(onClosedClient, closedGet), isClosed),
-		"Count.Err: client closed":    fails(cCC, onClosedClient.Err, isClosed),
-		"Count.Get: client closed":    fails(cCC, get(onClosedClient), isClosed),
-		"Count.Get: not a count":      fails(cNot, get(notCount), zkrecipes.ErrBadData),
-		"Count.Set: deleted node":     fails("shared count /errs/deleted: ", func() error { return setDeleted(t, c) }, zkrecipes.ErrNodeDeleted, zk.ErrNoNode),
-		"Count.Err: deleted node":     fails("shared count /errs/deleted-err: ", func() error { return errDeleted(t, c) }, shared.ErrStale, zkrecipes.ErrNodeDeleted),
-		"Count.Start: nil receiver":   fails(cNil, func() error { return nilCount.Start(ctx10()) }, invalid),
-		"Count.Get: nil receiver":     fails(cNil, get(nilCount), invalid),
-		"Count.Set: nil receiver":     fails(cNil, set(nilCount), invalid),
-		"Count.TrySet: nil receiver":  fails(cNil, trySet(nilCount, closedGet), invalid),
-		"Count.Err: nil receiver":     fails(cNil, nilCount.Err, invalid),
-		"Count.Close: nil receiver":   fails(cNil, nilCount.Close, invalid),
-		"Count.Start: zero Count":     fails(cNil, func() error { return zeroCount.Start(ctx10()) }, invalid),
-		"Count.Close: zero Count":     fails(cNil, zeroCount.Close, invalid),
-		"Value.Start: nil receiver":   fails(vNil, func() error { return nilValue.Start(ctx10()) }, invalid),
-		"Value.Get: nil receiver":     fails(vNil, func() error { _, err := nilValue.Get(); return err }, invalid),
-		"Value.Set: nil receiver":     fails(vNil, func() error { _, err := nilValue.Set(ctx10(), nil); return err }, invalid),
-		"Value.TrySet: nil receiver":  fails(vNil, func() error { _, _, err := nilValue.TrySet(ctx10(), closedValueGet, nil); return err }, invalid),
-		"Value.Err: nil receiver":     fails(vNil, nilValue.Err, invalid),
-		"Value.Close: nil receiver":   fails(vNil, nilValue.Close, invalid),
-		"Value.Get: zero Value":       fails(vNil, func() error { _, err := zeroValue.Get(); return err }, invalid),
-		"Value.Close: zero Value":     fails(vNil, zeroValue.Close, invalid),
+		"Count.Set: nil context":      testkit.Named(cStart, func() error { _, err := started.Set(nilCtx, 2); return err }, invalid),
+		"Count.TrySet: nil context":   testkit.Named(cStart, func() error { _, _, err := started.TrySet(nilCtx, closedGet, 2); return err }, invalid),
+		"Value.Set: nil context":      testkit.Named(vStart, func() error { _, err := startedValue.Set(nilCtx, nil); return err }, invalid),
+		"Value.TrySet: nil context":   testkit.Named(vStart, func() error { _, _, err := startedValue.TrySet(nilCtx, closedValueGet, nil); return err }, invalid),
+		"Count.Set: deadline":         testkit.Named(cStart, func() error { _, err := started.Set(testkit.Expired(), 2); return err }, context.DeadlineExceeded),
+		"Count.Get: closed":           testkit.Named(cClosed, get(closed), isClosed),
+		"Count.Set: closed":           testkit.Named(cClosed, set(closed), isClosed),
+		"Count.TrySet: closed":        testkit.Named(cClosed, trySet(closed, closedGet), isClosed),
+		"Count.Err: closed":           testkit.Named(cClosed, closed.Err, isClosed),
+		"Value.Get: closed":           testkit.Named(vClosed, func() error { _, err := closedValue.Get(); return err }, isClosed),
+		"Value.Set: closed":           testkit.Named(vClosed, func() error { _, err := closedValue.Set(ctx10(), nil); return err }, isClosed),
+		"Value.TrySet: closed":        testkit.Named(vClosed, func() error { _, _, err := closedValue.TrySet(ctx10(), closedValueGet, nil); return err }, isClosed),
+		"Value.Err: closed":           testkit.Named(vClosed, closedValue.Err, isClosed),
+		"Count.Set: client closed":    testkit.Named(cCC, set(onClosedClient), isClosed),
+		"Count.TrySet: client closed": testkit.Named(cCC, trySet(onClosedClient, closedGet), isClosed),
+		"Count.Err: client closed":    testkit.Named(cCC, onClosedClient.Err, isClosed),
+		"Count.Get: client closed":    testkit.Named(cCC, get(onClosedClient), isClosed),
+		"Count.Get: not a count":      testkit.Named(cNot, get(notCount), zkrecipes.ErrBadData),
+		"Count.Set: deleted node":     testkit.Named("shared count /errs/deleted: ", func() error { return setDeleted(t, c) }, zkrecipes.ErrNodeDeleted, zk.ErrNoNode),
+		"Count.Err: deleted node":     testkit.Named("shared count /errs/deleted-err: ", func() error { return errDeleted(t, c) }, shared.ErrStale, zkrecipes.ErrNodeDeleted),
+		"Count.Start: nil receiver":   testkit.Named(cNil, func() error { return nilCount.Start(ctx10()) }, invalid),
+		"Count.Get: nil receiver":     testkit.Named(cNil, get(nilCount), invalid),
+		"Count.Set: nil receiver":     testkit.Named(cNil, set(nilCount), invalid),
+		"Count.TrySet: nil receiver":  testkit.Named(cNil, trySet(nilCount, closedGet), invalid),
+		"Count.Err: nil receiver":     testkit.Named(cNil, nilCount.Err, invalid),
+		"Count.Close: nil receiver":   testkit.Named(cNil, nilCount.Close, invalid),
+		"Count.Start: zero Count":     testkit.Named(cNil, func() error { return zeroCount.Start(ctx10()) }, invalid),
+		"Count.Close: zero Count":     testkit.Named(cNil, zeroCount.Close, invalid),
+		"Value.Start: nil receiver":   testkit.Named(vNil, func() error { return nilValue.Start(ctx10()) }, invalid),
+		"Value.Get: nil receiver":     testkit.Named(vNil, func() error { _, err := nilValue.Get(); return err }, invalid),
+		"Value.Set: nil receiver":     testkit.Named(vNil, func() error { _, err := nilValue.Set(ctx10(), nil); return err }, invalid),
+		"Value.TrySet: nil receiver":  testkit.Named(vNil, func() error { _, _, err := nilValue.TrySet(ctx10(), closedValueGet, nil); return err }, invalid),
+		"Value.Err: nil receiver":     testkit.Named(vNil, nilValue.Err, invalid),
+		"Value.Close: nil receiver":   testkit.Named(vNil, nilValue.Close, invalid),
+		"Value.Get: zero Value":       testkit.Named(vNil, func() error { _, err := zeroValue.Get(); return err }, invalid),
+		"Value.Close: zero Value":     testkit.Named(vNil, zeroValue.Close, invalid),
 	})
 	_, err = shared.DecodeCount([]byte{1, 2, 3})
 	assert.ErrorIs(t, err, zkrecipes.ErrBadData)
