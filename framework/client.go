@@ -127,9 +127,6 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 	}
 	o.session.Log = o.log
 	sc, err := session.Dial(ctx, servers, o.session)
-	if errors.Is(err, session.ErrInvalidOption) {
-		return nil, fmt.Errorf("framework: dial: %w: %w", zkrecipes.ErrInvalidArgument, err)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("framework: dial: %w", err)
 	}
@@ -237,11 +234,7 @@ func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
 	if c.Closed() {
 		return conn.Session{}, zkrecipes.ErrClosed
 	}
-	s, err := c.conn.WaitConnected(ctx)
-	if errors.Is(err, session.ErrClosed) {
-		return s, zkrecipes.ErrClosed
-	}
-	return s, err
+	return c.conn.WaitConnected(ctx)
 }
 
 // Namespace returns the namespace ("" or "/app").

@@ -14,14 +14,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 )
-
-// ErrClosed is returned by every method of a Conn after Close.
-var ErrClosed = errors.New("session: closed")
-
-// ErrInvalidOption is wrapped by Dial's errors about its arguments.
-var ErrInvalidOption = errors.New("session: invalid option")
 
 // Conn is one ZooKeeper session and its state machine. It is safe for
 // concurrent use. Its zero value is not usable: call Dial.
@@ -152,28 +147,28 @@ func (c *Conn) noSession(servers []string, start time.Time, why error) error {
 
 func (cfg *Config) validate(servers []string) error {
 	if len(servers) == 0 {
-		return fmt.Errorf("%w: no servers", ErrInvalidOption)
+		return fmt.Errorf("%w: no servers", zkrecipes.ErrInvalidArgument)
 	}
 	for _, s := range servers {
 		if s == "" {
-			return fmt.Errorf("%w: empty server address", ErrInvalidOption)
+			return fmt.Errorf("%w: empty server address", zkrecipes.ErrInvalidArgument)
 		}
 	}
 	switch {
 	case cfg.SessionTimeout <= 0:
-		return fmt.Errorf("%w: session timeout %v", ErrInvalidOption, cfg.SessionTimeout)
+		return fmt.Errorf("%w: session timeout %v", zkrecipes.ErrInvalidArgument, cfg.SessionTimeout)
 	case cfg.SessionTimeout/time.Millisecond > math.MaxInt32:
 		// The protocol carries it as int32 milliseconds: beyond, it wraps
 		// negative and no server will ever give a session.
-		return fmt.Errorf("%w: session timeout %v above the protocol's %v", ErrInvalidOption, cfg.SessionTimeout, conn.MaxSessionTimeout)
+		return fmt.Errorf("%w: session timeout %v above the protocol's %v", zkrecipes.ErrInvalidArgument, cfg.SessionTimeout, conn.MaxSessionTimeout)
 	case cfg.ConnectTimeout <= 0:
-		return fmt.Errorf("%w: connect timeout %v", ErrInvalidOption, cfg.ConnectTimeout)
+		return fmt.Errorf("%w: connect timeout %v", zkrecipes.ErrInvalidArgument, cfg.ConnectTimeout)
 	case cfg.DialTimeout <= 0:
-		return fmt.Errorf("%w: dial timeout %v", ErrInvalidOption, cfg.DialTimeout)
+		return fmt.Errorf("%w: dial timeout %v", zkrecipes.ErrInvalidArgument, cfg.DialTimeout)
 	case cfg.ExpiryPercent < 0 || cfg.ExpiryPercent > 100:
-		return fmt.Errorf("%w: simulated expiry %d%% not in 0..100", ErrInvalidOption, cfg.ExpiryPercent)
+		return fmt.Errorf("%w: simulated expiry %d%% not in 0..100", zkrecipes.ErrInvalidArgument, cfg.ExpiryPercent)
 	case cfg.Log == nil:
-		return fmt.Errorf("%w: nil logger", ErrInvalidOption)
+		return fmt.Errorf("%w: nil logger", zkrecipes.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -506,7 +501,7 @@ func (c *Conn) sessionOfLocked() conn.Session {
 }
 
 // WaitConnected waits until the connection is in a connected state (Connected,
-// Reconnected or ReadOnly) and returns its session. It returns ErrClosed after
+// Reconnected or ReadOnly) and returns its session. It returns zkrecipes.ErrClosed after
 // Close and ctx's error when ctx ends first.
 func (c *Conn) WaitConnected(ctx context.Context) (conn.Session, error) {
 	for {
@@ -514,7 +509,7 @@ func (c *Conn) WaitConnected(ctx context.Context) (conn.Session, error) {
 		st, changed, session := c.state, c.changed, c.sessionOfLocked()
 		c.mu.Unlock()
 		if st == conn.StateClosed {
-			return conn.Session{}, ErrClosed
+			return conn.Session{}, zkrecipes.ErrClosed
 		}
 		if st.IsConnected() {
 			return session, nil
