@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -209,7 +208,6 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 		if l.count == 0 {
 			return true, nil
 		}
-		beforeWrite()
 		_, err = l.client.MultiOnce(ctx,
 			&zk.CreateRequest{Path: l.path, Data: encode(l.count)},
 			&zk.CreateRequest{Path: genPath, Data: l.id})
@@ -342,7 +340,6 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 			}
 			return false, nil
 		}
-		beforeWrite()
 		sentGen = s.gen
 		_, err = l.client.MultiOnce(ctx,
 			&zk.CheckVersionRequest{Path: framework.Join(l.path, s.gen), Version: -1},
@@ -718,17 +715,6 @@ func sent(err error) bool {
 	return !errors.As(err, &me) && !errors.Is(err, zk.ErrNoServer) &&
 		!errors.Is(err, zkrecipes.ErrInvalidArgument) && !errors.Is(err, zkrecipes.ErrClosed) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// testHookBeforeWrite, when set by a test, runs before each multi that
-// sets or counts down a latch: a test makes the proxy lose that multi's
-// reply, and no other.
-var testHookBeforeWrite atomic.Pointer[func()]
-
-func beforeWrite() {
-	if f := testHookBeforeWrite.Load(); f != nil {
-		(*f)()
-	}
 }
 
 // pause spaces the retries of a call that waits for the link to come back.

@@ -3,7 +3,6 @@ package countdown_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,12 +30,24 @@ func countDownAsync(ctx context.Context, l *countdown.Countdown) <-chan result {
 	return out
 }
 
-// loseNextReply makes p drop every reply from the next latch write on,
-// once: the server applies the write and the client never hears of it.
-func loseNextReply(t *testing.T, p *zktest.Proxy) {
-	var once sync.Once
-	restore := countdown.SetHookBeforeWrite(func() { once.Do(p.DropReplies) })
-	t.Cleanup(restore)
+// loseNextReply makes p drop every reply from the next latch write on (a
+// multi: the one that sets or counts down the latch; the reads before it
+// go through): the server applies the write and the client never hears of
+// it.
+func loseNextReply(p *zktest.Proxy) { p.DropRepliesFrom(zktest.OpMulti) }
+
+// holdNextWrite makes p hold the next latch write, and everything sent
+// after it on its link, until Release: the write is on its way and has not
+// reached the server.
+func holdNextWrite(t *testing.T, p *zktest.Proxy) {
+	p.StallRequestsFrom(zktest.OpMulti)
+	t.Cleanup(p.Release)
+}
+
+// waitHeld waits until p holds the write holdNextWrite aimed at.
+func waitHeld(t *testing.T, p *zktest.Proxy) {
+	t.Helper()
+	require.Eventually(t, p.Stalled, 30*time.Second, time.Millisecond, "the call never sent its write")
 }
 
 // waitDisconnected waits until c has noticed that its link is dead.
@@ -55,7 +66,7 @@ func TestACountDownWhoseReplyIsLostCountsExactlyOnce(t *testing.T) {
 	p := cl.NewProxy()
 	l := newLatch(t, newClient(t, p.Addrs()), "/latches/lost-reply", 0)
 
-	loseNextReply(t, p)
+	loseNextReply(p)
 	got := countDownAsync(ctxT(t, 60*time.Second), l)
 	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-reply") == 2 }, 30*time.Second,
 		10*time.Millisecond, "the server did not apply the count-down")
@@ -78,7 +89,7 @@ func TestACountDownWhoseReplyIsLostAndWhoseSessionExpiresCountsExactlyOnce(t *te
 	l := newLatch(t, c, "/latches/lost-expired", 0)
 	old := c.Session()
 
-	loseNextReply(t, p)
+	loseNextReply(p)
 	got := countDownAsync(ctxT(t, 90*time.Second), l)
 	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-expired") == 2 }, 30*time.Second,
 		10*time.Millisecond, "the server did not apply the count-down")
@@ -101,7 +112,7 @@ func TestALostCountDownOnALatchThatFinishedMeanwhileIsAnUnknownOutcome(t *testin
 	p := cl.NewProxy()
 	l := newLatch(t, newClient(t, p.Addrs()), "/latches/lost-finished", 0)
 
-	loseNextReply(t, p)
+	loseNextReply(p)
 	got := countDownAsync(ctxT(t, 60*time.Second), l)
 	require.Eventually(t, func() bool { return rawCount(t, obs, "/latches/lost-finished") == 0 }, 30*time.Second,
 		10*time.Millisecond, "the server did not apply the count-down")
@@ -124,7 +135,7 @@ func TestALostCountDownWhoseMarkerTheFinisherDeletedIsAnUnknownOutcome(t *testin
 	p := cl.NewProxy()
 	l := newLatch(t, newClient(t, p.Addrs()), path, 0)
 
-	loseNextReply(t, p)
+	loseNextReply(p)
 	got := countDownAsync(ctxT(t, 60*time.Second), l)
 	require.Eventually(t, func() bool { return rawCount(t, obs, path) == 1 }, 30*time.Second,
 		10*time.Millisecond, "the server did not apply the count-down")
@@ -149,7 +160,7 @@ func TestATrySetCountWhoseReplyIsLostReportsItsOwnLatch(t *testing.T) {
 	_, err := obs.Create(ctxT(t, 10*time.Second), "/latches", nil)
 	require.NoError(t, err)
 
-	loseNextReply(t, p)
+	loseNextReply(p)
 	out := make(chan result, 1)
 	go func() {
 		ok, err := l.TrySetCount(ctxT(t, 60*time.Second))
@@ -170,10 +181,16 @@ func TestATrySetCountWhoseReplyIsLostReportsItsOwnLatch(t *testing.T) {
 func TestACountDownThroughALinkFaultCountsOnce(t *testing.T) {
 	for _, fault := range []struct {
 		name   string
-		inject func(*zktest.Proxy)
+		arm    func(*testing.T, *zktest.Proxy) // before the call
+		inject func(*testing.T, *zktest.Proxy) // once it is under way
 	}{
-		{"one-way", (*zktest.Proxy).DropRequests},
-		{"blackhole", (*zktest.Proxy).Blackhole},
+		{"one-way", func(_ *testing.T, p *zktest.Proxy) { p.DropRequestsFrom(zktest.OpMulti) },
+			func(*testing.T, *zktest.Proxy) {}},
+		{"blackhole", holdNextWrite, func(t *testing.T, p *zktest.Proxy) {
+			waitHeld(t, p)
+			p.Blackhole() // the write held goes nowhere
+			p.Release()
+		}},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			path := "/latches/" + fault.name
@@ -184,9 +201,9 @@ func TestACountDownThroughALinkFaultCountsOnce(t *testing.T) {
 			c := newClient(t, p.Addrs())
 			l := newLatch(t, c, path, 0)
 
-			var once sync.Once
-			t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(func() { fault.inject(p) }) }))
+			fault.arm(t, p)
 			got := countDownAsync(ctxT(t, 60*time.Second), l)
+			fault.inject(t, p)
 			waitDisconnected(t, c)
 			p.Heal()
 			r := receive(t, got, 30*time.Second)
@@ -238,16 +255,15 @@ func TestACountDownDuringAServerRestartCountsOnce(t *testing.T) {
 	cl := zktest.Standalone(t, zktest.WithDurable())
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/restart", 2)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	l := newLatch(t, c, "/latches/restart", 0)
 
-	var once sync.Once
-	stopped := make(chan struct{})
-	t.Cleanup(countdown.SetHookBeforeWrite(func() {
-		once.Do(func() { cl.Server(1).Stop(); close(stopped) })
-	}))
+	holdNextWrite(t, p)
 	got := countDownAsync(ctxT(t, 90*time.Second), l)
-	testkit.WaitClosed(t, stopped, 30*time.Second, "the count-down did not reach its write")
+	waitHeld(t, p)
+	cl.Server(1).Stop() // the write held dies with its link
+	p.Release()
 	cl.Server(1).Start()
 	r := receive(t, got, 60*time.Second)
 	require.NoError(t, r.err)
@@ -368,8 +384,7 @@ func TestACountDownWhoseContextEndsInFlightIsAnUnknownOutcome(t *testing.T) {
 	p := cl.NewProxy()
 	l := newLatch(t, newClient(t, p.Addrs()), "/latches/ctx-in-flight", 0)
 
-	var once sync.Once
-	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(p.Blackhole) }))
+	p.DropRequestsFrom(zktest.OpMulti) // the count-down's multi, and all after it, go nowhere
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	ok, err := l.CountDown(ctx)
@@ -391,11 +406,11 @@ func TestACountDownWhoseSessionExpiresInFlightCountsOnce(t *testing.T) {
 	l := newLatch(t, c, "/latches/expiry-in-flight", 0)
 	old := c.Session()
 
-	var once sync.Once
-	cut := make(chan struct{})
-	t.Cleanup(countdown.SetHookBeforeWrite(func() { once.Do(func() { p.Blackhole(); close(cut) }) }))
+	holdNextWrite(t, p)
 	got := countDownAsync(ctxT(t, 90*time.Second), l)
-	testkit.WaitClosed(t, cut, 30*time.Second, "the count-down did not reach its write")
+	waitHeld(t, p)
+	p.Blackhole() // the write held goes nowhere
+	p.Release()
 	zktest.ExpireSession(t, p, old.ID)
 	r := receive(t, got, 60*time.Second)
 	require.NoError(t, r.err)
@@ -418,7 +433,7 @@ func TestALostCountDownNeverCountsAgainOnTheNextLatch(t *testing.T) {
 	p := cl.NewProxy()
 	l := newLatch(t, newClient(t, p.Addrs()), path, 0)
 
-	loseNextReply(t, p)
+	loseNextReply(p)
 	got := countDownAsync(ctxT(t, 60*time.Second), l)
 	require.Eventually(t, func() bool { return rawCount(t, obs, path) == 0 }, 30*time.Second,
 		10*time.Millisecond, "the server did not apply the count-down")

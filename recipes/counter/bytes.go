@@ -71,10 +71,6 @@ type Bytes struct {
 	life   context.Context // ended by Close: ends the calls in progress
 	cancel context.CancelFunc
 	closed atomic.Bool
-
-	// beforeWrite, if set (by tests), runs between a try's read and its
-	// write, with the promoted hold if there is one.
-	beforeWrite func(h *hold.Hold)
 }
 
 // errConflict: another writer came first; nothing was written.
@@ -228,9 +224,6 @@ func (v *Bytes) compareAndSet(ctx context.Context, matches func(cur []byte) bool
 	res.PreValue = data
 	if !matches(data) {
 		return res, nil
-	}
-	if v.beforeWrite != nil {
-		v.beforeWrite(nil)
 	}
 	if st == nil {
 		err = v.create(ctx, nil, newValue) // errConflict: created by someone else first
@@ -390,9 +383,6 @@ func (v *Bytes) tryOnce(ctx context.Context, res *Result[[]byte], h *hold.Hold, 
 	nv, err := make(data)
 	if err != nil {
 		return err
-	}
-	if v.beforeWrite != nil {
-		v.beforeWrite(h)
 	}
 	if st == nil {
 		err = v.create(ctx, h, nv)

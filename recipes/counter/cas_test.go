@@ -11,7 +11,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
@@ -95,15 +94,17 @@ func casLoop[T int32 | int64](t *testing.T, n number[T], target T) {
 // between its read and its own create: nothing of it is written.
 func TestCompareAndSetOnAMissingNodeLosesToAConcurrentCreate(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/cas/raced")
 	l := newLong(t, c, "/cas/raced")
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
+	var r counter.Result[int64]
+	var err error
+	betweenReadAndWrite(t, p, func() { r, err = l.CompareAndSet(ctxT(t, 10*time.Second), 0, 5) }, func() {
 		created, err := rival.Initialize(ctxT(t, 10*time.Second), 9)
 		require.NoError(t, err)
 		require.True(t, created)
-	}))
-	r, err := l.CompareAndSet(ctxT(t, 10*time.Second), 0, 5)
+	})
 	require.NoError(t, err)
 	assert.False(t, r.Succeeded, "the rival made the node first")
 	assert.Equal(t, int64(0), r.PreValue)
@@ -120,7 +121,7 @@ func TestCompareAndSetCreatingTheNodeWhoseReplyIsLostIsAnUnknownOutcome(t *testi
 	_, err := obs.Create(ctxT(t, 10*time.Second), "/cas", nil)
 	require.NoError(t, err)
 	l := newLong(t, newClient(t, p.Addrs()), path)
-	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
+	p.DropRepliesFrom(zktest.OpMulti) // the create: its read goes through
 
 	type out struct {
 		r   counter.Result[int64]

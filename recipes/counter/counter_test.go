@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
@@ -217,7 +216,8 @@ func TestPromotionToTheLockWhenOptimisticTriesRunOut(t *testing.T) {
 // succeeded and no error, and nothing written.
 func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	other := newClient(t, cl.Addrs())
 	otherL := newLong(t, other, "/counters/busy")
 	require.NoError(t, otherL.Set(ctxT(t, 10*time.Second), 1))
@@ -227,8 +227,11 @@ func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
 	l := newLong(t, c, "/counters/busy",
 		counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/busy-lock", 300*time.Millisecond, retry.NTimes(3, 0)))
-	counter.BeforeWrite(l, func(*hold.Hold) { require.NoError(t, otherL.Set(ctxT(t, 10*time.Second), 100)) })
-	r, err := l.Increment(ctxT(t, 10*time.Second))
+	var r counter.Result[int64]
+	var err error
+	betweenReadAndWrite(t, p, func() { r, err = l.Increment(ctxT(t, 10*time.Second)) }, func() {
+		require.NoError(t, otherL.Set(ctxT(t, 10*time.Second), 100)) // the optimistic try loses
+	})
 	require.NoError(t, err)
 	assert.False(t, r.Succeeded)
 	assert.Equal(t, 1, r.Stats.OptimisticTries)
@@ -241,7 +244,8 @@ func TestPromotedLockTimeoutIsNotSucceeded(t *testing.T) {
 // zkrecipes.ErrClosed, at once rather than after the lock's timeout.
 func TestCloseEndsAnOperationWaitingForThePromotedLock(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	other := newClient(t, cl.Addrs())
 	rival := newLong(t, other, "/counters/close-wait")
 	h := holdMutex(t, other, "/counters/close-wait-lock")
@@ -249,27 +253,26 @@ func TestCloseEndsAnOperationWaitingForThePromotedLock(t *testing.T) {
 	l := newLong(t, c, "/counters/close-wait",
 		counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/close-wait-lock", time.Minute, retry.NTimes(3, 0)))
-	waiting := make(chan struct{})
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
-		_, err := rival.Increment(ctxT(t, 10*time.Second)) // the optimistic try loses
-		require.NoError(t, err)
-		close(waiting)
-	}))
-	got := make(chan error, 1)
-	go func() { _, err := l.Increment(ctxT(t, 2*time.Minute)); got <- err }()
-	<-waiting
+	p.StallRequestsFrom(zktest.OpMulti)
+	t.Cleanup(p.Release)
+	var err error
+	done := start(func() { _, err = l.Increment(ctxT(t, 2*time.Minute)) })
+	waitHeld(t, p, done)
+	_, rerr := rival.Increment(ctxT(t, 10*time.Second)) // the optimistic try loses
+	require.NoError(t, rerr)
+	p.Release()
 	// The increment queues for the lock: its node appears.
 	testkit.WaitChildren(t, other, "/counters/close-wait-lock", 2)
-	start := time.Now()
+	begun := time.Now()
 	require.NoError(t, l.Close())
 	select {
-	case err := <-got:
+	case <-done:
 		assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 		assert.ErrorContains(t, err, "long counter /counters/close-wait: ")
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close did not end the wait for the promoted lock")
 	}
-	assert.Less(t, time.Since(start), 20*time.Second)
+	assert.Less(t, time.Since(begun), 20*time.Second)
 	testkit.WaitChildren(t, other, "/counters/close-wait-lock", 1)
 	assert.Equal(t, int64(1), rawLong(t, other, "/counters/close-wait"), "the closed increment wrote nothing")
 }
@@ -278,21 +281,30 @@ func TestCloseEndsAnOperationWaitingForThePromotedLock(t *testing.T) {
 // zkrecipes.ErrClosed.
 func TestCloseEndsAnOperationBetweenItsTries(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/counters/close-retry")
-	l := newLong(t, c, "/counters/close-retry", counter.WithOptimisticRetry(retry.Forever(time.Hour)))
+	// The policy is asked once the first try has lost: the operation
+	// sleeps from then on.
 	lost := make(chan struct{})
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
-		_, err := rival.Increment(ctxT(t, 10*time.Second))
-		require.NoError(t, err)
-		close(lost)
-	}))
-	got := make(chan error, 1)
-	go func() { _, err := l.Increment(ctxT(t, 2*time.Minute)); got <- err }()
-	<-lost
+	var once sync.Once
+	l := newLong(t, c, "/counters/close-retry", counter.WithOptimisticRetry(retry.Custom(
+		func(int, time.Duration) (time.Duration, bool) {
+			once.Do(func() { close(lost) })
+			return time.Hour, true
+		})))
+	p.StallRequestsFrom(zktest.OpMulti)
+	t.Cleanup(p.Release)
+	var err error
+	done := start(func() { _, err = l.Increment(ctxT(t, 2*time.Minute)) })
+	waitHeld(t, p, done)
+	_, rerr := rival.Increment(ctxT(t, 10*time.Second))
+	require.NoError(t, rerr)
+	p.Release()
+	testkit.WaitClosed(t, lost, 30*time.Second, "the first try did not lose")
 	require.NoError(t, l.Close())
 	select {
-	case err := <-got:
+	case <-done:
 		assert.ErrorIs(t, err, zkrecipes.ErrClosed)
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close did not end the operation")

@@ -16,18 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
-
-// once returns a hook that runs f the first time only.
-func once(f func(h *hold.Hold)) func(h *hold.Hold) {
-	var o sync.Once
-	return func(h *hold.Hold) { o.Do(func() { f(h) }) }
-}
 
 func TestLostReplyIsOutcomeUnknownAndTheIncrementIsAppliedOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
@@ -36,7 +29,7 @@ func TestLostReplyIsOutcomeUnknownAndTheIncrementIsAppliedOnce(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	require.NoError(t, newLong(t, obs, "/counters/lost").Set(ctxT(t, 10*time.Second), 10))
 	l := newLong(t, c, "/counters/lost", counter.WithOptimisticRetry(retry.NTimes(5, 0)))
-	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropReplies() }))
+	p.DropRepliesFrom(zktest.OpMulti) // the increment's write: its read goes through
 
 	type out struct {
 		r   counter.Result[int64]
@@ -71,7 +64,7 @@ func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 	obs := newClient(t, cl.Addrs())
 	require.NoError(t, newLong(t, obs, "/counters/oneway").Set(ctxT(t, 10*time.Second), 5))
 	l := newLong(t, c, "/counters/oneway")
-	counter.BeforeWrite(l, once(func(*hold.Hold) { p.DropRequests() }))
+	p.DropRequestsFrom(zktest.OpMulti) // the increment's write: its read goes through
 	r, err := l.Increment(ctxT(t, 30*time.Second))
 	require.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.Equal(t, int64(5), r.PreValue)
@@ -85,18 +78,25 @@ func TestDroppedRequestIsOutcomeUnknownAndNeverAppliedLater(t *testing.T) {
 	assert.Equal(t, int64(6), r.PostValue, "the dropped write was never sent again")
 }
 
-// invariant runs n increments of l, each with fault before its write, and
-// checks that the node holds every increment that succeeded, at most one
-// more per unknown outcome, and never more.
-func invariant(t *testing.T, obs, l *counter.Long, n int, fault func(i int), heal func()) {
+// invariant runs n increments of l, whose client is behind p, and checks
+// that the node holds every increment that succeeded, at most one more per
+// unknown outcome, and never more. The write of increment i, if faulty(i),
+// is held at the proxy while fault runs, then let go; heal runs after each
+// increment returns.
+func invariant(t *testing.T, p *zktest.Proxy, obs, l *counter.Long, n int, faulty func(i int) bool, fault, heal func()) {
 	t.Helper()
-	start, err := obs.Get(ctxT(t, 10*time.Second))
+	begin, err := obs.Get(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
-	var i int
-	counter.BeforeWrite(l, func(*hold.Hold) { fault(i) })
 	succeeded, unknown := 0, 0
-	for i = range n {
-		r, err := l.Increment(ctxT(t, 60*time.Second))
+	for i := range n {
+		var r counter.Result[int64]
+		var err error
+		increment := func() { r, err = l.Increment(ctxT(t, 60*time.Second)) }
+		if faulty(i) {
+			betweenReadAndWrite(t, p, increment, fault)
+		} else {
+			increment()
+		}
 		heal()
 		switch {
 		case err == nil:
@@ -108,10 +108,9 @@ func invariant(t *testing.T, obs, l *counter.Long, n int, fault func(i int), hea
 			require.NoError(t, err, "increment %d", i)
 		}
 	}
-	counter.BeforeWrite(l, nil)
 	end, err := obs.Get(ctxT(t, 30*time.Second))
 	require.NoError(t, err)
-	added := int(end.PostValue - start.PostValue)
+	added := int(end.PostValue - begin.PostValue)
 	t.Logf("%d succeeded, %d unknown, %d added", succeeded, unknown, added)
 	assert.GreaterOrEqual(t, added, succeeded, "an increment that succeeded is missing")
 	assert.LessOrEqual(t, added, succeeded+unknown, "an increment was applied twice")
@@ -123,21 +122,18 @@ func TestCutBothWaysNeverDoublesOrLosesAnIncrement(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newLong(t, newClient(t, cl.Addrs()), "/counters/cut")
 	l := newLong(t, c, "/counters/cut")
-	invariant(t, obs, l, 8, func(i int) {
-		if i%2 == 0 {
-			p.Cut()
-		}
-	}, func() {})
+	invariant(t, p, obs, l, 8, func(i int) bool { return i%2 == 0 }, p.Cut, func() {})
 }
 
 func TestServerRestartNeverDoublesOrLosesAnIncrement(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	l := newLong(t, c, "/counters/restart")
 	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 0))
-	obs := newLong(t, c, "/counters/restart")
+	obs := newLong(t, newClient(t, cl.Addrs()), "/counters/restart")
 	var wg sync.WaitGroup
-	invariant(t, obs, l, 3, func(int) {
+	invariant(t, p, obs, l, 3, func(int) bool { return true }, func() {
 		cl.Server(1).Stop()
 		wg.Add(1)
 		go func() { defer wg.Done(); cl.Server(1).Start() }()
@@ -153,11 +149,7 @@ func TestSessionExpiryNeverDoublesOrLosesAnIncrement(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	obs := newLong(t, newClient(t, cl.Addrs()), "/counters/expiry")
 	l := newLong(t, c, "/counters/expiry")
-	invariant(t, obs, l, 2, func(i int) {
-		if i == 0 {
-			testkit.LoseSession(t, p, c)
-		}
-	}, func() {})
+	invariant(t, p, obs, l, 2, func(i int) bool { return i == 0 }, func() { testkit.LoseSession(t, p, c) }, func() {})
 	r, err := l.Increment(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
 	assert.True(t, r.Succeeded, "works on the new session")
@@ -168,14 +160,15 @@ func TestSessionExpiryNeverDoublesOrLosesAnIncrement(t *testing.T) {
 // Curator's.
 func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	l := newLong(t, c, "/counters/deleted")
 	require.NoError(t, l.Set(ctxT(t, 10*time.Second), 41))
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
-		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/deleted", -1))
-	}))
-	r, err := l.Increment(ctxT(t, 10*time.Second))
+	del := func() { require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/deleted", -1)) }
+	var r counter.Result[int64]
+	var err error
+	betweenReadAndWrite(t, p, func() { r, err = l.Increment(ctxT(t, 10*time.Second)) }, del)
 	require.NoError(t, err)
 	assert.True(t, r.Succeeded)
 	assert.Equal(t, 2, r.Stats.OptimisticTries)
@@ -183,28 +176,31 @@ func TestNodeDeletedByAnotherBetweenReadAndWriteStartsFromZero(t *testing.T) {
 	assert.Equal(t, int64(1), r.PostValue)
 	assert.Equal(t, int64(1), rawLong(t, obs, "/counters/deleted"))
 
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
-		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/deleted", -1))
-	}))
-	cas, err := l.CompareAndSet(ctxT(t, 10*time.Second), 1, 2)
+	var cas counter.Result[int64]
+	betweenReadAndWrite(t, p, func() { cas, err = l.CompareAndSet(ctxT(t, 10*time.Second), 1, 2) }, del)
 	require.NoError(t, err)
 	assert.False(t, cas.Succeeded, "the node it compared with is gone")
 	_, ok := raw(t, obs, "/counters/deleted")
 	assert.False(t, ok, "a compare-and-set from 1 does not make the node again")
 }
 
-// promotedLong is a Long whose optimistic try always loses (a rival write
-// lands between its read and its write), so that it goes to the lock.
-func promotedLong(t *testing.T, c, rival *counter.Long, during func(h *hold.Hold)) {
+// promote starts call, an operation of a counter whose client is behind p
+// and which tries once without the lock, and makes that try lose: a rival
+// increment lands while its write is held at the proxy. arm, run before
+// the write goes on, arms p for what follows: the next write is the
+// promoted try's, fenced by the lock. The channel closes when call
+// returns.
+func promote(t *testing.T, p *zktest.Proxy, rival *counter.Long, call, arm func()) <-chan struct{} {
 	t.Helper()
-	counter.BeforeWrite(c, func(h *hold.Hold) {
-		if h == nil {
-			_, err := rival.Increment(ctxT(t, 10*time.Second))
-			require.NoError(t, err)
-			return
-		}
-		during(h)
-	})
+	p.StallRequestsFrom(zktest.OpMulti)
+	t.Cleanup(p.Release)
+	done := start(call)
+	waitHeld(t, p, done)
+	_, err := rival.Increment(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	arm()
+	p.Release()
+	return done
 }
 
 // The promoted lock's node is deleted by someone else between the read
@@ -212,15 +208,21 @@ func promotedLong(t *testing.T, c, rival *counter.Long, during func(h *hold.Hold
 // was lost.
 func TestPromotedWriteAfterTheLockNodeWasDeletedIsRefused(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/pl")
 	l := newLong(t, c, "/counters/pl", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pl-lock", 10*time.Second, retry.NTimes(3, 0)))
-	promotedLong(t, l, rival, func(h *hold.Hold) {
-		require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
-	})
-	r, err := l.Increment(ctxT(t, 10*time.Second))
+	var r counter.Result[int64]
+	var err error
+	done := promote(t, p, rival, func() { r, err = l.Increment(ctxT(t, 10*time.Second)) },
+		func() { p.StallRequestsFrom(zktest.OpMulti) })
+	waitHeld(t, p, done)
+	lock := testkit.WaitChildren(t, obs, "/counters/pl-lock", 1)
+	require.NoError(t, obs.Delete(ctxT(t, 10*time.Second), "/counters/pl-lock/"+lock[0], -1))
+	p.Release()
+	finished(t, done)
 	require.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	assert.False(t, r.Succeeded)
@@ -230,7 +232,9 @@ func TestPromotedWriteAfterTheLockNodeWasDeletedIsRefused(t *testing.T) {
 }
 
 // The session expires while the counter holds the promoted lock: the
-// fenced write cannot commit.
+// fenced write cannot commit. The proxy holds the promoted try's read (the
+// first read after the optimistic try's write: taking an uncontended lock
+// reads no node's data) while the session ends.
 func TestPromotedWriteAfterSessionExpiryIsRefused(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -239,8 +243,15 @@ func TestPromotedWriteAfterSessionExpiryIsRefused(t *testing.T) {
 	rival := newLong(t, obs, "/counters/pe")
 	l := newLong(t, c, "/counters/pe", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pe-lock", 10*time.Second, retry.NTimes(3, 0)))
-	promotedLong(t, l, rival, func(*hold.Hold) { testkit.LoseSession(t, p, c) })
-	r, err := l.Increment(ctxT(t, 30*time.Second))
+	var r counter.Result[int64]
+	var err error
+	done := promote(t, p, rival, func() { r, err = l.Increment(ctxT(t, 30*time.Second)) },
+		func() { p.StallRequestsFrom(zktest.OpGetData) })
+	waitHeld(t, p, done)
+	testkit.WaitChildren(t, obs, "/counters/pe-lock", 1) // held: the lock is taken
+	testkit.LoseSession(t, p, c)
+	p.Release()
+	finished(t, done)
 	require.ErrorIs(t, err, zkrecipes.ErrHoldLost)
 	assert.False(t, r.Succeeded)
 	assert.Equal(t, int64(1), rawLong(t, obs, "/counters/pe"), "only the rival's increment")
@@ -256,19 +267,17 @@ func TestPromotedLostReplyIsOutcomeUnknownAndAppliedOnce(t *testing.T) {
 	rival := newLong(t, obs, "/counters/pr")
 	l := newLong(t, c, "/counters/pr", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pr-lock", 10*time.Second, retry.NTimes(3, 0)))
-	promotedLong(t, l, rival, func(*hold.Hold) { p.DropReplies() })
-	got := make(chan error, 1)
-	go func() {
-		_, err := l.Increment(ctxT(t, 30*time.Second))
-		got <- err
-	}()
+	var err error
+	done := promote(t, p, rival, func() { _, err = l.Increment(ctxT(t, 30*time.Second)) },
+		func() { p.DropRepliesFrom(zktest.OpMulti) })
 	require.Eventually(t, func() bool {
 		data, ok := raw(t, obs, "/counters/pr")
 		return ok && len(data) == 8 && data[7] == 2
 	},
 		10*time.Second, 10*time.Millisecond, "the server did not apply the increment")
 	p.Heal()
-	require.ErrorIs(t, <-got, zkrecipes.ErrOutcomeUnknown)
+	finished(t, done)
+	require.ErrorIs(t, err, zkrecipes.ErrOutcomeUnknown)
 	assert.Equal(t, int64(2), rawLong(t, obs, "/counters/pr"), "the rival's and ours, once")
 }
 
@@ -276,23 +285,39 @@ func TestPromotedLostReplyIsOutcomeUnknownAndAppliedOnce(t *testing.T) {
 // the context's error.
 func TestContextEndingBetweenTriesStops(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	rival := newLong(t, newClient(t, cl.Addrs()), "/counters/ctx")
-	l := newLong(t, c, "/counters/ctx", counter.WithOptimisticRetry(retry.Forever(10*time.Millisecond)))
+	// The policy is asked once the first try has lost: the operation
+	// sleeps from then on.
+	lost := make(chan struct{})
+	var once sync.Once
+	l := newLong(t, c, "/counters/ctx", counter.WithOptimisticRetry(retry.Custom(
+		func(int, time.Duration) (time.Duration, bool) {
+			once.Do(func() { close(lost) })
+			return time.Hour, true
+		})))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	counter.BeforeWrite(l, func(*hold.Hold) {
-		_, err := rival.Increment(ctxT(t, 10*time.Second))
-		require.NoError(t, err)
-		cancel()
-	})
-	_, err := l.Increment(ctx)
+	p.StallRequestsFrom(zktest.OpMulti)
+	t.Cleanup(p.Release)
+	var err error
+	done := start(func() { _, err = l.Increment(ctx) })
+	waitHeld(t, p, done)
+	_, rerr := rival.Increment(ctxT(t, 10*time.Second))
+	require.NoError(t, rerr)
+	p.Release()
+	testkit.WaitClosed(t, lost, 30*time.Second, "the first try did not lose")
+	cancel()
+	finished(t, done)
 	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, zkrecipes.ErrOutcomeUnknown, "no write was on its way")
 }
 
-// The link is cut while the counter holds the promoted lock: the write
-// either commits under the hold, or is refused because the hold is in
-// doubt, or its outcome is unknown; it never lands twice.
+// The link is cut while the counter holds the promoted lock, its fenced
+// write on its way: the write either commits under the hold, or is
+// refused because the hold is in doubt, or its outcome is unknown; it
+// never lands twice.
 func TestPromotedWriteAcrossACutLandsAtMostOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -301,8 +326,14 @@ func TestPromotedWriteAcrossACutLandsAtMostOnce(t *testing.T) {
 	rival := newLong(t, obs, "/counters/pc")
 	l := newLong(t, c, "/counters/pc", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 		counter.WithPromotedToLock("/counters/pc-lock", 10*time.Second, retry.NTimes(3, 0)))
-	promotedLong(t, l, rival, once(func(*hold.Hold) { p.Cut() }))
-	r, err := l.Increment(ctxT(t, 30*time.Second))
+	var r counter.Result[int64]
+	var err error
+	done := promote(t, p, rival, func() { r, err = l.Increment(ctxT(t, 30*time.Second)) },
+		func() { p.StallRequestsFrom(zktest.OpMulti) })
+	waitHeld(t, p, done)
+	p.Cut()
+	p.Release()
+	finished(t, done)
 	got := rawLong(t, obs, "/counters/pc")
 	switch {
 	case err == nil:

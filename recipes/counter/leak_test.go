@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
@@ -19,6 +18,7 @@ import (
 // whose context ended included, and Close ends the promoted mutex's.
 func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
 	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/leak")
 	before := []goleak.Option{goleak.IgnoreCurrent(),
@@ -26,17 +26,13 @@ func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
 		testkit.IdleWorkers()}
 	func() {
-		c := newClient(t, cl.Addrs())
+		c := newClient(t, p.Addrs())
 		l, err := counter.NewLong(c, "/counters/leak", counter.WithOptimisticRetry(retry.NTimes(0, 0)),
 			counter.WithPromotedToLock("/counters/leak-lock", 5*time.Second, retry.NTimes(2, 0)))
 		require.NoError(t, err)
-		counter.BeforeWrite(l, func(h *hold.Hold) {
-			if h == nil {
-				_, _ = rival.Increment(ctxT(t, 10*time.Second))
-			}
-		})
 		for range 3 {
-			r, err := l.Increment(ctxT(t, 10*time.Second))
+			var r counter.Result[int64]
+			finished(t, promote(t, p, rival, func() { r, err = l.Increment(ctxT(t, 10*time.Second)) }, func() {}))
 			require.NoError(t, err)
 			assert.Positive(t, r.Stats.PromotedTries)
 		}

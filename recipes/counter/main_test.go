@@ -66,3 +66,60 @@ func holdMutex(t *testing.T, c *framework.Client, path string) *hold.Hold {
 	require.NoError(t, err)
 	return h
 }
+
+// Every write of a counter is one multi (framework.Client.MultiOnce, or
+// hold.Fenced's under the promoted lock), sent after the try's read: the
+// fault proxy holds it, or loses its reply, to put a rival write or a
+// fault between a try's read and its write. The rival's client must not
+// be behind that proxy.
+
+// start runs call on a goroutine of its own; the channel closes when it
+// returns.
+func start(call func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { defer close(done); call() }()
+	return done
+}
+
+// waitHeld waits until p holds the request a StallRequestsFrom armed it
+// for, and fails t if the call under way (done) returned without sending
+// it.
+func waitHeld(t *testing.T, p *zktest.Proxy, done <-chan struct{}) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !p.Stalled() {
+		select {
+		case <-done:
+			require.True(t, p.Stalled(), "the call returned before it sent its write")
+			return
+		case <-deadline:
+			t.Fatal("the call never sent its write")
+		case <-time.After(time.Millisecond): // polling interval
+		}
+	}
+}
+
+// finished waits for the call under way (done) to return.
+func finished(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call did not return")
+	}
+}
+
+// betweenReadAndWrite runs call, a counter operation whose client is
+// behind p, with meanwhile run, on the test's goroutine, while its first
+// write is held at the proxy: after the try's read, before the write
+// reaches the server.
+func betweenReadAndWrite(t *testing.T, p *zktest.Proxy, call, meanwhile func()) {
+	t.Helper()
+	p.StallRequestsFrom(zktest.OpMulti)
+	t.Cleanup(p.Release)
+	done := start(call)
+	waitHeld(t, p, done)
+	meanwhile()
+	p.Release()
+	finished(t, done)
+}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 )
@@ -22,20 +22,17 @@ import (
 // reply carries the Stat whose Czxid shows it, and this does not.
 func TestCompareAndSetAcrossADeleteAndRecreateIsNotASuccess(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	const path = "/counters/aba"
 	l := newLong(t, c, path)
 	ok, err := l.Initialize(ctxT(t, 10*time.Second), 41) // version 0
 	require.NoError(t, err)
 	require.True(t, ok)
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
-		ctx := ctxT(t, 10*time.Second)
-		require.NoError(t, obs.Delete(ctx, path, -1))
-		_, err := obs.Create(ctx, path, binary.BigEndian.AppendUint64(nil, 7)) // version 0 again
-		require.NoError(t, err)
-	}))
-	r, err := l.CompareAndSet(ctxT(t, 10*time.Second), 41, 42)
+	var r counter.Result[int64]
+	betweenReadAndWrite(t, p, func() { r, err = l.CompareAndSet(ctxT(t, 10*time.Second), 41, 42) },
+		func() { recreate(t, obs, path, 7) })
 	got := rawLong(t, obs, path)
 	assert.ErrorIs(t, err, zkrecipes.ErrRecreated)
 	if err == nil && r.Succeeded {
@@ -47,20 +44,17 @@ func TestCompareAndSetAcrossADeleteAndRecreateIsNotASuccess(t *testing.T) {
 // before the node was made again.
 func TestIncrementAcrossADeleteAndRecreateIsNotASuccessFromTheOldValue(t *testing.T) {
 	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
 	obs := newClient(t, cl.Addrs())
 	const path = "/counters/aba-inc"
 	l := newLong(t, c, path)
 	ok, err := l.Initialize(ctxT(t, 10*time.Second), 41)
 	require.NoError(t, err)
 	require.True(t, ok)
-	counter.BeforeWrite(l, once(func(*hold.Hold) {
-		ctx := ctxT(t, 10*time.Second)
-		require.NoError(t, obs.Delete(ctx, path, -1))
-		_, err := obs.Create(ctx, path, binary.BigEndian.AppendUint64(nil, 7))
-		require.NoError(t, err)
-	}))
-	r, err := l.Increment(ctxT(t, 10*time.Second))
+	var r counter.Result[int64]
+	betweenReadAndWrite(t, p, func() { r, err = l.Increment(ctxT(t, 10*time.Second)) },
+		func() { recreate(t, obs, path, 7) })
 	got := rawLong(t, obs, path)
 	assert.ErrorIs(t, err, zkrecipes.ErrRecreated)
 	if err == nil && r.Succeeded {
@@ -68,6 +62,16 @@ func TestIncrementAcrossADeleteAndRecreateIsNotASuccessFromTheOldValue(t *testin
 		assert.Equal(t, r.PreValue+1, r.PostValue)
 		assert.Equal(t, int64(8), got, "an increment of a node holding 7 must leave 8 (it left %d: the 7 was lost)", got)
 	}
+}
+
+// recreate deletes the node at path and makes it again holding the long
+// n, at data version 0 again.
+func recreate(t *testing.T, c *framework.Client, path string, n int64) {
+	t.Helper()
+	ctx := ctxT(t, 10*time.Second)
+	require.NoError(t, c.Delete(ctx, path, -1))
+	_, err := c.Create(ctx, path, binary.BigEndian.AppendUint64(nil, uint64(n)))
+	require.NoError(t, err)
 }
 
 // Swap over a node of the wrong length writes nothing: the value it would
