@@ -84,10 +84,9 @@ func TestSpawnKeepsAtMostMaxIdleWorkersAfterABurst(t *testing.T) {
 	require.LessOrEqual(t, c.idleWorkers(), maxIdleWorkers)
 }
 
-// An idle worker ends once it has waited workerIdle for a task.
+// An idle worker ends once it has waited workerIdle for a task (between
+// one and two of them: see work).
 func TestSpawnIdleWorkersEndAfterTheIdleTime(t *testing.T) {
-	testWorkerIdle.Store(int64(50 * time.Millisecond))
-	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
 	burst(t, c, 8, nil)
 	// The client's own background work may take a worker now and then;
@@ -120,8 +119,6 @@ func TestCloseEndsEveryWorker(t *testing.T) {
 // load keeps reusing the most recently idle worker. Handed out in turn, a
 // task every few milliseconds kept all 64 alive (an adversarial review).
 func TestSpawnLightLoadAfterABurstKeepsFewWorkers(t *testing.T) {
-	testWorkerIdle.Store(int64(20 * time.Millisecond))
-	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
 	burst(t, c, maxIdleWorkers, nil)
 	require.Eventually(t, func() bool { return c.idleWorkers() == maxIdleWorkers }, 10*time.Second, time.Millisecond)
