@@ -1,52 +1,52 @@
 package reentrant
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
-// Review3 (lease-time holds, "a forgotten lease leaves nothing behind"):
-// the semaphore forgets leases that ran out (pruneLocked), but a reentrant
-// lock forgets an expired entry only when the same goroutine comes back
-// (live, from its own Acquire or Held). Goroutines end: a long-lived mutex
-// with a lease time, taken by short-lived goroutines (one per request, say)
-// that forget to release, keeps one entry per forgotten hold (its Node,
-// its Holds) in l.holds until Close, and HeldInProcess walks them all.
-func TestReview3ForgottenLeasesOfEndedGoroutinesAreNotKept(t *testing.T) {
+// A forgotten lease leaves nothing behind. The semaphore forgets leases
+// that ran out (pruneLocked); a reentrant lock forgot an expired entry only
+// when the same goroutine came back (live, from its own Acquire or Held).
+// Goroutines end: a long-lived mutex with a lease time, taken by
+// short-lived goroutines (one per request, say) that forget to release,
+// kept one entry per forgotten hold (its Node, its Holds) in l.holds until
+// Close, and HeldInProcess walked them all.
+func TestForgottenLeasesOfEndedGoroutinesAreNotKept(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/forgotten", Name: "lock-", Driver: contend.First(1)}, false, 30*time.Millisecond)
 	t.Cleanup(func() { l.Close() })
 	const n = 20
-	for range n {
+	holds := make([]*hold.Hold, n)
+	for i := range n {
 		done := make(chan error)
 		go func() { // a goroutine that takes the lock, forgets it, and ends
-			_, err := l.Acquire(testkit.Ctx(t, 10*time.Second), false)
+			var err error
+			holds[i], err = l.Acquire(testkit.Ctx(t, 10*time.Second), false)
 			done <- err
 		}()
 		require.NoError(t, <-done)
 	}
-	// Every lease has run out by now.
-	time.Sleep(200 * time.Millisecond)
-	assert.False(t, (len(l.Holds()) > 0))
-	l.mu.Lock()
-	kept := len(l.holds)
-	expired := 0
-	for _, e := range l.holds {
-		if errors.Is(e.node.Err(), zkrecipes.ErrLeaseExpired) {
-			expired++
-		}
+	for _, h := range holds {
+		testkit.WaitClosed(t, h.Done(), 10*time.Second, "a lease never ran out")
 	}
-	l.mu.Unlock()
-	assert.Zero(t, kept, "entries of ended goroutines whose leases ran out (%d of them expired) are kept until Close", expired)
+	assert.Empty(t, l.Holds())
+	// The recipe forgets an entry right after its hold's signal fires.
+	kept := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.holds)
+	}
+	require.Eventually(t, func() bool { return kept() == 0 }, 10*time.Second, time.Millisecond,
+		"entries of ended goroutines whose leases ran out are kept until Close")
 }
