@@ -532,13 +532,6 @@ func (c *Client) leaveIdle(w *worker) bool {
 	return true
 }
 
-// idleWorkers is how many workers wait for a task.
-func (c *Client) idleWorkers() int {
-	c.spawnMu.Lock()
-	defer c.spawnMu.Unlock()
-	return len(c.idle)
-}
-
 // whenDone returns a channel closed once wg's count is zero.
 func (c *Client) whenDone(wg *sync.WaitGroup) <-chan struct{} {
 	ch := make(chan struct{})

@@ -16,6 +16,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/goid"
 )
 
+// idleWorkers is how many of c's workers wait for a task.
+func (c *Client) idleWorkers() int {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	return len(c.idle)
+}
+
 // workers counts the goroutines running or waiting in c's worker loop.
 func workers() int {
 	buf := make([]byte, 1<<22)
