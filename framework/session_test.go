@@ -77,6 +77,7 @@ func TestCutSuspendsThenReconnectsSameSession(t *testing.T) {
 	p := cl.NewProxy()
 	c := dial(t, p.Addrs(), framework.WithSessionTimeout(4*time.Second))
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close) // its goroutine ends with it, read to the end or not
 	before := c.Session()
 
 	p.Cut()
@@ -95,6 +96,7 @@ func TestExpiryIsLostThenReconnectedWithNewSession(t *testing.T) {
 	p := cl.NewProxy()
 	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second))
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	before := c.Session()
 
 	zktest.ExpireSession(t, p, before.ID)
@@ -111,6 +113,7 @@ func TestLongSuspensionIsLostBeforeTheServerSaysSo(t *testing.T) {
 	p := cl.NewProxy()
 	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second))
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	before := c.Session()
 
 	p.Blackhole()
@@ -131,6 +134,7 @@ func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {
 	p := cl.NewProxy()
 	c := dial(t, p.Addrs(), framework.WithSessionTimeout(time.Second), framework.WithSimulatedExpiry(0))
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	p.Blackhole()
 	expect(t, sub, 10*time.Second, conn.StateSuspended)
 	// The server expires the session after 1s; with the link dead the client
@@ -147,6 +151,7 @@ func TestEnsembleMemberLossMovesSessionToAnotherServer(t *testing.T) {
 	cl := zktest.Ensemble(t, 3)
 	c := dial(t, cl.Addrs(), framework.WithSessionTimeout(6*time.Second))
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	sid := c.Session().ID
 
 	i := slices.Index(cl.Addrs(), c.Server())
@@ -201,6 +206,7 @@ func TestDigestAuthIsReplayedAfterReconnect(t *testing.T) {
 	require.NoError(t, err)
 
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	p.Cut()
 	expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
 	_, err = c.Set(t.Context(), "/mine", []byte("x"), -1)
@@ -218,6 +224,7 @@ func TestSlowSubscriberMissesNothing(t *testing.T) {
 	// a loaded machine stalls the link for 2/3 of the timeout.
 	c := dial(t, p.Addrs(), framework.WithSessionTimeout(4*time.Second))
 	sub := c.Subscribe() // not read until the end
+	t.Cleanup(sub.Close)
 	p.Cut()
 	require.Eventually(t, func() bool { return c.State() == conn.StateReconnected }, 10*time.Second, 10*time.Millisecond)
 	zktest.ExpireSession(t, p, c.Session().ID)
@@ -238,6 +245,7 @@ func TestCloseEndsSessionAndSignals(t *testing.T) {
 	require.NoError(t, err)
 	s := c.Session()
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "idempotent")
 
@@ -312,6 +320,7 @@ func TestTLSSessionSurvivesCut(t *testing.T) {
 	require.NoError(t, err)
 
 	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
 	p.Cut()
 	ev := expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)[1]
 	assert.False(t, ev.NewSession)
