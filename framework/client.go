@@ -487,9 +487,6 @@ const (
 	workerIdle     = 500 * time.Millisecond
 )
 
-// testWorkerIdle, when not zero, replaces workerIdle (tests).
-var testWorkerIdle atomic.Int64
-
 // worker is one of a client's worker goroutines, as Go sees it.
 type worker struct {
 	task chan func() // one task at a time, handed over under spawnMu
@@ -526,11 +523,7 @@ func (c *Client) work(f func()) {
 		c.idle = append(c.idle, w)
 		c.spawnMu.Unlock()
 		if tick == nil {
-			wait := workerIdle
-			if d := testWorkerIdle.Load(); d != 0 {
-				wait = time.Duration(d)
-			}
-			tick = time.NewTicker(wait)
+			tick = time.NewTicker(workerIdle)
 		} else {
 			// A tick that fell due during the task is no idle time.
 			select {
@@ -570,13 +563,6 @@ func (c *Client) leaveIdle(w *worker) bool {
 	}
 	c.idle = slices.Delete(c.idle, i, i+1)
 	return true
-}
-
-// idleWorkers is how many workers wait for a task.
-func (c *Client) idleWorkers() int {
-	c.spawnMu.Lock()
-	defer c.spawnMu.Unlock()
-	return len(c.idle)
 }
 
 // whenDone returns a channel closed once wg's count is zero.

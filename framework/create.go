@@ -334,10 +334,6 @@ func (c *Client) ensureNamespace(ctx context.Context) error {
 	return nil
 }
 
-// testHookBeforeCreate, when set by a test, runs in each protected create
-// attempt just before its create is sent.
-var testHookBeforeCreate func(ctx context.Context)
-
 // createProtected is Curator's protected create: on a lost reply, look for
 // our node by its unique prefix before trying again (unless the request,
 // size bytes, is sent at most once: see sentOnce).
@@ -373,9 +369,6 @@ func (c *Client) createProtected(ctx context.Context, path string, data []byte, 
 			// caller returns; the cleanup waits for it (see below).
 			if err := ctx.Err(); err != nil {
 				return "", err
-			}
-			if testHookBeforeCreate != nil {
-				testHookBeforeCreate(ctx)
 			}
 			return c.createOnce(ctx, z, ppath, data, o)
 		})

@@ -3,7 +3,6 @@ package framework
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes"
@@ -20,7 +19,6 @@ import (
 type listers struct {
 	mu   sync.Mutex
 	dirs map[string]*dirListing
-	sent atomic.Int64 // listings sent, for tests
 }
 
 // dirListing is the state of one directory's listings.
@@ -102,7 +100,6 @@ func (g *listing) wait(ctx context.Context) (kids []string, pzxid int64, changed
 func (c *Client) sendListing(dir string, d *dirListing, cur *listing) bool {
 	return c.Go(func() {
 		for cur != nil {
-			c.listers.sent.Add(1)
 			cur.kids, cur.pzxid, cur.changed, cur.err = c.childrenWRaw(c.life, dir)
 			close(cur.done)
 			c.listers.mu.Lock()

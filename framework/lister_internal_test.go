@@ -2,10 +2,7 @@ package framework
 
 import (
 	"context"
-	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,26 +20,19 @@ import (
 // judged dead.
 func TestEnqueuesOnOneDirectoryShareListings(t *testing.T) {
 	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, cl.Addrs())
+	c, err := Dial(ctx, p.Addrs())
 	require.NoError(t, err)
 	defer c.Close()
 
-	received := func() int {
-		out, err := zktest.FourLetter(cl.DirectAddrs()[0], "cons", 5*time.Second)
-		require.NoError(t, err)
-		m := regexp.MustCompile(`recved=(\d+),[^)]*sid=` + fmt.Sprintf("0x%x", c.Session().ID) + `\b`).FindStringSubmatch(out)
-		require.NotNil(t, m, out)
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
 	// The directory exists: n goroutines racing to make it would send
 	// requests of their own.
 	_, err = c.Create(ctx, "/hot", nil)
 	require.NoError(t, err)
 	const n = 300
-	before := received()
+	creates, listings := p.RequestsOf(zktest.OpCreate), p.RequestsOf(zktest.OpGetChildren, zktest.OpGetChildren2)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
@@ -58,9 +48,11 @@ func TestEnqueuesOnOneDirectoryShareListings(t *testing.T) {
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
-	requests := received() - before
-	t.Logf("%d enqueues: %d requests, %d of them shared listings", n, requests, c.listers.sent.Load())
-	assert.Less(t, requests, n+n/2, "the server got a listing per enqueue")
+	creates = p.RequestsOf(zktest.OpCreate) - creates
+	listings = p.RequestsOf(zktest.OpGetChildren, zktest.OpGetChildren2) - listings
+	t.Logf("%d enqueues: %d creates, %d listings", n, creates, listings)
+	assert.Equal(t, int64(n), creates)
+	assert.Less(t, listings, int64(n/2), "the server got a listing per enqueue")
 	c.listers.mu.Lock()
 	assert.Empty(t, c.listers.dirs, "an idle directory keeps no state")
 	c.listers.mu.Unlock()

@@ -77,7 +77,7 @@ func TestCutSuspendsThenReconnectsSameSession(t *testing.T) {
 	p := cl.NewProxy()
 	c := dial(t, p.Addrs(), framework.WithSessionTimeout(4*time.Second))
 	sub := c.Subscribe()
-	t.Cleanup(sub.Close)
+	t.Cleanup(sub.Close) // its goroutine ends with it, read to the end or not
 	before := c.Session()
 
 	p.Cut()

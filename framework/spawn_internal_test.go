@@ -16,6 +16,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/goid"
 )
 
+// idleWorkers is how many of c's workers wait for a task.
+func (c *Client) idleWorkers() int {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	return len(c.idle)
+}
+
 // workers counts the goroutines running or waiting in c's worker loop.
 func workers() int {
 	buf := make([]byte, 1<<22)
@@ -84,10 +91,9 @@ func TestSpawnKeepsAtMostMaxIdleWorkersAfterABurst(t *testing.T) {
 	require.LessOrEqual(t, c.idleWorkers(), maxIdleWorkers)
 }
 
-// An idle worker ends once it has waited workerIdle for a task.
+// An idle worker ends once it has waited workerIdle for a task (between
+// one and two of them: see work).
 func TestSpawnIdleWorkersEndAfterTheIdleTime(t *testing.T) {
-	testWorkerIdle.Store(int64(50 * time.Millisecond))
-	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
 	burst(t, c, 8, nil)
 	// The client's own background work may take a worker now and then;
@@ -120,8 +126,6 @@ func TestCloseEndsEveryWorker(t *testing.T) {
 // load keeps reusing the most recently idle worker. Handed out in turn, a
 // task every few milliseconds kept all 64 alive (an adversarial review).
 func TestSpawnLightLoadAfterABurstKeepsFewWorkers(t *testing.T) {
-	testWorkerIdle.Store(int64(20 * time.Millisecond))
-	defer testWorkerIdle.Store(0)
 	c := dialForSpawn(t)
 	burst(t, c, maxIdleWorkers, nil)
 	require.Eventually(t, func() bool { return c.idleWorkers() == maxIdleWorkers }, 10*time.Second, time.Millisecond)

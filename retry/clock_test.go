@@ -9,6 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// withClock makes Do read time and sleep through c rather than the time
+// package, so that tests control the sleeps. The policy measures elapsed
+// time with the same clock. A nil c is ignored.
+func withClock(c clock) Option {
+	return option(func(cfg *config) {
+		if c != nil {
+			cfg.clock = c
+		}
+	})
+}
+
 // fakeClock is a manual clock: time moves only through Advance (or, in auto
 // mode, when a timer is created), and moving it fires the timers that fall due.
 type fakeClock struct {

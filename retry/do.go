@@ -24,17 +24,6 @@ type config struct {
 	retryable func(error) bool
 }
 
-// withClock makes Do read time and sleep through c rather than the time
-// package, so that tests control the sleeps. The policy measures elapsed
-// time with the same clock. A nil c is ignored.
-func withClock(c clock) Option {
-	return option(func(cfg *config) {
-		if c != nil {
-			cfg.clock = c
-		}
-	})
-}
-
 // WithNotify has [Do] call f before each sleep with the error that caused the
 // retry, the number of attempts made so far (1 for the first failure) and the
 // sleep about to start, typically to log it. f runs on the goroutine of Do, so

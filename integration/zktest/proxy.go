@@ -24,6 +24,7 @@ type Proxy struct {
 	refused  atomic.Uint64              // bit i: links to forwarder i are refused (Refuse)
 	armed    atomic.Pointer[armedFault] // a one-off fault waiting for a request (proxyop.go)
 	requests atomic.Int64               // requests sent through, pings aside (proxyop.go)
+	byOp     [128]atomic.Int64          // the same by type, for the types below 128 (proxyop.go)
 	stall    chan struct{}              // under mu: closed by Release (proxyop.go)
 
 	mu sync.Mutex

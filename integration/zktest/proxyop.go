@@ -33,6 +33,31 @@ const (
 // sent nothing.
 func (p *Proxy) Requests() int64 { return p.requests.Load() }
 
+// RequestsOf reports how many requests of the types ops clients have sent
+// through the proxy so far: how a test counts what went on the wire of one
+// kind (the listings a queue made, say) without the library counting for
+// it.
+func (p *Proxy) RequestsOf(ops ...Op) int64 {
+	var n int64
+	for _, op := range ops {
+		if op >= 0 && int(op) < len(p.byOp) {
+			n += p.byOp[op].Load()
+		}
+	}
+	return n
+}
+
+// count records one request of type op.
+func (p *Proxy) count(op Op) {
+	if op == opPing {
+		return
+	}
+	p.requests.Add(1)
+	if op >= 0 && int(op) < len(p.byOp) {
+		p.byOp[op].Add(1)
+	}
+}
+
 // armedFault is a one-off fault waiting for a request of one of ops.
 type armedFault struct {
 	ops  []Op
@@ -106,8 +131,7 @@ func (p *Proxy) strike(l *link, b []byte) (int, <-chan struct{}) {
 	if armed != nil {
 		ops = armed.ops
 	}
-	at, n := l.frames.scan(b, ops)
-	p.requests.Add(int64(n))
+	at := l.frames.scan(b, ops, p.count)
 	if at < 0 || !p.armed.CompareAndSwap(armed, nil) {
 		return len(b), nil
 	}
@@ -142,8 +166,9 @@ type requestFrames struct {
 // scan takes the next bytes of the stream and returns the offset in b at
 // which the first request of one of the types ops begins, or -1 (a
 // request whose header began in earlier bytes is reported at 0: those have
-// gone), and how many requests other than pings it saw begin.
-func (f *requestFrames) scan(b []byte, ops []Op) (found, requests int) {
+// gone). It calls seen with the type of each request whose header it
+// completes.
+func (f *requestFrames) scan(b []byte, ops []Op, seen func(Op)) (found int) {
 	found = -1
 	start := 0
 	for i := 0; i < len(b); {
@@ -175,12 +200,10 @@ func (f *requestFrames) scan(b []byte, ops []Op) (found, requests int) {
 		}
 		f.skip = max(length-8, 0)
 		typ := Op(int32(binary.BigEndian.Uint32(f.hdr[8:12])))
-		if typ != opPing {
-			requests++
-		}
+		seen(typ)
 		if found < 0 && slices.Contains(ops, typ) {
 			found = start
 		}
 	}
-	return found, requests
+	return found
 }

@@ -313,6 +313,26 @@ func TestRequestsCountsRequestsButNotPings(t *testing.T) {
 	assert.Equal(t, before+3, p.Requests())
 }
 
+// RequestsOf counts the requests of the types asked for, each once, and
+// no others.
+func TestRequestsOfCountsOnlyTheTypesAskedFor(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 10*time.Second)
+	lists, exists := p.RequestsOf(zktest.OpGetChildren2), p.RequestsOf(zktest.OpExists)
+	for range 2 {
+		_, _, err := c.Children("/")
+		require.NoError(t, err)
+	}
+	_, _, err := c.Exists("/")
+	require.NoError(t, err)
+	_, err = c.Create("/counted", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	assert.Equal(t, lists+2, p.RequestsOf(zktest.OpGetChildren2))
+	assert.Equal(t, exists+1, p.RequestsOf(zktest.OpExists))
+	assert.Equal(t, lists+exists+4, p.RequestsOf(zktest.OpGetChildren2, zktest.OpExists, zktest.OpCreate))
+}
+
 // StallRequestsFrom holds the aimed-at request until Release, while the
 // requests before it are answered; then it goes through, in order.
 func TestStallRequestsFromHoldsTheAimedAtRequestUntilRelease(t *testing.T) {

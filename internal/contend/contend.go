@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -386,9 +385,6 @@ func (w *waiter) run(kids []string) (*hold.Grant, error) {
 		if granted {
 			return w.grant()
 		}
-		if hook := testHookRelist.Load(); hook != nil {
-			(*hook)()
-		}
 		if kids, _, err = c.Children(w.ctx, w.r.Dir); err != nil {
 			return nil, err
 		}
@@ -411,16 +407,6 @@ func (w *waiter) look(kids []string) (Decision, string, bool) {
 	return d, sorted[d.Watch], true
 }
 
-// testHookBeforeWatch, when set by a test, runs in wait before the watch
-// is set: a session that changes there leaves a good watch on the new
-// session, and only the look at the session after it tells.
-// Atomic: a test sets it while other tests' waiters may still run.
-var testHookBeforeWatch atomic.Pointer[func()]
-
-// testHookRelist, when set by a test, runs each time a waiter lists the
-// queue again after a wake.
-var testHookRelist atomic.Pointer[func()]
-
 // wait sets a watch on path (a data watch, as Curator: none is left behind if
 // the node is already gone) and waits for it. granted is true when the node
 // is gone and it was our only obstacle.
@@ -429,9 +415,6 @@ func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) 
 	// The raw watch: a waiter costs no goroutine of its own beyond its
 	// caller's, however many wait (ctx and the client's closing are
 	// selected on below).
-	if hook := testHookBeforeWatch.Load(); hook != nil {
-		(*hook)()
-	}
 	ch, st, err := c.WatchData(w.ctx, path)
 	// The session is read after the watch is set: if GetW was retried
 	// across a session change, the watch is fine but our node is gone, and

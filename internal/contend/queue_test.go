@@ -26,16 +26,15 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 	cl := zktest.Standalone(t)
 	obs := dial(t, cl.Addrs())
 	holder := dial(t, cl.Addrs())
-	q := dial(t, cl.Addrs())
+	p := cl.NewProxy() // the waiters' wire: their listings are counted there
+	q := dial(t, p.Addrs())
 	req := func(c *framework.Client) contend.Request {
 		return contend.Request{Client: c, Dir: "/deep", Name: "lock-", Driver: contend.First(1)}
 	}
 	ctx := testkit.Ctx(t, 60*time.Second)
 	held, err := contend.Enter(ctx, req(holder))
 	require.NoError(t, err)
-
-	var relists atomic.Int32
-	contend.SetTestHookRelist(t.Cleanup, func() { relists.Add(1) })
+	watches := p.RequestsOf(zktest.OpGetData)
 
 	const n, quitter = 12, 5
 	var (
@@ -72,6 +71,11 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 		// One at a time, so that each waiter's snapshot holds all before it.
 		testkit.WaitChildren(t, obs, "/deep", i+2)
 	}
+	// Every waiter has listed the queue and watches its predecessor: a
+	// listing from now on is one made again after a wake.
+	require.Eventually(t, func() bool { return p.RequestsOf(zktest.OpGetData)-watches >= n },
+		30*time.Second, time.Millisecond, "the waiters never set their watches")
+	listings := p.RequestsOf(zktest.OpGetChildren, zktest.OpGetChildren2)
 	cancelQuitter()
 	testkit.WaitChildren(t, obs, "/deep", n) // the quitter's node is gone
 	holding.Add(1)
@@ -82,5 +86,5 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 	want := []int{0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11}
 	assert.Equal(t, want, order, "FIFO")
 	// Only the quitter's successor lists again: the quitter was never granted.
-	assert.Equal(t, int32(1), relists.Load(), "handoffs that listed the queue again")
+	assert.Equal(t, int64(1), p.RequestsOf(zktest.OpGetChildren, zktest.OpGetChildren2)-listings, "handoffs that listed the queue again")
 }

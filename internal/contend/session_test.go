@@ -3,7 +3,6 @@ package contend_test
 import (
 	"context"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +31,10 @@ func dial(t *testing.T, addrs []string) *framework.Client {
 // then set on the new session and never ends by itself; a waiter that
 // took the new session's channels for its own would wait until the
 // watched node changed. (The suspected hole of issue 14 §6.2.)
+//
+// The proxy holds the waiter's watch request; the test ends the session
+// meanwhile, which drops the held request with the link, and the watch is
+// set again on the new session.
 func TestWaiterWhoseSessionIsReplacedBeforeItsWatchQueuesAgainAtOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := dial(t, cl.Addrs())
@@ -46,13 +49,8 @@ func TestWaiterWhoseSessionIsReplacedBeforeItsWatchQueuesAgainAtOnce(t *testing.
 	held, err := contend.Enter(ctx, req(holder))
 	require.NoError(t, err)
 
-	// The hook parks the waiter right before its first watch is set; the
-	// test ends the session meanwhile, then lets it go on.
-	parked, resume := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	contend.SetTestHookBeforeWatch(t.Cleanup, func() {
-		once.Do(func() { close(parked); <-resume })
-	})
+	// The waiter's first read is its watch on the holder's node.
+	p.StallRequestsFrom(zktest.OpGetData)
 	got := make(chan error, 1)
 	go func() {
 		e, err := contend.Enter(ctx, req(waiterClient))
@@ -61,16 +59,16 @@ func TestWaiterWhoseSessionIsReplacedBeforeItsWatchQueuesAgainAtOnce(t *testing.
 		}
 		got <- err
 	}()
-	testkit.WaitClosed(t, parked, 30*time.Second, "the waiter never set its watch")
+	require.Eventually(t, p.Stalled, 30*time.Second, time.Millisecond, "the waiter never set its watch")
 	before, err := testkit.List(obs, "/q")
 	require.NoError(t, err)
+	require.Len(t, before, 2, "the holder's node and the waiter's")
 	old := waiterClient.Session().ID
-	zktest.ExpireSession(t, p, old)
+	zktest.ExpireSession(t, p, old) // heals the proxy when the session is gone
 	require.Eventually(t, func() bool {
 		s := waiterClient.Session()
 		return s.ID != old && s.ID != 0
 	}, 30*time.Second, 10*time.Millisecond, "no new session")
-	close(resume)
 	// The holder's node is untouched, so only the waiter's own look at its
 	// session can make it queue again.
 	testkit.Requeued(t, obs, "/q", before)

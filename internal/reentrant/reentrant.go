@@ -274,9 +274,6 @@ func (l *Lock) release() error {
 		}
 		h := e.holds[len(e.holds)-1]
 		l.mu.Unlock()
-		if testHookAfterPick != nil {
-			testHookAfterPick()
-		}
 		err := h.Release()
 		if !errors.Is(err, zkrecipes.ErrReleased) {
 			return err
@@ -286,10 +283,6 @@ func (l *Lock) release() error {
 		runtime.Gosched()
 	}
 }
-
-// testHookAfterPick, when set by a test, runs in Release between picking
-// the acquisition to give back and giving it back.
-var testHookAfterPick func()
 
 // Held returns the calling goroutine's most recent acquisition, if any.
 func (l *Lock) Held() (*hold.Hold, bool) {

@@ -1,6 +1,10 @@
 package reentrant
 
 import (
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -8,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -16,28 +21,60 @@ import (
 
 // The goroutine's Release picks its most recent acquisition; if another
 // goroutine releases that same Hold through its handle in the meantime,
-// Release gives back the next one instead of reporting zkrecipes.ErrNotHeld while
-// the goroutine still holds. The other release is made to land between the
-// pick and the release.
+// Release gives back the next one instead of reporting zkrecipes.ErrNotHeld
+// while the goroutine still holds.
+//
+// Nothing goes on the wire between the pick and the release (the handle's
+// release of a reentered hold is bookkeeping), so no fault of the harness
+// can stop the goroutine there. The test holds the lock's mutex instead:
+// the goroutine's Release waits for it to pick, then the handle's release
+// marks h2 released and waits for it to take h2 out of the goroutine's
+// acquisitions. Let go, the mutex goes to the first of them to wait (its
+// waiters are woken in order), so the goroutine picks h2, which is
+// released by then.
 func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/race", Name: "lock-", Driver: contend.First(1)}, false, 0)
 	t.Cleanup(func() { l.Close() })
-	h1, err := l.Acquire(testkit.Ctx(t, 10*time.Second), false)
-	require.NoError(t, err)
-	h2, err := l.Acquire(testkit.Ctx(t, 10*time.Second), false)
-	require.NoError(t, err)
+	g := testkit.NewGoroutine(t) // the holder
+	var h1, h2 *hold.Hold
+	require.NoError(t, g.Do(func() (err error) { h1, err = l.Acquire(testkit.Ctx(t, 10*time.Second), false); return err }))
+	require.NoError(t, g.Do(func() (err error) { h2, err = l.Acquire(testkit.Ctx(t, 10*time.Second), false); return err }))
 
-	testHookAfterPick = func() {
-		testHookAfterPick = nil
-		done := make(chan error)
-		go func() { done <- h2.Release() }() // another goroutine, through the handle
-		require.NoError(t, <-done)
-	}
-	t.Cleanup(func() { testHookAfterPick = nil })
-	require.NoError(t, l.Release(), "the goroutine still held h1")
+	l.mu.Lock()
+	unlock := sync.OnceFunc(l.mu.Unlock)
+	defer unlock() // on a failure below, before the cleanup's Close
+	byGoroutine, byHandle := make(chan error, 1), make(chan error, 1)
+	go func() { byGoroutine <- g.Do(l.Release) }()
+	waitOnMutex(t, "reentrant.(*Lock).release(")
+	go func() { byHandle <- h2.Release() }() // another goroutine, through the handle
+	waitOnMutex(t, "(*Lock).releaser.func")
+	unlock()
+
+	require.NoError(t, <-byHandle)
+	require.NoError(t, <-byGoroutine, "the goroutine still held h1")
 	assert.ErrorIs(t, h1.Err(), zkrecipes.ErrReleased)
-	_, held := l.Held()
-	assert.False(t, held)
+	require.NoError(t, g.Do(func() error {
+		if _, held := l.Held(); held {
+			return errors.New("still held")
+		}
+		return nil
+	}))
+}
+
+// waitOnMutex waits until a goroutine whose stack has fn in it waits for a
+// mutex.
+func waitOnMutex(t *testing.T, fn string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		buf := make([]byte, 1<<22)
+		buf = buf[:runtime.Stack(buf, true)]
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, fn) && strings.Contains(g, "sync.(*Mutex).Lock") {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond, "no goroutine in %s waits for a mutex", fn)
 }

@@ -2,8 +2,6 @@ package leader_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -418,53 +416,4 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 		"closed client": testkit.Fails(observe(closed, "/x"), zkrecipes.ErrClosed, zkrecipes.ErrClosed),
 		"root":          testkit.Fails(observe(c, "/"), zkrecipes.ErrInvalidPath),
 	})
-}
-
-// An operator's view of an election: who leads, from when, with which
-// token; then every change, until the context ends.
-func ExampleObserve() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-	l, err := leader.NewLatch(client, "/elections/observed", leader.WithParticipantID("indexer-1"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer l.Close()
-	if err := l.Start(context.Background()); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if _, err := l.Await(ctx); err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	watching, stop := context.WithCancel(ctx)
-	defer stop()
-	obs, err := leader.Observe(watching, client, "/elections/observed")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for change := range obs.Changes() { // the first is who leads now
-		if !change.HasLeader() {
-			fmt.Println("nobody leads")
-			stop() // the channel closes
-			continue
-		}
-		fmt.Println(change.ID, "leads; token > 0:", change.Token > 0)
-		l.Close() // step down: the next change is the vacancy
-	}
-	fmt.Println("stream ended:", obs.Err())
-	// Output:
-	// indexer-1 leads; token > 0: true
-	// nobody leads
-	// stream ended: leader observer /elections/observed: context canceled
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -393,109 +392,4 @@ func watchesByPath(cl *zktest.Cluster) (map[string][]string, error) {
 		}
 	}
 	return watched, nil
-}
-
-func ExampleMutex() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-
-	m, err := mutex.New(client, "/locks/billing-run")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer m.Close()
-
-	h, err := m.Acquire(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer h.Release()
-
-	// Run the protected work under the hold's context: it is cancelled the
-	// moment the hold can no longer be trusted. Pass the fencing token to
-	// every resource you write to.
-	work := h.Context(ctx)
-	fmt.Println("held, token > 0:", h.Token() > 0, "trusted:", work.Err() == nil)
-	// Output: held, token > 0: true trusted: true
-}
-
-// A SemaphoreMutex is taken in one goroutine and given back in another:
-// the hold, not the goroutine, is what is released.
-func ExampleSemaphoreMutex() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-
-	m, err := mutex.NewSemaphoreMutex(client, "/locks/export")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer m.Close()
-	h, err := m.Acquire(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	released := make(chan error)
-	go func() { released <- h.Release() }() // e.g. a completion callback
-	fmt.Println("released elsewhere:", <-released)
-	fmt.Println("again:", h.Release())
-	// Output:
-	// released elsewhere: <nil>
-	// again: released
-}
-
-// A MultiLock takes several locks all or nothing, always in the order
-// given.
-func ExampleMultiLock() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-
-	from, err := mutex.New(client, "/locks/accounts/17")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer from.Close()
-	to, err := mutex.New(client, "/locks/accounts/42")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer to.Close()
-	both, err := mutex.NewMultiLock(from, to)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	holds, err := both.Acquire(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("holds:", len(holds))
-	fmt.Println("release:", hold.ReleaseAll(holds...))
-	// Output:
-	// holds: 2
-	// release: <nil>
 }

@@ -240,10 +240,6 @@ func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error)
 	return r.lock.Acquire(ctx, noWait)
 }
 
-// testHookBeforeDowngradeCreate, when set by a test, runs in a downgrade
-// just before the read node is created.
-var testHookBeforeDowngradeCreate func()
-
 // downgrade takes the read lock while holding the write lock: a plain
 // ephemeral read node named after the write node's sequence number, so it
 // sorts into the write node's place and no writer queued behind can get
@@ -258,9 +254,6 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	s := c.Session()
 	if s.ID != wh.SessionID() {
 		return nil, fmt.Errorf("downgrade: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost)
-	}
-	if testHookBeforeDowngradeCreate != nil {
-		testHookBeforeDowngradeCreate()
 	}
 	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
 		framework.WithMode(framework.Ephemeral), framework.Protected())

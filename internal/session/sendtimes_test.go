@@ -6,11 +6,10 @@ import (
 	"testing"
 )
 
-// Review3 (holds up): the send times kept without a slice per xid are
-// answered exactly as the slice kept them: per xid, oldest first, each
-// once, and a reply to nothing sent is not proof (rule 8). Pings share
-// xid -2.
-func TestReview3SendTimesAnsweredInOrderPerXid(t *testing.T) {
+// The send times kept without a slice per xid are answered exactly as a
+// slice per xid kept them: per xid, oldest first, each once, and a reply to
+// nothing sent is not proof (rule 8). Pings share xid -2.
+func TestSendTimesAreAnsweredInOrderPerXid(t *testing.T) {
 	c := &sniffConn{}
 	model := map[int32][]sent{}
 	frame := func(xid int32) []byte {

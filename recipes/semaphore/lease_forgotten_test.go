@@ -14,14 +14,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
-// Review (lease-time holds): the lease exists for holders that never
-// release. Once a forgotten lease has run out (signal fired, node deleted
-// by the lease), nothing of it should stay behind in the process: before,
-// each forgotten lease keeps its node's watchSignal goroutine (and its
-// client OnClose hook, and its entry in the Semaphore's held set) until the
-// Semaphore or the client is closed (expire never cancels n.life nor
-// unhooks), so a long-lived Semaphore whose holders keep forgetting grows
-// by a goroutine per forgotten lease, without bound.
+// The lease exists for holders that never release. Once a forgotten lease
+// has run out (signal fired, node deleted by the lease), nothing of it
+// stays behind in the process. Before, each forgotten lease kept its
+// node's watchSignal goroutine (and its client OnClose hook, and its entry
+// in the Semaphore's held set) until the Semaphore or the client was
+// closed (expire never cancelled n.life nor unhooked), so a long-lived
+// Semaphore whose holders kept forgetting grew by a goroutine per
+// forgotten lease, without bound.
 func TestForgottenLeasesThatRanOutLeaveNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())

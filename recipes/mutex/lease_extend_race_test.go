@@ -13,10 +13,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (lease-time holds): Extend and a reentrant acquire racing the
-// lease's end: either the lease goes on (nil, and the hold stays trusted,
-// its node in place) or it ended (an error wrapping zkrecipes.ErrLeaseExpired), never
-// nil for a hold whose signal fires at that end.
+// Extend and a reentrant acquire racing the lease's end: either the lease
+// goes on (nil, and the hold stays trusted, its node in place) or it ended
+// (an error wrapping zkrecipes.ErrLeaseExpired), never nil for a hold whose
+// signal fires at that end.
 func TestExtendAndReentrantAcquireRacingTheLeaseEnd(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())

@@ -16,9 +16,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (lease-time holds): a recipe Close and a client Close racing the
-// lease's end, on either side of it: no panic, no race, the node goes, the
-// hold ends, and no goroutine is left behind.
+// A recipe Close and a client Close racing the lease's end, on either side
+// of it: no panic, no race, the node goes, the hold ends, and no goroutine
+// is left behind.
 func TestRecipeAndClientCloseRacingTheLeaseEndLeaveNothing(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())

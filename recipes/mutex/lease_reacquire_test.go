@@ -13,14 +13,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (lease-time holds): a goroutine that forgot to release is the
-// case a lease exists for. Once its lease has run out (signal fired, node
-// deleted, others granted), the forgetful goroutine itself is locked out:
-// its entry stays in the reentrant Lock, so every later Acquire on it is a
-// "reentrant acquire of a lost hold" and fails at once with zkrecipes.ErrHoldLost
-// (and HeldInProcess stays true) until it calls Release - which is exactly
-// what it forgot. Redisson's lock(leaseTime) lets the same thread lock
-// again after the lease ran out.
+// A goroutine that forgot to release is the case a lease exists for. Once
+// its lease has run out (signal fired, node deleted, others granted), the
+// forgetful goroutine may acquire again, as Redisson's lock(leaseTime) lets
+// the same thread lock again after the lease ran out. Before, it was locked
+// out: its entry stayed in the reentrant Lock, so every later Acquire on it
+// was a "reentrant acquire of a lost hold" and failed at once with
+// zkrecipes.ErrHoldLost (and HeldInProcess stayed true) until it called
+// Release - which is exactly what it forgot.
 func TestGoroutineWhoseForgottenLeaseRanOutCanAcquireAgain(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())

@@ -26,10 +26,11 @@ func (p noReadUnder) ACLForPath(path string) []zk.ACL {
 }
 func (noReadUnder) DefaultACL() []zk.ACL { return zk.WorldACL(zk.PermAll) }
 
-// Found in review: when the hold's own check (op 0 of the multi) fails with anything
-// but NoNode, Fenced hands back a *MultiOpError whose Index is 0: the
-// documented meaning is "your op 0 failed". Here the check fails with NoAuth
-// (ZooKeeper checks READ for a check op) and the caller's op 0 is innocent.
+// When the hold's own check (op 0 of the multi) fails with anything but
+// NoNode, Fenced must not hand back a *MultiOpError whose Index is 0: the
+// documented meaning of that is "your op 0 failed". Here the check fails
+// with NoAuth (ZooKeeper checks READ for a check op) and the caller's op 0
+// is innocent.
 func TestFencedCheckFailureIsNotBlamedOnCallersFirstOp(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs(), framework.WithACLProvider(noReadUnder("/locks/acl/")))

@@ -15,9 +15,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (lease-time holds, missing test): a lease's end is counted once,
-// as reason lease_expired; a hold lost first keeps its first reason and its
-// lease's end is not counted again; a late Release counts nothing more.
+// A lease's end is counted once, as reason lease_expired; a hold lost first
+// keeps its first reason and its lease's end is not counted again; a late
+// Release counts nothing more.
 func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	cl := zktest.Standalone(t)
 	m := newMeters(t)

@@ -14,11 +14,11 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (missing fault-path test): a hold lost to a cut FIRST (zkrecipes.ErrSuspended
-// at 2/3 of the session timeout), whose link comes back under the same
-// session, and whose holder never releases: the lease's end must still
-// delete the node (the README promises it) and let the next waiter in,
-// without the reason changing and without anyone being granted before.
+// A hold lost to a cut FIRST (zkrecipes.ErrSuspended at 2/3 of the session
+// timeout), whose link comes back under the same session, and whose holder
+// never releases: the lease's end must still delete the node (the README
+// promises it) and let the next waiter in, without the reason changing and
+// without anyone being granted before.
 func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -55,7 +55,7 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 	waitNodes(t, obs, "/locks/lease-lost-first", 0)
 }
 
-// Review (missing fault-path test): the lease runs out while the server is
+// The lease runs out while the server is
 // down (restart): the holder is told, and the node is deleted once the
 // server is back, under the same session; the next waiter then gets it.
 func TestLeaseRunningOutWhileTheServerIsDownDeletesTheNodeAfterRestart(t *testing.T) {

@@ -14,16 +14,17 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
-// Review3: a guaranteed delete whose request cannot be written (the link is
-// reset under go-zookeeper's send loop: the error is the socket's own,
-// "write: connection reset by peer" or "use of closed network connection",
-// not zk.ErrConnectionClosed) is neither retried nor handed to the
-// background deleter: retry.Retryable and deleteUnfinished do not know the
-// error. DeleteAsync has already returned nil (its trace fires just before
-// the write), so a lock's Release (contend.Leave) reports success while its
-// node stays for as long as the session lives, and every waiter behind it
-// waits for ever: rule 4 (no orphans). The session here survives the cut.
-func TestReview3DeleteAsyncWhoseWriteFailsIsNeverFinished(t *testing.T) {
+// A delete handed to DeleteAsync whose request cannot be written still
+// lands. The link is reset under go-zookeeper's send loop, and the error is
+// the socket's own ("write: connection reset by peer", "use of closed
+// network connection"), not zk.ErrConnectionClosed: when retry.Retryable
+// and deleteUnfinished did not know it, the delete was neither retried nor
+// handed to the background deleter. DeleteAsync had already returned nil
+// (its trace fires just before the write), so a lock's Release
+// (contend.Leave) reported success while its node stayed for as long as the
+// session lived, and every waiter behind it waited for ever: rule 4 (no
+// orphans). The session here survives the cut.
+func TestDeleteAsyncWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)

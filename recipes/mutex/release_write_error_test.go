@@ -13,14 +13,16 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review3: Release sends its delete with DeleteAsync and returns once the
-// request is handed to the socket. If the link is reset under go-zookeeper's
-// send loop, the write fails with the socket's own error ("broken pipe",
-// "connection reset by peer"), which retry.Retryable and the guaranteed
-// delete do not know: the delete is dropped. Release said nil, the session
-// lives on (the cut is short), and the lock node stays: every other
-// contender waits for as long as the releasing process runs (rule 4).
-func TestReview3ReleaseDuringACutNeverLeavesTheLockTakenWithoutRace(t *testing.T) {
+// A Release during a cut never leaves the lock taken. Release sends its
+// delete with DeleteAsync and returns once the request is handed to the
+// socket. If the link is reset under go-zookeeper's send loop, the write
+// fails with the socket's own error ("broken pipe", "connection reset by
+// peer"); when retry.Retryable and the guaranteed delete did not know it,
+// the delete was dropped. Release said nil, the session lived on (the cut
+// is short), and the lock node stayed: every other contender waited for as
+// long as the releasing process ran (rule 4). Not run under the race
+// detector (see below).
+func TestReleaseDuringACutNeverLeavesTheLockTaken(t *testing.T) {
 	testkit.SkipUnderRace(t) // 300 holds' watches set again at every reconnect
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()

@@ -3,7 +3,6 @@ package framework_test
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,10 +11,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
-// Review3 (holds up): an enqueue whose create went out (its listing joined
-// from the send loop) into a partition that outlasts the session comes back
-// with a node of the new session, its czxid, and a listing that has it.
-func TestReview3EnqueueAcrossASessionExpiry(t *testing.T) {
+// An enqueue whose create went out (its listing joined from the send loop)
+// into a partition that outlasts the session comes back with a node of the
+// new session, its czxid, and a listing that has it.
+func TestEnqueueAcrossASessionExpiryReturnsANodeOfTheNewSession(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)
@@ -29,8 +28,7 @@ func TestReview3EnqueueAcrossASessionExpiry(t *testing.T) {
 	}
 	out := make(chan res, 1)
 	go func() { q, err := c.Enqueue(t.Context(), "/qx/lock-", nil); out <- res{q, err} }()
-	time.Sleep(7 * time.Second)
-	p.Heal()
+	zktest.ExpireSession(t, p, old) // until the servers drop the session; then it heals p
 	r := <-out
 	require.NoError(t, r.err)
 	assert.NotEqual(t, old, r.q.Owner)

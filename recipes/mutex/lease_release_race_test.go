@@ -14,16 +14,16 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-// Review (lease-time holds): a Release called BEFORE the lease's end, by a
-// holder that never saw its signal fire, must be a clean release. Hold.Release
-// takes the hold out of its node at once, but the node only stops its lease
-// (endLease) after unhook, stop and wg.Wait: a deadline passing in that
-// window lets expire() end the node with zkrecipes.ErrLeaseExpired, count and log it as
-// a loss (reason lease_expired) and queue its delete, and the release then
-// says zkrecipes.ErrHoldLost: zkrecipes.ErrLeaseExpired to a holder that did release in time,
-// while the hold's own Err says zkrecipes.ErrReleased. Seen in most rounds with the
-// Release called 30µs before the end, in ~10% at 300µs (with and without
-// -race); the rounds sweep 20µs to 200µs.
+// A Release called BEFORE the lease's end, by a holder that never saw its
+// signal fire, must be a clean release. Hold.Release takes the hold out of
+// its node at once, but the node only stops its lease (endLease) after
+// unhook, stop and wg.Wait: a deadline passing in that window let expire()
+// end the node with zkrecipes.ErrLeaseExpired, count and log it as a loss
+// (reason lease_expired) and queue its delete, and the release then said
+// zkrecipes.ErrHoldLost: zkrecipes.ErrLeaseExpired to a holder that did
+// release in time, while the hold's own Err said zkrecipes.ErrReleased.
+// Seen in most rounds with the Release called 30µs before the end, in ~10%
+// at 300µs (with and without -race); the rounds sweep 20µs to 200µs.
 func TestReleaseCalledBeforeTheLeaseEndIsNotALeaseExpiry(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
