@@ -42,7 +42,7 @@ test: deps fmt-check vet staticcheck
 CHAOS_OUT ?= $(CURDIR)/chaos-out
 chaos: deps
 	set -o pipefail; ZKR_CHAOS=$(if $(LONG),long,short) ZKR_CHAOS_OUT=$(CHAOS_OUT) \
-		$(GO) test -count=1 -v -timeout 120m -run '^TestChaos$$' ./integration/chaos/ | grep -v '^=== RUN'
+		$(GO) test -count=1 -v -timeout 120m -run '^TestChaos$$' ./internal/chaos/ | grep -v '^=== RUN'
 
 ## chaos-long: the fault suite with five minutes of faults per recipe.
 chaos-long:

@@ -6,14 +6,14 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Found in review: the ZooKeeper register check of the semaphore checks nothing but
-// "token granted to its writer". A fenced write proves its lease node
+// A register check of the semaphore that asked only "was the token
+// granted to its writer?" would let this pass. A fenced write proves its lease node
 // existed when it committed, and a lease's node exists from its grant
 // (before its first write) to its last write; so writes in czxid order
 // c1, c2, c3, c1, c2 prove three leases alive at once at c3's write, over a
 // maximum of 2. Here c1 released at 50 and c3 was granted at 60: c1's
 // second write (czxid 140) committed after c1 gave its lease up, exactly
-// what Fenced exists to refuse, and the checker reports nothing.
+// what Fenced exists to refuse, and the checker must report it.
 func TestRegisterSemaphoreOverCapacityIsCaught(t *testing.T) {
 	var h hist
 	h.holdOf("c1", 1, 0, 10, 50, 52, token(100))
