@@ -182,8 +182,10 @@ func runElect(a *app, g *globals, args []string) int {
 		return exitFailed
 	}
 	if err := sel.Start(sig.ctx); err != nil {
-		log.printf("%v", err)
-		return exitFailed
+		// A signal while joining the queue ends Start; the queue is left
+		// by Close either way.
+		_ = sel.Close()
+		return sig.failed(log, err)
 	}
 	log.infof("campaigning for %s as %s", path, id)
 	stop := func(code int) int {
