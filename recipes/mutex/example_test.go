@@ -77,7 +77,7 @@ func ExampleSemaphoreMutex() {
 	fmt.Println("again:", h.Release())
 	// Output:
 	// released elsewhere: <nil>
-	// again: released
+	// again: semaphore mutex /locks/export: released
 }
 
 // A MultiLock takes several locks all or nothing, always in the order
