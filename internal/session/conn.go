@@ -209,7 +209,11 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		nc, err = (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	if err != nil {
-		c.lastDialErr.Store(&err)
+		// An attempt that Close cut short says nothing about the servers,
+		// and would hide the failure Dial's error is to name.
+		if c.closing.Err() == nil {
+			c.lastDialErr.Store(&err)
+		}
 		return nil, err
 	}
 	sc := &sniffConn{
