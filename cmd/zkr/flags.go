@@ -24,17 +24,22 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
     Each has an environment variable (in brackets); an option given on the
     command line wins over it.
 
-    --connect HOST:PORT[,HOST:PORT...]   [ZKR_CONNECT, else ZK_CONNECT]
-           ZooKeeper servers (default 127.0.0.1:2181).
+    --connect HOST:PORT[,HOST:PORT...][/CHROOT]   [ZKR_CONNECT, else ZK_CONNECT]
+           ZooKeeper servers (default 127.0.0.1:2181). A /CHROOT after the
+           last server is the namespace, as ZooKeeper's own clients take
+           it (see --namespace).
     --session-timeout D   [ZKR_SESSION_TIMEOUT]
            session timeout asked of the server (default 10s). A holder cut
            off from ZooKeeper stops COMMAND after 2/3 of it; a dead zkr's
            lock passes on after all of it. Must be at least 900ms, to
            leave time to stop COMMAND in between.
     --connect-timeout D   [ZKR_CONNECT_TIMEOUT]
-           how long to try to reach ZooKeeper at start (default 15s).
+           how long to try to reach ZooKeeper at start (default 15s); then
+           zkr exits 125, saying why the last attempt failed (connection
+           refused, a name that does not resolve, a TLS handshake).
     --namespace NS   [ZKR_NAMESPACE]
-           prefix every path with /NS, as Curator's namespace.
+           prefix every path with /NS, as Curator's namespace; the same
+           as a /NS chroot in --connect (giving both, they must agree).
     --auth-file FILE   [ZKR_AUTH_FILE]
            digest credentials USER:PASSWORD, the first line of FILE, sent on
            every connection.
@@ -202,7 +207,11 @@ func (g *globals) check() error {
 	if g.connect == "" {
 		return errors.New("--connect: no servers")
 	}
-	for _, s := range strings.Split(g.connect, ",") {
+	servers, chroot, err := splitChroot(g.connect)
+	if err != nil {
+		return fmt.Errorf("--connect: %w", err)
+	}
+	for _, s := range servers {
 		if err := checkServer(s); err != nil {
 			return fmt.Errorf("--connect: %w", err)
 		}
@@ -220,6 +229,9 @@ func (g *globals) check() error {
 		ns := "/" + strings.TrimPrefix(g.namespace, "/")
 		if ns == "/" || framework.ValidatePath(ns) != nil {
 			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
+		}
+		if chroot != "" && chroot != ns {
+			return fmt.Errorf("--connect names the chroot %s and --namespace another (%s): give one", chroot, ns)
 		}
 	}
 	if g.auth.fromArg && g.auth.value == "" {
@@ -241,6 +253,32 @@ func (g *globals) check() error {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
 	return nil
+}
+
+// splitChroot splits a connect string into its servers and ZooKeeper's
+// chroot, which may end it ("zk1:2181,zk2:2181/app" is /app), as every
+// ZooKeeper client reads it. The framework takes the chroot as the
+// namespace; zkr checks it here, so that a mistake is a usage error.
+func splitChroot(connect string) (servers []string, chroot string, err error) {
+	servers = strings.Split(connect, ",")
+	for i, s := range servers {
+		host, root, found := strings.Cut(s, "/")
+		if !found {
+			continue
+		}
+		if i != len(servers)-1 {
+			return nil, "", fmt.Errorf("%q: a chroot goes after the last server only, as in zk1:2181,zk2:2181/app", s)
+		}
+		servers[i] = host
+		if root == "" {
+			break // "zk:2181/" is the root: no chroot
+		}
+		chroot = "/" + root
+		if framework.ValidatePath(chroot) != nil {
+			return nil, "", fmt.Errorf("chroot %q: not a valid ZooKeeper path", chroot)
+		}
+	}
+	return servers, chroot, nil
 }
 
 func checkServer(s string) error {
@@ -299,7 +337,10 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if g.auth.fromArg {
 		fmt.Fprintln(g.stderr, "zkr: warning: --auth shows the password to every local user (ps); use --auth-file or ZKR_AUTH")
 	}
-	connOpts := []framework.Option{framework.WithSessionTimeout(g.sessionTimeout)}
+	connOpts := []framework.Option{
+		framework.WithSessionTimeout(g.sessionTimeout),
+		framework.WithDialTimeout(g.connectTimeout),
+	}
 	if auth != "" {
 		user, password, _ := strings.Cut(auth, ":")
 		connOpts = append(connOpts, framework.WithDigestAuth(user, password))
@@ -307,8 +348,11 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if tlsCfg != nil {
 		connOpts = append(connOpts, framework.WithTLS(tlsCfg))
 	}
+	if g.namespace != "" {
+		// Not otherwise: an empty one would override a chroot in --connect.
+		connOpts = append(connOpts, framework.WithNamespace(g.namespace))
+	}
 	return append(connOpts,
-		framework.WithNamespace(g.namespace),
 		// Closing the session deletes zkr's ephemeral nodes anyway: a
 		// release that cannot reach the server must not hold zkr up.
 		framework.WithDrainTimeout(time.Second),
@@ -348,7 +392,7 @@ func readAuthFile(path string) (string, error) {
 }
 
 // dial connects with opts from prepare, giving up after --connect-timeout
-// or when ctx ends.
+// (the framework's dial timeout) or when ctx ends.
 func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework.Client, error) {
 	if g.metricsAddr != "" && g.metrics == nil {
 		m, err := startMetrics(g.metricsAddr)
@@ -358,8 +402,7 @@ func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework
 		g.metrics = m
 		opts = append(slices.Clip(opts), m.option())
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
-	defer cancel()
+	start := time.Now()
 	c, err := framework.Dial(ctx, strings.Split(g.connect, ","), opts...)
 	if g.metrics != nil {
 		if err != nil {
@@ -370,12 +413,48 @@ func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework
 		}
 	}
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no session with %s after %v", g.connect, g.connectTimeout)
-		}
-		return nil, fmt.Errorf("connect to %s: %w", g.connect, err)
+		return nil, connectError(g.connect, time.Since(start), err)
 	}
 	return c, nil
+}
+
+// connectError is Dial's err as zkr says it: no session with which servers,
+// after how long, and why the last attempt to reach one failed (refused,
+// a name that does not resolve, a TLS handshake), which Dial's error
+// carries: what the user has to fix.
+func connectError(connect string, took time.Duration, err error) error {
+	msg := "no session with " + connect
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg += " after " + took.Round(100*time.Millisecond).String()
+	}
+	if cause := dialCause(err); cause != nil {
+		return fmt.Errorf("%s: %w", msg, cause)
+	}
+	// A cause of another kind, or none (connections were made, but no
+	// session came of them): the library's own words, whole.
+	return fmt.Errorf("connect to %s: %w", connect, err)
+}
+
+// dialCause finds in Dial's err why the last attempt to reach a server
+// failed, or returns nil.
+func dialCause(err error) error {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns
+	}
+	var cert *tls.CertificateVerificationError
+	if errors.As(err, &cert) {
+		return cert
+	}
+	var record tls.RecordHeaderError
+	if errors.As(err, &record) {
+		return record
+	}
+	var op *net.OpError // refused, unreachable, timed out, a TLS alert
+	if errors.As(err, &op) {
+		return op
+	}
+	return nil
 }
 
 // closeClient closes c, waiting at most a few seconds: zkr is about to exit,
