@@ -130,6 +130,7 @@ var globalCompOptions = []compOption{
 	{long: "namespace", value: "NS", summary: "prefix every path with /NS"},
 	{long: "auth-file", value: file, summary: "USER:PASSWORD from FILE"},
 	{long: "auth", value: "USER:PASSWORD", summary: "digest credentials (visible in ps)"},
+	{long: "acl", value: "ACL", words: []string{"open", "creator"}, summary: "who may change zkr's nodes"},
 	{long: "tls-ca", value: file, summary: "PEM CA certificates"},
 	{long: "tls-cert", value: file, summary: "PEM client certificate"},
 	{long: "tls-key", value: file, summary: "PEM client key"},

@@ -108,6 +108,7 @@ func TestCompletionInBashOffersWhatFitsTheCursor(t *testing.T) {
 		"bench modes":                    {words: []string{"zkr", "bench", "--mode", ""}, want: []string{"contended", "keys", "latch", "queue", "uncontended"}},
 		"bench peers":                    {words: []string{"zkr", "bench", "--mode", "keys", "--peer", "z"}, want: []string{"zklock", "zkrecipes"}},
 		"output formats":                 {words: []string{"zkr", "ls", "-o", ""}, want: []string{"json", "text"}},
+		"ACLs":                           {words: []string{"zkr", "lock", "--acl", ""}, want: []string{"creator", "open"}},
 		"a duration is not guessed":      {words: []string{"zkr", "lock", "--timeout", ""}, want: nil},
 		"a file option takes files":      {words: []string{"zkr", "lock", "--auth-file", "d"}, want: []string{"data.txt", "dump.bin"}},
 		"a ZooKeeper path is not a file": {words: []string{"zkr", "lock", "d"}, want: nil},

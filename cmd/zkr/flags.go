@@ -50,7 +50,15 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            it (ps): zkr warns. Prefer --auth-file or ZKR_AUTH.
            Give one of the three: --auth or --auth-file wins over ZKR_AUTH
            and ZKR_AUTH_FILE; both options, or both variables, or an empty
-           option, is a usage error.
+           option, is a usage error. zkr warns when the auth file is
+           readable by its group or by others (chmod 600 it).
+    --acl open|creator   [ZKR_ACL]
+           the ACL of the nodes zkr creates. open (the default, as
+           Curator's): anyone may read, change or delete them. creator:
+           only a client with the same credentials may (ZooKeeper's
+           CREATOR_ALL_ACL), so another client cannot delete a lock node
+           and take the lock, nor queue under the path. Needs credentials
+           (--auth-file, ZKR_AUTH or --auth).
     --tls-ca FILE, --tls-cert FILE, --tls-key FILE
            [ZKR_TLS_CA, ZKR_TLS_CERT, ZKR_TLS_KEY]
            connect with TLS (to the servers' secureClientPort), trusting the
@@ -84,6 +92,7 @@ type globals struct {
 	namespace      string
 	auth           argValue // USER:PASSWORD from --auth or ZKR_AUTH
 	authFile       argValue // from --auth-file or ZKR_AUTH_FILE
+	acl            string   // "open" or "creator"
 	tlsCA          string
 	tlsCert        string
 	tlsKey         string
@@ -156,6 +165,10 @@ func defaultGlobals() *globals {
 	g.namespace = os.Getenv("ZKR_NAMESPACE")
 	g.auth.value = os.Getenv("ZKR_AUTH")
 	g.authFile.value = os.Getenv("ZKR_AUTH_FILE")
+	g.acl = "open"
+	if v := os.Getenv("ZKR_ACL"); v != "" {
+		g.acl = v
+	}
 	g.tlsCA = os.Getenv("ZKR_TLS_CA")
 	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
 	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
@@ -181,6 +194,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.namespace, "namespace", g.namespace, "")
 	fs.Var(&g.auth, "auth", "")
 	fs.Var(&g.authFile, "auth-file", "")
+	fs.StringVar(&g.acl, "acl", g.acl, "")
 	fs.StringVar(&g.tlsCA, "tls-ca", g.tlsCA, "")
 	fs.StringVar(&g.tlsCert, "tls-cert", g.tlsCert, "")
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
@@ -240,7 +254,7 @@ func (g *globals) check() error {
 	if g.authFile.fromArg && g.authFile.value == "" {
 		return errors.New("--auth-file '': empty; want a file")
 	}
-	auth, _, err := g.credentials()
+	auth, file, err := g.credentials()
 	if err != nil {
 		return err
 	}
@@ -248,6 +262,15 @@ func (g *globals) check() error {
 		if user, _, ok := strings.Cut(auth, ":"); !ok || user == "" {
 			return errors.New("--auth (or ZKR_AUTH): want USER:PASSWORD")
 		}
+	}
+	switch g.acl {
+	case "open":
+	case "creator":
+		if auth == "" && file == "" {
+			return errors.New("--acl creator: no credentials to give the nodes to; give --auth-file (or ZKR_AUTH)")
+		}
+	default:
+		return fmt.Errorf("--acl %q (or ZKR_ACL): want open or creator", g.acl)
 	}
 	if (g.tlsCert == "") != (g.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
@@ -348,6 +371,9 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if tlsCfg != nil {
 		connOpts = append(connOpts, framework.WithTLS(tlsCfg))
 	}
+	if g.acl == "creator" {
+		connOpts = append(connOpts, framework.WithACLProvider(framework.CreatorACL()))
+	}
 	if g.namespace != "" {
 		// Not otherwise: an empty one would override a chroot in --connect.
 		connOpts = append(connOpts, framework.WithNamespace(g.namespace))
@@ -370,18 +396,23 @@ func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
 		return "", nil, err
 	}
 	if file != "" {
-		if auth, err = readAuthFile(file); err != nil {
+		if auth, err = readAuthFile(file, g.stderr); err != nil {
 			return "", nil, err
 		}
 	}
 	return auth, tlsCfg, nil
 }
 
-// readAuthFile reads USER:PASSWORD from the first line of path.
-func readAuthFile(path string) (string, error) {
+// readAuthFile reads USER:PASSWORD from the first line of path, and warns
+// on warn if the file's group or others may read it, as ssh does of a
+// private key: a password every local user can read protects nothing.
+func readAuthFile(path string, warn io.Writer) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("--auth-file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o044 != 0 {
+		fmt.Fprintf(warn, "zkr: warning: --auth-file %s: permissions %#o let other users read the password; chmod 600 it\n", path, fi.Mode().Perm())
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSpace(line)
