@@ -52,6 +52,8 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"missing TLS CA":             {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
 		"TLS cert without key":       {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
 		"bad connect string":         {"--connect", "localhost:http", "lock", "/p", "--", "true"},
+		"acl creator, no password":   {"--acl", "creator", "lock", "/p", "--", "true"},
+		"unknown acl":                {"--acl", "world", "--auth", "a:b", "lock", "/p", "--", "true"},
 		"a former subcommand":        {"bench", "--mode", "keys"},
 		"bad namespace":              {"--namespace", "a//b", "lock", "/p", "--", "true"},
 		"unknown subcommand":         {"frobnicate"},
