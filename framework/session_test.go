@@ -313,6 +313,28 @@ func TestDialToANameThatDoesNotResolveSaysSo(t *testing.T) {
 	assert.ErrorContains(t, err, "no-such-host.invalid")
 }
 
+// A TLS server that accepts the connection and never answers the handshake:
+// the error names the server and the handshake, not a bare "context
+// deadline exceeded" (which the handshake's own timeout gave).
+func TestDialOverTLSToAServerThatNeverAnswersSaysTheHandshakeTimedOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer nc.Close() // held open, never answered, until the test ends
+		}
+	}()
+	_, err = framework.Dial(t.Context(), []string{ln.Addr().String()}, framework.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}),
+		framework.WithConnectTimeout(200*time.Millisecond), framework.WithDialTimeout(time.Second))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "last connection attempt: TLS handshake with "+ln.Addr().String())
+}
+
 // ZooKeeper's chroot syntax, "host:port/app", is the client's namespace,
 // as the Java client takes it. (Before: the library hung on it.)
 func TestAChrootInTheServersIsTheNamespace(t *testing.T) {

@@ -21,7 +21,7 @@ SYNOPSIS
 
 DESCRIPTION
     Prints a script that makes Tab complete zkr's subcommands, their
-    options and the values some take (--mode, --peer, --output, files for
+    options and the values some take (--output, --acl, files for
     --auth-file and the TLS options) in bash, zsh or fish. After --, Tab
     completes COMMAND and its arguments as if typed alone. ZooKeeper paths
     are not completed: that would need a server.
@@ -130,6 +130,7 @@ var globalCompOptions = []compOption{
 	{long: "namespace", value: "NS", summary: "prefix every path with /NS"},
 	{long: "auth-file", value: file, summary: "USER:PASSWORD from FILE"},
 	{long: "auth", value: "USER:PASSWORD", summary: "digest credentials (visible in ps)"},
+	{long: "acl", value: "ACL", words: []string{"open", "creator"}, summary: "who may change zkr's nodes"},
 	{long: "tls-ca", value: file, summary: "PEM CA certificates"},
 	{long: "tls-cert", value: file, summary: "PEM client certificate"},
 	{long: "tls-key", value: file, summary: "PEM client key"},
@@ -174,19 +175,6 @@ func completionSpec() []compCommand {
 		}},
 		{name: "dev", summary: "run a throwaway local ZooKeeper", opts: []compOption{
 			{long: "port", value: "P", summary: "port to listen on"},
-		}},
-		{name: "bench", summary: "measure lock latency and throughput", globals: true, opts: []compOption{
-			{long: "mode", value: "MODE", words: []string{"uncontended", "contended", "latch", "queue", "keys"}, summary: "what to measure"},
-			{long: "peer", value: "P", words: []string{"zkrecipes", "zklock"}, summary: "whose lock"},
-			{long: "n", value: "N", summary: "uncontended: timed rounds"},
-			{long: "clients", value: "C", summary: "contended: sessions"},
-			{long: "duration", value: "D", summary: "contended, keys: how long"},
-			{long: "rounds", value: "R", summary: "latch: handovers"},
-			{long: "waiters", value: "W", summary: "queue: waiters"},
-			{long: "sessions", value: "S", summary: "queue: sessions"},
-			{long: "keys", value: "K", summary: "keys: lock paths"},
-			{long: "workers", value: "W", summary: "keys: goroutines"},
-			outputCompOption,
 		}},
 		{name: "version", summary: "print zkr's version", opts: []compOption{
 			{long: "help", short: "h", summary: "show the manual"},

@@ -24,17 +24,22 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
     Each has an environment variable (in brackets); an option given on the
     command line wins over it.
 
-    --connect HOST:PORT[,HOST:PORT...]   [ZKR_CONNECT, else ZK_CONNECT]
-           ZooKeeper servers (default 127.0.0.1:2181).
+    --connect HOST:PORT[,HOST:PORT...][/CHROOT]   [ZKR_CONNECT, else ZK_CONNECT]
+           ZooKeeper servers (default 127.0.0.1:2181). A /CHROOT after the
+           last server is the namespace, as ZooKeeper's own clients take
+           it (see --namespace).
     --session-timeout D   [ZKR_SESSION_TIMEOUT]
            session timeout asked of the server (default 10s). A holder cut
            off from ZooKeeper stops COMMAND after 2/3 of it; a dead zkr's
            lock passes on after all of it. Must be at least 900ms, to
            leave time to stop COMMAND in between.
     --connect-timeout D   [ZKR_CONNECT_TIMEOUT]
-           how long to try to reach ZooKeeper at start (default 15s).
+           how long to try to reach ZooKeeper at start (default 15s); then
+           zkr exits 125, saying why the last attempt failed (connection
+           refused, a name that does not resolve, a TLS handshake).
     --namespace NS   [ZKR_NAMESPACE]
-           prefix every path with /NS, as Curator's namespace.
+           prefix every path with /NS, as Curator's namespace; the same
+           as a /NS chroot in --connect (giving both, they must agree).
     --auth-file FILE   [ZKR_AUTH_FILE]
            digest credentials USER:PASSWORD, the first line of FILE, sent on
            every connection.
@@ -45,7 +50,15 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            it (ps): zkr warns. Prefer --auth-file or ZKR_AUTH.
            Give one of the three: --auth or --auth-file wins over ZKR_AUTH
            and ZKR_AUTH_FILE; both options, or both variables, or an empty
-           option, is a usage error.
+           option, is a usage error. zkr warns when the auth file is
+           readable by its group or by others (chmod 600 it).
+    --acl open|creator   [ZKR_ACL]
+           the ACL of the nodes zkr creates. open (the default, as
+           Curator's): anyone may read, change or delete them. creator:
+           only a client with the same credentials may (ZooKeeper's
+           CREATOR_ALL_ACL), so another client cannot delete a lock node
+           and take the lock, nor queue under the path. Needs credentials
+           (--auth-file, ZKR_AUTH or --auth).
     --tls-ca FILE, --tls-cert FILE, --tls-key FILE
            [ZKR_TLS_CA, ZKR_TLS_CERT, ZKR_TLS_KEY]
            connect with TLS (to the servers' secureClientPort), trusting the
@@ -79,6 +92,7 @@ type globals struct {
 	namespace      string
 	auth           argValue // USER:PASSWORD from --auth or ZKR_AUTH
 	authFile       argValue // from --auth-file or ZKR_AUTH_FILE
+	acl            string   // "open" or "creator"
 	tlsCA          string
 	tlsCert        string
 	tlsKey         string
@@ -151,6 +165,10 @@ func defaultGlobals() *globals {
 	g.namespace = os.Getenv("ZKR_NAMESPACE")
 	g.auth.value = os.Getenv("ZKR_AUTH")
 	g.authFile.value = os.Getenv("ZKR_AUTH_FILE")
+	g.acl = "open"
+	if v := os.Getenv("ZKR_ACL"); v != "" {
+		g.acl = v
+	}
 	g.tlsCA = os.Getenv("ZKR_TLS_CA")
 	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
 	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
@@ -176,6 +194,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.namespace, "namespace", g.namespace, "")
 	fs.Var(&g.auth, "auth", "")
 	fs.Var(&g.authFile, "auth-file", "")
+	fs.StringVar(&g.acl, "acl", g.acl, "")
 	fs.StringVar(&g.tlsCA, "tls-ca", g.tlsCA, "")
 	fs.StringVar(&g.tlsCert, "tls-cert", g.tlsCert, "")
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
@@ -202,7 +221,11 @@ func (g *globals) check() error {
 	if g.connect == "" {
 		return errors.New("--connect: no servers")
 	}
-	for _, s := range strings.Split(g.connect, ",") {
+	servers, chroot, err := splitChroot(g.connect)
+	if err != nil {
+		return fmt.Errorf("--connect: %w", err)
+	}
+	for _, s := range servers {
 		if err := checkServer(s); err != nil {
 			return fmt.Errorf("--connect: %w", err)
 		}
@@ -221,6 +244,9 @@ func (g *globals) check() error {
 		if ns == "/" || framework.ValidatePath(ns) != nil {
 			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
 		}
+		if chroot != "" && chroot != ns {
+			return fmt.Errorf("--connect names the chroot %s and --namespace another (%s): give one", chroot, ns)
+		}
 	}
 	if g.auth.fromArg && g.auth.value == "" {
 		return errors.New("--auth '': empty; want USER:PASSWORD")
@@ -228,7 +254,7 @@ func (g *globals) check() error {
 	if g.authFile.fromArg && g.authFile.value == "" {
 		return errors.New("--auth-file '': empty; want a file")
 	}
-	auth, _, err := g.credentials()
+	auth, file, err := g.credentials()
 	if err != nil {
 		return err
 	}
@@ -237,10 +263,45 @@ func (g *globals) check() error {
 			return errors.New("--auth (or ZKR_AUTH): want USER:PASSWORD")
 		}
 	}
+	switch g.acl {
+	case "open":
+	case "creator":
+		if auth == "" && file == "" {
+			return errors.New("--acl creator: no credentials to give the nodes to; give --auth-file (or ZKR_AUTH)")
+		}
+	default:
+		return fmt.Errorf("--acl %q (or ZKR_ACL): want open or creator", g.acl)
+	}
 	if (g.tlsCert == "") != (g.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
 	return nil
+}
+
+// splitChroot splits a connect string into its servers and ZooKeeper's
+// chroot, which may end it ("zk1:2181,zk2:2181/app" is /app), as every
+// ZooKeeper client reads it. The framework takes the chroot as the
+// namespace; zkr checks it here, so that a mistake is a usage error.
+func splitChroot(connect string) (servers []string, chroot string, err error) {
+	servers = strings.Split(connect, ",")
+	for i, s := range servers {
+		host, root, found := strings.Cut(s, "/")
+		if !found {
+			continue
+		}
+		if i != len(servers)-1 {
+			return nil, "", fmt.Errorf("%q: a chroot goes after the last server only, as in zk1:2181,zk2:2181/app", s)
+		}
+		servers[i] = host
+		if root == "" {
+			break // "zk:2181/" is the root: no chroot
+		}
+		chroot = "/" + root
+		if framework.ValidatePath(chroot) != nil {
+			return nil, "", fmt.Errorf("chroot %q: not a valid ZooKeeper path", chroot)
+		}
+	}
+	return servers, chroot, nil
 }
 
 func checkServer(s string) error {
@@ -299,7 +360,10 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if g.auth.fromArg {
 		fmt.Fprintln(g.stderr, "zkr: warning: --auth shows the password to every local user (ps); use --auth-file or ZKR_AUTH")
 	}
-	connOpts := []framework.Option{framework.WithSessionTimeout(g.sessionTimeout)}
+	connOpts := []framework.Option{
+		framework.WithSessionTimeout(g.sessionTimeout),
+		framework.WithDialTimeout(g.connectTimeout),
+	}
 	if auth != "" {
 		user, password, _ := strings.Cut(auth, ":")
 		connOpts = append(connOpts, framework.WithDigestAuth(user, password))
@@ -307,8 +371,14 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	if tlsCfg != nil {
 		connOpts = append(connOpts, framework.WithTLS(tlsCfg))
 	}
+	if g.acl == "creator" {
+		connOpts = append(connOpts, framework.WithACLProvider(framework.CreatorACL()))
+	}
+	if g.namespace != "" {
+		// Not otherwise: an empty one would override a chroot in --connect.
+		connOpts = append(connOpts, framework.WithNamespace(g.namespace))
+	}
 	return append(connOpts,
-		framework.WithNamespace(g.namespace),
 		// Closing the session deletes zkr's ephemeral nodes anyway: a
 		// release that cannot reach the server must not hold zkr up.
 		framework.WithDrainTimeout(time.Second),
@@ -326,18 +396,23 @@ func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
 		return "", nil, err
 	}
 	if file != "" {
-		if auth, err = readAuthFile(file); err != nil {
+		if auth, err = readAuthFile(file, g.stderr); err != nil {
 			return "", nil, err
 		}
 	}
 	return auth, tlsCfg, nil
 }
 
-// readAuthFile reads USER:PASSWORD from the first line of path.
-func readAuthFile(path string) (string, error) {
+// readAuthFile reads USER:PASSWORD from the first line of path, and warns
+// on warn if the file's group or others may read it, as ssh does of a
+// private key: a password every local user can read protects nothing.
+func readAuthFile(path string, warn io.Writer) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("--auth-file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o044 != 0 {
+		fmt.Fprintf(warn, "zkr: warning: --auth-file %s: permissions %#o let other users read the password; chmod 600 it\n", path, fi.Mode().Perm())
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSpace(line)
@@ -348,7 +423,7 @@ func readAuthFile(path string) (string, error) {
 }
 
 // dial connects with opts from prepare, giving up after --connect-timeout
-// or when ctx ends.
+// (the framework's dial timeout) or when ctx ends.
 func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework.Client, error) {
 	if g.metricsAddr != "" && g.metrics == nil {
 		m, err := startMetrics(g.metricsAddr)
@@ -358,8 +433,7 @@ func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework
 		g.metrics = m
 		opts = append(slices.Clip(opts), m.option())
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
-	defer cancel()
+	start := time.Now()
 	c, err := framework.Dial(ctx, strings.Split(g.connect, ","), opts...)
 	if g.metrics != nil {
 		if err != nil {
@@ -370,12 +444,48 @@ func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework
 		}
 	}
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no session with %s after %v", g.connect, g.connectTimeout)
-		}
-		return nil, fmt.Errorf("connect to %s: %w", g.connect, err)
+		return nil, connectError(g.connect, time.Since(start), err)
 	}
 	return c, nil
+}
+
+// connectError is Dial's err as zkr says it: no session with which servers,
+// after how long, and why the last attempt to reach one failed (refused,
+// a name that does not resolve, a TLS handshake), which Dial's error
+// carries: what the user has to fix.
+func connectError(connect string, took time.Duration, err error) error {
+	msg := "no session with " + connect
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg += " after " + took.Round(100*time.Millisecond).String()
+	}
+	if cause := dialCause(err); cause != nil {
+		return fmt.Errorf("%s: %w", msg, cause)
+	}
+	// A cause of another kind, or none (connections were made, but no
+	// session came of them): the library's own words, whole.
+	return fmt.Errorf("connect to %s: %w", connect, err)
+}
+
+// dialCause finds in Dial's err why the last attempt to reach a server
+// failed, or returns nil.
+func dialCause(err error) error {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns
+	}
+	var cert *tls.CertificateVerificationError
+	if errors.As(err, &cert) {
+		return cert
+	}
+	var record tls.RecordHeaderError
+	if errors.As(err, &record) {
+		return record
+	}
+	var op *net.OpError // refused, unreachable, timed out, a TLS alert
+	if errors.As(err, &op) {
+		return op
+	}
+	return nil
 }
 
 // closeClient closes c, waiting at most a few seconds: zkr is about to exit,

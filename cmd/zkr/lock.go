@@ -21,8 +21,8 @@ import (
 // globalEnvHelp lists the variables of the global options, for the
 // ENVIRONMENT section of each manual page.
 const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
-    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
-    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE
+    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA,
+    ZKR_TLS_CERT, ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE
                          the global options (see GLOBAL OPTIONS); an
                          option on the command line wins.
 `

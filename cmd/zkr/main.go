@@ -2,8 +2,8 @@
 // ZooKeeper lock, read or write lock, semaphore lease or leadership, with the
 // fencing token in the command's environment, and stops the command the
 // moment what it holds can no longer be trusted. It also shows who leads a
-// lock path, starts a throwaway server for development, and measures the
-// recipes against a server.
+// lock path and who waits, and starts a throwaway server for development.
+// (The benchmarks that were zkr bench are cmd/zkr-bench.)
 //
 // Run zkr --help, or zkr SUBCOMMAND --help, for the manual.
 package main
@@ -73,7 +73,6 @@ SYNOPSIS
     zkr leader [--watch] [-o json] [OPTIONS] PATH
     zkr ls     [--watch] [-o json] [OPTIONS] PATH
     zkr dev    [--port P]
-    zkr bench  --mode MODE [OPTIONS]
     zkr version
     zkr completion bash|zsh|fish
     zkr help   [SUBCOMMAND]
@@ -139,7 +138,6 @@ DESCRIPTION
     ls        show who holds and who waits on a path, since when, with
               their sessions and fencing tokens
     dev       start a throwaway local ZooKeeper for trying zkr out
-    bench     measure lock latency and throughput against a server
     version   print zkr's version (also zkr --version)
     completion
               print a completion script for bash, zsh or fish
@@ -152,9 +150,10 @@ EXIT STATUS
 ` + exitStatusHeldBody + `
 ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
-    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
-    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options (see OPTIONS).
-    ZKR_OUTPUT: -o/--output of leader, ls and bench (text or json).
+    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA,
+    ZKR_TLS_CERT, ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options
+    (see OPTIONS).
+    ZKR_OUTPUT: -o/--output of leader and ls (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
 
@@ -190,7 +189,6 @@ func subcommands() map[string]subcommand {
 		"elect":      {electHelp, runElect},
 		"leader":     {leaderHelp, runLeader},
 		"dev":        {devHelp, runDev},
-		"bench":      {benchHelp, runBench},
 		"ls":         {lsHelp, runLs},
 		"completion": {completionHelp, runCompletion},
 		"version":    {versionHelp, runVersion},
@@ -234,9 +232,18 @@ func (a *app) main(args []string) int {
 	}
 	cmd, ok := cmds[name]
 	if !ok {
+		if hint, moved := movedSubcommands[name]; moved {
+			return a.usage("zkr", "%s", hint)
+		}
 		return a.usage("zkr", "unknown subcommand %q", name)
 	}
 	return cmd.run(a, g, rest)
+}
+
+// movedSubcommands are former subcommands, and where they went: a script
+// that runs one learns it from the error.
+var movedSubcommands = map[string]string{
+	"bench": "bench is a command of its own now, zkr-bench: go install github.com/zkrecipes/zkrecipes/cmd/zkr-bench@latest",
 }
 
 func (a *app) help(cmds map[string]subcommand, args []string) int {
@@ -248,6 +255,9 @@ func (a *app) help(cmds map[string]subcommand, args []string) int {
 	default:
 		cmd, ok := cmds[args[0]]
 		if !ok {
+			if hint, moved := movedSubcommands[args[0]]; moved {
+				return a.usage("zkr help", "%s", hint)
+			}
 			return a.usage("zkr help", "unknown subcommand %q", args[0])
 		}
 		fmt.Fprint(a.stdout, cmd.help)

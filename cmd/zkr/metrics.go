@@ -10,18 +10,22 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // metricsServer is --metrics-addr: the client's OpenTelemetry metrics in
-// Prometheus's text format on /metrics, and on /healthz whether zkr's
-// coordination is sound right now. The library leaves the exporter to the
-// application; zkr is one, so it picks Prometheus, what operators scrape.
+// Prometheus's text format on /metrics, with the Go runtime's and the
+// process's (go_*, process_*), and on /healthz whether zkr's coordination
+// is sound right now. The library leaves the exporter to the application;
+// zkr is one, so it picks Prometheus, what operators scrape.
 type metricsServer struct {
 	addr     string // as listened on (a :0 port resolved)
 	provider *sdkmetric.MeterProvider
@@ -47,14 +51,28 @@ func startMetrics(addr string) (*metricsServer, error) {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
 	reg := prometheus.NewRegistry()
-	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	// What every Go program's /metrics has, and dashboards expect.
+	err = errors.Join(
+		reg.Register(collectors.NewGoCollector()),
+		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})))
+	var exp *otelprom.Exporter
+	if err == nil {
+		exp, err = otelprom.New(otelprom.WithRegisterer(reg))
+	}
+	var res *resource.Resource
+	if err == nil {
+		// Without a service name the SDK makes one up from the
+		// executable's name ("unknown_service:zkr").
+		res, err = resource.New(context.Background(), resource.WithTelemetrySDK(),
+			resource.WithAttributes(attribute.String("service.name", "zkr"), attribute.String("service.version", buildVersion())))
+	}
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
 	m := &metricsServer{
 		addr:     ln.Addr().String(),
-		provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp)),
+		provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)),
 		served:   make(chan struct{}),
 	}
 	mux := http.NewServeMux()

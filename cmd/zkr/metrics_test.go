@@ -115,3 +115,45 @@ func TestMetricsHealthzFailsOnceTheHoldIsInDoubt(t *testing.T) {
 	r := holder.wait(t, time.Minute)
 	assert.Equal(t, exitLost, r.code, r.stderr)
 }
+
+// /metrics says whose metrics they are (service zkr, zkr's version; the
+// library's scope with its version), and has the Go runtime's and the
+// process's, which every Prometheus user expects of a Go program.
+// (Before: service_name="unknown_service:zkr", otel_scope_version="", and
+// no go_ or process_ metric.)
+func TestMetricsNameTheServiceAndHaveGoAndProcessMetrics(t *testing.T) {
+	_, connect := server(t)
+	v := zkr(t, "--version")
+	require.Equal(t, 0, v.code, v.stderr)
+	version := strings.Fields(v.stdout)[1] // "zkr VERSION ..."
+	addr := freeAddr(t)
+	release := filepath.Join(t.TempDir(), "release")
+	holder := start(t, args(connect, cmd("--metrics-addr", addr, "lock", "/metrics/named"), sh("echo held; "+waitFile(release)))...)
+	holder.expectLine(t, "held")
+	waitHTTP(t, addr, "/healthz", http.StatusOK)
+	code, metrics := get(addr, "/metrics")
+	require.Equal(t, http.StatusOK, code, metrics)
+	q := regexp.QuoteMeta
+	for _, want := range []string{
+		`target_info\{[^}]*service_name="zkr"[^}]*\} 1`,
+		`target_info\{[^}]*service_version="` + q(version) + `"[^}]*\} 1`,
+		`zkrecipes_hold_active\{[^}]*otel_scope_version="` + q(version) + `"[^}]*\} 1`,
+		`go_goroutines [1-9]\d*`,
+		`go_threads [1-9]\d*`,
+		`go_memstats_alloc_bytes [0-9.e+]+`,
+		`go_memstats_heap_inuse_bytes [0-9.e+]+`,
+		`go_gc_duration_seconds_count \d+`,
+		`go_info\{version="go[^"]+"\} 1`,
+		`process_cpu_seconds_total [0-9.e+-]+`,
+		`process_open_fds [1-9]\d*`,
+		`process_max_fds [1-9][0-9.e+]*`,
+		`process_resident_memory_bytes [1-9][0-9.e+]*`,
+		`process_start_time_seconds [1-9][0-9.e+]*`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(metrics) {
+			t.Errorf("/metrics has no line matching %s", want)
+		}
+	}
+	require.NoError(t, touch(release))
+	assert.Equal(t, 0, holder.wait(t, time.Minute).code)
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 )
 
 // outputEnv is the variable behind -o/--output.
@@ -69,55 +68,5 @@ func writeJSON(w io.Writer, v any) error {
 		return err
 	}
 	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// record is one flat result: named values in a fixed order. As text it is
-// space-separated name=value fields; as JSON, an object with the same
-// names in the same order, integers as numbers.
-type record []field
-
-type field struct {
-	name  string
-	value any // a string or an integer
-}
-
-func (r record) String() string {
-	parts := make([]string, len(r))
-	for i, f := range r {
-		parts[i] = fmt.Sprintf("%s=%v", f.name, f.value)
-	}
-	return strings.Join(parts, " ")
-}
-
-func (r record) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range r {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(f.name)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(f.value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// print writes r in the chosen format, one line.
-func (o *output) print(w io.Writer, r record) error {
-	if o.json() {
-		return writeJSON(w, r)
-	}
-	_, err := fmt.Fprintln(w, r.String())
 	return err
 }

@@ -33,8 +33,6 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"leader --watch extra":       {"leader", "--watch", "/p", "extra"},
 		"leader unknown output":      {"leader", "-o", "yaml", "/p"},
 		"leader output, no format":   {"leader", "/p", "--output"},
-		"bench bad mode":             {"bench", "--mode", "fast"},
-		"bench bad output":           {"bench", "--mode", "keys", "-o", "yaml"},
 		"ls missing path":            {"ls"},
 		"ls extra argument":          {"ls", "/p", "extra"},
 		"ls relative path":           {"ls", "p"},
@@ -54,6 +52,9 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"missing TLS CA":             {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
 		"TLS cert without key":       {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
 		"bad connect string":         {"--connect", "localhost:http", "lock", "/p", "--", "true"},
+		"acl creator, no password":   {"--acl", "creator", "lock", "/p", "--", "true"},
+		"unknown acl":                {"--acl", "world", "--auth", "a:b", "lock", "/p", "--", "true"},
+		"a former subcommand":        {"bench", "--mode", "keys"},
 		"bad namespace":              {"--namespace", "a//b", "lock", "/p", "--", "true"},
 		"unknown subcommand":         {"frobnicate"},
 		"no subcommand":              {},
@@ -68,7 +69,7 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 			assert.Contains(t, r.stderr, "--help")
 		})
 	}
-	r := startWith(t, []string{"ZKR_OUTPUT=yaml"}, args(connect, cmd("bench", "--mode", "keys"))...).wait(t, time.Minute)
+	r := startWith(t, []string{"ZKR_OUTPUT=yaml"}, args(connect, cmd("ls", "/p"))...).wait(t, time.Minute)
 	assert.Equal(t, exitUsage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "ZKR_OUTPUT")
 	assert.ElementsMatch(t, []string{"zookeeper"}, children(t, c, "/"), "a usage error touched the server")
@@ -98,7 +99,7 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 	for _, a := range [][]string{
 		{"--help"}, {"help"}, {"-h"},
 		{"lock", "--help"}, {"rlock", "--help"}, {"wlock", "--help"}, {"sem", "--help"},
-		{"elect", "--help"}, {"leader", "--help"}, {"dev", "--help"}, {"bench", "--help"},
+		{"elect", "--help"}, {"leader", "--help"}, {"dev", "--help"},
 		{"ls", "--help"}, {"help", "ls"}, {"completion", "--help"},
 		{"help", "lock"},
 	} {
@@ -123,14 +124,14 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 // names their ZKR_ variables (it named ZK_CONNECT alone), and the manual
 // gives 122 both of its meanings.
 func TestManualsNameTheVariablesAndWhat122Means(t *testing.T) {
-	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader", "ls", "bench"} {
+	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader", "ls"} {
 		r := zkr(t, sub, "--help")
 		_, env, _ := strings.Cut(r.stdout, "\nENVIRONMENT\n")
 		env, _, _ = strings.Cut(env, "\nEXAMPLES\n")
 		for _, v := range []string{"ZKR_CONNECT", "ZK_CONNECT", "ZKR_SESSION_TIMEOUT", "ZKR_AUTH_FILE", "ZKR_ID", "ZKR_VERBOSE"} {
 			assert.Contains(t, env, v, "zkr %s --help: ENVIRONMENT does not name %s", sub, v)
 		}
-		if sub != "leader" && sub != "ls" && sub != "bench" {
+		if sub != "leader" && sub != "ls" {
 			assert.Contains(t, strings.Join(strings.Fields(r.stdout), " "), "killed on resume", "zkr %s --help: 122", sub)
 		}
 	}
@@ -155,4 +156,20 @@ func TestGlobalOptionsReachTheServer(t *testing.T) {
 
 	r = zkr(t, "--connect", cl.SecureConnectString(), "--tls-ca", tl.CAFile, "--connect-timeout", "2s", "lock", "/x", "--", "true")
 	assert.Equal(t, exitFailed, r.code, "a mutual-TLS server must refuse a client without a certificate: %s", r.stderr)
+}
+
+// zkr bench is no more: the benchmarks are a command of their own,
+// zkr-bench, and zkr says so (and how to install it) to whoever runs the
+// old subcommand or asks for its manual.
+func TestBenchSaysItIsACommandOfItsOwnNow(t *testing.T) {
+	for _, a := range [][]string{{"bench", "--mode", "keys"}, {"bench"}, {"help", "bench"}} {
+		r := zkr(t, a...)
+		assert.Equal(t, exitUsage, r.code, r.stderr)
+		assert.Empty(t, r.stdout)
+		assert.Contains(t, r.stderr, "zkr-bench")
+		assert.Contains(t, r.stderr, "go install github.com/zkrecipes/zkrecipes/cmd/zkr-bench@latest")
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "want one line, got:\n%s", r.stderr)
+	}
+	r := zkr(t, "--help")
+	assert.NotContains(t, r.stdout, "zkr bench")
 }

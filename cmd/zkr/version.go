@@ -74,6 +74,19 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 	return strings.Join(parts, " ")
 }
 
+// buildVersion is the version zkr was built as, as zkr version prints it:
+// what /metrics reports as the service's version.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi == nil {
+		return "unknown"
+	}
+	if bi.Main.Version == "" {
+		return "(devel)"
+	}
+	return bi.Main.Version
+}
+
 func runVersion(a *app, _ *globals, args []string) int {
 	fs := newFlagSet("version")
 	code, ok := a.parseArgs("version", versionHelp, func() error {

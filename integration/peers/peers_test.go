@@ -4,7 +4,7 @@
 //
 //	make bench-peers
 //
-// zkrecipes and zk.Lock run through `zkr bench` (--peer zklock), Curator
+// zkrecipes and zk.Lock run through zkr-bench (--peer zklock), Curator
 // through the Java agent of the interoperability tests, whose mutex-bench
 // runs the same loops. Each round runs every peer once per workload, in an
 // order that rotates from round to round (the server's JIT and the VM's
@@ -63,7 +63,7 @@ func num(t testing.TB, f map[string]string, k string) float64 {
 type workload struct {
 	name, metric string
 	lowerBetter  bool
-	zkr          []string // zkr bench arguments
+	zkr          []string // zkr-bench arguments
 	agent        string   // the agent's command, "" if Curator has none; %s is the path
 }
 
@@ -83,8 +83,8 @@ var workloads = []workload{
 func BenchmarkPeers(b *testing.B) {
 	root, err := filepath.Abs("../..")
 	require.NoError(b, err)
-	zkr := filepath.Join(b.TempDir(), "zkr")
-	build := exec.Command("go", "build", "-o", zkr, "./cmd/zkr")
+	zkr := filepath.Join(b.TempDir(), "zkr-bench")
+	build := exec.Command("go", "build", "-o", zkr, "./cmd/zkr-bench")
 	build.Dir = root
 	o, err := build.CombinedOutput()
 	require.NoError(b, err, "%s", o)
@@ -121,10 +121,10 @@ func BenchmarkPeers(b *testing.B) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		c := exec.CommandContext(ctx, zkr, append([]string{"--connect", connect, "bench", "--peer", peer}, w.zkr...)...)
+		c := exec.CommandContext(ctx, zkr, append([]string{"--connect", connect, "--peer", peer}, w.zkr...)...)
 		c.Stderr = os.Stderr
 		line, err := c.Output()
-		require.NoError(b, err, "zkr bench --peer %s %v", peer, w.zkr)
+		require.NoError(b, err, "zkr-bench --peer %s %v", peer, w.zkr)
 		return fields(string(line))
 	}
 
@@ -178,7 +178,7 @@ func BenchmarkPeers(b *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		var stderr strings.Builder
-		c := exec.CommandContext(ctx, zkr, "--connect", connect, "bench", "--mode", "queue", "--waiters", n, "--sessions", "1")
+		c := exec.CommandContext(ctx, zkr, "--connect", connect, "--mode", "queue", "--waiters", n, "--sessions", "1")
 		c.Stderr = &stderr
 		line, err := c.Output()
 		if err != nil {
@@ -211,7 +211,7 @@ func BenchmarkPeers(b *testing.B) {
 	}
 	fmt.Fprintf(&md, "\n`zk.Lock` runs on go-zookeeper's own sessions, as its users run it (not over zkrecipes' connection layer). "+
 		"The floor (keys) is a bare ephemeral-sequential create and delete per operation on a go-zookeeper session, "+
-		"the least any lock of this shape makes the server do, measured in the same `zkr bench` run.\n\n")
+		"the least any lock of this shape makes the server do, measured in the same `zkr-bench` run.\n\n")
 	if err := errors.Join(err8, err10k); err != nil {
 		fmt.Fprintf(&md, "Queued waiters, one session (zkrecipes): the run failed: %v\n", err)
 	} else {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -31,6 +32,35 @@ import (
 
 // ScopeName is the instrumentation scope (the meter's name): the module.
 const ScopeName = "github.com/zkrecipes/zkrecipes"
+
+// scopeVersion is the scope's version: the module's, as the program was
+// built with it, read once from its build information (no version
+// constant to forget to bump).
+var scopeVersion = moduleVersion()
+
+// moduleVersion is the version of the module ScopeName in the running
+// program: the main module's if it is the program (a checkout's "(devel)",
+// or what go install fetched), else the dependency's, or "" if the build
+// recorded none.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if bi.Main.Path == ScopeName {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path != ScopeName {
+			continue
+		}
+		if d.Replace != nil && d.Replace.Version != "" {
+			return d.Replace.Version
+		}
+		return d.Version
+	}
+	return ""
+}
 
 // The instruments' names.
 const (
@@ -308,7 +338,7 @@ func (in *instruments) histogram(name, desc string, buckets []float64) metric.Fl
 // New makes a client's instruments from mp. The error says which
 // instruments could not be made; those are no-ops, and the rest work.
 func New(mp metric.MeterProvider, obs Observed) (*Client, error) {
-	in := &instruments{m: mp.Meter(ScopeName)}
+	in := &instruments{m: mp.Meter(ScopeName, metric.WithInstrumentationVersion(scopeVersion))}
 	c := &Client{
 		stateChanges: in.counter(SessionStateChanges, "{change}",
 			"Connection state changes of the client's ZooKeeper session, by the state entered."),
@@ -408,7 +438,7 @@ func For(mp metric.MeterProvider) *Recipes {
 			return r.(*Recipes)
 		}
 	}
-	in := &instruments{m: mp.Meter(ScopeName)}
+	in := &instruments{m: mp.Meter(ScopeName, metric.WithInstrumentationVersion(scopeVersion))}
 	r := &Recipes{
 		acquire: in.histogram(AcquireDuration,
 			"Time an acquire took (queueing and waiting), by recipe kind and outcome.", acquireBuckets),

@@ -205,11 +205,21 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 			}
 		}
 		nc, err = (&tls.Dialer{Config: tc}).DialContext(ctx, network, addr)
+		var op *net.OpError
+		if err != nil && ctx.Err() != nil && !errors.As(err, &op) {
+			// The handshake ran out of time, and its error is the bare
+			// context's, which names neither the server nor the step.
+			err = fmt.Errorf("TLS handshake with %s: no answer within the connect timeout (%v): %w", addr, c.cfg.ConnectTimeout, err)
+		}
 	} else {
 		nc, err = (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	if err != nil {
-		c.lastDialErr.Store(&err)
+		// An attempt that Close cut short says nothing about the servers,
+		// and would hide the failure Dial's error is to name.
+		if c.closing.Err() == nil {
+			c.lastDialErr.Store(&err)
+		}
 		return nil, err
 	}
 	sc := &sniffConn{

@@ -61,7 +61,7 @@ func BenchmarkUncontended(b *testing.B) {
 		require.NoError(b, zl.Lock())
 		require.NoError(b, zl.Unlock())
 	}
-	for i := 0; i < 50; i++ { // warm-up, as zkr bench
+	for i := 0; i < 50; i++ { // warm-up, as zkr-bench
 		ours()
 		theirs()
 	}

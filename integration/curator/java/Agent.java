@@ -714,8 +714,8 @@ public final class Agent {
     }
 
     /**
-     * mutex-bench MODE PATH X Y: the workloads of zkr bench, for
-     * InterProcessMutex, answered as "mutex-bench " + zkr bench's own line
+     * mutex-bench MODE PATH X Y: the workloads of zkr-bench, for
+     * InterProcessMutex, answered as "mutex-bench " + zkr-bench's own line
      * with peer=curator: uncontended PATH N - (50 warm-up rounds, then N
      * timed), contended PATH CLIENTS MILLIS (a session each), keys PATH
      * KEYS WORKERS (5 s on this session, a new mutex per acquisition on

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// zkr bench's line is read by other tools: exactly one line on stdout, the
+// zkr-bench's line is read by other tools: exactly one line on stdout, the
 // fields in this order, integers only.
 func TestBenchPrintsOneWellFormedLine(t *testing.T) {
 	cl, connect := server(t)
@@ -31,7 +31,7 @@ func TestBenchPrintsOneWellFormedLine(t *testing.T) {
 			`^peer=zkrecipes mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`},
 	} {
 		t.Run(mode, func(t *testing.T) {
-			r := zkr(t, args(connect, cmd("bench", "--mode", mode), tc.args)...)
+			r := zkrBench(t, args(connect, cmd("--mode", mode), tc.args)...)
 			assert.Equal(t, 0, r.code, r.stderr)
 			assert.Regexp(t, tc.want, r.stdout)
 			assert.NotEmpty(t, r.stderr, "progress goes to stderr")
@@ -59,22 +59,23 @@ func TestBenchPeerZKLockPrintsItsOwnLine(t *testing.T) {
 			`^peer=zklock mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`},
 	} {
 		t.Run(mode, func(t *testing.T) {
-			r := zkr(t, args(connect, cmd("bench", "--peer", "zklock", "--mode", mode), tc.args)...)
+			r := zkrBench(t, args(connect, cmd("--peer", "zklock", "--mode", mode), tc.args)...)
 			assert.Equal(t, 0, r.code, r.stderr)
 			assert.Regexp(t, tc.want, r.stdout)
 			assert.Empty(t, children(t, c, "/zkr-bench"), "the run's path was left behind")
 		})
 	}
-	// zk.Lock runs on a go-zookeeper session of its own, dialed as zkr's:
+	// zk.Lock runs on a go-zookeeper session of its own, dialed as the
+	// module's:
 	// with the credentials too.
 	t.Run("keys with credentials", func(t *testing.T) {
 		r := startWith(t, []string{"ZKR_AUTH=bench:secret"},
-			args(connect, cmd("bench", "--peer", "zklock", "--mode", "keys", "--keys", "5", "--workers", "2", "--duration", "300ms"))...).wait(t, time.Minute)
+			args(connect, cmd("--peer", "zklock", "--mode", "keys", "--keys", "5", "--workers", "2", "--duration", "300ms"))...).wait(t, time.Minute)
 		assert.Equal(t, 0, r.code, r.stderr)
 		assert.Regexp(t, `^peer=zklock mode=keys keys=5 workers=2 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`, r.stdout)
 	})
 	for _, bad := range [][]string{{"--peer", "zklock", "--mode", "latch"}, {"--peer", "etcd", "--mode", "keys"}} {
-		r := zkr(t, args(connect, cmd("bench"), bad)...)
+		r := zkrBench(t, args(connect, bad)...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stderr)
 		assert.Empty(t, r.stdout)
 	}
@@ -85,7 +86,7 @@ func TestBenchPeerZKLockPrintsItsOwnLine(t *testing.T) {
 // scripts that would rather not split key=value fields.
 func TestBenchOutputJSONHasTheTextLinesFieldsAsNumbers(t *testing.T) {
 	_, connect := server(t)
-	text := zkr(t, args(connect, cmd("bench", "--mode", "uncontended", "--n", "20"))...)
+	text := zkrBench(t, args(connect, cmd("--mode", "uncontended", "--n", "20"))...)
 	require.Equal(t, 0, text.code, text.stderr)
 	var names []string
 	for _, f := range strings.Fields(text.stdout) {
@@ -95,13 +96,13 @@ func TestBenchOutputJSONHasTheTextLinesFieldsAsNumbers(t *testing.T) {
 
 	for name, run := range map[string]func() result{
 		"--output json": func() result {
-			return zkr(t, args(connect, cmd("bench", "--output", "json", "--mode", "uncontended", "--n", "20"))...)
+			return zkrBench(t, args(connect, cmd("--output", "json", "--mode", "uncontended", "--n", "20"))...)
 		},
 		"-o json": func() result {
-			return zkr(t, args(connect, cmd("bench", "--mode", "uncontended", "-o", "json", "--n", "20"))...)
+			return zkrBench(t, args(connect, cmd("--mode", "uncontended", "-o", "json", "--n", "20"))...)
 		},
 		"ZKR_OUTPUT=json": func() result {
-			return startWith(t, []string{"ZKR_OUTPUT=json"}, args(connect, cmd("bench", "--mode", "uncontended", "--n", "20"))...).wait(t, time.Minute)
+			return startWith(t, []string{"ZKR_OUTPUT=json"}, args(connect, cmd("--mode", "uncontended", "--n", "20"))...).wait(t, time.Minute)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestBenchOutputJSONHasTheTextLinesFieldsAsNumbers(t *testing.T) {
 		})
 	}
 	// The command line wins over the variable.
-	r := startWith(t, []string{"ZKR_OUTPUT=json"}, args(connect, cmd("bench", "-o", "text", "--mode", "uncontended", "--n", "5"))...).wait(t, time.Minute)
+	r := startWith(t, []string{"ZKR_OUTPUT=json"}, args(connect, cmd("-o", "text", "--mode", "uncontended", "--n", "5"))...).wait(t, time.Minute)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `^peer=zkrecipes mode=uncontended n=5 `, r.stdout)
 }

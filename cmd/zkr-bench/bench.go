@@ -23,100 +23,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
-const benchHelp = `NAME
-    zkr bench - measure lock latency and throughput against a server
-
-SYNOPSIS
-    zkr bench --mode uncontended [--n N] [OPTIONS]
-    zkr bench --mode contended [--clients C] [--duration D] [OPTIONS]
-    zkr bench --mode latch [--rounds R] [OPTIONS]
-    zkr bench --mode queue [--waiters W] [OPTIONS]
-    zkr bench --mode keys [--keys K] [--workers W] [--duration D] [OPTIONS]
-
-DESCRIPTION
-    Runs one measurement on a fresh path, /zkr-bench/MODE-RANDOM, removed
-    afterwards, and prints one result line on stdout; progress goes to
-    stderr. The line is a contract other tools read: space-separated
-    key=value fields, always in this order, integers only. With -o json
-    it is one JSON object with the same names in the same order, peer and
-    mode as strings, every other value a JSON number:
-        {"peer":"zkrecipes","mode":"uncontended","n":1000,"p50_us":..,...}
-
-    --peer zklock runs the same workload with go-zookeeper's own zk.Lock
-    instead of this module's Mutex (a new zk.Lock for each acquisition, as
-    it cannot be shared), on go-zookeeper's own sessions (as its users run
-    it: not over this module's connection layer), so that the two compare
-    on your server in one sitting; its line starts peer=zklock. It has no
-    leader latch.
-
-    uncontended   one session: 50 warm-up rounds, then N acquire+release of
-                  one mutex, each timed.
-        peer=zkrecipes mode=uncontended n=N p50_us=.. p99_us=.. ops_per_s=..
-
-    contended     C sessions, one goroutine each, looping acquire/release on
-                  one mutex path for D. overlaps counts critical sections
-                  entered while another was inside (must be 0).
-        peer=zkrecipes mode=contended clients=C acquisitions=.. per_s=..
-        min_client=.. max_client=.. overlaps=..
-
-    latch         two LeaderLatch participants (two sessions) on one path;
-                  each round the leader closes and the time until the other
-                  leads is measured; a fresh latch takes the closed one's
-                  place in the queue before the next round.
-        peer=zkrecipes mode=latch rounds=R p50_us=.. p99_us=..
-
-    queue         W waiters (goroutines over S sessions, default up to 10)
-                  queue behind a holder, which then releases; the time
-                  until all have had the lock, divided by W. With all W
-                  queued, the goroutines and the memory (live heap and
-                  goroutine stacks) zkr holds beyond its idle baseline,
-                  divided by W: each waiter's own goroutine included.
-        peer=zkrecipes mode=queue waiters=W per_handoff_us=..
-        goroutines_per_waiter=.. bytes_per_waiter=..
-
-    keys          a lock per entity: one session, W goroutines, each
-                  acquiring and releasing a new Mutex on one of K paths
-                  picked at random, for D; then, on the same paths, the
-                  server's floor for the same work: a bare
-                  ephemeral-sequential create and delete per operation
-                  on one go-zookeeper session. per_s and the latencies
-                  are the lock's; floor_per_s the floor's, so the ratio
-                  is measured.
-        peer=zkrecipes mode=keys keys=K workers=W per_s=.. p50_us=..
-        p99_us=.. floor_per_s=..
-
-OPTIONS
-    --mode MODE    uncontended, contended, latch, queue or keys (required).
-    --peer P       zkrecipes (default) or zklock: whose lock is measured.
-    --n N          uncontended: timed rounds (default 1000).
-    --clients C    contended: sessions (default 8).
-    --duration D   contended, keys: how long (default 5s; keys runs the
-                   lock, then the floor, each for D).
-    --rounds R     latch: handovers (default 20).
-    --waiters W    queue: waiters (default 100).
-    --sessions S   queue: sessions the waiters share (default: up to 10).
-    --keys K       keys: distinct lock paths (default 1000).
-    --workers W    keys: goroutines (default 32).
-` + outputHelp + `
-GLOBAL OPTIONS
-` + globalOptionsHelp + `
-EXIT STATUS
-    0      measured; the line is on stdout.
-    2      Usage error. Nothing was contacted.
-    125    the measurement failed (no connection, ZooKeeper error), or
-           contended mode saw overlaps (its line is printed all the same).
-    130, 143
-           interrupted; the path was removed, nothing printed.
-
-ENVIRONMENT
-` + globalEnvHelp + `    ZKR_OUTPUT           default for -o/--output (text or json).
-
-EXAMPLES
-    zkr bench --connect 127.0.0.1:2181 --mode uncontended --n 1000
-    zkr bench --mode contended --clients 8 --duration 5s
-    zkr bench -o json --mode keys | jq .per_s
-`
-
 type benchOptions struct {
 	mode     string
 	peer     string
@@ -128,59 +34,6 @@ type benchOptions struct {
 	keys     int
 	workers  int
 	sessions int
-}
-
-func runBench(a *app, g *globals, args []string) int {
-	o := benchOptions{peer: "zkrecipes", n: 1000, clients: 8, duration: 5 * time.Second, rounds: 20, waiters: 100, keys: 1000, workers: 32}
-	fs := newFlagSet("bench")
-	g.register(fs)
-	fs.StringVar(&o.mode, "mode", "", "")
-	fs.StringVar(&o.peer, "peer", o.peer, "")
-	fs.IntVar(&o.n, "n", o.n, "")
-	fs.IntVar(&o.clients, "clients", o.clients, "")
-	fs.DurationVar(&o.duration, "duration", o.duration, "")
-	fs.IntVar(&o.rounds, "rounds", o.rounds, "")
-	fs.IntVar(&o.waiters, "waiters", o.waiters, "")
-	fs.IntVar(&o.keys, "keys", o.keys, "")
-	fs.IntVar(&o.workers, "workers", o.workers, "")
-	fs.IntVar(&o.sessions, "sessions", 0, "")
-	out := newOutput()
-	out.register(fs)
-	code, ok := a.parseArgs("bench", benchHelp, func() error {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if len(fs.Args()) > 0 {
-			return fmt.Errorf("unexpected argument %q", fs.Args()[0])
-		}
-		if err := out.check(); err != nil {
-			return err
-		}
-		return o.check()
-	})
-	if !ok {
-		return code
-	}
-	opts, err := g.prepare()
-	if err != nil {
-		return a.usage("zkr bench", "%v", err)
-	}
-	log := a.logger("bench", g)
-	sig := watchSignals(nil)
-	defer sig.stop()
-	b := &bench{g: g, opts: opts, log: log, ctx: sig.ctx, peer: o.peer,
-		path: "/zkr-bench/" + o.mode + "-" + strconv.FormatUint(rand.Uint64(), 36)}
-	line, err := b.run(o)
-	b.close()
-	if line != nil {
-		if werr := out.print(a.stdout, line); werr != nil && err == nil {
-			err = werr
-		}
-	}
-	if err != nil {
-		return sig.failed(log, err)
-	}
-	return 0
 }
 
 func (o *benchOptions) check() error {
@@ -216,8 +69,7 @@ func (o *benchOptions) check() error {
 
 // bench is one measurement: its sessions, its path, and what to undo.
 type bench struct {
-	g        *globals
-	opts     []framework.Option
+	cfg      *config
 	log      *logger
 	ctx      context.Context
 	peer     string
@@ -241,13 +93,9 @@ func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker,
 		if err != nil {
 			return nil, err
 		}
-		full := path
-		if ns := c.Namespace(); ns != "" {
-			full = "/" + ns + path
-		}
 		acl := zk.WorldACL(zk.PermAll)
 		return func(context.Context) (func() error, error) {
-			l := zk.NewLock(z, full, acl)
+			l := zk.NewLock(z, path, acl)
 			if err := l.Lock(); err != nil {
 				return nil, err
 			}
@@ -281,35 +129,31 @@ func (b *bench) rawFor(c *framework.Client) (*zk.Conn, error) {
 	if z, ok := b.raw[c]; ok {
 		return z, nil
 	}
-	auth, tlsCfg, err := b.g.access()
-	if err != nil {
-		return nil, err
-	}
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
-		if tlsCfg != nil {
-			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, tlsCfg)
+		if b.cfg.tls != nil {
+			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, b.cfg.tls)
 		}
 		return net.DialTimeout(network, address, timeout)
 	}
-	z, events, err := zk.Connect(strings.Split(b.g.connect, ","), b.g.sessionTimeout,
+	z, events, err := zk.Connect(strings.Split(b.cfg.connect, ","), b.cfg.sessionTimeout,
 		zk.WithLogInfo(false), zk.WithLogger(quietZK{}), zk.WithDialer(dial))
 	if err != nil {
 		return nil, err
 	}
 	b.later(z.Close)
-	deadline := time.After(b.g.connectTimeout)
+	deadline := time.After(b.cfg.connectTimeout)
 	for connected := false; !connected; {
 		select {
 		case ev := <-events:
 			connected = ev.State == zk.StateHasSession
 		case <-deadline:
-			return nil, fmt.Errorf("go-zookeeper: no session with %s after %v", b.g.connect, b.g.connectTimeout)
+			return nil, fmt.Errorf("go-zookeeper: no session with %s after %v", b.cfg.connect, b.cfg.connectTimeout)
 		case <-b.ctx.Done():
 			return nil, context.Cause(b.ctx)
 		}
 	}
-	if auth != "" {
-		if err := z.AddAuth("digest", []byte(auth)); err != nil {
+	if b.cfg.auth != "" {
+		if err := z.AddAuth("digest", []byte(b.cfg.auth)); err != nil {
 			return nil, fmt.Errorf("go-zookeeper: %w", err)
 		}
 	}
@@ -320,7 +164,7 @@ func (b *bench) rawFor(c *framework.Client) (*zk.Conn, error) {
 	return z, nil
 }
 
-// quietZK keeps go-zookeeper's own log lines off zkr's stderr.
+// quietZK keeps go-zookeeper's own log lines off zkr-bench's stderr.
 type quietZK struct{}
 
 func (quietZK) Printf(string, ...any) {}
@@ -343,11 +187,11 @@ func (b *bench) run(o benchOptions) (record, error) {
 // dial opens one more session; the first one also removes the path at the
 // end, after everything made on it is closed.
 func (b *bench) dial() (*framework.Client, error) {
-	c, err := b.g.dial(b.ctx, b.opts)
+	c, err := b.cfg.dial(b.ctx)
 	if err != nil {
 		return nil, err
 	}
-	b.later(func() { closeClient(c) })
+	b.later(func() { c.Close() })
 	if len(b.cleanups) == 1 {
 		b.later(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
