@@ -132,7 +132,7 @@ func (l *lister) show(q *queue) {
 // table.
 func (q *queue) key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%v|", q.Kind, q.Others)
+	fmt.Fprintf(&b, "%s|%v|%v|", q.Kind, q.Also, q.Others)
 	for _, e := range q.Nodes {
 		fmt.Fprintf(&b, "%s %s %s|", e.Node, e.Role, e.ID)
 	}
