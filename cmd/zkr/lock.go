@@ -83,7 +83,7 @@ DESCRIPTION
     hold), and zkr releases the lock once COMMAND has exited.
 
 OPTIONS
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -107,7 +107,7 @@ DESCRIPTION
     rlock waits only for wlock holders and waiters that came before it.
 
 OPTIONS
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -128,7 +128,7 @@ DESCRIPTION
     everyone who came before it.
 
 OPTIONS
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -151,7 +151,7 @@ DESCRIPTION
 OPTIONS
     --max N
            the number of leases (required, at least 1).
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -328,6 +328,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	fs := newFlagSet(name)
 	g.register(fs)
 	o.register(fs)
+	kinds := newKindCheck(fs, name)
 	if extra != nil {
 		extra(fs)
 	}
@@ -379,6 +380,9 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return a.usage("zkr "+name, "%v", err)
 	}
 
+	if code, refused := kinds.refuse(ctx, client, path, log); refused {
+		return code
+	}
 	id := g.participantID()
 	log.infof("waiting for %s as %s", path, id)
 	g.waiting(path)

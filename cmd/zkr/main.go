@@ -44,6 +44,8 @@ const exitStatusHeld = "EXIT STATUS\n" + exitStatusHeldBody
 const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a signal S killed it).
     1      -n found the hold taken (--conflict-exit-code changes it).
     2      Usage error: bad option, path or argument. Nothing was contacted.
+           Or PATH holds nodes of another kind of lock, which would not
+           exclude this one (see --any-kind): looked at, nothing made.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
            2/3 of the session timeout, or session expired); COMMAND was sent
            SIGTERM, then SIGKILL after --grace. Or COMMAND was killed on
