@@ -96,6 +96,9 @@ func runElect(a *app, g *globals, args []string) int {
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
+		if err := g.checkHolding(); err != nil {
+			return err
+		}
 		return grace.check(g.sessionTimeout)
 	})
 	if !ok {

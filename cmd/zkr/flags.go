@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -22,7 +25,8 @@ import (
 
 const globalOptionsHelp = `    Global options go before the subcommand or after it (before PATH).
     Each has an environment variable (in brackets); an option given on the
-    command line wins over it.
+    command line wins over it. A bad value is reported under the name it
+    came from: the option, or the variable.
 
     --connect HOST:PORT[,HOST:PORT...]   [ZKR_CONNECT, else ZK_CONNECT]
            ZooKeeper servers (default 127.0.0.1:2181).
@@ -54,13 +58,16 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            certificate. Any of them turns TLS on.
     --id ID   [ZKR_ID]
            participant id, the data of zkr's nodes, which zkr leader and
-           Curator's getParticipants show (default: HOSTNAME:PID).
+           Curator's getParticipants show (default: HOSTNAME:PID). Printable
+           text: a newline or other control character, or an empty --id,
+           is a usage error.
     --metrics-addr HOST:PORT   [ZKR_METRICS_ADDR]
            serve the client's metrics (Prometheus text format) on
            http://HOST:PORT/metrics, and /healthz: 200 while the session
            is connected and what zkr holds is still trusted (or it is
            waiting), 503 otherwise, with one line saying why. Served until
-           zkr exits. Off by default.
+           zkr exits. Off by default. An address that is not HOST:PORT
+           is a usage error; one zkr cannot listen on fails zkr (125).
     -v, --verbose   [ZKR_VERBOSE=1]
            say on stderr when zkr waits, holds and releases.
     -h, --help
@@ -87,8 +94,19 @@ type globals struct {
 	metricsAddr    string
 	metrics        *metricsServer // serving --metrics-addr, once dialled
 
-	envErr error     // a ZKR_ variable that does not parse
-	stderr io.Writer // for the one warning about --auth
+	// env is, for each option whose value came from the environment, the
+	// variable it came from (and why it does not parse, if so): a message
+	// about the value blames the variable, until the command line gives
+	// the option, which then wins.
+	env    map[string]envValue
+	given  map[string]bool // the options the command line gave
+	stderr io.Writer       // for the one warning about --auth
+}
+
+// envValue is a variable that set an option.
+type envValue struct {
+	name, value string
+	err         error // the value does not parse; the option kept its default
 }
 
 // argValue is --auth or --auth-file: it remembers whether it came from the
@@ -129,47 +147,100 @@ func defaultGlobals() *globals {
 		connect:        "127.0.0.1:2181",
 		sessionTimeout: conn.DefaultSessionTimeout,
 		connectTimeout: 15 * time.Second,
+		env:            map[string]envValue{},
+		given:          map[string]bool{},
 		stderr:         io.Discard,
 	}
-	for _, name := range []string{"ZK_CONNECT", "ZKR_CONNECT"} { // the second wins
-		if v := os.Getenv(name); v != "" {
-			g.connect = v
+	// lookup is the variable name's value, if set, remembered as the
+	// source of option's.
+	lookup := func(option, name string) (string, bool) {
+		v := os.Getenv(name)
+		if v != "" {
+			g.env[option] = envValue{name: name, value: v}
+		}
+		return v, v != ""
+	}
+	str := func(option, name string, p *string) {
+		if v, ok := lookup(option, name); ok {
+			*p = v
 		}
 	}
-	duration := func(name string, d *time.Duration) {
-		if v := os.Getenv(name); v != "" {
+	str("connect", "ZK_CONNECT", &g.connect)
+	str("connect", "ZKR_CONNECT", &g.connect) // wins over ZK_CONNECT
+	duration := func(option, name string, d *time.Duration) {
+		if v, ok := lookup(option, name); ok {
 			parsed, err := time.ParseDuration(v)
 			if err != nil {
-				g.envErr = errors.Join(g.envErr, fmt.Errorf("%s=%q: not a duration", name, v))
+				g.env[option] = envValue{name: name, value: v, err: fmt.Errorf("%s=%q: not a duration", name, v)}
 				return
 			}
 			*d = parsed
 		}
 	}
-	duration("ZKR_SESSION_TIMEOUT", &g.sessionTimeout)
-	duration("ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
-	g.namespace = os.Getenv("ZKR_NAMESPACE")
-	g.auth.value = os.Getenv("ZKR_AUTH")
-	g.authFile.value = os.Getenv("ZKR_AUTH_FILE")
-	g.tlsCA = os.Getenv("ZKR_TLS_CA")
-	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
-	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
-	g.id = os.Getenv("ZKR_ID")
-	g.metricsAddr = os.Getenv("ZKR_METRICS_ADDR")
-	switch v := os.Getenv("ZKR_VERBOSE"); v {
-	case "", "0", "false":
-	case "1", "true":
-		g.verbose = true
-	default:
-		g.envErr = errors.Join(g.envErr, fmt.Errorf("ZKR_VERBOSE=%q: want 1 or 0", v))
+	duration("session-timeout", "ZKR_SESSION_TIMEOUT", &g.sessionTimeout)
+	duration("connect-timeout", "ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
+	str("namespace", "ZKR_NAMESPACE", &g.namespace)
+	str("auth", "ZKR_AUTH", &g.auth.value)
+	str("auth-file", "ZKR_AUTH_FILE", &g.authFile.value)
+	str("tls-ca", "ZKR_TLS_CA", &g.tlsCA)
+	str("tls-cert", "ZKR_TLS_CERT", &g.tlsCert)
+	str("tls-key", "ZKR_TLS_KEY", &g.tlsKey)
+	str("id", "ZKR_ID", &g.id)
+	str("metrics-addr", "ZKR_METRICS_ADDR", &g.metricsAddr)
+	if v, ok := lookup("verbose", "ZKR_VERBOSE"); ok {
+		switch v {
+		case "0", "false":
+		case "1", "true":
+			g.verbose = true
+		default:
+			g.env["verbose"] = envValue{name: "ZKR_VERBOSE", value: v, err: fmt.Errorf("ZKR_VERBOSE=%q: want 1 or 0", v)}
+		}
 	}
 	return g
 }
+
+// name is how a message names option: the variable its value came from,
+// or the option.
+func (g *globals) name(option string) string {
+	if e, ok := g.env[option]; ok {
+		return e.name
+	}
+	return "--" + option
+}
+
+// blame is how a message names option's value: VARIABLE="value" as set,
+// or --option value (value as the option was given, formatted).
+func (g *globals) blame(option, value string) string {
+	if e, ok := g.env[option]; ok {
+		return fmt.Sprintf("%s=%q", e.name, e.value)
+	}
+	return "--" + option + " " + value
+}
+
+// givenValue is a global option's flag.Value that notes when the command
+// line gives the option: its variable then no longer speaks for it.
+type givenValue struct {
+	flag.Value
+	g      *globals
+	option string
+	isBool bool
+}
+
+func (v givenValue) Set(s string) error {
+	delete(v.g.env, v.option)
+	v.g.given[v.option] = true
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag keeps -v a switch, as flag.BoolVar made it.
+func (v givenValue) IsBoolFlag() bool { return v.isBool }
 
 // register adds the global options to fs, with their current values as
 // defaults: registering them again on a subcommand's flag set keeps what was
 // given before the subcommand.
 func (g *globals) register(fs *flag.FlagSet) {
+	before := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
 	fs.StringVar(&g.connect, "connect", g.connect, "")
 	fs.DurationVar(&g.sessionTimeout, "session-timeout", g.sessionTimeout, "")
 	fs.DurationVar(&g.connectTimeout, "connect-timeout", g.connectTimeout, "")
@@ -183,6 +254,18 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.metricsAddr, "metrics-addr", g.metricsAddr, "")
 	fs.BoolVar(&g.verbose, "verbose", g.verbose, "")
 	fs.BoolVar(&g.verbose, "v", g.verbose, "")
+	fs.VisitAll(func(f *flag.Flag) {
+		if before[f.Name] {
+			return // the subcommand's own
+		}
+		option := f.Name
+		if option == "v" {
+			option = "verbose"
+		}
+		// The flag package's own test for a switch (-v, not -v=true).
+		b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+		f.Value = givenValue{Value: f.Value, g: g, option: option, isBool: isBool && b.IsBoolFlag()}
+	})
 }
 
 // newFlagSet returns a flag set that reports errors instead of printing
@@ -196,31 +279,39 @@ func newFlagSet(name string) *flag.FlagSet {
 // check finds what is wrong with the global options before anything is
 // contacted.
 func (g *globals) check() error {
-	if g.envErr != nil {
-		return g.envErr
+	for _, option := range slices.Sorted(maps.Keys(g.env)) {
+		if err := g.env[option].err; err != nil {
+			return err
+		}
 	}
 	if g.connect == "" {
-		return errors.New("--connect: no servers")
+		return fmt.Errorf("%s: no servers", g.name("connect"))
 	}
 	for _, s := range strings.Split(g.connect, ",") {
 		if err := checkServer(s); err != nil {
-			return fmt.Errorf("--connect: %w", err)
+			return fmt.Errorf("%s: %w", g.name("connect"), err)
 		}
 	}
 	if g.sessionTimeout <= 0 {
-		return fmt.Errorf("--session-timeout %v: must be positive", g.sessionTimeout)
+		return fmt.Errorf("%s: must be positive", g.blame("session-timeout", g.sessionTimeout.String()))
 	}
 	if g.sessionTimeout > conn.MaxSessionTimeout {
-		return fmt.Errorf("--session-timeout %v: above ZooKeeper's limit of %v", g.sessionTimeout, conn.MaxSessionTimeout)
+		return fmt.Errorf("%s: above ZooKeeper's limit of %v", g.blame("session-timeout", g.sessionTimeout.String()), conn.MaxSessionTimeout)
 	}
 	if g.connectTimeout <= 0 {
-		return fmt.Errorf("--connect-timeout %v: must be positive", g.connectTimeout)
+		return fmt.Errorf("%s: must be positive", g.blame("connect-timeout", g.connectTimeout.String()))
 	}
 	if g.namespace != "" {
 		ns := "/" + strings.TrimPrefix(g.namespace, "/")
 		if ns == "/" || framework.ValidatePath(ns) != nil {
-			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
+			return fmt.Errorf("%s: not a valid ZooKeeper path", g.blame("namespace", strconv.Quote(g.namespace)))
 		}
+	}
+	if err := g.checkID(); err != nil {
+		return err
+	}
+	if err := g.checkMetricsAddr(); err != nil {
+		return err
 	}
 	if g.auth.fromArg && g.auth.value == "" {
 		return errors.New("--auth '': empty; want USER:PASSWORD")
@@ -234,11 +325,62 @@ func (g *globals) check() error {
 	}
 	if auth != "" {
 		if user, _, ok := strings.Cut(auth, ":"); !ok || user == "" {
-			return errors.New("--auth (or ZKR_AUTH): want USER:PASSWORD")
+			return fmt.Errorf("%s: want USER:PASSWORD", g.name("auth"))
 		}
 	}
-	if (g.tlsCert == "") != (g.tlsKey == "") {
-		return errors.New("--tls-cert and --tls-key go together")
+	switch {
+	case g.tlsCert != "" && g.tlsKey == "":
+		return fmt.Errorf("%s without a key: give --tls-key (or ZKR_TLS_KEY) too", g.name("tls-cert"))
+	case g.tlsKey != "" && g.tlsCert == "":
+		return fmt.Errorf("%s without a certificate: give --tls-cert (or ZKR_TLS_CERT) too", g.name("tls-key"))
+	}
+	return nil
+}
+
+// checkID refuses an empty --id, and an id that zkr leader and zkr ls
+// could not print on one line (a newline in it printed a fake waiter).
+func (g *globals) checkID() error {
+	switch {
+	case g.given["id"] && g.id == "":
+		return errors.New("--id '': empty; want a participant id (or no --id, for HOSTNAME:PID)")
+	case !utf8.ValidString(g.id) || strings.ContainsFunc(g.id, unicode.IsControl):
+		return fmt.Errorf("%s: a control character (a newline, say) in a participant id would garble zkr leader's and zkr ls's lines; want printable text", g.blame("id", strconv.Quote(g.id)))
+	}
+	return nil
+}
+
+// checkMetricsAddr refuses an address zkr could never listen on: a
+// usage error, found before anything is contacted. One that is taken, or
+// whose host does not resolve, is found when zkr listens (125).
+func (g *globals) checkMetricsAddr() error {
+	if g.metricsAddr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(g.metricsAddr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v; want HOST:PORT (PORT 0: any free one)", g.blame("metrics-addr", g.metricsAddr), err)
+	}
+	return nil
+}
+
+// sessionTooShort is the refusal of a session timeout, set as setting
+// says, by checkHolding and graceFlag.check.
+func sessionTooShort(setting string) error {
+	return fmt.Errorf("%s: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v, zkr needs at least %v); give at least %v",
+		setting, minMargin, minBudget, minSessionTimeout)
+}
+
+// checkHolding refuses a session timeout that leaves no time to stop
+// COMMAND between the moment its hold is in doubt and the moment the
+// server may grant the hold elsewhere. The subcommands that run COMMAND
+// call it before their own checks, which would blame --session-timeout
+// for a value from ZKR_SESSION_TIMEOUT.
+func (g *globals) checkHolding() error {
+	if g.sessionTimeout > 0 && graceBudget(g.sessionTimeout) < minBudget {
+		return sessionTooShort(g.blame("session-timeout", g.sessionTimeout.String()))
 	}
 	return nil
 }
@@ -269,17 +411,17 @@ func (g *globals) tlsConfig() (*tls.Config, error) {
 	if g.tlsCA != "" {
 		pem, err := os.ReadFile(g.tlsCA)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
+			return nil, fmt.Errorf("%s: %w", g.name("tls-ca"), err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", g.tlsCA)
+			return nil, fmt.Errorf("%s: no PEM certificate in it", g.blame("tls-ca", g.tlsCA))
 		}
 	}
 	if g.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(g.tlsCert, g.tlsKey)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			return nil, fmt.Errorf("%s/%s: %w", g.name("tls-cert"), g.name("tls-key"), err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -327,7 +469,7 @@ func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
 	}
 	if file != "" {
 		if auth, err = readAuthFile(file); err != nil {
-			return "", nil, err
+			return "", nil, fmt.Errorf("%s: %w", g.name("auth-file"), err)
 		}
 	}
 	return auth, tlsCfg, nil
@@ -337,12 +479,12 @@ func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
 func readAuthFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("--auth-file: %w", err)
+		return "", err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSpace(line)
 	if user, _, ok := strings.Cut(line, ":"); !ok || user == "" {
-		return "", fmt.Errorf("--auth-file %s: want USER:PASSWORD on its first line", path)
+		return "", fmt.Errorf("%s: want USER:PASSWORD on its first line", path)
 	}
 	return line, nil
 }

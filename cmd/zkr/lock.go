@@ -208,8 +208,7 @@ func (g *graceFlag) Set(s string) error {
 // timeout that leaves no time at all to stop COMMAND.
 func (g *graceFlag) check(sessionTimeout time.Duration) error {
 	if sessionTimeout > 0 && graceBudget(sessionTimeout) < minBudget {
-		return fmt.Errorf("--session-timeout %v: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v, zkr needs at least %v); give at least %v",
-			sessionTimeout, minMargin, minBudget, minSessionTimeout)
+		return sessionTooShort("--session-timeout " + sessionTimeout.String())
 	}
 	if g.d < 0 {
 		return fmt.Errorf("--grace %v: must not be negative", g.d)
@@ -338,7 +337,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
-		for _, c := range append([]func() error{func() error { return o.check(g.sessionTimeout) }}, checks...) {
+		for _, c := range append([]func() error{g.checkHolding, func() error { return o.check(g.sessionTimeout) }}, checks...) {
 			if err := c(); err != nil {
 				return err
 			}

@@ -13,7 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -236,7 +240,7 @@ func (a *app) main(args []string) int {
 	}
 	cmd, ok := cmds[name]
 	if !ok {
-		return a.usage("zkr", "unknown subcommand %q", name)
+		return a.usage("zkr", "%s", unknownSubcommand(name, cmds))
 	}
 	return cmd.run(a, g, rest)
 }
@@ -250,11 +254,65 @@ func (a *app) help(cmds map[string]subcommand, args []string) int {
 	default:
 		cmd, ok := cmds[args[0]]
 		if !ok {
-			return a.usage("zkr help", "unknown subcommand %q", args[0])
+			return a.usage("zkr help", "%s", unknownSubcommand(args[0], cmds))
 		}
 		fmt.Fprint(a.stdout, cmd.help)
 	}
 	return 0
+}
+
+// unknownSubcommand says that name is none of cmds, and which of them it
+// may be a slip for: those at the least edit distance, if that is small for
+// its length, and those it begins (3 letters at least) or nearly begins.
+func unknownSubcommand(name string, cmds map[string]subcommand) string {
+	msg := fmt.Sprintf("unknown subcommand %q", name)
+	names := append(slices.Sorted(maps.Keys(cmds)), "help")
+	limit := min(max(len(name)/3, 1), 2)
+	var near []string
+	for _, n := range names {
+		common := 0
+		for common < min(len(n), len(name)) && n[common] == name[common] {
+			common++
+		}
+		if editDistance(name, n) <= limit || common >= 3 && common >= len(name)-2 {
+			near = append(near, strconv.Quote(n))
+		}
+	}
+	switch len(near) {
+	case 0:
+		return msg
+	case 1:
+		return msg + "; did you mean " + near[0] + "?"
+	}
+	return msg + "; did you mean " + strings.Join(near[:len(near)-1], ", ") + " or " + near[len(near)-1] + "?"
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// the insertions, deletions, substitutions and swaps of two neighbours
+// that turn one into the other, the slips of a typist.
+func editDistance(a, b string) int {
+	// d[i][j] is the distance between a[:i] and b[:j].
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // usage reports a usage error on one line, as scripts and people both want,
