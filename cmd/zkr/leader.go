@@ -35,8 +35,10 @@ DESCRIPTION
     leader's id now, then one line per change (an empty line when nobody
     leads), until a signal stops it. A change is a new term: another
     participant, or the same one queued anew. While zkr's own link to
-    ZooKeeper is down it prints nothing; once back, it prints a line only if
-    the leader changed meanwhile. It watches, it never polls.
+    ZooKeeper is down, or its session lost, it prints nothing on stdout and
+    says on stderr that the leader shown may be stale; once back, it says
+    that it is current again, and prints a line only if the leader changed
+    meanwhile. It watches, it never polls.
 
     With -o json, zkr prints one JSON object on one line instead:
     {"path": PATH, "leader": ..., "participants": [ids, in queue order]},
@@ -145,14 +147,38 @@ func notAnElection(q *queue) error {
 }
 
 // watchLeader prints the leader, then every change, until a signal or an
-// error that waiting cannot cure ends the stream.
+// error that waiting cannot cure ends the stream. While the link to
+// ZooKeeper is down, the observer is silent: stderr says that the leader
+// shown may be stale, and when it is current again.
 func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, path string, asJSON bool) int {
+	sub := client.Subscribe()
+	defer sub.Close()
 	obs, err := leader.Observe(sig.ctx, client, path)
 	if err != nil {
 		return sig.failed(log, err)
 	}
+	defer obs.Close()
+	states := sub.Changes()
+	view := &staleView{log: log, what: "the leader"}
 	nobody := false // the last line said nobody leads
-	for now := range obs.Changes() {
+	for {
+		var now leader.Leadership
+		select {
+		case ev, open := <-states:
+			if !open {
+				states = nil // the client closed: so does the observer
+			} else if view.state(ev.State) {
+				// The observer looks again now, and prints a line if
+				// the leader changed meanwhile.
+				view.current()
+			}
+			continue
+		case leads, open := <-obs.Changes():
+			if !open {
+				return sig.failed(log, obs.Err())
+			}
+			now = leads
+		}
 		if now.HasLeader() && len(queueNodes([]string{framework.Base(now.Node)}, markLock, markLatch)) == 0 {
 			// The observer takes any child for a contender; a semaphore's
 			// directory, left beside an election, is none.
@@ -176,7 +202,6 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 			log.infof("nobody leads %s", path)
 		}
 	}
-	return sig.failed(log, obs.Err())
 }
 
 // leaderJSON is one object of -o json. Participants is left out with

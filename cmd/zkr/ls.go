@@ -68,7 +68,10 @@ DESCRIPTION
     that FOR counts on; elsewhere (a pipe, a file, TERM=dumb), or with
     -o json, it prints the queue again at each change only. It follows the
     changes with ZooKeeper watches on PATH (and a semaphore's locks/ and
-    leases/): no polling of the server.
+    leases/): no polling of the server. When the queue shown may be stale
+    (zkr's link to ZooKeeper down, its session lost, a look that failed),
+    it says so, on the screen or else on stderr, and again once a look
+    shows the queue current.
 
 OPTIONS
     -w, --watch
@@ -156,6 +159,7 @@ type lister struct {
 
 	last    *queue
 	note    string               // shown under the header: why the queue may be stale
+	view    *staleView           // --watch: whether the queue shown is current
 	shown   string               // what was last printed, without the times
 	roles   map[string]string    // node -> role at the last look
 	granted map[string]time.Time // node -> when --watch saw it go from waits to holds
