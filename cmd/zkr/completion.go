@@ -136,6 +136,8 @@ var globalCompOptions = []compOption{
 	{long: "id", value: "ID", summary: "participant id"},
 	{long: "metrics-addr", value: "HOST:PORT", summary: "serve /metrics and /healthz"},
 	{long: "verbose", short: "v", summary: "say when zkr waits, holds and releases"},
+	{long: "log-level", value: "LEVEL", words: []string{"debug", "info", "warn", "error"}, summary: "show the library's log from LEVEL up"},
+	{long: "log-format", value: "FORMAT", words: []string{"text", "json"}, summary: "the library's log as text or json"},
 	{long: "help", short: "h", summary: "show the manual"},
 }
 

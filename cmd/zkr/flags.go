@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"os"
@@ -70,6 +71,12 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            is a usage error; one zkr cannot listen on fails zkr (125).
     -v, --verbose   [ZKR_VERBOSE=1]
            say on stderr when zkr waits, holds and releases.
+    --log-level LEVEL   [ZKR_LOG_LEVEL]
+           show the library's own log on stderr (sessions, links, retries),
+           from LEVEL up: debug, info, warn or error. Default: none of it.
+    --log-format FORMAT   [ZKR_LOG_FORMAT]
+           that log as text (key=value) or json, one object a line; given
+           alone, it shows warn and error.
     -h, --help
            show the manual.
     --version
@@ -93,6 +100,8 @@ type globals struct {
 	verbose        bool
 	metricsAddr    string
 	metrics        *metricsServer // serving --metrics-addr, once dialled
+	logLevel       string         // --log-level: "" is the library's silence
+	logFormat      string         // --log-format: text or json
 
 	// env is, for each option whose value came from the environment, the
 	// variable it came from (and why it does not parse, if so): a message
@@ -187,6 +196,8 @@ func defaultGlobals() *globals {
 	str("tls-key", "ZKR_TLS_KEY", &g.tlsKey)
 	str("id", "ZKR_ID", &g.id)
 	str("metrics-addr", "ZKR_METRICS_ADDR", &g.metricsAddr)
+	str("log-level", "ZKR_LOG_LEVEL", &g.logLevel)
+	str("log-format", "ZKR_LOG_FORMAT", &g.logFormat)
 	if v, ok := lookup("verbose", "ZKR_VERBOSE"); ok {
 		switch v {
 		case "0", "false":
@@ -252,6 +263,8 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
 	fs.StringVar(&g.id, "id", g.id, "")
 	fs.StringVar(&g.metricsAddr, "metrics-addr", g.metricsAddr, "")
+	fs.StringVar(&g.logLevel, "log-level", g.logLevel, "")
+	fs.StringVar(&g.logFormat, "log-format", g.logFormat, "")
 	fs.BoolVar(&g.verbose, "verbose", g.verbose, "")
 	fs.BoolVar(&g.verbose, "v", g.verbose, "")
 	fs.VisitAll(func(f *flag.Flag) {
@@ -313,6 +326,12 @@ func (g *globals) check() error {
 	if err := g.checkMetricsAddr(); err != nil {
 		return err
 	}
+	if _, ok := logLevels[g.logLevel]; !ok && g.logLevel != "" {
+		return fmt.Errorf("%s: want debug, info, warn or error", g.blame("log-level", g.logLevel))
+	}
+	if g.logFormat != "" && g.logFormat != "text" && g.logFormat != "json" {
+		return fmt.Errorf("%s: want text or json", g.blame("log-format", g.logFormat))
+	}
 	if g.auth.fromArg && g.auth.value == "" {
 		return errors.New("--auth '': empty; want USER:PASSWORD")
 	}
@@ -371,6 +390,32 @@ func (g *globals) checkMetricsAddr() error {
 func sessionTooShort(setting string) error {
 	return fmt.Errorf("%s: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v, zkr needs at least %v); give at least %v",
 		setting, minMargin, minBudget, minSessionTimeout)
+}
+
+// logLevels are --log-level's values.
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// libraryLogger is the logger --log-level and --log-format ask for, on
+// stderr, or nil: without either the library stays silent, as zkr's
+// output was before them. A format alone shows warnings and errors.
+func (g *globals) libraryLogger() *slog.Logger {
+	if g.logLevel == "" && g.logFormat == "" {
+		return nil
+	}
+	level, ok := logLevels[g.logLevel]
+	if !ok {
+		level = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if g.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(g.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, opts))
 }
 
 // checkHolding refuses a session timeout that leaves no time to stop
@@ -448,6 +493,9 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	}
 	if tlsCfg != nil {
 		connOpts = append(connOpts, framework.WithTLS(tlsCfg))
+	}
+	if l := g.libraryLogger(); l != nil {
+		connOpts = append(connOpts, framework.WithLogger(l))
 	}
 	return append(connOpts,
 		framework.WithNamespace(g.namespace),

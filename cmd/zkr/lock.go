@@ -22,7 +22,7 @@ import (
 // ENVIRONMENT section of each manual page.
 const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
-    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE
+    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT
                          the global options (see GLOBAL OPTIONS); an
                          option on the command line wins.
 `

@@ -159,7 +159,8 @@ EXIT STATUS
 ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_TLS_CA, ZKR_TLS_CERT,
-    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options (see OPTIONS).
+    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT: the
+    global options (see OPTIONS).
     ZKR_OUTPUT: -o/--output of leader, ls and bench (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
