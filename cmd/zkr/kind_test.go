@@ -76,7 +76,9 @@ func TestHoldsRefuseAPathInUseByAnotherKind(t *testing.T) {
 			path := tc.argv[len(tc.argv)-1]
 			assert.Contains(t, r.stderr, path+" holds "+tc.held+" nodes")
 			assert.Contains(t, r.stderr, "--any-kind")
-			assert.Equal(t, before[path], children(t, c, path), "zkr left a node")
+			// The server may remove a semaphore's empty locks/ meanwhile
+			// (a container): nothing is new, is what counts.
+			assert.Subset(t, before[path], children(t, c, path), "zkr left a node")
 		})
 	}
 }
