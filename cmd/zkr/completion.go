@@ -137,6 +137,8 @@ var globalCompOptions = []compOption{
 	{long: "id", value: "ID", summary: "participant id"},
 	{long: "metrics-addr", value: "HOST:PORT", summary: "serve /metrics and /healthz"},
 	{long: "verbose", short: "v", summary: "say when zkr waits, holds and releases"},
+	{long: "log-level", value: "LEVEL", words: []string{"debug", "info", "warn", "error"}, summary: "show the library's log from LEVEL up"},
+	{long: "log-format", value: "FORMAT", words: []string{"text", "json"}, summary: "the library's log as text or json"},
 	{long: "help", short: "h", summary: "show the manual"},
 }
 
@@ -150,10 +152,13 @@ var (
 	}
 )
 
+// anyKindCompOption is --any-kind, of the subcommands that hold.
+var anyKindCompOption = compOption{long: "any-kind", summary: "queue beside another kind of lock"}
+
 // completionSpec is every subcommand, as the scripts complete it.
 func completionSpec() []compCommand {
 	held := func(name, summary string, extra ...compOption) compCommand {
-		return compCommand{name: name, summary: summary, opts: append(extra, heldCompOptions...), globals: true}
+		return compCommand{name: name, summary: summary, opts: append(append(extra, anyKindCompOption), heldCompOptions...), globals: true}
 	}
 	cmds := []compCommand{
 		held("lock", "run a command holding a mutex"),
@@ -164,6 +169,7 @@ func completionSpec() []compCommand {
 		{name: "elect", summary: "run a command while leading", globals: true, opts: []compOption{
 			{long: "requeue", summary: "campaign again after each term"},
 			{long: "grace", value: "D", summary: "SIGTERM to SIGKILL on loss"},
+			anyKindCompOption,
 		}},
 		{name: "leader", summary: "print who leads a path, and the queue", globals: true, opts: []compOption{
 			{long: "watch", short: "w", summary: "print every change of leader"},

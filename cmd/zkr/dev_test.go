@@ -70,3 +70,24 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// Without a local server zkr dev says how to get one, and how to use a
+// server that runs, which is --connect: its hint named ZK_CONNECT, which
+// zkr dev ignores (it always starts its own server).
+func TestDevWithoutALocalServerHintsAtWhatWorks(t *testing.T) {
+	for name, env := range map[string][]string{
+		"ZK_CONNECT unset": {"ZK_HOME=" + t.TempDir()},
+		"ZK_CONNECT set":   {"ZK_HOME=" + t.TempDir(), "ZK_CONNECT=127.0.0.1:1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := startWith(t, env, "dev").wait(t, time.Minute)
+			assert.Equal(t, exitFailed, r.code, r.stderr)
+			assert.Empty(t, r.stdout)
+			assert.Contains(t, r.stderr, "no local ZooKeeper")
+			assert.Contains(t, r.stderr, "apt-get install -y zookeeper")
+			assert.Contains(t, r.stderr, "ZK_HOME")
+			assert.Contains(t, r.stderr, "--connect HOST:PORT")
+			assert.NotContains(t, r.stderr, "ZK_CONNECT", "zkr dev ignores ZK_CONNECT")
+		})
+	}
+}

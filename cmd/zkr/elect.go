@@ -48,7 +48,7 @@ OPTIONS
            when leadership is lost, how long COMMAND has between SIGTERM and
            SIGKILL: as for zkr lock, at most (and by default) the largest
            value that ends COMMAND before anyone else can be elected.
-    --id ID (global)
+` + anyKindHelp + `    --id ID (global)
            the participant id zkr leader shows (default HOSTNAME:PID).
 
 GLOBAL OPTIONS
@@ -57,7 +57,8 @@ EXIT STATUS
     N      COMMAND's own exit status (128+S if a signal S killed it): without
            --requeue, of its one term; with --requeue, of the term a signal
            interrupted.
-    2      Usage error. Nothing was contacted.
+    2      Usage error. Nothing was contacted. Or PATH holds nodes of
+           another kind of lock (see --any-kind): looked at, nothing made.
     122    Without --requeue: leadership was lost while COMMAND ran; COMMAND
            was stopped. Or COMMAND was killed on resume (fg, bg) because
            leadership was lost while it was stopped.
@@ -88,10 +89,14 @@ func runElect(a *app, g *globals, args []string) int {
 	g.register(fs)
 	fs.BoolVar(&requeue, "requeue", false, "")
 	fs.Var(&grace, "grace", "")
+	kinds := newKindCheck(fs, "elect")
 	var path string
 	var argv []string
 	code, ok := a.parseArgs("elect", electHelp, func() (err error) {
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
+			return err
+		}
+		if err := g.checkHolding(); err != nil {
 			return err
 		}
 		return grace.check(g.sessionTimeout)
@@ -132,6 +137,9 @@ func runElect(a *app, g *globals, args []string) int {
 	}
 	results := make(chan result)
 	quit := make(chan struct{})
+	if code, refused := kinds.refuse(sig.ctx, client, path, log); refused {
+		return code
+	}
 	id := g.participantID()
 	term := func(ctx context.Context, h *hold.Hold) error {
 		token := h.Token()

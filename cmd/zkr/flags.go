@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -22,7 +26,8 @@ import (
 
 const globalOptionsHelp = `    Global options go before the subcommand or after it (before PATH).
     Each has an environment variable (in brackets); an option given on the
-    command line wins over it.
+    command line wins over it. A bad value is reported under the name it
+    came from: the option, or the variable.
 
     --connect HOST:PORT[,HOST:PORT...][/CHROOT]   [ZKR_CONNECT, else ZK_CONNECT]
            ZooKeeper servers (default 127.0.0.1:2181). A /CHROOT after the
@@ -67,15 +72,24 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            certificate. Any of them turns TLS on.
     --id ID   [ZKR_ID]
            participant id, the data of zkr's nodes, which zkr leader and
-           Curator's getParticipants show (default: HOSTNAME:PID).
+           Curator's getParticipants show (default: HOSTNAME:PID). Printable
+           text: a newline or other control character, or an empty --id,
+           is a usage error.
     --metrics-addr HOST:PORT   [ZKR_METRICS_ADDR]
            serve the client's metrics (Prometheus text format) on
            http://HOST:PORT/metrics, and /healthz: 200 while the session
            is connected and what zkr holds is still trusted (or it is
            waiting), 503 otherwise, with one line saying why. Served until
-           zkr exits. Off by default.
+           zkr exits. Off by default. An address that is not HOST:PORT
+           is a usage error; one zkr cannot listen on fails zkr (125).
     -v, --verbose   [ZKR_VERBOSE=1]
            say on stderr when zkr waits, holds and releases.
+    --log-level LEVEL   [ZKR_LOG_LEVEL]
+           show the library's own log on stderr (sessions, links, retries),
+           from LEVEL up: debug, info, warn or error. Default: none of it.
+    --log-format FORMAT   [ZKR_LOG_FORMAT]
+           that log as text (key=value) or json, one object a line; given
+           alone, it shows warn and error.
     -h, --help
            show the manual.
     --version
@@ -100,9 +114,22 @@ type globals struct {
 	verbose        bool
 	metricsAddr    string
 	metrics        *metricsServer // serving --metrics-addr, once dialled
+	logLevel       string         // --log-level: "" is the library's silence
+	logFormat      string         // --log-format: text or json
 
-	envErr error     // a ZKR_ variable that does not parse
-	stderr io.Writer // for the one warning about --auth
+	// env is, for each option whose value came from the environment, the
+	// variable it came from (and why it does not parse, if so): a message
+	// about the value blames the variable, until the command line gives
+	// the option, which then wins.
+	env    map[string]envValue
+	given  map[string]bool // the options the command line gave
+	stderr io.Writer       // for the one warning about --auth
+}
+
+// envValue is a variable that set an option.
+type envValue struct {
+	name, value string
+	err         error // the value does not parse; the option kept its default
 }
 
 // argValue is --auth or --auth-file: it remembers whether it came from the
@@ -143,51 +170,104 @@ func defaultGlobals() *globals {
 		connect:        "127.0.0.1:2181",
 		sessionTimeout: conn.DefaultSessionTimeout,
 		connectTimeout: 15 * time.Second,
+		env:            map[string]envValue{},
+		given:          map[string]bool{},
 		stderr:         io.Discard,
 	}
-	for _, name := range []string{"ZK_CONNECT", "ZKR_CONNECT"} { // the second wins
-		if v := os.Getenv(name); v != "" {
-			g.connect = v
+	// lookup is the variable name's value, if set, remembered as the
+	// source of option's.
+	lookup := func(option, name string) (string, bool) {
+		v := os.Getenv(name)
+		if v != "" {
+			g.env[option] = envValue{name: name, value: v}
+		}
+		return v, v != ""
+	}
+	str := func(option, name string, p *string) {
+		if v, ok := lookup(option, name); ok {
+			*p = v
 		}
 	}
-	duration := func(name string, d *time.Duration) {
-		if v := os.Getenv(name); v != "" {
+	str("connect", "ZK_CONNECT", &g.connect)
+	str("connect", "ZKR_CONNECT", &g.connect) // wins over ZK_CONNECT
+	duration := func(option, name string, d *time.Duration) {
+		if v, ok := lookup(option, name); ok {
 			parsed, err := time.ParseDuration(v)
 			if err != nil {
-				g.envErr = errors.Join(g.envErr, fmt.Errorf("%s=%q: not a duration", name, v))
+				g.env[option] = envValue{name: name, value: v, err: fmt.Errorf("%s=%q: not a duration", name, v)}
 				return
 			}
 			*d = parsed
 		}
 	}
-	duration("ZKR_SESSION_TIMEOUT", &g.sessionTimeout)
-	duration("ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
-	g.namespace = os.Getenv("ZKR_NAMESPACE")
-	g.auth.value = os.Getenv("ZKR_AUTH")
-	g.authFile.value = os.Getenv("ZKR_AUTH_FILE")
+	duration("session-timeout", "ZKR_SESSION_TIMEOUT", &g.sessionTimeout)
+	duration("connect-timeout", "ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
+	str("namespace", "ZKR_NAMESPACE", &g.namespace)
+	str("auth", "ZKR_AUTH", &g.auth.value)
+	str("auth-file", "ZKR_AUTH_FILE", &g.authFile.value)
 	g.acl = "open"
-	if v := os.Getenv("ZKR_ACL"); v != "" {
-		g.acl = v
-	}
-	g.tlsCA = os.Getenv("ZKR_TLS_CA")
-	g.tlsCert = os.Getenv("ZKR_TLS_CERT")
-	g.tlsKey = os.Getenv("ZKR_TLS_KEY")
-	g.id = os.Getenv("ZKR_ID")
-	g.metricsAddr = os.Getenv("ZKR_METRICS_ADDR")
-	switch v := os.Getenv("ZKR_VERBOSE"); v {
-	case "", "0", "false":
-	case "1", "true":
-		g.verbose = true
-	default:
-		g.envErr = errors.Join(g.envErr, fmt.Errorf("ZKR_VERBOSE=%q: want 1 or 0", v))
+	str("acl", "ZKR_ACL", &g.acl)
+	str("tls-ca", "ZKR_TLS_CA", &g.tlsCA)
+	str("tls-cert", "ZKR_TLS_CERT", &g.tlsCert)
+	str("tls-key", "ZKR_TLS_KEY", &g.tlsKey)
+	str("id", "ZKR_ID", &g.id)
+	str("metrics-addr", "ZKR_METRICS_ADDR", &g.metricsAddr)
+	str("log-level", "ZKR_LOG_LEVEL", &g.logLevel)
+	str("log-format", "ZKR_LOG_FORMAT", &g.logFormat)
+	if v, ok := lookup("verbose", "ZKR_VERBOSE"); ok {
+		switch v {
+		case "0", "false":
+		case "1", "true":
+			g.verbose = true
+		default:
+			g.env["verbose"] = envValue{name: "ZKR_VERBOSE", value: v, err: fmt.Errorf("ZKR_VERBOSE=%q: want 1 or 0", v)}
+		}
 	}
 	return g
 }
+
+// name is how a message names option: the variable its value came from,
+// or the option.
+func (g *globals) name(option string) string {
+	if e, ok := g.env[option]; ok {
+		return e.name
+	}
+	return "--" + option
+}
+
+// blame is how a message names option's value: VARIABLE="value" as set,
+// or --option value (value as the option was given, formatted).
+func (g *globals) blame(option, value string) string {
+	if e, ok := g.env[option]; ok {
+		return fmt.Sprintf("%s=%q", e.name, e.value)
+	}
+	return "--" + option + " " + value
+}
+
+// givenValue is a global option's flag.Value that notes when the command
+// line gives the option: its variable then no longer speaks for it.
+type givenValue struct {
+	flag.Value
+	g      *globals
+	option string
+	isBool bool
+}
+
+func (v givenValue) Set(s string) error {
+	delete(v.g.env, v.option)
+	v.g.given[v.option] = true
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag keeps -v a switch, as flag.BoolVar made it.
+func (v givenValue) IsBoolFlag() bool { return v.isBool }
 
 // register adds the global options to fs, with their current values as
 // defaults: registering them again on a subcommand's flag set keeps what was
 // given before the subcommand.
 func (g *globals) register(fs *flag.FlagSet) {
+	before := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
 	fs.StringVar(&g.connect, "connect", g.connect, "")
 	fs.DurationVar(&g.sessionTimeout, "session-timeout", g.sessionTimeout, "")
 	fs.DurationVar(&g.connectTimeout, "connect-timeout", g.connectTimeout, "")
@@ -200,8 +280,22 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.tlsKey, "tls-key", g.tlsKey, "")
 	fs.StringVar(&g.id, "id", g.id, "")
 	fs.StringVar(&g.metricsAddr, "metrics-addr", g.metricsAddr, "")
+	fs.StringVar(&g.logLevel, "log-level", g.logLevel, "")
+	fs.StringVar(&g.logFormat, "log-format", g.logFormat, "")
 	fs.BoolVar(&g.verbose, "verbose", g.verbose, "")
 	fs.BoolVar(&g.verbose, "v", g.verbose, "")
+	fs.VisitAll(func(f *flag.Flag) {
+		if before[f.Name] {
+			return // the subcommand's own
+		}
+		option := f.Name
+		if option == "v" {
+			option = "verbose"
+		}
+		// The flag package's own test for a switch (-v, not -v=true).
+		b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+		f.Value = givenValue{Value: f.Value, g: g, option: option, isBool: isBool && b.IsBoolFlag()}
+	})
 }
 
 // newFlagSet returns a flag set that reports errors instead of printing
@@ -215,11 +309,13 @@ func newFlagSet(name string) *flag.FlagSet {
 // check finds what is wrong with the global options before anything is
 // contacted.
 func (g *globals) check() error {
-	if g.envErr != nil {
-		return g.envErr
+	for _, option := range slices.Sorted(maps.Keys(g.env)) {
+		if err := g.env[option].err; err != nil {
+			return err
+		}
 	}
 	if g.connect == "" {
-		return errors.New("--connect: no servers")
+		return fmt.Errorf("%s: no servers", g.name("connect"))
 	}
 	servers, chroot, err := splitChroot(g.connect)
 	if err != nil {
@@ -227,26 +323,38 @@ func (g *globals) check() error {
 	}
 	for _, s := range servers {
 		if err := checkServer(s); err != nil {
-			return fmt.Errorf("--connect: %w", err)
+			return fmt.Errorf("%s: %w", g.name("connect"), err)
 		}
 	}
 	if g.sessionTimeout <= 0 {
-		return fmt.Errorf("--session-timeout %v: must be positive", g.sessionTimeout)
+		return fmt.Errorf("%s: must be positive", g.blame("session-timeout", g.sessionTimeout.String()))
 	}
 	if g.sessionTimeout > conn.MaxSessionTimeout {
-		return fmt.Errorf("--session-timeout %v: above ZooKeeper's limit of %v", g.sessionTimeout, conn.MaxSessionTimeout)
+		return fmt.Errorf("%s: above ZooKeeper's limit of %v", g.blame("session-timeout", g.sessionTimeout.String()), conn.MaxSessionTimeout)
 	}
 	if g.connectTimeout <= 0 {
-		return fmt.Errorf("--connect-timeout %v: must be positive", g.connectTimeout)
+		return fmt.Errorf("%s: must be positive", g.blame("connect-timeout", g.connectTimeout.String()))
 	}
 	if g.namespace != "" {
 		ns := "/" + strings.TrimPrefix(g.namespace, "/")
 		if ns == "/" || framework.ValidatePath(ns) != nil {
-			return fmt.Errorf("--namespace %q: not a valid ZooKeeper path", g.namespace)
+			return fmt.Errorf("%s: not a valid ZooKeeper path", g.blame("namespace", strconv.Quote(g.namespace)))
 		}
 		if chroot != "" && chroot != ns {
 			return fmt.Errorf("--connect names the chroot %s and --namespace another (%s): give one", chroot, ns)
 		}
+	}
+	if err := g.checkID(); err != nil {
+		return err
+	}
+	if err := g.checkMetricsAddr(); err != nil {
+		return err
+	}
+	if _, ok := logLevels[g.logLevel]; !ok && g.logLevel != "" {
+		return fmt.Errorf("%s: want debug, info, warn or error", g.blame("log-level", g.logLevel))
+	}
+	if g.logFormat != "" && g.logFormat != "text" && g.logFormat != "json" {
+		return fmt.Errorf("%s: want text or json", g.blame("log-format", g.logFormat))
 	}
 	if g.auth.fromArg && g.auth.value == "" {
 		return errors.New("--auth '': empty; want USER:PASSWORD")
@@ -260,7 +368,7 @@ func (g *globals) check() error {
 	}
 	if auth != "" {
 		if user, _, ok := strings.Cut(auth, ":"); !ok || user == "" {
-			return errors.New("--auth (or ZKR_AUTH): want USER:PASSWORD")
+			return fmt.Errorf("%s: want USER:PASSWORD", g.name("auth"))
 		}
 	}
 	switch g.acl {
@@ -270,10 +378,87 @@ func (g *globals) check() error {
 			return errors.New("--acl creator: no credentials to give the nodes to; give --auth-file (or ZKR_AUTH)")
 		}
 	default:
-		return fmt.Errorf("--acl %q (or ZKR_ACL): want open or creator", g.acl)
+		return fmt.Errorf("%s: want open or creator", g.blame("acl", g.acl))
 	}
-	if (g.tlsCert == "") != (g.tlsKey == "") {
-		return errors.New("--tls-cert and --tls-key go together")
+	switch {
+	case g.tlsCert != "" && g.tlsKey == "":
+		return fmt.Errorf("%s without a key: give --tls-key (or ZKR_TLS_KEY) too", g.name("tls-cert"))
+	case g.tlsKey != "" && g.tlsCert == "":
+		return fmt.Errorf("%s without a certificate: give --tls-cert (or ZKR_TLS_CERT) too", g.name("tls-key"))
+	}
+	return nil
+}
+
+// checkID refuses an empty --id, and an id that zkr leader and zkr ls
+// could not print on one line (a newline in it printed a fake waiter).
+func (g *globals) checkID() error {
+	switch {
+	case g.given["id"] && g.id == "":
+		return errors.New("--id '': empty; want a participant id (or no --id, for HOSTNAME:PID)")
+	case !utf8.ValidString(g.id) || strings.ContainsFunc(g.id, unicode.IsControl):
+		return fmt.Errorf("%s: a control character (a newline, say) in a participant id would garble zkr leader's and zkr ls's lines; want printable text", g.blame("id", strconv.Quote(g.id)))
+	}
+	return nil
+}
+
+// checkMetricsAddr refuses an address zkr could never listen on: a
+// usage error, found before anything is contacted. One that is taken, or
+// whose host does not resolve, is found when zkr listens (125).
+func (g *globals) checkMetricsAddr() error {
+	if g.metricsAddr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(g.metricsAddr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v; want HOST:PORT (PORT 0: any free one)", g.blame("metrics-addr", g.metricsAddr), err)
+	}
+	return nil
+}
+
+// sessionTooShort is the refusal of a session timeout, set as setting
+// says, by checkHolding and graceFlag.check.
+func sessionTooShort(setting string) error {
+	return fmt.Errorf("%s: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v, zkr needs at least %v); give at least %v",
+		setting, minMargin, minBudget, minSessionTimeout)
+}
+
+// logLevels are --log-level's values.
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// libraryLogger is the logger --log-level and --log-format ask for, on
+// stderr, or nil: without either the library stays silent, as zkr's
+// output was before them. A format alone shows warnings and errors.
+func (g *globals) libraryLogger() *slog.Logger {
+	if g.logLevel == "" && g.logFormat == "" {
+		return nil
+	}
+	level, ok := logLevels[g.logLevel]
+	if !ok {
+		level = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if g.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(g.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, opts))
+}
+
+// checkHolding refuses a session timeout that leaves no time to stop
+// COMMAND between the moment its hold is in doubt and the moment the
+// server may grant the hold elsewhere. The subcommands that run COMMAND
+// call it before their own checks, which would blame --session-timeout
+// for a value from ZKR_SESSION_TIMEOUT.
+func (g *globals) checkHolding() error {
+	if g.sessionTimeout > 0 && graceBudget(g.sessionTimeout) < minBudget {
+		return sessionTooShort(g.blame("session-timeout", g.sessionTimeout.String()))
 	}
 	return nil
 }
@@ -330,17 +515,17 @@ func (g *globals) tlsConfig() (*tls.Config, error) {
 	if g.tlsCA != "" {
 		pem, err := os.ReadFile(g.tlsCA)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
+			return nil, fmt.Errorf("%s: %w", g.name("tls-ca"), err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", g.tlsCA)
+			return nil, fmt.Errorf("%s: no PEM certificate in it", g.blame("tls-ca", g.tlsCA))
 		}
 	}
 	if g.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(g.tlsCert, g.tlsKey)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			return nil, fmt.Errorf("%s/%s: %w", g.name("tls-cert"), g.name("tls-key"), err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -378,6 +563,9 @@ func (g *globals) prepare() ([]framework.Option, error) {
 		// Not otherwise: an empty one would override a chroot in --connect.
 		connOpts = append(connOpts, framework.WithNamespace(g.namespace))
 	}
+	if l := g.libraryLogger(); l != nil {
+		connOpts = append(connOpts, framework.WithLogger(l))
+	}
 	return append(connOpts,
 		// Closing the session deletes zkr's ephemeral nodes anyway: a
 		// release that cannot reach the server must not hold zkr up.
@@ -397,7 +585,7 @@ func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
 	}
 	if file != "" {
 		if auth, err = readAuthFile(file, g.stderr); err != nil {
-			return "", nil, err
+			return "", nil, fmt.Errorf("%s: %w", g.name("auth-file"), err)
 		}
 	}
 	return auth, tlsCfg, nil
@@ -409,7 +597,7 @@ func (g *globals) access() (auth string, tlsCfg *tls.Config, err error) {
 func readAuthFile(path string, warn io.Writer) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("--auth-file: %w", err)
+		return "", err
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o044 != 0 {
 		fmt.Fprintf(warn, "zkr: warning: --auth-file %s: permissions %#o let other users read the password; chmod 600 it\n", path, fi.Mode().Perm())
@@ -417,7 +605,7 @@ func readAuthFile(path string, warn io.Writer) (string, error) {
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSpace(line)
 	if user, _, ok := strings.Cut(line, ":"); !ok || user == "" {
-		return "", fmt.Errorf("--auth-file %s: want USER:PASSWORD on its first line", path)
+		return "", fmt.Errorf("%s: want USER:PASSWORD on its first line", path)
 	}
 	return line, nil
 }

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -23,7 +22,11 @@ DESCRIPTION
     it, in queue order, one per line: the whole queue, leader first, one
     participant a line. Works on the paths of zkr lock and zkr elect,
     and of Curator's InterProcessMutex, LeaderSelector and LeaderLatch (and
-    this module's mutex, leader.Selector and leader.Latch).
+    this module's mutex, leader.Selector and leader.Latch). A path that
+    holds other nodes (a semaphore's, a read-write lock's, or no queue's,
+    as /zookeeper), or the nodes of two of those recipes at once, which do
+    not exclude each other, is refused (status 2): zkr ls shows what it
+    holds.
 
     Participant ids are the data of each node: zkr's --id, or Curator's
     default (the host's address).
@@ -32,8 +35,10 @@ DESCRIPTION
     leader's id now, then one line per change (an empty line when nobody
     leads), until a signal stops it. A change is a new term: another
     participant, or the same one queued anew. While zkr's own link to
-    ZooKeeper is down it prints nothing; once back, it prints a line only if
-    the leader changed meanwhile. It watches, it never polls.
+    ZooKeeper is down, or its session lost, it prints nothing on stdout and
+    says on stderr that the leader shown may be stale; once back, it says
+    that it is current again, and prints a line only if the leader changed
+    meanwhile. It watches, it never polls.
 
     With -o json, zkr prints one JSON object on one line instead:
     {"path": PATH, "leader": ..., "participants": [ids, in queue order]},
@@ -55,7 +60,8 @@ EXIT STATUS
     0      somebody leads; printed.
     1      nobody leads: PATH is empty or does not exist. Nothing printed
            (with -o json: the object, leader null). Not with --watch.
-    2      Usage error. Nothing was contacted.
+    2      Usage error (nothing was contacted), or PATH is not an
+           election (see DESCRIPTION): nothing printed.
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error
            (with --watch: one that waiting cannot cure, such as no read
            permission on PATH).
@@ -84,31 +90,35 @@ func runLeader(a *app, g *globals, args []string) int {
 	}
 	defer lc.close()
 	path, watch, out, log, sig, client := lc.path, lc.watch, lc.out, lc.log, lc.sig, lc.client
+	q, _, err := readQueue(sig.ctx, client, path, false)
+	if err != nil {
+		return sig.failed(log, err)
+	}
+	if err := notAnElection(q); err != nil {
+		log.printf("%v", err)
+		return exitUsage
+	}
 	if watch {
 		return watchLeader(a, log, sig, client, path, out.json())
 	}
-	ids, err := leader.Participants(sig.ctx, client, path)
-	if err != nil {
-		return sig.failed(log, err)
+	ids := make([]string, len(q.Nodes))
+	for i, e := range q.Nodes {
+		ids[i] = e.ID
 	}
-	if !out.json() {
-		if len(ids) == 0 {
-			log.printf("nobody leads %s", path)
-			return exitNoLeader
+	var now leader.Leadership
+	if len(q.Nodes) > 0 {
+		e := q.Nodes[0]
+		now = leader.Leadership{ID: e.ID, Node: framework.Join(path, e.Node), Token: e.czxid, Since: e.Created}
+	}
+	switch {
+	case out.json():
+		if err := printLeaderJSON(a.stdout, path, now, &ids); err != nil {
+			return sig.failed(log, err)
 		}
+	default:
 		for _, id := range ids {
 			fmt.Fprintln(a.stdout, id)
 		}
-		return 0
-	}
-	// The queue above, the leader's term from a first look of Observe: two
-	// reads, as close together as they come.
-	now, err := currentLeader(sig.ctx, client, path, g.connectTimeout)
-	if err != nil {
-		return sig.failed(log, err)
-	}
-	if err := printLeaderJSON(a.stdout, path, now, &ids); err != nil {
-		return sig.failed(log, err)
 	}
 	if !now.HasLeader() {
 		log.printf("nobody leads %s", path)
@@ -117,14 +127,67 @@ func runLeader(a *app, g *globals, args []string) int {
 	return 0
 }
 
+// notAnElection says why zkr leader cannot answer for q: its nodes are
+// another recipe's, whose first node leads nothing, or of no recipe at
+// all, or of two kinds, which do not exclude each other.
+func notAnElection(q *queue) error {
+	switch {
+	case q.Kind == kindNone && len(q.Others) > 0:
+		return fmt.Errorf("%s is not an election: its children are %s, no queue's nodes", q.Path, names(q.Others, 10))
+	case len(q.Also) > 0:
+		kinds := []string{string(q.Kind)}
+		for _, k := range q.Also {
+			kinds = append(kinds, string(k))
+		}
+		return fmt.Errorf("%s holds %s nodes, which do not exclude each other: not one election (zkr ls %s shows them)", q.Path, strings.Join(kinds, " and "), q.Path)
+	case q.Kind == kindRWLock, q.Kind == kindSemaphore && len(q.Nodes) > 0:
+		return fmt.Errorf("%s holds %s nodes, not an election's (zkr ls %s shows who holds)", q.Path, q.Kind, q.Path)
+	}
+	return nil
+}
+
 // watchLeader prints the leader, then every change, until a signal or an
-// error that waiting cannot cure ends the stream.
+// error that waiting cannot cure ends the stream. While the link to
+// ZooKeeper is down, the observer is silent: stderr says that the leader
+// shown may be stale, and when it is current again.
 func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, path string, asJSON bool) int {
+	sub := client.Subscribe()
+	defer sub.Close()
 	obs, err := leader.Observe(sig.ctx, client, path)
 	if err != nil {
 		return sig.failed(log, err)
 	}
-	for now := range obs.Changes() {
+	defer obs.Close()
+	states := sub.Changes()
+	view := &staleView{log: log, what: "the leader"}
+	nobody := false // the last line said nobody leads
+	for {
+		var now leader.Leadership
+		select {
+		case ev, open := <-states:
+			if !open {
+				states = nil // the client closed: so does the observer
+			} else if view.state(ev.State) {
+				// The observer looks again now, and prints a line if
+				// the leader changed meanwhile.
+				view.current()
+			}
+			continue
+		case leads, open := <-obs.Changes():
+			if !open {
+				return sig.failed(log, obs.Err())
+			}
+			now = leads
+		}
+		if now.HasLeader() && len(queueNodes([]string{framework.Base(now.Node)}, markLock, markLatch)) == 0 {
+			// The observer takes any child for a contender; a semaphore's
+			// directory, left beside an election, is none.
+			now = leader.Leadership{}
+		}
+		if !now.HasLeader() && nobody {
+			continue
+		}
+		nobody = !now.HasLeader()
 		if asJSON {
 			err = printLeaderJSON(a.stdout, path, now, nil)
 		} else {
@@ -139,25 +202,6 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 			log.infof("nobody leads %s", path)
 		}
 	}
-	return sig.failed(log, obs.Err())
-}
-
-// currentLeader is Observe's first look, given at most timeout: the
-// observer waits out a lost link, which a one-shot look must not.
-func currentLeader(ctx context.Context, client *framework.Client, path string, timeout time.Duration) (leader.Leadership, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	obs, err := leader.Observe(ctx, client, path)
-	if err != nil {
-		return leader.Leadership{}, err
-	}
-	if now, ok := <-obs.Changes(); ok {
-		return now, nil
-	}
-	if errors.Is(obs.Err(), context.DeadlineExceeded) {
-		return leader.Leadership{}, fmt.Errorf("no answer from ZooKeeper about %s within %v", path, timeout)
-	}
-	return leader.Leadership{}, obs.Err()
 }
 
 // leaderJSON is one object of -o json. Participants is left out with

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
 // printedLeader is what zkr leader -o json prints, as a reader decodes it.
@@ -204,4 +207,60 @@ func (p *proc) nextLine(t *testing.T) string {
 		t.Fatalf("no line from zkr after 30s; stderr:\n%s", p.stderr.String())
 	}
 	return ""
+}
+
+// zkr leader answers for elections and mutexes only: a path that holds
+// another recipe's nodes (a semaphore, a read-write lock) or nodes of no
+// queue at all (/zookeeper, a barrier's directory) is refused with 2 and
+// the reason, where it named one of those nodes as the leader and exited 0.
+func TestLeaderRefusesAPathThatIsNotAnElection(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	s, err := semaphore.New(c, "/kinds/sem", 2, semaphore.WithParticipantID("lease-holder"))
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	_, err = s.Acquire(testkit.Ctx(t, 30*time.Second), 1)
+	require.NoError(t, err)
+	rw, err := rwlock.New(c, "/kinds/rw", rwlock.WithParticipantID("reader"))
+	require.NoError(t, err)
+	t.Cleanup(func() { rw.Close() })
+	_, err = rw.ReadLock().Acquire(testkit.Ctx(t, 30*time.Second))
+	require.NoError(t, err)
+	_, err = c.Create(testkit.Ctx(t, 10*time.Second), "/kinds/barrier/worker-1", nil, framework.WithParents())
+	require.NoError(t, err)
+
+	for path, why := range map[string]string{
+		"/zookeeper":        "not an election",
+		"/kinds/barrier":    "not an election",
+		"/kinds/sem":        "semaphore",
+		"/kinds/rw":         "rwlock",
+		"/kinds/sem/leases": "not an election",
+	} {
+		for _, a := range [][]string{{"leader", path}, {"leader", "-o", "json", path}, {"leader", "--watch", path}} {
+			t.Run(strings.Join(a, " "), func(t *testing.T) {
+				r := start(t, args(connect, a)...).wait(t, 20*time.Second)
+				assert.Equal(t, exitUsage, r.code, r.stderr)
+				assert.Empty(t, r.stdout, "no leader named")
+				assert.Contains(t, r.stderr, path)
+				assert.Contains(t, r.stderr, why)
+			})
+		}
+	}
+}
+
+// Nobody leads a path with no queue nodes, even where a semaphore left its
+// directories: 1, nothing on stdout.
+func TestLeaderOfAnEmptyPathSaysNobodyLeads(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	for _, p := range []string{"/empty", "/left/leases", "/left/locks"} {
+		_, err := c.Create(testkit.Ctx(t, 10*time.Second), p, nil, framework.WithParents())
+		require.NoError(t, err)
+	}
+	for _, path := range []string{"/empty", "/missing", "/left"} {
+		r := zkr(t, args(connect, cmd("leader", path))...)
+		assert.Equal(t, exitNoLeader, r.code, "%s: %s", path, r.stderr)
+		assert.Empty(t, r.stdout, path)
+		assert.Contains(t, r.stderr, "nobody leads "+path)
+	}
 }

@@ -21,8 +21,8 @@ import (
 // globalEnvHelp lists the variables of the global options, for the
 // ENVIRONMENT section of each manual page.
 const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
-    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA,
-    ZKR_TLS_CERT, ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE
+    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA, ZKR_TLS_CERT,
+    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT
                          the global options (see GLOBAL OPTIONS); an
                          option on the command line wins.
 `
@@ -83,7 +83,7 @@ DESCRIPTION
     hold), and zkr releases the lock once COMMAND has exited.
 
 OPTIONS
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -107,7 +107,7 @@ DESCRIPTION
     rlock waits only for wlock holders and waiters that came before it.
 
 OPTIONS
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -128,7 +128,7 @@ DESCRIPTION
     everyone who came before it.
 
 OPTIONS
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -151,7 +151,7 @@ DESCRIPTION
 OPTIONS
     --max N
            the number of leases (required, at least 1).
-` + heldOptionsHelp + `
+` + heldOptionsHelp + anyKindHelp + `
 GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 ` + exitStatusHeld + `
@@ -208,8 +208,7 @@ func (g *graceFlag) Set(s string) error {
 // timeout that leaves no time at all to stop COMMAND.
 func (g *graceFlag) check(sessionTimeout time.Duration) error {
 	if sessionTimeout > 0 && graceBudget(sessionTimeout) < minBudget {
-		return fmt.Errorf("--session-timeout %v: too short to stop COMMAND in time (between 2/3 of it, when the hold is in doubt, and all of it, when the server may grant the hold elsewhere, less a margin of at least %v, zkr needs at least %v); give at least %v",
-			sessionTimeout, minMargin, minBudget, minSessionTimeout)
+		return sessionTooShort("--session-timeout " + sessionTimeout.String())
 	}
 	if g.d < 0 {
 		return fmt.Errorf("--grace %v: must not be negative", g.d)
@@ -328,6 +327,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	fs := newFlagSet(name)
 	g.register(fs)
 	o.register(fs)
+	kinds := newKindCheck(fs, name)
 	if extra != nil {
 		extra(fs)
 	}
@@ -337,7 +337,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
-		for _, c := range append([]func() error{func() error { return o.check(g.sessionTimeout) }}, checks...) {
+		for _, c := range append([]func() error{g.checkHolding, func() error { return o.check(g.sessionTimeout) }}, checks...) {
 			if err := c(); err != nil {
 				return err
 			}
@@ -379,6 +379,9 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return a.usage("zkr "+name, "%v", err)
 	}
 
+	if code, refused := kinds.refuse(ctx, client, path, log); refused {
+		return code
+	}
 	id := g.participantID()
 	log.infof("waiting for %s as %s", path, id)
 	g.waiting(path)

@@ -52,6 +52,12 @@ DESCRIPTION
              leases). --watch counts a holder it saw waiting from the
              moment it saw the grant.
 
+    Kinds of lock do not exclude each other: a path used by two at once
+    is two queues. zkr ls shows the first of rwlock, latch, lock and
+    semaphore that has nodes there, and names the others on its first
+    line ("also semaphore nodes (not shown)") and in JSON ("also").
+    Children that are no queue's nodes are not shown.
+
     A missing PATH, or one with no queue nodes, is an empty queue: lock
     directories are containers, which ZooKeeper removes once empty. A
     semaphore's maximum is not in its nodes: the leases shown as held are
@@ -62,7 +68,10 @@ DESCRIPTION
     that FOR counts on; elsewhere (a pipe, a file, TERM=dumb), or with
     -o json, it prints the queue again at each change only. It follows the
     changes with ZooKeeper watches on PATH (and a semaphore's locks/ and
-    leases/): no polling of the server.
+    leases/): no polling of the server. When the queue shown may be stale
+    (zkr's link to ZooKeeper down, its session lost, a look that failed),
+    it says so, on the screen or else on stderr, and again once a look
+    shows the queue current.
 
 OPTIONS
     -w, --watch
@@ -72,6 +81,7 @@ OPTIONS
             "queue":[{"pos":1,"role":"holds","side":"read","id":..,
             "session":"0x..","token":N,"created":..,"for_ms":N,
             "node":..},..]}
+           plus "also":[kinds] for a path that holds other kinds too.
            side is read, write or lease (absent for a lock or a latch),
            token is null where TOKEN shows -, node is the node's path
            below PATH, times are RFC 3339.
@@ -149,6 +159,7 @@ type lister struct {
 
 	last    *queue
 	note    string               // shown under the header: why the queue may be stale
+	view    *staleView           // --watch: whether the queue shown is current
 	shown   string               // what was last printed, without the times
 	roles   map[string]string    // node -> role at the last look
 	granted map[string]time.Time // node -> when --watch saw it go from waits to holds
@@ -187,6 +198,13 @@ func (q *queue) table(now time.Time, stamp bool, maxLines int) []string {
 		head += "nobody holds or waits"
 	default:
 		head += fmt.Sprintf("%s, %d holding, %d waiting", q.Kind, q.Holding, q.Waiting)
+	}
+	if len(q.Also) > 0 {
+		also := make([]string, len(q.Also))
+		for i, k := range q.Also {
+			also[i] = string(k)
+		}
+		head += fmt.Sprintf("; also %s nodes (not shown), which do not exclude these", strings.Join(also, " and "))
 	}
 	if stamp {
 		head += " (" + q.Time.Format(time.TimeOnly) + ")"

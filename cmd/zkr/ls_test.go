@@ -378,3 +378,67 @@ func waitOutput(t *testing.T, p *proc, re string) string {
 	}, 30*time.Second, 20*time.Millisecond, "stdout never matched %s; stderr:\n%s", re, p.stderr.String())
 	return out
 }
+
+// A path a semaphore used before a mutex keeps the semaphore's leases/
+// and locks/ directories (persistent in older Curators, containers until
+// the server's next sweep in newer ones). They are not contenders: the
+// mutex's queue is its lock- nodes alone. (They were shown as waiters.)
+func TestLsDoesNotCountASemaphoresDirectoriesAsWaiters(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	for _, p := range []string{"/used/leases", "/used/locks"} {
+		_, err := c.Create(testCtx(t), p, nil, framework.WithParents())
+		require.NoError(t, err)
+	}
+	m, err := mutex.New(c, "/used", mutex.WithParticipantID("holder"))
+	require.NoError(t, err)
+	holdMutex(t, m)
+
+	v := lsJSON(t, connect, "/used")
+	assert.Equal(t, "lock", v.Kind)
+	assert.Equal(t, 1, v.Holding)
+	assert.Equal(t, 0, v.Waiting, "a directory counted as a waiter: %+v", v.Queue)
+	require.Len(t, v.Queue, 1)
+	assert.Equal(t, "holder", v.Queue[0].ID)
+
+	r := zkr(t, args(connect, cmd("ls", "/used"))...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `^/used: lock, 1 holding, 0 waiting\n`, r.stdout)
+	assert.Len(t, lines(r.stdout), 3, "the header, the column names, the holder:\n%s", r.stdout)
+}
+
+// Two kinds of lock in use on one path at once do not exclude each other:
+// zkr ls shows the first kind's queue and says which other kinds hold or
+// wait there, never the other kind's nodes as this one's waiters.
+func TestLsSaysWhenAPathHoldsTwoKinds(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	m, err := mutex.New(c, "/both", mutex.WithParticipantID("locker"))
+	require.NoError(t, err)
+	holdMutex(t, m)
+	s, err := semaphore.New(client(t, cl), "/both", 1, semaphore.WithParticipantID("leaser"))
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	_, err = s.Acquire(testCtx(t), 1)
+	require.NoError(t, err)
+
+	v := lsJSON(t, connect, "/both")
+	assert.Equal(t, "lock", v.Kind)
+	assert.Equal(t, []int{1, 0}, []int{v.Holding, v.Waiting})
+	require.Len(t, v.Queue, 1)
+	assert.Equal(t, "locker", v.Queue[0].ID)
+
+	r := zkr(t, args(connect, cmd("ls", "-o", "json", "/both"))...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var also struct {
+		Also []string `json:"also"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &also))
+	assert.Equal(t, []string{"semaphore"}, also.Also)
+
+	r = zkr(t, args(connect, cmd("ls", "/both"))...)
+	require.Equal(t, 0, r.code, r.stderr)
+	head := lines(r.stdout)[0]
+	assert.Regexp(t, `^/both: lock, 1 holding, 0 waiting; also semaphore nodes`, head)
+	assert.NotContains(t, r.stdout, "leaser", "a lease shown in the mutex's queue")
+}

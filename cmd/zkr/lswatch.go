@@ -31,7 +31,10 @@ func (l *lister) watch(ctx context.Context) {
 		defer l.screen.leave()
 	}
 	const minGap = 100 * time.Millisecond // looks at most ten times a second
-	var lastErr string
+	l.view = &staleView{log: l.log, what: "the queue"}
+	if l.screen != nil {
+		l.view.log = nil // the screen says it
+	}
 	for {
 		start := time.Now()
 		round, cancel := context.WithCancel(ctx)
@@ -43,15 +46,13 @@ func (l *lister) watch(ctx context.Context) {
 			return
 		case err != nil:
 			l.note = fmt.Sprintf("no answer from ZooKeeper (%v); trying again", err)
-			if l.screen == nil && err.Error() != lastErr {
-				l.log.printf("%s", l.note)
-			}
-			lastErr = err.Error()
+			l.view.stale(l.note)
 			retry = time.After(time.Second)
 			l.redraw()
 		default:
-			l.note, lastErr = "", ""
+			l.note = ""
 			l.show(q)
+			l.view.current()
 		}
 		var w [3]<-chan zk.Event
 		copy(w[:], watches)
@@ -83,13 +84,14 @@ func (l *lister) wait(ctx context.Context, w [3]<-chan zk.Event, retry, tick <-c
 		case <-tick:
 			l.redraw()
 		case ev := <-sub.Changes():
-			switch ev.State {
-			case conn.StateSuspended:
-				l.note = "link to ZooKeeper down: the queue may have changed since"
-				l.redraw()
-			case conn.StateReconnected, conn.StateLost, conn.StateConnected, conn.StateReadOnly:
-				return // a new session has none of the old watches: look again
+			up := l.view.state(ev.State)
+			if up || ev.State == conn.StateLost {
+				// Looking again tells what changed meanwhile; a new
+				// session has none of the old watches.
+				return
 			}
+			l.note = l.view.why
+			l.redraw()
 		}
 	}
 }
@@ -132,7 +134,7 @@ func (l *lister) show(q *queue) {
 // table.
 func (q *queue) key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%v|", q.Kind, q.Others)
+	fmt.Fprintf(&b, "%s|%v|%v|", q.Kind, q.Also, q.Others)
 	for _, e := range q.Nodes {
 		fmt.Fprintf(&b, "%s %s %s|", e.Node, e.Role, e.ID)
 	}

@@ -13,7 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -44,6 +48,8 @@ const exitStatusHeld = "EXIT STATUS\n" + exitStatusHeldBody
 const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a signal S killed it).
     1      -n found the hold taken (--conflict-exit-code changes it).
     2      Usage error: bad option, path or argument. Nothing was contacted.
+           Or PATH holds nodes of another kind of lock, which would not
+           exclude this one (see --any-kind): looked at, nothing made.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
            2/3 of the session timeout, or session expired); COMMAND was sent
            SIGTERM, then SIGKILL after --grace. Or COMMAND was killed on
@@ -150,9 +156,9 @@ EXIT STATUS
 ` + exitStatusHeldBody + `
 ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
-    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA,
-    ZKR_TLS_CERT, ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE: the global options
-    (see OPTIONS).
+    ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA, ZKR_TLS_CERT,
+    ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT: the
+    global options (see OPTIONS).
     ZKR_OUTPUT: -o/--output of leader and ls (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
@@ -235,7 +241,7 @@ func (a *app) main(args []string) int {
 		if hint, moved := movedSubcommands[name]; moved {
 			return a.usage("zkr", "%s", hint)
 		}
-		return a.usage("zkr", "unknown subcommand %q", name)
+		return a.usage("zkr", "%s", unknownSubcommand(name, cmds))
 	}
 	return cmd.run(a, g, rest)
 }
@@ -258,11 +264,65 @@ func (a *app) help(cmds map[string]subcommand, args []string) int {
 			if hint, moved := movedSubcommands[args[0]]; moved {
 				return a.usage("zkr help", "%s", hint)
 			}
-			return a.usage("zkr help", "unknown subcommand %q", args[0])
+			return a.usage("zkr help", "%s", unknownSubcommand(args[0], cmds))
 		}
 		fmt.Fprint(a.stdout, cmd.help)
 	}
 	return 0
+}
+
+// unknownSubcommand says that name is none of cmds, and which of them it
+// may be a slip for: those at the least edit distance, if that is small for
+// its length, and those it begins (3 letters at least) or nearly begins.
+func unknownSubcommand(name string, cmds map[string]subcommand) string {
+	msg := fmt.Sprintf("unknown subcommand %q", name)
+	names := append(slices.Sorted(maps.Keys(cmds)), "help")
+	limit := min(max(len(name)/3, 1), 2)
+	var near []string
+	for _, n := range names {
+		common := 0
+		for common < min(len(n), len(name)) && n[common] == name[common] {
+			common++
+		}
+		if editDistance(name, n) <= limit || common >= 3 && common >= len(name)-2 {
+			near = append(near, strconv.Quote(n))
+		}
+	}
+	switch len(near) {
+	case 0:
+		return msg
+	case 1:
+		return msg + "; did you mean " + near[0] + "?"
+	}
+	return msg + "; did you mean " + strings.Join(near[:len(near)-1], ", ") + " or " + near[len(near)-1] + "?"
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// the insertions, deletions, substitutions and swaps of two neighbours
+// that turn one into the other, the slips of a typist.
+func editDistance(a, b string) int {
+	// d[i][j] is the distance between a[:i] and b[:j].
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // usage reports a usage error on one line, as scripts and people both want,

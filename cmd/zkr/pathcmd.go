@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -69,4 +70,44 @@ func (a *app) openLook(name, help string, g *globals, args []string, checkPath f
 func (lc *lookCommand) close() {
 	closeClient(lc.client)
 	lc.sig.stop()
+}
+
+// staleView is what a --watch says of its view's freshness, on stderr:
+// once when the view may have gone stale, and why, and once when it is
+// current again. A view that is silently stale looks current.
+type staleView struct {
+	log  *logger // nil: say nothing (a terminal shows it on the screen)
+	what string  // what is shown: "the queue", "the leader"
+	why  string  // why the view may be stale; "" while it is current
+}
+
+// state takes a change of the session's state. It says whether the
+// session is up again: whoever watches must look again (a new session has
+// none of the old watches).
+func (v *staleView) state(s conn.State) (up bool) {
+	switch s {
+	case conn.StateSuspended:
+		v.stale("link to ZooKeeper down: " + v.what + " shown may be stale")
+	case conn.StateLost:
+		v.stale("session lost: " + v.what + " shown may be stale until a new session looks again")
+	case conn.StateConnected, conn.StateReconnected, conn.StateReadOnly:
+		return true
+	}
+	return false
+}
+
+// stale notes why the view may be stale, saying so if that is news.
+func (v *staleView) stale(why string) {
+	if why != v.why && v.log != nil {
+		v.log.printf("%s", why)
+	}
+	v.why = why
+}
+
+// current notes that the view is current, saying so if it was not.
+func (v *staleView) current() {
+	if v.why != "" && v.log != nil {
+		v.log.printf("link to ZooKeeper back: %s shown is current again", v.what)
+	}
+	v.why = ""
 }

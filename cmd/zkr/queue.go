@@ -54,6 +54,9 @@ type queue struct {
 	Holding int          `json:"holding"`
 	Waiting int          `json:"waiting"`
 	Nodes   []queueEntry `json:"queue"`
+	// Also are the other kinds with nodes in the path: kinds do not
+	// exclude each other, so a path used by two at once is two queues.
+	Also []queueKind `json:"also,omitempty"`
 	// Others are children of a path with no queue nodes: a directory of
 	// lock paths, perhaps.
 	Others []string `json:"children,omitempty"`
@@ -101,46 +104,40 @@ type nodeInfo struct {
 func readQueue(ctx context.Context, c *framework.Client, path string, watch bool) (*queue, []<-chan zk.Event, error) {
 	q := &queue{Path: path, Time: time.Now()}
 	var watches []<-chan zk.Event
-	list := func(dir string) ([]string, error) {
+	l, err := readLayout(path, func(dir string) ([]string, error) {
 		kids, ch, err := listDir(ctx, c, dir, watch)
 		if ch != nil {
 			watches = append(watches, ch)
 		}
 		return kids, err
-	}
-	kids, err := list(path)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	q.Kind = kindOf(kids)
+	switch {
+	case len(l.kinds) > 0:
+		q.Kind, q.Also = l.kinds[0], l.kinds[1:]
+	case l.semDirs:
+		q.Kind = kindSemaphore // what a semaphore leaves once nobody holds or waits
+	default:
+		q.Kind = kindNone
+		q.Others = slices.Sorted(slices.Values(l.kids))
+	}
 	switch q.Kind {
 	case kindNone:
-		q.Others = slices.Sorted(slices.Values(kids))
 	case kindSemaphore:
-		leases, err := list(framework.Join(path, semLeases))
+		lease, err := readNodes(ctx, c, path, semLeases, contend.Sort(l.leases, markLease))
 		if err != nil {
 			return nil, nil, err
 		}
-		locks, err := list(framework.Join(path, semLocks))
-		if err != nil {
-			return nil, nil, err
-		}
-		lease, err := readNodes(ctx, c, path, semLeases, contend.Sort(leases, markLease))
-		if err != nil {
-			return nil, nil, err
-		}
-		lock, err := readNodes(ctx, c, path, semLocks, contend.Sort(locks, markLock))
+		lock, err := readNodes(ctx, c, path, semLocks, contend.Sort(l.locks, markLock))
 		if err != nil {
 			return nil, nil, err
 		}
 		q.Nodes = semaphoreRoles(lease, lock)
 	default:
-		markers := map[queueKind][]string{
-			kindLock:   {markLock},
-			kindLatch:  {markLatch},
-			kindRWLock: {markRead, markWrite},
-		}[q.Kind]
-		nodes, err := readNodes(ctx, c, path, "", contend.Sort(kids, markers...))
+		markers := kindMarkers[q.Kind]
+		nodes, err := readNodes(ctx, c, path, "", contend.Sort(queueNodes(l.kids, markers...), markers...))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -185,30 +182,79 @@ func listDir(ctx context.Context, c *framework.Client, dir string, watch bool) (
 	}
 }
 
-// kindOf tells the layout from the names of a path's children.
-func kindOf(kids []string) queueKind {
-	has := func(marker string) bool {
-		for _, k := range kids {
-			if strings.Contains(k, marker) {
-				return true
+// kindMarkers are the node names of the kinds that queue in the path
+// itself; a semaphore queues below it, in leases/ and locks/.
+var kindMarkers = map[queueKind][]string{
+	kindRWLock: {markRead, markWrite},
+	kindLatch:  {markLatch},
+	kindLock:   {markLock},
+}
+
+// kindOrder is the order in which zkr ls picks the kind it shows of a path
+// that holds several.
+var kindOrder = []queueKind{kindRWLock, kindLatch, kindLock, kindSemaphore}
+
+// layout is what a path's children say of the queues in it.
+type layout struct {
+	kids          []string    // the path's children
+	leases, locks []string    // a semaphore's lease nodes and its internal lock's
+	semDirs       bool        // leases/ or locks/ is there, with nodes or not
+	kinds         []queueKind // the kinds with nodes in the path, in kindOrder
+}
+
+// readLayout lists path, and a semaphore's directories in it, with list,
+// and tells which kinds of queue have nodes there. Kinds do not exclude
+// each other, so a path used by two at once has both; a kind's nodes are
+// those named as it names them, so that another kind's nodes, or a
+// semaphore's directories, are never taken for its contenders.
+func readLayout(path string, list func(dir string) ([]string, error)) (*layout, error) {
+	kids, err := list(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &layout{kids: kids}
+	for _, dir := range []struct {
+		name   string
+		marker string
+		nodes  *[]string
+	}{{semLeases, markLease, &l.leases}, {semLocks, markLock, &l.locks}} {
+		if !slices.Contains(kids, dir.name) {
+			continue
+		}
+		l.semDirs = true
+		sub, err := list(framework.Join(path, dir.name))
+		if err != nil {
+			return nil, err
+		}
+		*dir.nodes = queueNodes(sub, dir.marker)
+	}
+	for _, k := range kindOrder {
+		if k == kindSemaphore && len(l.leases)+len(l.locks) > 0 ||
+			k != kindSemaphore && len(queueNodes(kids, kindMarkers[k]...)) > 0 {
+			l.kinds = append(l.kinds, k)
+		}
+	}
+	return l, nil
+}
+
+// queueNodes are the names among kids of queue nodes with one of markers:
+// the marker, then ZooKeeper's ten-digit sequence number, at the end (the
+// recipes' names and Curator's, protected or not).
+func queueNodes(kids []string, markers ...string) []string {
+	var out []string
+	for _, k := range kids {
+		for _, m := range markers {
+			if n := len(k) - 10 - len(m); n >= 0 && k[n:n+len(m)] == m && isDigits(k[n+len(m):]) {
+				out = append(out, k)
+				break
 			}
 		}
-		return false
 	}
-	switch {
-	case has(markRead) || has(markWrite):
-		return kindRWLock
-	case has(markLatch):
-		return kindLatch
-	case has(markLock):
-		return kindLock
-	}
-	for _, k := range kids {
-		if k == semLeases || k == semLocks {
-			return kindSemaphore
-		}
-	}
-	return kindNone
+	return out
+}
+
+func isDigits(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' })
 }
 
 // readNodes reads the nodes dir/sub/names (several at a time), in the

@@ -18,48 +18,54 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 	cl, connect := server(t)
 	c := client(t, cl)
 	for name, a := range map[string][]string{
-		"unknown flag":               {"lock", "--bogus", "/p", "--", "true"},
-		"relative path":              {"lock", "p", "--", "true"},
-		"trailing slash":             {"wlock", "/p/", "--", "true"},
-		"double slash":               {"rlock", "/a//b", "--", "true"},
-		"root":                       {"lock", "/", "--", "true"},
-		"missing path":               {"lock"},
-		"missing command":            {"lock", "/p"},
-		"bad duration":               {"lock", "--timeout", "soon", "/p", "--", "true"},
-		"negative grace":             {"lock", "--grace", "-1s", "/p", "--", "true"},
-		"sem without max":            {"sem", "/p", "--", "true"},
-		"elect bad path":             {"elect", "/p/../q", "--", "true"},
-		"leader extra argument":      {"leader", "/p", "extra"},
-		"leader --watch extra":       {"leader", "--watch", "/p", "extra"},
-		"leader unknown output":      {"leader", "-o", "yaml", "/p"},
-		"leader output, no format":   {"leader", "/p", "--output"},
-		"ls missing path":            {"ls"},
-		"ls extra argument":          {"ls", "/p", "extra"},
-		"ls relative path":           {"ls", "p"},
-		"ls bad output":              {"ls", "--output", "xml", "/p"},
-		"completion without a shell": {"completion"},
-		"completion of a new shell":  {"completion", "tcsh"},
-		"completion of two shells":   {"completion", "bash", "zsh"},
-		"zero session timeout":       {"--session-timeout", "0s", "lock", "/p", "--", "true"},
-		"session timeout > int32 ms": {"--session-timeout", "720h", "lock", "/p", "--", "true"},
-		"session timeout, no slack":  {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
-		"session timeout, 1ms slack": {"--session-timeout", "303ms", "lock", "/p", "--", "true"},
-		"session timeout, too short": {"--session-timeout", "899ms", "lock", "/p", "--", "true"},
-		"elect, no slack":            {"elect", "--session-timeout", "250ms", "/p", "--", "true"},
-		"auth without password":      {"--auth", "nobody", "lock", "/p", "--", "true"},
-		"empty auth":                 {"--auth", "", "lock", "/p", "--", "true"},
-		"empty auth file":            {"lock", "--auth-file", "", "/p", "--", "true"},
-		"missing TLS CA":             {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
-		"TLS cert without key":       {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
-		"bad connect string":         {"--connect", "localhost:http", "lock", "/p", "--", "true"},
-		"acl creator, no password":   {"--acl", "creator", "lock", "/p", "--", "true"},
-		"unknown acl":                {"--acl", "world", "--auth", "a:b", "lock", "/p", "--", "true"},
-		"a former subcommand":        {"bench", "--mode", "keys"},
-		"bad namespace":              {"--namespace", "a//b", "lock", "/p", "--", "true"},
-		"unknown subcommand":         {"frobnicate"},
-		"no subcommand":              {},
-		"dev with an argument":       {"dev", "now"},
-		"global flag after path":     {"lock", "/p", "--session-timeout", "x", "--", "true"},
+		"unknown flag":                {"lock", "--bogus", "/p", "--", "true"},
+		"relative path":               {"lock", "p", "--", "true"},
+		"trailing slash":              {"wlock", "/p/", "--", "true"},
+		"double slash":                {"rlock", "/a//b", "--", "true"},
+		"root":                        {"lock", "/", "--", "true"},
+		"missing path":                {"lock"},
+		"missing command":             {"lock", "/p"},
+		"bad duration":                {"lock", "--timeout", "soon", "/p", "--", "true"},
+		"negative grace":              {"lock", "--grace", "-1s", "/p", "--", "true"},
+		"sem without max":             {"sem", "/p", "--", "true"},
+		"elect bad path":              {"elect", "/p/../q", "--", "true"},
+		"leader extra argument":       {"leader", "/p", "extra"},
+		"leader --watch extra":        {"leader", "--watch", "/p", "extra"},
+		"leader unknown output":       {"leader", "-o", "yaml", "/p"},
+		"leader output, no format":    {"leader", "/p", "--output"},
+		"ls missing path":             {"ls"},
+		"ls extra argument":           {"ls", "/p", "extra"},
+		"ls relative path":            {"ls", "p"},
+		"ls bad output":               {"ls", "--output", "xml", "/p"},
+		"completion without a shell":  {"completion"},
+		"completion of a new shell":   {"completion", "tcsh"},
+		"completion of two shells":    {"completion", "bash", "zsh"},
+		"zero session timeout":        {"--session-timeout", "0s", "lock", "/p", "--", "true"},
+		"session timeout > int32 ms":  {"--session-timeout", "720h", "lock", "/p", "--", "true"},
+		"session timeout, no slack":   {"--session-timeout", "300ms", "lock", "/p", "--", "true"},
+		"session timeout, 1ms slack":  {"--session-timeout", "303ms", "lock", "/p", "--", "true"},
+		"session timeout, too short":  {"--session-timeout", "899ms", "lock", "/p", "--", "true"},
+		"elect, no slack":             {"elect", "--session-timeout", "250ms", "/p", "--", "true"},
+		"auth without password":       {"--auth", "nobody", "lock", "/p", "--", "true"},
+		"empty auth":                  {"--auth", "", "lock", "/p", "--", "true"},
+		"empty auth file":             {"lock", "--auth-file", "", "/p", "--", "true"},
+		"missing TLS CA":              {"--tls-ca", "/nonexistent/ca.pem", "lock", "/p", "--", "true"},
+		"TLS cert without key":        {"lock", "--tls-cert", "/etc/hostname", "/p", "--", "true"},
+		"bad connect string":          {"--connect", "localhost:http", "lock", "/p", "--", "true"},
+		"bad namespace":               {"--namespace", "a//b", "lock", "/p", "--", "true"},
+		"unknown subcommand":          {"frobnicate"},
+		"no subcommand":               {},
+		"dev with an argument":        {"dev", "now"},
+		"global flag after path":      {"lock", "/p", "--session-timeout", "x", "--", "true"},
+		"empty id":                    {"--id", "", "lock", "/p", "--", "true"},
+		"id with a newline":           {"lock", "--id", "a\nb", "/p", "--", "true"},
+		"id with a control character": {"leader", "--id", "a\x1b[2Jb", "/p"},
+		"metrics address, no port":    {"--metrics-addr", "bogus", "lock", "/p", "--", "true"},
+		"metrics address, bad port":   {"ls", "--metrics-addr", "127.0.0.1:nope", "/p"},
+		"mistyped subcommand":         {"lcok", "/p", "--", "true"},
+		"acl creator, no password":    {"--acl", "creator", "lock", "/p", "--", "true"},
+		"unknown acl":                 {"--acl", "world", "--auth", "a:b", "lock", "/p", "--", "true"},
+		"a former subcommand":         {"bench", "--mode", "keys"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := zkr(t, args(connect, a)...)
@@ -172,4 +178,82 @@ func TestBenchSaysItIsACommandOfItsOwnNow(t *testing.T) {
 	}
 	r := zkr(t, "--help")
 	assert.NotContains(t, r.stdout, "zkr bench")
+}
+
+// A value from the environment is blamed on its variable, not on the
+// option the user never typed: ZKR_SESSION_TIMEOUT=500ms said
+// "--session-timeout 500ms: too short".
+func TestBadEnvironmentIsBlamedOnItsVariable(t *testing.T) {
+	_, connect := server(t)
+	// Nowhere to connect, should a mistake be missed (the last of a
+	// variable given twice wins).
+	nowhere := []string{"ZKR_CONNECT=127.0.0.1:1", "ZKR_CONNECT_TIMEOUT=1s"}
+	for name, tc := range map[string]struct {
+		env  []string
+		args []string
+		flag string // the option it must not blame
+	}{
+		"ZKR_SESSION_TIMEOUT too short":    {[]string{"ZKR_SESSION_TIMEOUT=500ms"}, cmd("lock", "/p", "--", "true"), "--session-timeout"},
+		"ZKR_SESSION_TIMEOUT short, elect": {[]string{"ZKR_SESSION_TIMEOUT=500ms"}, cmd("elect", "/p", "--", "true"), "--session-timeout"},
+		"ZKR_SESSION_TIMEOUT zero":         {[]string{"ZKR_SESSION_TIMEOUT=0s"}, cmd("ls", "/p"), "--session-timeout"},
+		"ZKR_SESSION_TIMEOUT above limit":  {[]string{"ZKR_SESSION_TIMEOUT=720h"}, cmd("leader", "/p"), "--session-timeout"},
+		"ZKR_CONNECT_TIMEOUT negative":     {[]string{"ZKR_CONNECT_TIMEOUT=-1s"}, cmd("lock", "/p", "--", "true"), "--connect-timeout"},
+		"ZKR_CONNECT bad port":             {[]string{"ZKR_CONNECT=localhost:http"}, cmd("lock", "/p", "--", "true"), "--connect"},
+		"ZK_CONNECT bad port":              {[]string{"ZKR_CONNECT=", "ZK_CONNECT=localhost:http"}, cmd("lock", "/p", "--", "true"), "--connect"},
+		"ZKR_NAMESPACE invalid":            {[]string{"ZKR_NAMESPACE=a//b"}, cmd("lock", "/p", "--", "true"), "--namespace"},
+		"ZKR_ID with a newline":            {[]string{"ZKR_ID=a\nb"}, cmd("lock", "/p", "--", "true"), "--id"},
+		"ZKR_METRICS_ADDR without a port":  {[]string{"ZKR_METRICS_ADDR=bogus"}, cmd("lock", "/p", "--", "true"), "--metrics-addr"},
+		"ZKR_TLS_CA missing":               {[]string{"ZKR_TLS_CA=/nonexistent/ca.pem"}, cmd("lock", "/p", "--", "true"), "--tls-ca"},
+		"ZKR_TLS_CERT without a key":       {[]string{"ZKR_TLS_CERT=/etc/hostname"}, cmd("lock", "/p", "--", "true"), "--tls-cert"},
+		"ZKR_AUTH without a password":      {[]string{"ZKR_AUTH=nobody"}, cmd("lock", "/p", "--", "true"), "--auth"},
+		"ZKR_AUTH_FILE missing":            {[]string{"ZKR_AUTH_FILE=/nonexistent/auth"}, cmd("lock", "/p", "--", "true"), "--auth-file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			variable, _, _ := strings.Cut(tc.env[len(tc.env)-1], "=")
+			r := startWith(t, append(nowhere, tc.env...), tc.args...).wait(t, time.Minute)
+			assert.Equal(t, exitUsage, r.code, r.stderr)
+			assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "want one line, got:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, variable)
+			assert.NotContains(t, r.stderr, tc.flag+" ", "blames the option, not the variable")
+			assert.NotContains(t, r.stderr, tc.flag+":", "blames the option, not the variable")
+		})
+	}
+	// The option, given, wins over a variable that does not parse.
+	r := startWith(t, []string{"ZKR_CONNECT_TIMEOUT=soon", "ZKR_SESSION_TIMEOUT=500ms"},
+		args(connect, cmd("--connect-timeout", "20s", "lock", "--session-timeout", "4s", "/p"), sh("echo ran"))...).wait(t, time.Minute)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "ran\n", r.stdout)
+}
+
+// The option's own mistake is still the option's.
+func TestBadOptionIsBlamedOnTheOption(t *testing.T) {
+	r := startWith(t, []string{"ZKR_SESSION_TIMEOUT=4s"}, "--connect", "127.0.0.1:1", "--session-timeout", "500ms", "lock", "/p", "--", "true").wait(t, time.Minute)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--session-timeout 500ms: too short")
+	r = startWith(t, []string{"ZKR_ID=fine"}, "--connect", "127.0.0.1:1", "--connect-timeout", "1s", "lock", "--id", "", "/p", "--", "true").wait(t, time.Minute)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--id '': empty")
+}
+
+// A mistyped subcommand gets the nearest ones by edit distance, with 2
+// and nothing contacted; a word near none gets none.
+func TestMistypedSubcommandSuggestsTheNearest(t *testing.T) {
+	for typed, want := range map[string]string{
+		"lcok":     `unknown subcommand "lcok"; did you mean "lock"?`,
+		"elcet":    `did you mean "elect"?`,
+		"versoin":  `did you mean "version"?`,
+		"lss":      `did you mean "ls"?`,
+		"complete": `did you mean "completion"?`,
+		"wlok":     `did you mean "wlock"?`,
+	} {
+		for _, a := range [][]string{{typed, "/p"}, {"help", typed}} {
+			r := zkr(t, args([]string{"--connect", "127.0.0.1:1"}, a)...)
+			assert.Equal(t, exitUsage, r.code, r.stderr)
+			assert.Contains(t, r.stderr, want, "zkr %v", a)
+			assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		}
+	}
+	r := zkr(t, "frobnicate")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.NotContains(t, r.stderr, "did you mean")
 }

@@ -43,7 +43,7 @@ func StartDev(port int) (connect string, stop func(), err error) {
 	}
 	in, err := Locate()
 	if err != nil {
-		return "", nil, fmt.Errorf("no local ZooKeeper: %v\n  install one with: %s", err, InstallHint)
+		return "", nil, fmt.Errorf("no local ZooKeeper: %v\n  install one with: %s", err, devInstallHint)
 	}
 	dir, err := os.MkdirTemp("", "zkr-dev-")
 	if err != nil {

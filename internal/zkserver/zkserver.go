@@ -24,8 +24,16 @@ import (
 )
 
 // InstallHint is the command that installs a server on the Debian machines
-// this project is built on.
-const InstallHint = "apt-get update && apt-get install -y zookeeper  (or set ZK_HOME to an Apache ZooKeeper tarball, or ZK_CONNECT to a running server)"
+// this project is built on, for the test harness (which takes ZK_CONNECT).
+const InstallHint = debianInstall + "  (or set ZK_HOME to an Apache ZooKeeper tarball, or ZK_CONNECT to a running server)"
+
+// debianInstall installs Debian's zookeeper package.
+const debianInstall = "apt-get update && apt-get install -y zookeeper"
+
+// devInstallHint is StartDev's: zkr dev ignores ZK_CONNECT (it always
+// starts a server), so a running server is for zkr's clients, not for it.
+const devInstallHint = debianInstall + "  (or set ZK_HOME to an Apache ZooKeeper tarball)\n" +
+	"  or, to use a server that runs already, skip zkr dev: zkr --connect HOST:PORT (or ZKR_CONNECT) ..."
 
 // DebianJavaDir is where Debian's zookeeper package puts its jars.
 const DebianJavaDir = "/usr/share/java"
