@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
@@ -120,118 +121,201 @@ func runElect(a *app, g *globals, args []string) int {
 	if ch.timeout, ch.grace, err = sessionGrace(client, grace); err != nil {
 		return a.usage("zkr elect", "%v", err)
 	}
+	e := &election{g: g, log: log, sig: sig, client: client, child: ch, path: path, id: g.participantID(), requeue: requeue,
+		results: make(chan termResult), failed: make(chan error, 1), quit: make(chan struct{})}
+	return e.run()
+}
 
-	// The selector runs each term on its own goroutine; results carries how
-	// it ended to this one, which decides what zkr does next. Unbuffered: the
-	// next term cannot start before this goroutine has taken the last one's
+// electState is where zkr elect stands.
+type electState int
+
+const (
+	// campaigning: in the queue, waiting to lead, or with --requeue
+	// between terms; or leading, with COMMAND running on the selector's
+	// goroutine. A signal reaches COMMAND if it runs, else ends zkr.
+	campaigning electState = iota
+	// interrupted: a signal reached a running COMMAND; its status is
+	// zkr's, once it has ended.
+	interrupted
+	// over: zkr leaves the queue and exits with code.
+	over
+)
+
+// election is one run of zkr elect: a selector campaigns and runs each
+// term on its own goroutine; this state machine, on zkr's, decides what
+// zkr does when a term ends, the campaign fails or a signal comes.
+type election struct {
+	g       *globals
+	log     *logger
+	sig     *signals
+	client  *framework.Client
+	child   *child
+	sel     *leader.Selector
+	path    string
+	id      string
+	requeue bool
+	// results carries how each term ended to zkr's goroutine. Unbuffered:
+	// the next term cannot start before zkr has taken the last one's
 	// result, so the result after a forwarded signal is the interrupted
 	// COMMAND's. quit frees a term that ends after zkr stopped listening.
-	type result struct {
-		out outcome
-		err error
-	}
-	results := make(chan result)
-	quit := make(chan struct{})
-	id := g.participantID()
-	term := func(ctx context.Context, h *hold.Hold) error {
-		token := h.Token()
-		log.infof("leading %s as %s (fencing token %d)", path, id, token)
-		g.holding(path, token, func() error { return context.Cause(ctx) })
-		defer g.waiting(path)
-		// The term belongs to the session it began on. After an expiry the
-		// client silently makes a new session, on which a bare answer from
-		// the server proves nothing: the check before COMMAND starts or
-		// goes on finds the term's node owned by this very session, still
-		// the client's (rule 3), as zkr lock does.
-		session := client.Session().ID
-		verify := func() error { return verifyNode(client, h.Path(), session, ch.timeout) }
-		out, err := ch.run([]string{
-			"ZKR_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
-			"ZKR_LOCK_PATH=" + path,
-			"ZKR_PARTICIPANT_ID=" + id,
-		}, held{ctx.Done(), func() error { return context.Cause(ctx) }, verify})
-		select {
-		case results <- result{out, err}:
-		case <-quit:
-		}
-		return nil
-	}
-	// A campaign that fails (the queue node cannot be made, say) is only
-	// reported to the handler; without --requeue nothing campaigns again, so
-	// the loop below must hear of it or it would wait for ever.
-	failed := make(chan error, 1)
+	results chan termResult
+	// failed: a campaign that fails (the queue node cannot be made, say)
+	// is only reported to the error handler; without --requeue nothing
+	// campaigns again, so zkr must hear of it or it would wait for ever.
+	failed chan error
+	quit   chan struct{}
+
+	state electState
+	code  int // zkr's status, once over
+}
+
+// termResult is how one term's COMMAND ended.
+type termResult struct {
+	out outcome
+	err error
+}
+
+// run campaigns until the state machine is over, then leaves the queue.
+func (e *election) run() int {
 	selOpts := []leader.SelectorOption{
-		leader.WithParticipantID(id),
-		leader.WithErrorHandler(func(err error) {
-			log.printf("%v", err)
-			if !requeue {
-				select {
-				case failed <- err:
-				default: // one is enough to stop on
-				}
-			}
-		}),
+		leader.WithParticipantID(e.id),
+		leader.WithErrorHandler(e.onError),
 	}
-	if requeue {
+	if e.requeue {
 		selOpts = append(selOpts, leader.WithAutoRequeue())
 	}
-	g.waiting(path) // before Start: a term may begin at once
-	sel, err := leader.NewSelector(client, path, term, selOpts...)
+	e.g.waiting(e.path) // before Start: a term may begin at once
+	sel, err := leader.NewSelector(e.client, e.path, e.term, selOpts...)
 	if err != nil {
-		log.printf("%v", err)
+		e.log.printf("%v", err)
 		return exitFailed
 	}
-	if err := sel.Start(sig.ctx); err != nil {
-		log.printf("%v", err)
+	e.sel = sel
+	if err := sel.Start(e.sig.ctx); err != nil {
+		e.log.printf("%v", err)
 		return exitFailed
 	}
-	log.infof("campaigning for %s as %s", path, id)
-	stop := func(code int) int {
-		close(quit)
-		if err := sel.Close(); err != nil {
-			log.printf("leave %s: %v", path, err)
-		}
-		return code
-	}
-	// finish is zkr's status after a term.
-	finish := func(r result) int {
-		switch {
-		case errors.Is(r.err, errStopping):
-			s, _ := sig.received()
-			return signalCode(s)
-		case r.err != nil:
-			log.printf("%v", r.err)
-			return r.out.code
-		case r.out.lost != nil && !requeue:
-			return exitLost
-		}
-		return r.out.code
-	}
-	for {
+	e.log.infof("campaigning for %s as %s", e.path, e.id)
+	for e.state != over {
 		select {
-		case r := <-results:
-			s, forwarded := sig.received()
-			switch {
-			case !requeue || r.err != nil || forwarded:
-				return stop(finish(r))
-			case s != nil: // COMMAND had ended when the signal came
-				return stop(signalCode(s))
-			}
-			if r.out.lost != nil {
-				log.infof("leadership lost; campaigning again")
-			} else {
-				log.infof("COMMAND exited %d; campaigning again", r.out.code)
-			}
-		case <-failed:
-			return stop(exitFailed)
-		case <-sig.ctx.Done():
-			s, forwarded := sig.received()
-			if forwarded {
-				// COMMAND has the signal: its status is zkr's, once it ends.
-				return stop(finish(<-results))
-			}
-			log.infof("%v while waiting to lead: left the queue", s)
-			return stop(signalCode(s))
+		case r := <-e.results:
+			e.onTermEnded(r)
+		case <-e.failures():
+			e.finish(exitFailed)
+		case <-e.signalled():
+			e.onSignal()
 		}
 	}
+	close(e.quit)
+	if err := sel.Close(); err != nil {
+		e.log.printf("leave %s: %v", e.path, err)
+	}
+	return e.code
+}
+
+// term is the selector's leadership function: it runs COMMAND under the
+// term, on the selector's goroutine, and hands zkr how it ended.
+func (e *election) term(ctx context.Context, h *hold.Hold) error {
+	token := h.Token()
+	e.log.infof("leading %s as %s (fencing token %d)", e.path, e.id, token)
+	e.g.holding(e.path, token, func() error { return context.Cause(ctx) })
+	defer e.g.waiting(e.path)
+	// The term belongs to the session it began on. After an expiry the
+	// client silently makes a new session, on which a bare answer from the
+	// server proves nothing: the check before COMMAND starts or goes on
+	// finds the term's node owned by this very session, still the
+	// client's (rule 3), as zkr lock does.
+	session := e.client.Session().ID
+	verify := func() error { return verifyNode(e.client, h.Path(), session, e.child.timeout) }
+	out, err := e.child.run([]string{
+		"ZKR_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
+		"ZKR_LOCK_PATH=" + e.path,
+		"ZKR_PARTICIPANT_ID=" + e.id,
+	}, held{ctx.Done(), func() error { return context.Cause(ctx) }, verify})
+	select {
+	case e.results <- termResult{out, err}:
+	case <-e.quit:
+	}
+	return nil
+}
+
+// onError is the selector's error handler, on the selector's goroutine.
+func (e *election) onError(err error) {
+	e.log.printf("%v", err)
+	if !e.requeue {
+		select {
+		case e.failed <- err:
+		default: // one is enough to stop on
+		}
+	}
+}
+
+// failures is the campaign's failures while campaigning, else nil.
+func (e *election) failures() <-chan error {
+	if e.state != campaigning {
+		return nil
+	}
+	return e.failed
+}
+
+// signalled is the signal's channel while campaigning, else nil.
+func (e *election) signalled() <-chan struct{} {
+	if e.state != campaigning {
+		return nil
+	}
+	return e.sig.ctx.Done()
+}
+
+// finish ends the state machine with zkr's status.
+func (e *election) finish(code int) {
+	e.state, e.code = over, code
+}
+
+// onTermEnded: a term's COMMAND ended (or could not start).
+func (e *election) onTermEnded(r termResult) {
+	if e.state == interrupted {
+		e.finish(e.termStatus(r))
+		return
+	}
+	s, forwarded := e.sig.received()
+	switch {
+	case !e.requeue || r.err != nil || forwarded:
+		e.finish(e.termStatus(r))
+		return
+	case s != nil: // COMMAND had ended when the signal came
+		e.finish(signalCode(s))
+		return
+	}
+	if r.out.lost != nil {
+		e.log.infof("leadership lost; campaigning again")
+	} else {
+		e.log.infof("COMMAND exited %d; campaigning again", r.out.code)
+	}
+}
+
+// onSignal: SIGINT, SIGTERM or SIGHUP came.
+func (e *election) onSignal() {
+	s, forwarded := e.sig.received()
+	if forwarded {
+		// COMMAND has the signal: its status is zkr's, once it ends.
+		e.state = interrupted
+		return
+	}
+	e.log.infof("%v while waiting to lead: left the queue", s)
+	e.finish(signalCode(s))
+}
+
+// termStatus is zkr's status after a term.
+func (e *election) termStatus(r termResult) int {
+	switch {
+	case errors.Is(r.err, errStopping):
+		s, _ := e.sig.received()
+		return signalCode(s)
+	case r.err != nil:
+		e.log.printf("%v", r.err)
+		return r.out.code
+	case r.out.lost != nil && !e.requeue:
+		return exitLost
+	}
+	return r.out.code
 }
