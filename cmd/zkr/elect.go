@@ -38,9 +38,9 @@ DESCRIPTION
 
     With --requeue, zkr joins the queue again each time COMMAND ends (on its
     own or because leadership was lost) and runs until a signal stops it.
-    SIGINT, SIGTERM or SIGHUP while COMMAND runs are forwarded to it, and zkr
-    exits with COMMAND's status once it has exited; while waiting to lead,
-    zkr leaves the queue and exits 128+signal.
+    SIGINT, SIGTERM, SIGQUIT or SIGHUP while COMMAND runs are forwarded to
+    it, and zkr exits with COMMAND's status once it has exited; while
+    waiting to lead, zkr leaves the queue and exits 128+signal.
 
 OPTIONS
     --requeue
@@ -65,8 +65,8 @@ EXIT STATUS
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
     126, 127
            COMMAND cannot be executed, or is not found.
-    129, 130, 143
-           SIGHUP, SIGINT or SIGTERM while waiting to lead (COMMAND was not
+    129, 130, 131, 143
+           SIGHUP, SIGINT, SIGQUIT or SIGTERM while waiting to lead (COMMAND was not
            running); zkr left the queue.
 
 ENVIRONMENT
@@ -192,8 +192,7 @@ func (e *election) run() int {
 	}
 	e.sel = sel
 	if err := sel.Start(e.sig.ctx); err != nil {
-		e.log.printf("%v", err)
-		return exitFailed
+		return e.sig.failed(e.log, err) // 128+signal if a signal cut it short
 	}
 	e.log.infof("campaigning for %s as %s", e.path, e.id)
 	for e.state != over {

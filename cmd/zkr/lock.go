@@ -77,9 +77,9 @@ DESCRIPTION
     report 122. What COMMAND runs as another user (sudo) is beyond zkr's reach:
     zkr cannot kill it.
 
-    SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits
-    128+signal. While COMMAND runs: the signal goes to COMMAND's process
-    group (a stopped COMMAND goes on to act on it once zkr has checked the
+    SIGINT, SIGTERM, SIGQUIT or SIGHUP while waiting: zkr leaves the queue
+    and exits 128+signal. While COMMAND runs: the signal goes to COMMAND's
+    process group (a stopped COMMAND goes on to act on it once zkr has checked the
     hold), and zkr releases the lock once COMMAND has exited.
 
 OPTIONS

@@ -53,9 +53,9 @@ const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a sig
            COMMAND did not run.
     126    COMMAND cannot be executed.
     127    COMMAND not found.
-    129, 130, 143
-           SIGHUP, SIGINT or SIGTERM reached zkr while it waited; it gave up
-           and left nothing behind. COMMAND did not run. (Once COMMAND runs,
+    129, 130, 131, 143
+           SIGHUP, SIGINT, SIGQUIT or SIGTERM reached zkr while it waited; it
+           gave up and left nothing behind. COMMAND did not run. (Once COMMAND runs,
            those signals are forwarded to it, and its status is zkr's.)
 `
 

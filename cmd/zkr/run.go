@@ -544,9 +544,11 @@ func (c *child) signal(sig os.Signal) bool {
 	return ok && c.send(fmt.Sprintf("%s %d", cmdSignal, int(s)))
 }
 
-// signals is zkr's answer to SIGINT, SIGTERM and SIGHUP: the first one
-// cancels ctx, so whatever zkr waits for ends and cleans up, and every one
-// is forwarded to the COMMAND if one runs.
+// signals is zkr's answer to SIGINT, SIGTERM, SIGQUIT and SIGHUP: the
+// first one cancels ctx, so whatever zkr waits for ends and cleans up, and
+// every one is forwarded to the COMMAND if one runs. SIGQUIT (Ctrl-\) is
+// one of them rather than Go's stack dump (exit 2), which left zkr's nodes
+// to the session timeout.
 type signals struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -565,7 +567,7 @@ type signals struct {
 func watchSignals(c *child) *signals {
 	s := &signals{ch: make(chan os.Signal, 4), quit: make(chan struct{}), done: make(chan struct{}), child: c}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP)
 	go s.loop()
 	return s
 }
