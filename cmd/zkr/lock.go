@@ -369,8 +369,9 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	client, err := g.dial(ctx, opts)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errTimedOut) {
-			log.printf("timed out after %v connecting to %s", o.timeout, g.connect)
-			return exitTimeout
+			// No session: nothing is known of the hold, and 124 says busy.
+			log.printf("timed out after %v connecting to %s: no session with ZooKeeper (down or unreachable), so nothing is known of the hold", o.timeout, g.connect)
+			return exitFailed
 		}
 		return sig.failed(log, err)
 	}
@@ -393,6 +394,10 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 			return o.conflictCode
 		}
 		if errors.Is(context.Cause(ctx), errTimedOut) {
+			if st := client.State(); !st.IsConnected() {
+				log.printf("timed out after %v waiting for %s while the link to ZooKeeper was down (%v): whether it is free is unknown", o.timeout, path, st)
+				return exitFailed
+			}
 			log.printf("timed out after %v waiting for %s", o.timeout, path)
 			return exitTimeout
 		}

@@ -48,9 +48,12 @@ const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a sig
            2/3 of the session timeout, or session expired); COMMAND was sent
            SIGTERM, then SIGKILL after --grace. Or COMMAND was killed on
            resume (fg, bg) because the hold was lost while it was stopped.
-    124    --timeout passed before the hold was granted. COMMAND did not run.
-    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
-           COMMAND did not run.
+    124    --timeout passed before the hold was granted, ZooKeeper answering:
+           the hold was busy. COMMAND did not run.
+    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error; or
+           --timeout passed while connecting, or while the link to
+           ZooKeeper was down (ZooKeeper down is not a busy hold). COMMAND
+           did not run.
     126    COMMAND cannot be executed.
     127    COMMAND not found.
     129, 130, 131, 143
