@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os/exec"
 	"strconv"
+	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 const electHelp = `NAME
@@ -16,6 +19,7 @@ const electHelp = `NAME
 
 SYNOPSIS
     zkr elect [--requeue] [--grace D] [OPTIONS] PATH [--] COMMAND [ARGS...]
+    zkr elect [OPTIONS] PATH -c 'COMMAND LINE'
 
 DESCRIPTION
     Campaigns for leadership of PATH with Curator's LeaderSelector recipe
@@ -34,7 +38,10 @@ DESCRIPTION
     beyond zkr's reach.
 
     Without --requeue, zkr campaigns once: it exits with COMMAND's status,
-    or 122 if leadership was lost while COMMAND ran.
+    or 122 if leadership was lost while COMMAND ran. -w and -n bound the
+    wait to lead, as for zkr lock: 124 if someone else still leads when
+    the time runs out, the conflict exit code (1) if -n finds someone
+    leading.
 
     With --requeue, zkr joins the queue again each time COMMAND ends (on its
     own or because leadership was lost) and runs until a signal stops it.
@@ -42,10 +49,14 @@ DESCRIPTION
     it, and zkr exits with COMMAND's status once it has exited; while
     waiting to lead, zkr leaves the queue and exits 128+signal.
 
+    With -v, zkr says when its view of ZooKeeper goes stale (link down,
+    session lost) and when it is current again, with the time of each.
+
 OPTIONS
     --requeue
-           campaign again after each term, until stopped by a signal.
-    --grace D
+           campaign again after each term, until stopped by a signal. Not
+           with -w or -n, which are for one campaign.
+` + waitOptionsHelp + `    --grace D
            when leadership is lost, how long COMMAND has between SIGTERM and
            SIGKILL: as for zkr lock, at most (and by default) the largest
            value that ends COMMAND before anyone else can be elected.
@@ -58,16 +69,20 @@ EXIT STATUS
     N      COMMAND's own exit status (128+S if a signal S killed it): without
            --requeue, of its one term; with --requeue, of the term a signal
            interrupted.
+    1      -n (or -w 0) found someone leading (-E changes it).
     2      Usage error. Nothing was contacted.
     122    Without --requeue: leadership was lost while COMMAND ran; COMMAND
            was stopped. Or COMMAND was killed on resume (fg, bg) because
            leadership was lost while it was stopped.
-    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
+    124    -w passed while someone else led. COMMAND did not run.
+    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error; or
+           -w passed while connecting, or while the link to ZooKeeper was
+           down.
     126, 127
            COMMAND cannot be executed, or is not found.
     129, 130, 131, 143
-           SIGHUP, SIGINT, SIGQUIT or SIGTERM while waiting to lead (COMMAND was not
-           running); zkr left the queue.
+           SIGHUP, SIGINT, SIGQUIT or SIGTERM while waiting to lead (COMMAND
+           was not running); zkr left the queue.
 
 ENVIRONMENT
 ` + globalEnvHelp + `    COMMAND gets, besides zkr's own environment:
@@ -79,23 +94,35 @@ ENVIRONMENT
 EXAMPLES
     zkr elect --requeue --id "$(hostname)" /services/scheduler -- ./scheduler
     zkr elect /jobs/once -- ./migrate.sh    # one host runs it, others wait
+    zkr elect -n /jobs/once -c './migrate.sh'  # or exit 1 if one already does
     zkr leader /services/scheduler
 `
 
 func runElect(a *app, g *globals, args []string) int {
 	var requeue bool
-	var grace graceFlag
+	var o waitOptions
 	fs := newFlagSet("elect")
 	g.register(fs)
+	o.register(fs)
 	fs.BoolVar(&requeue, "requeue", false, "")
-	fs.Var(&grace, "grace", "")
 	var path string
 	var argv []string
 	code, ok := a.parseArgs("elect", electHelp, func() (err error) {
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
-		return grace.check(g.sessionTimeout)
+		if argv, err = o.commandArgv(argv); err != nil {
+			return err
+		}
+		switch {
+		case len(argv) == 0:
+			return errors.New("missing COMMAND (after PATH and --, or -c)")
+		case requeue && o.timeout.set:
+			return errors.New("--requeue and -w/--timeout: -w bounds one campaign; give one")
+		case requeue && o.nonblock:
+			return errors.New("--requeue and -n: -n is for one campaign; give one")
+		}
+		return o.check(g.sessionTimeout)
 	})
 	if !ok {
 		return code
@@ -113,16 +140,23 @@ func runElect(a *app, g *globals, args []string) int {
 	ch := &child{argv: argv, log: log}
 	sig := watchSignals(ch)
 	defer sig.stop()
-	client, err := g.dial(sig.ctx, opts)
+	ctx, cancel := o.deadline(sig.ctx)
+	defer cancel()
+	client, err := g.dial(ctx, opts)
 	if err != nil {
-		return sig.failed(log, err)
+		return o.dialFailed(ctx, log, sig, g, err)
 	}
 	defer closeClient(client)
-	if ch.timeout, ch.grace, err = sessionGrace(client, grace); err != nil {
+	if ch.timeout, ch.grace, err = sessionGrace(client, o.grace); err != nil {
 		return a.usage("zkr elect", "%v", err)
 	}
-	e := &election{g: g, log: log, sig: sig, client: client, child: ch, path: path, id: g.participantID(), requeue: requeue,
-		results: make(chan termResult), failed: make(chan error, 1), quit: make(chan struct{})}
+	defer watchLink(client, log)()
+	e := &election{g: g, log: log, sig: sig, client: client, child: ch, path: path, id: g.participantID(),
+		requeue: requeue, opts: &o, deadline: ctx,
+		began: make(chan struct{}), results: make(chan termResult), failed: make(chan error, 1), quit: make(chan struct{})}
+	if o.noWait() {
+		return e.once()
+	}
 	return e.run()
 }
 
@@ -131,9 +165,11 @@ type electState int
 
 const (
 	// campaigning: in the queue, waiting to lead, or with --requeue
-	// between terms; or leading, with COMMAND running on the selector's
-	// goroutine. A signal reaches COMMAND if it runs, else ends zkr.
+	// between terms. A signal ends zkr, and so does -w.
 	campaigning electState = iota
+	// leading: a term runs COMMAND on the selector's goroutine. A signal
+	// reaches COMMAND, whose status is then zkr's.
+	leading
 	// interrupted: a signal reached a running COMMAND; its status is
 	// zkr's, once it has ended.
 	interrupted
@@ -143,21 +179,28 @@ const (
 
 // election is one run of zkr elect: a selector campaigns and runs each
 // term on its own goroutine; this state machine, on zkr's, decides what
-// zkr does when a term ends, the campaign fails or a signal comes.
+// zkr does when a term begins or ends, the campaign fails, -w runs out or
+// a signal comes.
 type election struct {
-	g       *globals
-	log     *logger
-	sig     *signals
-	client  *framework.Client
-	child   *child
-	sel     *leader.Selector
-	path    string
-	id      string
-	requeue bool
-	// results carries how each term ended to zkr's goroutine. Unbuffered:
-	// the next term cannot start before zkr has taken the last one's
-	// result, so the result after a forwarded signal is the interrupted
-	// COMMAND's. quit frees a term that ends after zkr stopped listening.
+	g        *globals
+	log      *logger
+	sig      *signals
+	client   *framework.Client
+	child    *child
+	sel      *leader.Selector
+	path     string
+	id       string
+	requeue  bool
+	opts     *waitOptions
+	deadline context.Context  // ends at -w, or with a signal
+	timeUp   <-chan time.Time // -w's end, if given
+	// began and results carry a term's start and end to zkr's goroutine.
+	// Unbuffered: a term starts COMMAND only once zkr knows it leads (so
+	// -w cannot end zkr under a running COMMAND), and the next term cannot
+	// start before zkr has taken the last one's result, so the result
+	// after a forwarded signal is the interrupted COMMAND's. quit frees a
+	// term that begins or ends after zkr stopped listening.
+	began   chan struct{}
 	results chan termResult
 	// failed: a campaign that fails (the queue node cannot be made, say)
 	// is only reported to the error handler; without --requeue nothing
@@ -191,18 +234,30 @@ func (e *election) run() int {
 		return exitFailed
 	}
 	e.sel = sel
-	if err := sel.Start(e.sig.ctx); err != nil {
-		return e.sig.failed(e.log, err) // 128+signal if a signal cut it short
+	if err := sel.Start(e.deadline); err != nil {
+		if errors.Is(context.Cause(e.deadline), errTimedOut) {
+			return e.opts.timedOut(e.log, e.client, "leadership of "+e.path)
+		}
+		return e.sig.failed(e.log, err)
 	}
 	e.log.infof("campaigning for %s as %s", e.path, e.id)
+	if end, ok := e.deadline.Deadline(); ok {
+		t := time.NewTimer(time.Until(end))
+		defer t.Stop()
+		e.timeUp = t.C
+	}
 	for e.state != over {
 		select {
+		case <-e.began:
+			e.onTermBegan()
 		case r := <-e.results:
 			e.onTermEnded(r)
 		case <-e.failures():
 			e.finish(exitFailed)
 		case <-e.signalled():
 			e.onSignal()
+		case <-e.timeout():
+			e.finish(e.opts.timedOut(e.log, e.client, "leadership of "+e.path))
 		}
 	}
 	close(e.quit)
@@ -212,9 +267,50 @@ func (e *election) run() int {
 	return e.code
 }
 
-// term is the selector's leadership function: it runs COMMAND under the
-// term, on the selector's goroutine, and hands zkr how it ended.
+// once is a campaign that does not wait (-n, -w 0): the selector's mutex
+// (Curator's LeaderSelector is an InterProcessMutex on PATH, node for
+// node), taken only if free at once, and one term under it.
+func (e *election) once() int {
+	m, err := mutex.New(e.client, e.path, mutex.WithParticipantID(e.id))
+	if err != nil {
+		e.log.printf("%v", err)
+		return exitFailed
+	}
+	defer m.Close()
+	h, err := m.TryAcquire(e.sig.ctx)
+	switch {
+	case err == nil:
+	case errors.Is(err, zkrecipes.ErrWouldBlock):
+		e.log.infof("someone leads %s: not waiting (-n)", e.path)
+		return e.opts.conflictCode
+	default:
+		return e.sig.failed(e.log, err)
+	}
+	ctx := h.Context(context.Background())
+	r := e.lead(ctx, h)
+	_ = h.Release()
+	return e.termStatus(r)
+}
+
+// term is the selector's leadership function: once zkr has heard that it
+// leads, it runs COMMAND under the term, on the selector's goroutine, and
+// hands zkr how it ended.
 func (e *election) term(ctx context.Context, h *hold.Hold) error {
+	select {
+	case e.began <- struct{}{}:
+	case <-e.quit:
+		return nil
+	}
+	r := e.lead(ctx, h)
+	select {
+	case e.results <- r:
+	case <-e.quit:
+	}
+	return nil
+}
+
+// lead runs COMMAND under the term h, whose loss ends ctx.
+func (e *election) lead(ctx context.Context, h *hold.Hold) termResult {
 	token := h.Token()
 	e.log.infof("leading %s as %s (fencing token %d)", e.path, e.id, token)
 	e.g.holding(e.path, token, func() error { return context.Cause(ctx) })
@@ -231,11 +327,7 @@ func (e *election) term(ctx context.Context, h *hold.Hold) error {
 		"ZKR_LOCK_PATH=" + e.path,
 		"ZKR_PARTICIPANT_ID=" + e.id,
 	}, held{ctx.Done(), func() error { return context.Cause(ctx) }, verify})
-	select {
-	case e.results <- termResult{out, err}:
-	case <-e.quit:
-	}
-	return nil
+	return termResult{out, err}
 }
 
 // onError is the selector's error handler, on the selector's goroutine.
@@ -249,25 +341,38 @@ func (e *election) onError(err error) {
 	}
 }
 
-// failures is the campaign's failures while campaigning, else nil.
+// failures is the campaign's failures while campaigning or leading.
 func (e *election) failures() <-chan error {
-	if e.state != campaigning {
+	if e.state != campaigning && e.state != leading {
 		return nil
 	}
 	return e.failed
 }
 
-// signalled is the signal's channel while campaigning, else nil.
+// signalled is the signal's channel while campaigning or leading.
 func (e *election) signalled() <-chan struct{} {
-	if e.state != campaigning {
+	if e.state != campaigning && e.state != leading {
 		return nil
 	}
 	return e.sig.ctx.Done()
 }
 
+// timeout is -w's end while waiting to lead, else nil.
+func (e *election) timeout() <-chan time.Time {
+	if e.state != campaigning {
+		return nil
+	}
+	return e.timeUp
+}
+
 // finish ends the state machine with zkr's status.
 func (e *election) finish(code int) {
 	e.state, e.code = over, code
+}
+
+// onTermBegan: zkr leads; the term runs COMMAND.
+func (e *election) onTermBegan() {
+	e.state = leading
 }
 
 // onTermEnded: a term's COMMAND ended (or could not start).
@@ -285,6 +390,7 @@ func (e *election) onTermEnded(r termResult) {
 		e.finish(signalCode(s))
 		return
 	}
+	e.state = campaigning
 	if r.out.lost != nil {
 		e.log.infof("leadership lost; campaigning again")
 	} else {
@@ -292,7 +398,7 @@ func (e *election) onTermEnded(r termResult) {
 	}
 }
 
-// onSignal: SIGINT, SIGTERM or SIGHUP came.
+// onSignal: SIGINT, SIGTERM, SIGQUIT or SIGHUP came.
 func (e *election) onSignal() {
 	s, forwarded := e.sig.received()
 	if forwarded {

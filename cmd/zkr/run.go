@@ -418,7 +418,7 @@ func (r *commandRun) onLoss() {
 		r.out.lost = r.h.why()
 	}
 	r.c.send(cmdLost) // the command first, the message after: see resume
-	r.c.log.printf("hold lost (%v): stopping COMMAND (SIGTERM, SIGKILL after %v)", r.out.lost, r.c.grace)
+	stampf(r.c.log, "hold lost (%v): stopping COMMAND (SIGTERM, SIGKILL after %v)", r.out.lost, r.c.grace)
 }
 
 // onBeat: the heartbeat tick, while COMMAND runs or is paused. A shell
