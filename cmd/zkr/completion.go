@@ -144,12 +144,15 @@ var globalCompOptions = []compOption{
 
 var (
 	outputCompOption = compOption{long: "output", short: "o", value: "FORMAT", words: []string{"text", "json"}, summary: "text or json"}
-	heldCompOptions  = []compOption{
-		{long: "timeout", value: "D", summary: "give up after D (exit 124)"},
+	waitCompOptions  = []compOption{
+		{long: "timeout", short: "w", value: "S", summary: "give up after S seconds (exit 124)"},
 		{long: "nonblock", short: "n", summary: "do not wait if taken"},
-		{long: "conflict-exit-code", value: "N", summary: "exit status for -n"},
+		{long: "conflict-exit-code", short: "E", value: "N", summary: "exit status for -n"},
+		{long: "command", short: "c", value: "CMD", summary: "run CMD with sh -c"},
 		{long: "grace", value: "D", summary: "SIGTERM to SIGKILL on loss"},
 	}
+	heldCompOptions = append(slices.Clip(waitCompOptions),
+		compOption{long: "lease", value: "D", summary: "the hold ends by itself after D"})
 )
 
 // anyKindCompOption is --any-kind, of the subcommands that hold.
@@ -166,11 +169,10 @@ func completionSpec() []compCommand {
 		held("wlock", "run a command holding a write lock"),
 		held("sem", "run a command holding a semaphore lease",
 			compOption{long: "max", value: "N", summary: "the semaphore's maximum"}),
-		{name: "elect", summary: "run a command while leading", globals: true, opts: []compOption{
+		{name: "elect", summary: "run a command while leading", globals: true, opts: append([]compOption{
 			{long: "requeue", summary: "campaign again after each term"},
-			{long: "grace", value: "D", summary: "SIGTERM to SIGKILL on loss"},
 			anyKindCompOption,
-		}},
+		}, waitCompOptions...)},
 		{name: "leader", summary: "print who leads a path, and the queue", globals: true, opts: []compOption{
 			{long: "watch", short: "w", summary: "print every change of leader"},
 			outputCompOption,

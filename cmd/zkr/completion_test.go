@@ -135,7 +135,7 @@ func TestCompletionInBashOffersWhatFitsTheCursor(t *testing.T) {
 // added to a subcommand without its completion (or the other way round)
 // fails here.
 func TestCompletionKnowsEveryOptionOfEachManual(t *testing.T) {
-	opt := regexp.MustCompile(`(?:^|[\s,])(--?[a-z][a-z-]*)`)
+	opt := regexp.MustCompile(`(?:^|[\s,])(--?[a-zA-Z][a-z-]*)`)
 	cmds := subcommands()
 	for _, c := range completionSpec() {
 		if c.name == "help" {

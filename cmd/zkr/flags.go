@@ -724,8 +724,8 @@ func checkPath(path string) error {
 	return nil
 }
 
-// parseCommandLine parses OPTIONS PATH [OPTIONS] [--] COMMAND [ARGS...]
-// into fs and returns PATH and COMMAND's argv.
+// parseCommandLine parses OPTIONS PATH [OPTIONS] [--] [COMMAND [ARGS...]]
+// into fs and returns PATH and COMMAND's argv (empty without COMMAND).
 func parseCommandLine(fs *flag.FlagSet, args []string) (path string, argv []string, err error) {
 	if err := fs.Parse(args); err != nil {
 		return "", nil, err
@@ -738,11 +738,7 @@ func parseCommandLine(fs *flag.FlagSet, args []string) (path string, argv []stri
 	if err := fs.Parse(rest[1:]); err != nil {
 		return "", nil, err
 	}
-	argv = fs.Args()
-	if len(argv) == 0 {
-		return "", nil, errors.New("missing COMMAND (after PATH and --)")
-	}
-	return path, argv, checkPath(path)
+	return path, fs.Args(), checkPath(path)
 }
 
 // commandError tells apart a COMMAND that is not there (127) from one that

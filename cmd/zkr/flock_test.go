@@ -122,14 +122,19 @@ func TestNonblockExitsWithTheConflictCode(t *testing.T) {
 }
 
 // --timeout counts the connection too: a server that does not answer ends
-// zkr at --timeout (124), not after --connect-timeout as well.
+// zkr at --timeout, not after --connect-timeout as well. With no session
+// nothing is known of the lock: 125 and a message about the connection,
+// not 124, which says the lock was busy. Before, it was 124: a script
+// could not tell ZooKeeper down from a busy lock.
 func TestTimeoutCountsTheConnection(t *testing.T) {
 	cl, _ := server(t)
 	p := cl.NewProxy()
 	p.Blackhole()
 	started := time.Now()
 	r := zkr(t, "--connect", p.ConnectString(), "--connect-timeout", "30s", "lock", "--timeout", "1s", "/x", "--", "true")
-	assert.Equal(t, exitTimeout, r.code, r.stderr)
+	assert.Equal(t, exitFailed, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "connecting to "+p.ConnectString())
+	assert.Contains(t, r.stderr, "no session")
 	assert.Less(t, time.Since(started), 10*time.Second, "--timeout did not bound the connection")
 	p.Heal()
 }

@@ -5,18 +5,25 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
-// lock, rlock, wlock and sem: take something, run COMMAND, give it back.
+// lock, rlock, wlock and sem: take something, run COMMAND, give it back;
+// or, without COMMAND, hold it until told to give it back.
 
 // globalEnvHelp lists the variables of the global options, for the
 // ENVIRONMENT section of each manual page.
@@ -27,15 +34,35 @@ const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR
                          option on the command line wins.
 `
 
-const heldOptionsHelp = `    --timeout D
-           give up after D (exit 124), connecting to ZooKeeper included.
-           Default: wait as long as it takes (connecting is bounded by
+// waitOptionsHelp are the options of zkr lock, rlock, wlock, sem and elect
+// about waiting and COMMAND, as flock(1) has them.
+const waitOptionsHelp = `    -w S, --timeout S
+           give up after S: seconds (2.5, as flock -w) or a duration (1m30s),
+           counted from the start, connecting included. 124 if ZooKeeper
+           answered and the hold was still taken; 125 if no session could
+           be made in time, or the link to ZooKeeper was down when the time
+           ran out: ZooKeeper down is not a busy lock. -w 0 is -n. Default:
+           wait as long as it takes (connecting is bounded by
            --connect-timeout).
     -n, --nonblock
            do not wait: if the hold is not free at once, exit with the
            conflict exit code and leave nothing behind (as flock -n).
-    --conflict-exit-code N
-           the status of -n finding the hold taken (default 1, as flock).
+    -E N, --conflict-exit-code N
+           the status of -n (or -w 0) finding the hold taken (default 1, as
+           flock -E).
+    -c CMD, --command CMD
+           run CMD with /bin/sh -c, as flock -c does, instead of
+           COMMAND [ARGS...].
+`
+
+const heldOptionsHelp = waitOptionsHelp + `    --lease D
+           the hold ends by itself D after it is granted (seconds or a
+           duration; the recipe's lease time): its node is deleted then,
+           even if zkr never gives it back. A COMMAND still running is
+           stopped as on a lost hold, early enough to be dead when the lease
+           ends (SIGTERM --grace and 100ms before, SIGKILL 100ms before),
+           and zkr exits 122; with COMMAND, D must be longer than --grace
+           plus 100ms. Without COMMAND, zkr exits 122 when the lease ends.
     --grace D
            when the hold is lost, how long COMMAND has between SIGTERM and
            SIGKILL. It must end before the server can give the hold to
@@ -55,11 +82,28 @@ const heldEnvHelp = `ENVIRONMENT
     ZKR_PARTICIPANT_ID   --id.
 `
 
+// holdOnlyHelp is how the hold subcommands hold without COMMAND.
+const holdOnlyHelp = `    Without COMMAND (as etcdctl lock NAME), zkr prints one line on stdout,
+    the fencing token and the hold's node separated by a space, and holds
+    until SIGINT, SIGTERM, SIGQUIT or SIGHUP, or until its stdin ends
+    (Ctrl-D, or the other end of a pipe closed): then it releases and
+    exits 0. A hold lost meanwhile (or a --lease run out) ends zkr at once
+    with 122 and a message. A script holds the lock across several
+    commands so (a background job of a script reads /dev/null, which ends
+    at once: give it a pipe, as coproc does):
+        coproc HOLD { zkr lock /jobs/x; }
+        read -r token node <&"${HOLD[0]}"
+        ... commands that pass on "$token" ...
+        exec {HOLD[1]}>&-; wait "$HOLD_PID"   # releases: 0, or 122 if lost
+`
+
 const lockHelp = `NAME
     zkr lock - run a command while holding a ZooKeeper mutex
 
 SYNOPSIS
     zkr lock [OPTIONS] PATH [--] COMMAND [ARGS...]
+    zkr lock [OPTIONS] PATH -c 'COMMAND LINE'
+    zkr lock [OPTIONS] PATH
 
 DESCRIPTION
     Waits for the mutex at PATH, runs COMMAND, and releases the mutex when
@@ -77,10 +121,14 @@ DESCRIPTION
     report 122. What COMMAND runs as another user (sudo) is beyond zkr's reach:
     zkr cannot kill it.
 
-    SIGINT, SIGTERM or SIGHUP while waiting: zkr leaves the queue and exits
-    128+signal. While COMMAND runs: the signal goes to COMMAND's process
-    group (a stopped COMMAND goes on to act on it once zkr has checked the
-    hold), and zkr releases the lock once COMMAND has exited.
+    SIGINT, SIGTERM, SIGQUIT or SIGHUP while waiting: zkr leaves the queue
+    and exits 128+signal. While COMMAND runs: the signal goes to COMMAND's
+    process group (a stopped COMMAND goes on to act on it once zkr has
+    checked the hold), and zkr releases the lock once COMMAND has exited.
+
+` + holdOnlyHelp + `
+    With -v, zkr says when its view of ZooKeeper goes stale (link down,
+    session lost) and when it is current again, with the time of each.
 
 OPTIONS
 ` + heldOptionsHelp + anyKindHelp + `
@@ -90,9 +138,10 @@ GLOBAL OPTIONS
 ` + heldEnvHelp + `
 EXAMPLES
     zkr lock /jobs/nightly -- ./nightly.sh
-    zkr lock --timeout 10s /jobs/nightly -- ./nightly.sh; echo "status $?"
+    zkr lock -w 10 /jobs/nightly -c './nightly.sh > log'; echo "status $?"
     zkr --connect zk1:2181,zk2:2181 lock /deploy -- \
         sh -c 'deploy --fencing-token "$ZKR_FENCING_TOKEN"'
+    coproc HOLD { zkr lock /deploy; }; read -r token node <&"${HOLD[0]}"
 `
 
 const rlockHelp = `NAME
@@ -100,11 +149,14 @@ const rlockHelp = `NAME
 
 SYNOPSIS
     zkr rlock [OPTIONS] PATH [--] COMMAND [ARGS...]
+    zkr rlock [OPTIONS] PATH -c 'COMMAND LINE'
+    zkr rlock [OPTIONS] PATH
 
 DESCRIPTION
     As zkr lock, on the shared side of the read-write lock at PATH (Curator's
     InterProcessReadWriteLock): any number of rlock holders run at once; an
     rlock waits only for wlock holders and waiters that came before it.
+    Without COMMAND, it holds until told, as zkr lock does.
 
 OPTIONS
 ` + heldOptionsHelp + anyKindHelp + `
@@ -121,11 +173,14 @@ const wlockHelp = `NAME
 
 SYNOPSIS
     zkr wlock [OPTIONS] PATH [--] COMMAND [ARGS...]
+    zkr wlock [OPTIONS] PATH -c 'COMMAND LINE'
+    zkr wlock [OPTIONS] PATH
 
 DESCRIPTION
     As zkr lock, on the exclusive side of the read-write lock at PATH: the
     holder runs alone, with no rlock or other wlock holder; it waits for
-    everyone who came before it.
+    everyone who came before it. Without COMMAND, it holds until told, as
+    zkr lock does.
 
 OPTIONS
 ` + heldOptionsHelp + anyKindHelp + `
@@ -142,11 +197,14 @@ const semHelp = `NAME
 
 SYNOPSIS
     zkr sem --max N [OPTIONS] PATH [--] COMMAND [ARGS...]
+    zkr sem --max N [OPTIONS] PATH -c 'COMMAND LINE'
+    zkr sem --max N [OPTIONS] PATH
 
 DESCRIPTION
     As zkr lock, with one lease of the semaphore at PATH that has N leases
     (Curator's InterProcessSemaphoreV2 layout: PATH/locks, PATH/leases): at
     most N holders run at once. Every user of PATH must give the same N.
+    Without COMMAND, it holds the lease until told, as zkr lock does.
 
 OPTIONS
     --max N
@@ -160,30 +218,163 @@ EXAMPLES
     zkr sem --max 2 /pools/gpu -- ./train.sh
 `
 
-// heldOptions are the options of the hold subcommands.
-type heldOptions struct {
-	timeout      time.Duration
-	grace        graceFlag
+// waitOptions are the options of every subcommand that waits for a hold
+// (elect included): how long, and what to run.
+type waitOptions struct {
+	timeout      secondsFlag
 	nonblock     bool
 	conflictCode int
+	command      commandFlag
+	grace        graceFlag
 }
 
-func (o *heldOptions) register(fs *flag.FlagSet) {
-	fs.DurationVar(&o.timeout, "timeout", 0, "")
+func (o *waitOptions) register(fs *flag.FlagSet) {
+	fs.Var(&o.timeout, "timeout", "")
+	fs.Var(&o.timeout, "w", "")
 	fs.Var(&o.grace, "grace", "")
 	fs.BoolVar(&o.nonblock, "nonblock", false, "")
 	fs.BoolVar(&o.nonblock, "n", false, "")
 	fs.IntVar(&o.conflictCode, "conflict-exit-code", 1, "")
+	fs.IntVar(&o.conflictCode, "E", 1, "")
+	fs.Var(&o.command, "command", "")
+	fs.Var(&o.command, "c", "")
 }
 
-func (o *heldOptions) check(sessionTimeout time.Duration) error {
-	if o.timeout < 0 {
-		return fmt.Errorf("--timeout %v: must not be negative", o.timeout)
+func (o *waitOptions) check(sessionTimeout time.Duration) error {
+	if o.timeout.d < 0 {
+		return fmt.Errorf("--timeout %v: must not be negative", o.timeout.d)
 	}
 	if o.conflictCode < 0 || o.conflictCode > 255 {
 		return fmt.Errorf("--conflict-exit-code %d: want 0 to 255", o.conflictCode)
 	}
 	return o.grace.check(sessionTimeout)
+}
+
+// noWait reports whether to take the hold only if it is free at once: -n,
+// or a timeout of 0 (flock -w 0).
+func (o *waitOptions) noWait() bool {
+	return o.nonblock || (o.timeout.set && o.timeout.d == 0)
+}
+
+// commandArgv is COMMAND's argv: what follows PATH, or -c's command line
+// for /bin/sh, as flock -c runs it. Empty: no COMMAND.
+func (o *waitOptions) commandArgv(argv []string) ([]string, error) {
+	switch {
+	case o.command.set && len(argv) > 0:
+		return nil, fmt.Errorf("-c %q and COMMAND %q: give one", o.command.line, argv[0])
+	case o.command.set && o.command.line == "":
+		return nil, errors.New("-c '': an empty command line")
+	case o.command.set:
+		return []string{"/bin/sh", "-c", o.command.line}, nil
+	}
+	return argv, nil
+}
+
+// deadline is ctx bounded by --timeout, counted from now, connecting
+// included, as flock -w counts.
+func (o *waitOptions) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.timeout.d > 0 {
+		return context.WithTimeoutCause(ctx, o.timeout.d, errTimedOut)
+	}
+	return ctx, func() {}
+}
+
+// dialFailed is zkr's status when no session could be made: 125, whether
+// --timeout or --connect-timeout cut it short, since a ZooKeeper that
+// cannot be reached says nothing of the hold (124 is for a busy one), or
+// 128+signal.
+func (o *waitOptions) dialFailed(ctx context.Context, log *logger, sig *signals, g *globals, err error) int {
+	if errors.Is(context.Cause(ctx), errTimedOut) {
+		log.printf("timed out after %v connecting to %s: no session with ZooKeeper (down or unreachable), so nothing is known of the hold", o.timeout.d, g.connect)
+		return exitFailed
+	}
+	return sig.failed(log, err)
+}
+
+// timedOut is zkr's status when --timeout passed in the queue: 124 if the
+// hold was taken as far as ZooKeeper said, 125 if the link to ZooKeeper was
+// down when the time ran out.
+func (o *waitOptions) timedOut(log *logger, client *framework.Client, what string) int {
+	if st := client.State(); !st.IsConnected() {
+		log.printf("timed out after %v waiting for %s while the link to ZooKeeper was down (%v): whether it is free is unknown", o.timeout.d, what, st)
+		return exitFailed
+	}
+	log.printf("timed out after %v waiting for %s", o.timeout.d, what)
+	return exitTimeout
+}
+
+// heldOptions are the options of the hold subcommands.
+type heldOptions struct {
+	waitOptions
+	lease secondsFlag
+}
+
+func (o *heldOptions) register(fs *flag.FlagSet) {
+	o.waitOptions.register(fs)
+	fs.Var(&o.lease, "lease", "")
+}
+
+// check refuses what is wrong before anything is contacted; withCommand
+// says whether a COMMAND will run.
+func (o *heldOptions) check(sessionTimeout time.Duration, withCommand bool) error {
+	if err := o.waitOptions.check(sessionTimeout); err != nil {
+		return err
+	}
+	if o.lease.set && o.lease.d <= 0 {
+		return fmt.Errorf("--lease %v: must be positive", o.lease.d)
+	}
+	if !withCommand {
+		return nil
+	}
+	grace := o.grace.d
+	if !o.grace.set {
+		grace = maxGrace(sessionTimeout)
+	}
+	return o.checkLease(grace)
+}
+
+// checkLease refuses a --lease too short for COMMAND to be stopped, with
+// grace, before it ends.
+func (o *heldOptions) checkLease(grace time.Duration) error {
+	if o.lease.set && o.lease.d <= grace+minMargin {
+		return fmt.Errorf("--lease %v: COMMAND needs --grace (%v) plus %v to be stopped before the lease ends; give a longer --lease or a shorter --grace", o.lease.d, grace, minMargin)
+	}
+	return nil
+}
+
+// secondsFlag is a duration given as Go writes one (1m30s) or as flock's
+// seconds (2.5).
+type secondsFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (f *secondsFlag) String() string { return f.d.String() }
+
+func (f *secondsFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || math.Abs(secs) > math.MaxInt64/float64(time.Second) {
+			return errors.New("want seconds (2.5) or a duration (1m30s)")
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	f.d, f.set = d, true
+	return nil
+}
+
+// commandFlag is -c: a command line for /bin/sh.
+type commandFlag struct {
+	line string
+	set  bool
+}
+
+func (f *commandFlag) String() string { return f.line }
+
+func (f *commandFlag) Set(s string) error {
+	f.line, f.set = s, true
+	return nil
 }
 
 // graceFlag is --grace: set or not, and whether it fits the slack.
@@ -239,27 +430,43 @@ type grant struct {
 	done    <-chan struct{}
 	err     func() error
 	release func() error
+	expiry  func() (time.Time, bool) // the lease's end, with --lease
 }
 
-// taker acquires one grant (only if free at once with noWait); done frees
-// what it made, after release.
-type taker func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (g *grant, done func() error, err error)
+// newGrant is the grant of a recipe's hold (or lease).
+func newGrant(h *hold.Hold) *grant {
+	return &grant{h.Token(), h.Path(), h.SessionID(), h.Done(), h.Err, h.Release, h.Expiry}
+}
+
+// takeOptions are what a taker takes the hold with.
+type takeOptions struct {
+	id     string
+	noWait bool          // only if free at once
+	lease  time.Duration // the recipe's lease time, or 0: none
+}
+
+// taker acquires one grant; done frees what it made, after release.
+type taker func(ctx context.Context, c *framework.Client, path string, o takeOptions) (g *grant, done func() error, err error)
 
 func runLock(a *app, g *globals, args []string) int {
-	return a.held("lock", lockHelp, g, args, nil, func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (*grant, func() error, error) {
-		m, err := mutex.New(c, path, mutex.WithParticipantID(id))
+	return a.held("lock", lockHelp, g, args, nil, func(ctx context.Context, c *framework.Client, path string, o takeOptions) (*grant, func() error, error) {
+		opts := []mutex.Option{mutex.WithParticipantID(o.id)}
+		if o.lease > 0 {
+			opts = append(opts, mutex.WithLeaseTime(o.lease))
+		}
+		m, err := mutex.New(c, path, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		acquire := m.Acquire
-		if noWait {
+		if o.noWait {
 			acquire = m.TryAcquire
 		}
 		h, err := acquire(ctx)
 		if err != nil {
 			return nil, nil, errors.Join(err, m.Close())
 		}
-		return &grant{h.Token(), h.Path(), h.SessionID(), h.Done(), h.Err, h.Release}, m.Close, nil
+		return newGrant(h), m.Close, nil
 	})
 }
 
@@ -272,8 +479,12 @@ func runWLock(a *app, g *globals, args []string) int {
 }
 
 func rwTaker(write bool) taker {
-	return func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (*grant, func() error, error) {
-		l, err := rwlock.New(c, path, rwlock.WithParticipantID(id))
+	return func(ctx context.Context, c *framework.Client, path string, o takeOptions) (*grant, func() error, error) {
+		opts := []rwlock.Option{rwlock.WithParticipantID(o.id)}
+		if o.lease > 0 {
+			opts = append(opts, rwlock.WithLeaseTime(o.lease))
+		}
+		l, err := rwlock.New(c, path, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -281,14 +492,14 @@ func rwTaker(write bool) taker {
 		if write {
 			acquire, try = l.WriteLock().Acquire, l.WriteLock().TryAcquire
 		}
-		if noWait {
+		if o.noWait {
 			acquire = try
 		}
 		h, err := acquire(ctx)
 		if err != nil {
 			return nil, nil, errors.Join(err, l.Close())
 		}
-		return &grant{h.Token(), h.Path(), h.SessionID(), h.Done(), h.Err, h.Release}, l.Close, nil
+		return newGrant(h), l.Close, nil
 	}
 }
 
@@ -296,21 +507,24 @@ func runSem(a *app, g *globals, args []string) int {
 	var leases int
 	return a.held("sem", semHelp, g, args, func(fs *flag.FlagSet) {
 		fs.IntVar(&leases, "max", 0, "")
-	}, func(ctx context.Context, c *framework.Client, path, id string, noWait bool) (*grant, func() error, error) {
-		s, err := semaphore.New(c, path, leases, semaphore.WithParticipantID(id))
+	}, func(ctx context.Context, c *framework.Client, path string, o takeOptions) (*grant, func() error, error) {
+		opts := []semaphore.Option{semaphore.WithParticipantID(o.id)}
+		if o.lease > 0 {
+			opts = append(opts, semaphore.WithLeaseTime(o.lease))
+		}
+		s, err := semaphore.New(c, path, leases, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		acquire := s.Acquire
-		if noWait {
+		if o.noWait {
 			acquire = s.TryAcquire
 		}
 		leases, err := acquire(ctx, 1)
 		if err != nil {
 			return nil, nil, errors.Join(err, s.Close())
 		}
-		l := leases[0]
-		return &grant{l.Token(), l.Path(), l.SessionID(), l.Done(), l.Err, l.Release}, s.Close, nil
+		return newGrant(leases[0]), s.Close, nil
 	}, func() error {
 		if leases < 1 {
 			return fmt.Errorf("--max %d: need at least 1 lease (give --max N)", leases)
@@ -320,8 +534,8 @@ func runSem(a *app, g *globals, args []string) int {
 }
 
 // held is the common life of lock, rlock, wlock and sem: parse, connect,
-// take, run COMMAND under the hold, give back. extra adds subcommand flags;
-// checks validate them.
+// take, run COMMAND under the hold (or hold until told), give back. extra
+// adds subcommand flags; checks validate them.
 func (a *app) held(name, help string, g *globals, args []string, extra func(*flag.FlagSet), take taker, checks ...func() error) int {
 	var o heldOptions
 	fs := newFlagSet(name)
@@ -337,7 +551,10 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		if path, argv, err = parseCommandLine(fs, args); err != nil {
 			return err
 		}
-		for _, c := range append([]func() error{g.checkHolding, func() error { return o.check(g.sessionTimeout) }}, checks...) {
+		if argv, err = o.commandArgv(argv); err != nil {
+			return err
+		}
+		for _, c := range append([]func() error{g.checkHolding, func() error { return o.check(g.sessionTimeout, len(argv) > 0) }}, checks...) {
 			if err := c(); err != nil {
 				return err
 			}
@@ -352,32 +569,32 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return a.usage("zkr "+name, "%v", err)
 	}
 	log := a.logger(name, g)
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		log.printf("%v", err)
-		return commandError(err)
+	var ch *child // nil: no COMMAND, zkr holds until told
+	if len(argv) > 0 {
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			log.printf("%v", err)
+			return commandError(err)
+		}
+		ch = &child{argv: argv, log: log}
 	}
 
-	ch := &child{argv: argv, log: log}
 	sig := watchSignals(ch)
 	defer sig.stop()
-	// --timeout counts from now, connecting included, as flock -w does.
-	ctx, cancel := sig.ctx, context.CancelFunc(func() {})
-	if o.timeout > 0 {
-		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimedOut)
-	}
+	ctx, cancel := o.deadline(sig.ctx)
 	defer cancel()
 	client, err := g.dial(ctx, opts)
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errTimedOut) {
-			log.printf("timed out after %v connecting to %s", o.timeout, g.connect)
-			return exitTimeout
-		}
-		return sig.failed(log, err)
+		return o.dialFailed(ctx, log, sig, g, err)
 	}
 	defer closeClient(client)
-	if ch.timeout, ch.grace, err = sessionGrace(client, o.grace); err != nil {
+	timeout, grace, err := sessionGrace(client, o.grace)
+	if err == nil && ch != nil {
+		err = o.checkLease(grace)
+	}
+	if err != nil {
 		return a.usage("zkr "+name, "%v", err)
 	}
+	defer watchLink(client, log)()
 
 	if code, refused := kinds.refuse(ctx, client, path, log); refused {
 		return code
@@ -385,19 +602,18 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	id := g.participantID()
 	log.infof("waiting for %s as %s", path, id)
 	g.waiting(path)
-	gr, done, err := take(ctx, client, path, id, o.nonblock)
+	gr, done, err := take(ctx, client, path, takeOptions{id: id, noWait: o.noWait(), lease: o.lease.d})
 	if err != nil {
 		if s, _ := sig.received(); s != nil {
 			log.infof("%v while waiting: left the queue", s)
 			return signalCode(s)
 		}
-		if o.nonblock && errors.Is(err, zkrecipes.ErrWouldBlock) {
+		if o.noWait() && errors.Is(err, zkrecipes.ErrWouldBlock) {
 			log.infof("%s is held: not waiting (-n)", path)
 			return o.conflictCode
 		}
 		if errors.Is(context.Cause(ctx), errTimedOut) {
-			log.printf("timed out after %v waiting for %s", o.timeout, path)
-			return exitTimeout
+			return o.timedOut(log, client, path)
 		}
 		log.printf("%v", err)
 		return exitFailed
@@ -405,13 +621,23 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	defer done()
 	log.infof("holding %s (fencing token %d)", path, gr.token)
 	g.holding(path, gr.token, gr.err)
+	if ch == nil {
+		return holdUntilTold(a.stdout, log, sig, path, gr)
+	}
+	ch.timeout, ch.grace = timeout, grace
 
+	h := held{gr.done, gr.err, func() error { return verifyNode(client, gr.node, gr.session, ch.timeout) }}
+	if end, ok := gr.expiry(); ok {
+		// The lease's end deletes the node: COMMAND must be dead by then.
+		stopLease := h.endsBefore(end.Add(-ch.grace-minMargin), fmt.Errorf("--lease %v ends at %s", o.lease.d, end.Format(stampLayout)))
+		defer stopLease()
+	}
 	out, err := ch.run([]string{
 		"ZKR_FENCING_TOKEN=" + strconv.FormatInt(gr.token, 10),
 		"ZKR_LOCK_PATH=" + path,
 		"ZKR_LOCK_NODE=" + gr.node,
 		"ZKR_PARTICIPANT_ID=" + id,
-	}, held{gr.done, gr.err, func() error { return verifyNode(client, gr.node, gr.session, ch.timeout) }})
+	}, h)
 	rerr := gr.release()
 	switch {
 	case errors.Is(err, errStopping):
@@ -432,6 +658,107 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	}
 	log.infof("released %s; COMMAND exited %d", path, out.code)
 	return out.code
+}
+
+// holdUntilTold holds without COMMAND, as etcdctl lock NAME does: it
+// prints the fencing token and the node, and holds until a signal or the
+// end of stdin (then releases, 0), or until the hold is lost (122).
+func holdUntilTold(stdout io.Writer, log *logger, sig *signals, path string, gr *grant) int {
+	if s, _ := sig.received(); s != nil {
+		// It came as the hold was granted: nobody was told of it.
+		_ = gr.release()
+		log.infof("%v while waiting: released %s", s, path)
+		return signalCode(s)
+	}
+	// No COMMAND inherits what zkr does with these. A reader of the token
+	// that went away is an error to report, not a death by SIGPIPE that
+	// leaves the node to the session timeout; and reading stdin from the
+	// background of a terminal fails (EIO) rather than stopping zkr
+	// (SIGTTIN), whose session would lapse.
+	signal.Ignore(syscall.SIGPIPE, syscall.SIGTTIN)
+	if _, err := fmt.Fprintf(stdout, "%d %s\n", gr.token, gr.node); err != nil {
+		_ = gr.release()
+		log.printf("print the fencing token: %v: released %s", err, path)
+		return exitFailed
+	}
+	log.infof("holding %s until SIGINT, SIGTERM, SIGQUIT, SIGHUP or the end of stdin", path)
+	lost := false
+	select {
+	case <-sig.ctx.Done():
+		s, _ := sig.received()
+		log.infof("%v: releasing %s", s, path)
+	case <-stdinEnded():
+		log.infof("stdin ended: releasing %s", path)
+	case <-gr.done:
+		lost = true
+	}
+	rerr := gr.release()
+	switch {
+	case lost || errors.Is(rerr, zkrecipes.ErrHoldLost):
+		stampf(log, "hold lost (%v): %s was not held to the end", gr.err(), path)
+		return exitLost
+	case rerr != nil:
+		log.printf("release: %v", rerr)
+	}
+	log.infof("released %s", path)
+	return 0
+}
+
+// stdinEnded is closed when zkr's stdin ends (end of file, or an error
+// other than a terminal's refusal to a background reader: then it tries
+// again, until zkr's job is in the foreground).
+func stdinEnded() <-chan struct{} {
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		buf := make([]byte, 512)
+		for {
+			_, err := os.Stdin.Read(buf)
+			switch {
+			case err == nil:
+			case errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINTR):
+				time.Sleep(200 * time.Millisecond) // polling for the terminal
+			default:
+				return
+			}
+		}
+	}()
+	return ended
+}
+
+// endsBefore makes h end at t too, with why, unless it ends first. stop
+// frees what it took.
+func (h *held) endsBefore(t time.Time, why error) (stop func()) {
+	first, cause := h.done, h.why
+	done, quit, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var reason error // set before done closes, read after
+	timer := time.NewTimer(time.Until(t))
+	go func() {
+		defer close(finished)
+		select {
+		case <-first:
+			reason = cause()
+		case <-timer.C:
+			reason = why
+		case <-quit:
+			return
+		}
+		close(done)
+	}()
+	h.done = done
+	h.why = func() error {
+		select {
+		case <-done:
+			return reason
+		default:
+			return nil
+		}
+	}
+	return func() {
+		timer.Stop()
+		close(quit)
+		<-finished
+	}
 }
 
 // sessionGrace returns the session timeout the server negotiated and the

@@ -46,22 +46,29 @@ func signalCode(s os.Signal) int {
 const exitStatusHeld = "EXIT STATUS\n" + exitStatusHeldBody
 
 const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a signal S killed it).
-    1      -n found the hold taken (--conflict-exit-code changes it).
+    0      Without COMMAND: released on SIGINT, SIGTERM, SIGQUIT or SIGHUP,
+           or at the end of stdin.
+    1      -n (or -w 0) found the hold taken (-E changes it).
     2      Usage error: bad option, path or argument. Nothing was contacted.
            Or PATH holds nodes of another kind of lock, which would not
            exclude this one (see --any-kind): looked at, nothing made.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
-           2/3 of the session timeout, or session expired); COMMAND was sent
-           SIGTERM, then SIGKILL after --grace. Or COMMAND was killed on
-           resume (fg, bg) because the hold was lost while it was stopped.
-    124    --timeout passed before the hold was granted. COMMAND did not run.
-    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
-           COMMAND did not run.
+           2/3 of the session timeout, session expired, or --lease about to
+           run out); COMMAND was sent SIGTERM, then SIGKILL after --grace.
+           Or COMMAND was killed on resume (fg, bg) because the hold was
+           lost while it was stopped. Or, without COMMAND, the hold was lost
+           (or --lease ran out) while held.
+    124    --timeout passed before the hold was granted, ZooKeeper answering:
+           the hold was busy. COMMAND did not run.
+    125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error; or
+           --timeout passed while connecting, or while the link to
+           ZooKeeper was down (ZooKeeper down is not a busy hold). COMMAND
+           did not run.
     126    COMMAND cannot be executed.
     127    COMMAND not found.
-    129, 130, 143
-           SIGHUP, SIGINT or SIGTERM reached zkr while it waited; it gave up
-           and left nothing behind. COMMAND did not run. (Once COMMAND runs,
+    129, 130, 131, 143
+           SIGHUP, SIGINT, SIGQUIT or SIGTERM reached zkr while it waited; it
+           gave up and left nothing behind. COMMAND did not run. (Once COMMAND runs,
            those signals are forwarded to it, and its status is zkr's.)
 `
 
@@ -71,10 +78,10 @@ const mainHelp = `NAME
 SYNOPSIS
     zkr [GLOBAL OPTIONS] SUBCOMMAND [OPTIONS] ARGS...
 
-    zkr lock   [OPTIONS] PATH -- COMMAND [ARGS...]
-    zkr rlock  [OPTIONS] PATH -- COMMAND [ARGS...]
-    zkr wlock  [OPTIONS] PATH -- COMMAND [ARGS...]
-    zkr sem    --max N [OPTIONS] PATH -- COMMAND [ARGS...]
+    zkr lock   [OPTIONS] PATH [-- COMMAND [ARGS...] | -c 'COMMAND LINE']
+    zkr rlock  [OPTIONS] PATH [-- COMMAND [ARGS...] | -c 'COMMAND LINE']
+    zkr wlock  [OPTIONS] PATH [-- COMMAND [ARGS...] | -c 'COMMAND LINE']
+    zkr sem    --max N [OPTIONS] PATH [-- COMMAND [ARGS...] | -c '...']
     zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr leader [--watch] [-o json] [OPTIONS] PATH
     zkr ls     [--watch] [-o json] [OPTIONS] PATH

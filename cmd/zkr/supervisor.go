@@ -112,6 +112,27 @@ func supervise(spec string, argv []string) int {
 	return s.run(argv, ctl)
 }
 
+// treeState is the supervisor's view of COMMAND's tree under job control.
+type treeState int
+
+const (
+	// treeRunning: COMMAND runs. The watchdog starts over at each of zkr's
+	// heartbeats.
+	treeRunning treeState = iota
+	// treePaused: without job control (cron, systemd, CI, script -c), or
+	// on reading the terminal from the background (SIGTTIN, SIGTTOU),
+	// COMMAND stopped and nothing else changes: zkr goes on watching the
+	// hold, the watchdog runs, and whoever stopped COMMAND continues it,
+	// or zkr does, after checking the hold, once it can give COMMAND the
+	// terminal or passes it a signal.
+	treePaused
+	// treeStopped: under job control, COMMAND stopped (Ctrl-Z) with its
+	// whole tree, until zkr, having checked the hold, resumes it. zkr is
+	// stopped too and sends no heartbeat: the watchdog kills the tree
+	// once the time zkr vouched for has passed.
+	treeStopped
+)
+
 type supervisor struct {
 	grace, watchdog time.Duration
 	events          io.Writer
@@ -119,8 +140,15 @@ type supervisor struct {
 	shellPgrp       int   // the process group of zkr's job: the terminal goes back to it
 	jobControl      bool  // a shell can stop and continue zkr's job (see terminalMode)
 	pid             int   // COMMAND, the leader of its process group
-	treeStopped     []int // what stopTree stopped, to be continued on resume
-	treeSeen        []int // every process of the stopped tree
+	stoppedPids     []int // what stopTree stopped, to be continued on resume
+	seenPids        []int // every process of the stopped tree
+
+	state         treeState
+	status        int  // COMMAND's exit status once it has exited, else -1
+	ending        bool // COMMAND has exited or is being stopped: the tree goes
+	watchdogTimer *time.Timer
+	watchdogC     <-chan time.Time // the watchdog, while armed
+	graceC        <-chan time.Time // the end of --grace, once the tree had SIGTERM
 }
 
 type waited struct {
@@ -179,200 +207,253 @@ func (s *supervisor) run(argv []string, ctl io.Reader) int {
 	reaped := make(chan waited, 16)
 	go reap(reaped)
 
-	status := -1 // COMMAND's, once it has exited
-	// stopped: under job control, COMMAND stopped (Ctrl-Z) with its whole
-	// tree, until zkr, having checked the hold, resumes it. paused:
-	// without job control (cron, systemd, CI, script -c), or on reading
-	// the terminal from the background (SIGTTIN, SIGTTOU), COMMAND stopped
-	// and nothing else changes: zkr goes on watching the hold, the watchdog
-	// runs, and whoever stopped COMMAND continues it, or zkr does, after
-	// checking the hold, once it can give COMMAND the terminal or passes
-	// it a signal.
-	stopped, paused := false, false
-	var watchdog, kill <-chan time.Time
-	var watchdogTimer *time.Timer
-	resetWatchdog := func() {
-		if watchdogTimer != nil {
-			watchdogTimer.Stop()
-		}
-		watchdogTimer = time.NewTimer(s.watchdog)
-		watchdog = watchdogTimer.C
-	}
-	resetWatchdog()
+	s.status = -1
+	s.armWatchdog(s.watchdog)
 	poll := time.NewTicker(20 * time.Millisecond)
 	defer poll.Stop()
-	ending := false // COMMAND has exited or is being stopped: the tree goes
-	endTree := func() {
-		if !ending {
-			ending = true
-			s.signalTree(syscall.SIGTERM)
-			kill = time.After(s.grace)
-		}
-	}
 	for {
 		select {
 		case c, ok := <-commands:
 			if !ok {
-				// zkr is gone: nobody watches the hold for COMMAND any more.
-				s.killTree()
+				s.onZkrGone()
 				return 0
 			}
-			verb, arg, _ := strings.Cut(c, " ")
-			switch verb {
-			case cmdAlive:
-				if !stopped {
-					resetWatchdog()
-				}
-			case cmdLost:
-				watchdog = nil
-				if stopped || paused {
-					// A stopped COMMAND never runs again once the hold is
-					// lost, not even to act on SIGTERM.
-					s.killTree()
-					continue
-				}
-				endTree()
-			case cmdKill:
-				s.killTree()
-			case cmdStoppedFor:
-				if d, err := strconv.ParseInt(arg, 10, 64); err == nil && stopped {
-					if watchdogTimer != nil {
-						watchdogTimer.Stop()
-					}
-					watchdogTimer = time.NewTimer(time.Duration(d))
-					watchdog = watchdogTimer.C
-				}
-			case cmdSignal:
-				if n, err := strconv.Atoi(arg); err == nil {
-					_ = syscall.Kill(-s.pid, syscall.Signal(n))
-					if stopped || paused {
-						// A stopped COMMAND would never act on it, and zkr
-						// would wait for ever: zkr checks the hold and
-						// resumes it, or has it killed.
-						s.emit("%s", evWake)
-					}
-				}
-			case cmdForeground:
-				// Only the terminal: what the supervisor has stopped (and
-				// zkr may not have heard of yet) goes on only by a resume,
-				// which follows a check of the hold.
-				if s.zkrHasTerminal() {
-					setForeground(s.tty, s.pid)
-				}
-			case cmdResume:
-				if arg == "fg" && s.zkrHasTerminal() {
-					setForeground(s.tty, s.pid)
-				}
-				switch {
-				case stopped:
-					stopped = false
-					s.resumeTree()
-					resetWatchdog()
-				case paused:
-					paused = false
-					_ = syscall.Kill(-s.pid, syscall.SIGCONT)
-				}
-			}
+			s.onCommand(c)
 		case w := <-reaped:
-			if w.status.Continued() {
-				switch {
-				case stopped:
-					// A SIGCONT zkr did not send (zkr's resume clears
-					// stopped first): kill -CONT, a debugger. zkr, stopped
-					// too, vouches for nothing: the tree stops again before
-					// it goes on unsupervised, and the watchdog kills it
-					// once the budget has passed.
-					s.stopTree()
-				case w.pid == s.pid:
-					paused = false
-				}
-				continue
-			}
-			if w.pid != s.pid {
-				continue // an orphan of COMMAND's tree, reaped
-			}
-			switch {
-			case w.status.Stopped():
-				if stopped {
-					continue // stopped again by stopTree: zkr knows already
-				}
-				if st := state(s.pid); st != 'T' && st != 't' {
-					continue // continued since: a stale report
-				}
-				if sig := w.status.StopSignal(); !s.jobControl || sig == syscall.SIGTTIN || sig == syscall.SIGTTOU {
-					// Nobody can stop and continue zkr's job (no terminal,
-					// or none a shell controls), or COMMAND, in the
-					// background, touched the terminal: zkr is not stopped,
-					// and on a terminal it gets the terminal back, so that
-					// Ctrl-C reaches it.
-					paused = true
-					s.giveTerminalBack()
-					s.emit("%s %d", evPaused, int(sig))
-					continue
-				}
-				stopped = true
-				// The whole tree stops, not only COMMAND's process group:
-				// nothing of it may run while the hold lapses. zkr checks
-				// the hold before any of it goes on; meanwhile the
-				// watchdog runs on: zkr, stopped too, sends no heartbeat,
-				// and once the time zkr vouched for (cmdStoppedFor; the
-				// last heartbeat's until then) has passed, the tree is
-				// killed, not left for a foreign SIGCONT to wake.
-				s.stopTree()
-				s.giveTerminalBack()
-				s.emit("%s", evStopped)
-			case w.status.Exited() || w.status.Signaled():
-				status = w.status.ExitStatus()
-				if w.status.Signaled() {
-					status = 128 + int(w.status.Signal())
-				}
-				s.giveTerminalBack()
-				// What COMMAND started must not run on after it: the hold
-				// is released once the supervisor reports. Under Ctrl-Z,
-				// zkr is stopped and the hold may be gone already: the
-				// stopped tree never runs again, not even to act on
-				// SIGTERM (as for cmdLost).
-				if stopped {
-					s.killTree()
-				} else {
-					endTree()
-				}
-				if s.treeEmpty() {
-					s.emit("%s %d", evExited, status)
-					return 0
-				}
-			}
-		case <-watchdog:
-			watchdog = nil
-			if stopped {
-				s.emit("%s stopped", evWatchdog)
-			} else {
-				s.emit("%s", evWatchdog)
-			}
-			if stopped || paused {
-				// A stopped COMMAND never runs again once the hold is in
-				// doubt, not even to act on SIGTERM.
-				s.killTree()
-			} else {
-				endTree()
-			}
-		case <-kill:
-			kill = nil
-			s.killTree()
+			s.onReaped(w)
+		case <-s.watchdogC:
+			s.onWatchdog()
+		case <-s.graceC:
+			s.onGraceOver()
 		case <-poll.C:
-			// Polling for the end of the tree once COMMAND is gone: orphans
-			// are reaped as they come, but one may linger unreaped. While
-			// stopped, polling for a process of the tree that a SIGCONT
-			// not zkr's continued: the supervisor hears only of its own
-			// children's.
-			if stopped && s.treeRuns() {
-				s.stopTree()
-			}
+			s.onPoll()
 		}
-		if status >= 0 && s.treeEmpty() {
-			s.emit("%s %d", evExited, status)
+		if s.status >= 0 && s.treeEmpty() {
+			s.emit("%s %d", evExited, s.status)
 			return 0
 		}
+	}
+}
+
+// armWatchdog starts the watchdog over, to fire after d.
+func (s *supervisor) armWatchdog(d time.Duration) {
+	if s.watchdogTimer != nil {
+		s.watchdogTimer.Stop()
+	}
+	s.watchdogTimer = time.NewTimer(d)
+	s.watchdogC = s.watchdogTimer.C
+}
+
+// endTree sends the tree SIGTERM, and SIGKILL after the grace, once.
+func (s *supervisor) endTree() {
+	if !s.ending {
+		s.ending = true
+		s.signalTree(syscall.SIGTERM)
+		s.graceC = time.After(s.grace)
+	}
+}
+
+// onZkrGone: the control pipe closed. zkr is gone: nobody watches the hold
+// for COMMAND any more.
+func (s *supervisor) onZkrGone() {
+	s.killTree()
+}
+
+// onCommand dispatches one line from zkr.
+func (s *supervisor) onCommand(c string) {
+	verb, arg, _ := strings.Cut(c, " ")
+	switch verb {
+	case cmdAlive:
+		s.onAlive()
+	case cmdLost:
+		s.onLost()
+	case cmdKill:
+		s.killTree()
+	case cmdStoppedFor:
+		if d, err := strconv.ParseInt(arg, 10, 64); err == nil {
+			s.onStoppedFor(time.Duration(d))
+		}
+	case cmdSignal:
+		if n, err := strconv.Atoi(arg); err == nil {
+			s.onSignal(syscall.Signal(n))
+		}
+	case cmdForeground:
+		s.onForeground()
+	case cmdResume:
+		s.onResume(arg == "fg")
+	}
+}
+
+// onAlive: a heartbeat; the hold is trusted.
+func (s *supervisor) onAlive() {
+	if s.state != treeStopped {
+		s.armWatchdog(s.watchdog)
+	}
+}
+
+// onLost: the hold is lost.
+func (s *supervisor) onLost() {
+	s.watchdogC = nil
+	if s.state != treeRunning {
+		// A stopped COMMAND never runs again once the hold is lost, not
+		// even to act on SIGTERM.
+		s.killTree()
+		return
+	}
+	s.endTree()
+}
+
+// onStoppedFor: under Ctrl-Z, zkr vouches for the hold for d more.
+func (s *supervisor) onStoppedFor(d time.Duration) {
+	if s.state == treeStopped {
+		s.armWatchdog(d)
+	}
+}
+
+// onSignal passes a signal zkr received on to COMMAND's process group.
+func (s *supervisor) onSignal(sig syscall.Signal) {
+	_ = syscall.Kill(-s.pid, sig)
+	if s.state != treeRunning {
+		// A stopped COMMAND would never act on it, and zkr would wait for
+		// ever: zkr checks the hold and resumes it, or has it killed.
+		s.emit("%s", evWake)
+	}
+}
+
+// onForeground gives COMMAND the terminal, and only that: what the
+// supervisor has stopped (and zkr may not have heard of yet) goes on only
+// by a resume, which follows a check of the hold.
+func (s *supervisor) onForeground() {
+	if s.zkrHasTerminal() {
+		setForeground(s.tty, s.pid)
+	}
+}
+
+// onResume continues a stopped COMMAND (zkr checked the hold), with the
+// terminal if fg and zkr's job has it.
+func (s *supervisor) onResume(fg bool) {
+	if fg && s.zkrHasTerminal() {
+		setForeground(s.tty, s.pid)
+	}
+	switch s.state {
+	case treeStopped:
+		s.state = treeRunning
+		s.resumeTree()
+		s.armWatchdog(s.watchdog)
+	case treePaused:
+		s.state = treeRunning
+		_ = syscall.Kill(-s.pid, syscall.SIGCONT)
+	}
+}
+
+// onReaped: wait4 reported a child of the supervisor.
+func (s *supervisor) onReaped(w waited) {
+	switch {
+	case w.status.Continued():
+		s.onContinued(w.pid)
+	case w.pid != s.pid:
+		// an orphan of COMMAND's tree, reaped
+	case w.status.Stopped():
+		s.onCommandStopped(w.status.StopSignal())
+	case w.status.Exited() || w.status.Signaled():
+		status := w.status.ExitStatus()
+		if w.status.Signaled() {
+			status = 128 + int(w.status.Signal())
+		}
+		s.onCommandExited(status)
+	}
+}
+
+// onContinued: a child of the supervisor was continued.
+func (s *supervisor) onContinued(pid int) {
+	switch {
+	case s.state == treeStopped:
+		// A SIGCONT zkr did not send (zkr's resume leaves treeStopped
+		// first): kill -CONT, a debugger. zkr, stopped too, vouches for
+		// nothing: the tree stops again before it goes on unsupervised,
+		// and the watchdog kills it once the budget has passed.
+		s.stopTree()
+	case pid == s.pid:
+		s.state = treeRunning
+	}
+}
+
+// onCommandStopped: COMMAND stopped on sig.
+func (s *supervisor) onCommandStopped(sig syscall.Signal) {
+	if s.state == treeStopped {
+		return // stopped again by stopTree: zkr knows already
+	}
+	if st := state(s.pid); st != 'T' && st != 't' {
+		return // continued since: a stale report
+	}
+	if !s.jobControl || sig == syscall.SIGTTIN || sig == syscall.SIGTTOU {
+		// Nobody can stop and continue zkr's job (no terminal, or none a
+		// shell controls), or COMMAND, in the background, touched the
+		// terminal: zkr is not stopped, and on a terminal it gets the
+		// terminal back, so that Ctrl-C reaches it.
+		s.state = treePaused
+		s.giveTerminalBack()
+		s.emit("%s %d", evPaused, int(sig))
+		return
+	}
+	s.state = treeStopped
+	// The whole tree stops, not only COMMAND's process group: nothing of
+	// it may run while the hold lapses. zkr checks the hold before any of
+	// it goes on; meanwhile the watchdog runs on: zkr, stopped too, sends
+	// no heartbeat, and once the time zkr vouched for (cmdStoppedFor; the
+	// last heartbeat's until then) has passed, the tree is killed, not
+	// left for a foreign SIGCONT to wake.
+	s.stopTree()
+	s.giveTerminalBack()
+	s.emit("%s", evStopped)
+}
+
+// onCommandExited: COMMAND exited with status.
+func (s *supervisor) onCommandExited(status int) {
+	s.status = status
+	s.giveTerminalBack()
+	// What COMMAND started must not run on after it: the hold is released
+	// once the supervisor reports. Under Ctrl-Z, zkr is stopped and the
+	// hold may be gone already: the stopped tree never runs again, not
+	// even to act on SIGTERM (as for cmdLost).
+	if s.state == treeStopped {
+		s.killTree()
+	} else {
+		s.endTree()
+	}
+}
+
+// onWatchdog: no heartbeat came in time. The hold is in doubt.
+func (s *supervisor) onWatchdog() {
+	s.watchdogC = nil
+	if s.state == treeStopped {
+		s.emit("%s stopped", evWatchdog)
+	} else {
+		s.emit("%s", evWatchdog)
+	}
+	if s.state != treeRunning {
+		// A stopped COMMAND never runs again once the hold is in doubt,
+		// not even to act on SIGTERM.
+		s.killTree()
+		return
+	}
+	s.endTree()
+}
+
+// onGraceOver: the grace after SIGTERM has passed.
+func (s *supervisor) onGraceOver() {
+	s.graceC = nil
+	s.killTree()
+}
+
+// onPoll: polling for the end of the tree once COMMAND is gone (orphans
+// are reaped as they come, but one may linger unreaped; the run loop
+// checks after every event). While stopped, polling for a process of the
+// tree that a SIGCONT not zkr's continued: the supervisor hears only of
+// its own children's.
+func (s *supervisor) onPoll() {
+	if s.state == treeStopped && s.treeRuns() {
+		s.stopTree()
 	}
 }
 
@@ -398,24 +479,24 @@ func reap(out chan<- waited) {
 // COMMAND's process group, and a descendant in a session of its own, or
 // one that handles SIGTSTP, would run on. It looks again until a pass
 // finds nothing new, for what was forked meanwhile. It remembers what it
-// stopped (treeStopped, for resumeTree) and every process of the tree
-// (treeSeen, for treeRuns).
+// stopped (stoppedPids, for resumeTree) and every process of the tree
+// (seenPids, for treeRuns).
 func (s *supervisor) stopTree() {
 	for range 20 {
 		tree := descendantsOf(os.Getpid())
-		s.treeSeen = slices.DeleteFunc(s.treeSeen, func(pid int) bool { return !slices.Contains(tree, pid) })
+		s.seenPids = slices.DeleteFunc(s.seenPids, func(pid int) bool { return !slices.Contains(tree, pid) })
 		fresh := 0
 		for _, pid := range tree {
 			st := state(pid)
 			if st == 0 || st == 'Z' {
 				continue
 			}
-			if !slices.Contains(s.treeSeen, pid) {
-				s.treeSeen = append(s.treeSeen, pid)
+			if !slices.Contains(s.seenPids, pid) {
+				s.seenPids = append(s.seenPids, pid)
 				fresh++
 			}
-			if st != 'T' && st != 't' && syscall.Kill(pid, syscall.SIGSTOP) == nil && !slices.Contains(s.treeStopped, pid) {
-				s.treeStopped = append(s.treeStopped, pid)
+			if st != 'T' && st != 't' && syscall.Kill(pid, syscall.SIGSTOP) == nil && !slices.Contains(s.stoppedPids, pid) {
+				s.stoppedPids = append(s.stoppedPids, pid)
 			}
 		}
 		if fresh == 0 {
@@ -426,7 +507,7 @@ func (s *supervisor) stopTree() {
 
 // treeRuns reports whether a process of the stopped tree runs again.
 func (s *supervisor) treeRuns() bool {
-	for _, pid := range s.treeSeen {
+	for _, pid := range s.seenPids {
 		if st := state(pid); st != 0 && st != 'T' && st != 't' && st != 'Z' {
 			return true
 		}
@@ -459,10 +540,10 @@ func (s *supervisor) zkrHasTerminal() bool {
 // resumeTree continues what Ctrl-Z and stopTree stopped.
 func (s *supervisor) resumeTree() {
 	_ = syscall.Kill(-s.pid, syscall.SIGCONT)
-	for _, pid := range s.treeStopped {
+	for _, pid := range s.stoppedPids {
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 	}
-	s.treeStopped, s.treeSeen = nil, nil
+	s.stoppedPids, s.seenPids = nil, nil
 }
 
 // signalTree sends sig to COMMAND's process group and to every process
