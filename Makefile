@@ -38,7 +38,7 @@ test: deps fmt-check vet staticcheck
 ## about 80s each (LONG=1, or make chaos-long: five minutes of faults
 ## each). Histories and summaries land in $(CHAOS_OUT). Not under
 ## -race: the contenders are this test binary, and go-zookeeper's known
-## race (see README) would fail them for the client's bug, not ours.
+## race (see docs/testing.md) would fail them for the client's bug, not ours.
 CHAOS_OUT ?= $(CURDIR)/chaos-out
 chaos: deps
 	set -o pipefail; ZKR_CHAOS=$(if $(LONG),long,short) ZKR_CHAOS_OUT=$(CHAOS_OUT) \
@@ -69,4 +69,4 @@ bench-peers: deps
 
 ## bench-engine: the engine's hot paths, allocations included.
 bench-engine:
-	$(GO) test -run '^$$' -bench Engine -benchmem ./internal/contend/ ./internal/fwlink/
+	$(GO) test -run '^$$' -bench Engine -benchmem ./internal/contend/ ./framework/

@@ -64,8 +64,11 @@ var (
 	// shared value's) was deleted, or replaced by a node of another session,
 	// by someone other than the recipe.
 	ErrNodeDeleted = errors.New("node deleted by someone else")
-	// ErrRecreated: a compare-and-set found the node deleted and made again
-	// since the value it compares with was read: it wrote nothing.
+	// ErrRecreated: a compare-and-set landed on a node deleted and made
+	// again since the value it compared with was read (ZooKeeper compares
+	// versions only, and the new node was back at the version read): the
+	// write was applied, over a value the caller never read. Not a success,
+	// and not a refusal to try again.
 	ErrRecreated = errors.New("node deleted and made again since it was read")
 	// ErrBadData: the node at a recipe's path does not hold what the recipe
 	// stores there (another recipe's node, or corrupt data).

@@ -1,5 +1,6 @@
 // Package framework is the layer every recipe stands on, as Curator's
-// CuratorFramework: a Client over one conn.Conn that adds
+// CuratorFramework: a Client over one ZooKeeper session (whose states
+// package conn names) that adds
 //
 //   - a context on every call that can block, and retries per a
 //     retry.Policy;
@@ -19,8 +20,7 @@
 //
 // Every path is checked before anything is sent, and so is the context: a
 // nil one is refused with an error wrapping zkrecipes.ErrInvalidArgument, as by
-// every call of this module that takes one (conn, retry, hold and the
-// recipes). Errors wrap the ZooKeeper sentinel and name the operation and
+// every call of this module that takes one (retry, hold and the recipes). Errors wrap the ZooKeeper sentinel and name the operation and
 // path, so both errors.Is(err, zk.ErrNoNode) and a readable message work.
 //
 // Every write is measured before it is sent, as the server will count it:
@@ -38,6 +38,6 @@
 // A Client records metrics for itself and its recipes through the
 // OpenTelemetry metric API (WithMeterProvider; the global provider by
 // default) and logs through one *slog.Logger (WithLogger; silent by
-// default). The README's "Running in production" lists the instruments
-// and the log attributes.
+// default). docs/production.md in the repository lists the instruments
+// and the log attributes; docs/framework.md tours this package.
 package framework

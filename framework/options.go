@@ -69,7 +69,7 @@ func WithLogger(l *slog.Logger) Option { return clientOption(func(o *options) { 
 // WithMeterProvider makes the client's metrics, and its recipes', with mp
 // (default: otel.GetMeterProvider(), the global provider, which records
 // nothing until the application installs one). The library never picks an
-// exporter; docs/operations.md lists the instruments.
+// exporter; docs/production.md lists the instruments.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return clientOption(func(o *options) { o.meters = mp })
 }

@@ -29,6 +29,78 @@
 // Hand Token, the fencing token, to every resource the hold protects, and
 // have it refuse tokens lower than the highest it has seen.
 //
+// # Fenced writes
+//
+// A fencing token protects a resource only if the resource checks it.
+// State kept in ZooKeeper itself can be protected exactly, with no
+// cooperation from anyone: Fenced sends ZooKeeper writes as one multi
+// together with a check that the hold's own node still exists, so the
+// server applies them only while the hold is held, in its own order of
+// writes, and none of them otherwise. A holder that lost its lock can
+// never commit: not after a GC pause, not with a request queued during a
+// cut and sent on a new session, not in the moment before its own watch
+// has told it its node is gone. Curator leaves this to the user
+// (CURATOR-542). The multi is sent at most once (a lost reply is
+// zkrecipes.ErrOutcomeUnknown), and with shared holds (read holds,
+// semaphore leases) it proves this hold, not exclusivity. The chaos suite
+// writes a register in ZooKeeper through Fenced only and checks, in zxid
+// order, that no write came from a hold that was not held.
+//
+//	h, err := m.Acquire(ctx) // any recipe's hold: mutex, read/write, lease, term
+//	res, err := h.Fenced(ctx,
+//		&zk.SetDataRequest{Path: "/config/primary", Data: []byte("db-7"), Version: -1},
+//		&zk.CreateRequest{Path: "/config/log/e-", Data: []byte("db-7"), Flags: zk.FlagSequence},
+//	)
+//	switch {
+//	case errors.Is(err, zkrecipes.ErrHoldLost):       // the node was gone: nothing applied, the hold ends
+//	case errors.Is(err, zkrecipes.ErrOutcomeUnknown): // reply lost: all or nothing applied; read to know
+//	case errors.As(err, &opErr):                      // *framework.MultiOpError: op i failed, nothing applied
+//	}
+//
+// # Lease time
+//
+// A holder that hangs, deadlocks or forgets to release keeps everyone else
+// out for as long as its session lives, which for a healthy process is
+// forever. A recipe's WithLeaseTime(d) (mutex, semaphore mutex, read-write
+// lock, semaphore; Redisson's lock(leaseTime), CURATOR-28) bounds every
+// hold: d after its grant it ends by itself, its loss signal fires with
+// zkrecipes.ErrLeaseExpired, and then its node is deleted, whether or not
+// the holder ever calls Release.
+//
+//	m, _ := mutex.New(client, "/locks/job-42", mutex.WithLeaseTime(30*time.Second))
+//	h, err := m.Acquire(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	defer h.Release() // still needed: it says the lease ran out, if it did
+//	work := h.Context(ctx) // cancelled at the lease's end, as at any loss
+//	for _, step := range steps {
+//		if err := h.Extend(30 * time.Second); err != nil {
+//			return err // ended: zkrecipes.ErrHoldLost and why (zkrecipes.ErrLeaseExpired, ...)
+//		}
+//		run(work, step)
+//	}
+//
+// What a lease promises, and what it does not:
+//   - Extend(d) moves the end to d from now, never earlier; Expiry says
+//     when. A reentrant acquire renews the lease of the node it shares.
+//   - The holder is told before the node is deleted, so before anyone else
+//     can be granted; like any loss, work that goes on after it is
+//     unprotected (fencing and Fenced still refuse it).
+//   - The end is measured on the holder's clock, and the delete is sent
+//     from the holder's process: if that process is frozen or dead, the
+//     session's timeout ends the hold, as without a lease. A lease that
+//     ends while the link is down deletes the node once the link is back
+//     under the same session.
+//   - A hold lost first (cut, expiry, node deleted) keeps its first reason
+//     (its signal fired then); its node is still deleted at the lease's end
+//     if its session lives.
+//   - A Release that reaches the node before its lease's end is a plain
+//     release.
+//   - A goroutine that forgot a reentrant mutex or read-write hold can take
+//     the lock again once the lease has run out, as with Redisson; nothing
+//     of a forgotten hold stays in the process after its lease's end.
+//
 // # For a recipe of your own
 //
 // The recipes of this module make their holds with what this package

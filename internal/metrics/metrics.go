@@ -3,9 +3,8 @@
 // once, when the client is, and the recipes' (Recipes: acquires, holds,
 // leaders), made once per MeterProvider, so that the recipes and the
 // framework only call methods here. The instruments, their names,
-// units and attributes are the table in the README ("Running in
-// production"); Instruments lists them for the test that checks the two
-// agree.
+// units and attributes are the table in docs/production.md ("Metrics");
+// Instruments lists them for the test that checks the two agree.
 //
 // Nothing here picks an exporter: the instruments come from the
 // MeterProvider the client was given (the global one by default, a no-op
@@ -86,7 +85,7 @@ const (
 	KeyPath      = attribute.Key("path")
 )
 
-// Instrument describes one instrument, as the README's table does.
+// Instrument describes one instrument, as the table of docs/production.md does.
 type Instrument struct {
 	Name string
 	Unit string

@@ -20,12 +20,12 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 
-// Every instrument of the README's table moves, with its documented unit,
-// through the life of a client that uses every recipe: acquires, a wait
-// behind another contender, losses of each kind, a change of leadership
-// and a guaranteed delete that has to wait for the link. One provider (an
-// in-memory reader) serves every client of the test, as it would serve a
-// process.
+// Every instrument of docs/production.md's table moves, with its
+// documented unit, through the life of a client that uses every recipe:
+// acquires, a wait behind another contender, losses of each kind, a change
+// of leadership and a guaranteed delete that has to wait for the link. One
+// provider (an in-memory reader) serves every client of the test, as it
+// would serve a process.
 func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 	cl := zktest.Standalone(t)
 	m := newMeters(t)

@@ -65,7 +65,7 @@ func TestNilInstrumentsRecordNothing(t *testing.T) {
 	r.Leading(true)
 }
 
-// The keys the README names are the ones the instruments use.
+// The keys docs/production.md names are the ones the instruments use.
 func TestAttributeKeysAreStable(t *testing.T) {
 	for key, want := range map[attribute.Key]string{
 		metrics.KeyState: "state", metrics.KeyOperation: "operation", metrics.KeyErrorType: "error.type",

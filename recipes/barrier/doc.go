@@ -7,6 +7,18 @@
 //   - DoubleBarrier (Curator's DistributedDoubleBarrier): memberQty
 //     members Enter together and Leave together.
 //
+// A gate, and a phase of three members:
+//
+//	gate, err := barrier.New(client, "/jobs/nightly/gate")
+//	err = gate.Set(ctx)    // workers' Wait blocks while the node exists
+//	err = gate.Wait(ctx)   // elsewhere: returns once it is removed (or ctx ends)
+//	err = gate.Remove(ctx)
+//
+//	phase, err := barrier.NewDouble(client, "/jobs/nightly/phase-1", 3)
+//	err = phase.Enter(ctx) // returns once 3 members have arrived
+//	// ... the phase's work ...
+//	err = phase.Leave(ctx) // returns once every member has left
+//
 // # Protocol
 //
 // The barrier is a single persistent node at path (parents made as

@@ -4,6 +4,12 @@
 // made of persistent nodes, so it outlives the process that set it and
 // every session that touched it.
 //
+//	latch, err := countdown.New(client, "/jobs/42/done", 3)
+//	set, err := latch.TrySetCount(ctx)   // false: a latch is there already, its count stands
+//	counted, err := latch.CountDown(ctx) // any process; false: the latch was already open (a no-op)
+//	err = latch.Wait(ctx)                // until the count is zero, through cuts, expiries and restarts
+//	n, err := latch.Count(ctx)           // remaining; Curator's SharedCount reads the same 4 bytes
+//
 // A Countdown is a handle on a path: TrySetCount sets the count if no
 // latch is there (Redisson's trySetCount), CountDown counts down by one,
 // Wait waits until the count is zero (Redisson's await), Count reads it.

@@ -5,6 +5,16 @@
 // big-endian, an Integer 4 bytes big-endian, a Bytes the node's raw bytes,
 // and a missing or empty node reads as zero (nil).
 //
+//	hits, err := counter.NewLong(client, "/counters/hits", // Curator's DistributedAtomicLong: 8 bytes big-endian
+//		counter.WithOptimisticRetry(retry.NTimes(10, 10*time.Millisecond)),
+//		counter.WithPromotedToLock("/counters/hits-lock", 5*time.Second, retry.NTimes(10, 10*time.Millisecond)))
+//	r, err := hits.Increment(ctx) // also Add, Subtract, Decrement, CompareAndSet, Swap, Set, Initialize, Get
+//	switch {
+//	case errors.Is(err, zkrecipes.ErrOutcomeUnknown): // the reply was lost: added once, or not at all
+//	case err == nil && r.Succeeded: // r.PreValue -> r.PostValue; r.Stats counts the tries
+//	case err == nil: // lost to other writers on every try, the lock's included
+//	}
+//
 // Every change is a compare-and-set: read the node and its version, write
 // the new value with that version. Add (Increment, Decrement, Subtract)
 // and Swap try again after a conflict (someone else wrote first) under the
@@ -39,4 +49,7 @@
 // counter /counters/hits: ...") and wraps the module's sentinels
 // (zkrecipes.ErrBadData for a node that does not hold a number of the
 // counter's size, zkrecipes.ErrClosed, ...).
+//
+// The chaos suite checks a counter's history with porcupine (linearizable
+// against a counter model) under every fault it injects.
 package counter

@@ -74,7 +74,8 @@ func ExampleLatch() {
 	// Lead under the term's context: it is cancelled the moment leadership
 	// is in doubt.
 	work := term.Context(ctx)
-	fmt.Println("leading:", leading(l), "trusted:", work.Err() == nil)
+	_, leading := l.Held()
+	fmt.Println("leading:", leading, "trusted:", work.Err() == nil)
 	fmt.Println("step down:", term.Release())
 	// Output:
 	// leading: true trusted: true

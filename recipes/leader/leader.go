@@ -1,17 +1,3 @@
-// Package leader is leader election over ZooKeeper, wire-compatible with
-// Apache Curator: Latch is Curator's LeaderLatch and Selector its
-// LeaderSelector. Both are for work that must never run twice at once:
-// leadership ends, and the leader is told, before anyone else's can begin.
-//
-// A leader learns that its leadership is in doubt the moment its session is
-// (Suspended under the standard error policy, Lost under the session-only
-// one), which is before the server can expire the session and elect
-// another. Each term carries a fencing token (the czxid of the leader's
-// node): hand it to what the leader writes to, and have that refuse lower
-// tokens.
-//
-// Observe follows who leads any latch or selector path, this package's or
-// Curator's, for operators and for services that only need to know.
 package leader
 
 import (

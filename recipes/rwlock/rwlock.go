@@ -1,19 +1,3 @@
-// Package rwlock is a fair distributed read-write lock over ZooKeeper,
-// wire-compatible with Apache Curator's InterProcessReadWriteLock: readers
-// and writers queue in one directory as path/_c_<uuid>-__READ__<seq> and
-// path/_c_<uuid>-__WRIT__<seq>, in one global order.
-//
-// Readers share; a writer holds only when it is first of all. A reader waits
-// only on writers queued before it (never on one that came after it), and
-// watches the nearest of them. Both sides are reentrant per goroutine and
-// hand out the same Hold as the mutex: fencing token, loss signal, no
-// orphans.
-//
-// Downgrade: a goroutine holding the write lock may take the read lock at
-// once, then release the write lock; the read node takes the write node's
-// place in the queue (Curator >= 5.5's protocol), so no queued writer slips
-// in between. Upgrade (read to write) is refused with ErrUpgrade rather than
-// deadlocking.
 package rwlock
 
 import (

@@ -3,6 +3,12 @@
 // processes can share one semaphore path, and together never hold more
 // leases than its maximum.
 //
+//	s, err := semaphore.New(client, "/pools/db", 3) // Curator's InterProcessSemaphoreV2 layout
+//	leases, err := s.Acquire(ctx, 2)                // two leases or none
+//	defer hold.ReleaseAll(leases...)                // any goroutine may release a lease
+//	token := leases[0].Token()                      // a lease is a *hold.Hold: Done, Err as every hold
+//	// or follow a Curator SharedCount: semaphore.NewShared(client, "/pools/db", "/pools/db-max")
+//
 // A Semaphore hands out leases, each a *hold.Hold, the handle every recipe
 // of this module shares (package hold states its rules): a fencing token
 // (Token: the czxid of its node, growing from each lease to the next), a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 func ExampleSemaphore() {
@@ -62,7 +63,13 @@ func ExampleNewShared() {
 
 	// The maximum lives in a Curator SharedCount node that operators (or
 	// Curator's SharedCount.setCount) can change while the semaphore is used.
-	if err := setCount(ctx, client, "/counts/workers", 4); err != nil {
+	workers, err := shared.NewCount(client, "/counts/workers", 4) // made with 4 if missing
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer workers.Close()
+	if err := workers.Start(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}

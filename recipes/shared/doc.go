@@ -1,6 +1,14 @@
 // Package shared is a value every process sees and may change, kept in one
 // ZooKeeper node, wire-compatible with Apache Curator's SharedValue
 // (Value) and SharedCount (Count): Go and Java processes can share one path.
+// Redisson's nearest is RBucket with compareAndSet and listeners.
+//
+//	count, err := shared.NewCount(client, "/config/replicas", 3) // Curator's SharedCount: 4-byte big-endian int
+//	err = count.Start(ctx)           // makes the node with the seed if missing, then follows it
+//	cur, err := count.Get()          // Versioned[int32]: Value, Version, Zxid
+//	cur, ok, err := count.TrySet(ctx, cur, cur.Value+1) // compare-and-set by version; !ok: cur is the fresh value
+//	sub := count.Subscribe()         // every value read, in order, never an older after a newer
+//	if err := count.Err(); err != nil { ... } // ErrStale (with zkrecipes.ErrSuspended, ErrSessionLost, ErrNodeDeleted)
 //
 // A Value follows its node from Start to Close: Get returns the last value
 // read, with the node's version and modification zxid (Versioned), and

@@ -12,14 +12,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
-// The README's table ("Running in production") is the instruments'
+// The table of docs/production.md ("Metrics") is the instruments'
 // documentation: one row per instrument, with its name, type, unit and
 // attributes as the code makes them.
-func TestTheREADMETableListsEveryInstrument(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestTheProductionDocListsEveryInstrument(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/production.md")
 	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "\n## Running in production\n")
-	require.True(t, ok, "no Running in production section")
+	_, section, ok := strings.Cut(string(doc), "\n## Metrics\n")
+	require.True(t, ok, "no Metrics section")
 	section, _, _ = strings.Cut(section, "\n## ")
 
 	type row struct{ kind, unit, attrs string }
