@@ -7,12 +7,11 @@ GO ?= go
 MODULES := . cmd/zkr internal/chaos
 # Developer tools are pinned in the tools module's go.mod (tool directive)
 # and run from there: nothing is installed into GOPATH/bin, nothing found
-# on PATH is trusted. The module stays out of go.work, so that the tools'
-# requirements never mix with the code's. Upgrade one with
+# on PATH is trusted (scripts/staticcheck runs the pinned one). The module
+# stays out of go.work, so that the tools' requirements never mix with the
+# code's. Upgrade one with
 # `cd internal/tools && GOWORK=off go get -tool PKG@VERSION`.
 TOOLS := internal/tools
-# The path of a pinned tool, built (or found in the build cache) first.
-tool = $$(GOWORK=off $(GO) -C $(TOOLS) tool -n $(1))
 # Runs a command in each module's directory, stopping at the first failure.
 each = for m in $(MODULES); do echo "== $$m: $(1)"; (cd $$m && $(1)) || exit 1; done
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
@@ -37,7 +36,7 @@ vet:
 	@$(call each,$(GO) vet ./...)
 
 staticcheck:
-	@sc=$(call tool,staticcheck) && $(call each,$$sc ./...)
+	@$(call each,$(CURDIR)/scripts/staticcheck ./...)
 
 ## mod-check: every go.mod and go.sum tidy, and go.work in sync (the
 ## modules agree on the versions they share), changing nothing.
