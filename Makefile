@@ -1,37 +1,62 @@
 # zkrecipes: make demo, make test. Both install what is missing first.
 SHELL := /bin/bash
 GO ?= go
-# Developer tools are pinned in go.mod (tool directive) and run with
-# `go tool`: nothing is installed into GOPATH/bin, nothing found on PATH is
-# trusted. Upgrade one with `go get -tool PKG@VERSION`.
-STATICCHECK := $(GO) tool staticcheck
+# The repository's Go modules (docs/modules.md): the library at the root,
+# the zkr CLI and the chaos suite in modules of their own, all three in
+# go.work, so that a user of the library gets none of their requirements.
+MODULES := . cmd/zkr internal/chaos
+# Developer tools are pinned in the tools module's go.mod (tool directive)
+# and run from there: nothing is installed into GOPATH/bin, nothing found
+# on PATH is trusted (scripts/staticcheck runs the pinned one). The module
+# stays out of go.work, so that the tools' requirements never mix with the
+# code's. Upgrade one with
+# `cd internal/tools && GOWORK=off go get -tool PKG@VERSION`.
+TOOLS := internal/tools
+# Runs a command in each module's directory, stopping at the first failure.
+each = for m in $(MODULES); do echo "== $$m: $(1)"; (cd $$m && $(1)) || exit 1; done
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: deps build test chaos chaos-long demo bench bench-peers bench-engine vet fmt-check staticcheck
+.PHONY: deps build test chaos chaos-long demo bench bench-peers bench-engine vet fmt-check staticcheck mod-check consumer-check
 
 ## deps: ZooKeeper 3.8, a JDK and the Curator 5.4 jars from Debian; the Go
 ## modules and pinned tools (downloads only: go.mod pins their versions).
 deps:
 	@scripts/deps.sh
-	@$(GO) mod download
+	@$(call each,$(GO) mod download) >/dev/null
+	@GOWORK=off $(GO) -C $(TOOLS) mod download
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+## vet: go vet in every module. Its stdversion check holds each module to
+## its go line: the library's says which Go a user needs (issue 29), and a
+## standard-library call newer than that fails here.
 vet:
-	$(GO) vet ./...
+	@$(call each,$(GO) vet ./...)
 
 staticcheck:
-	$(STATICCHECK) ./...
+	@$(call each,$(CURDIR)/scripts/staticcheck ./...)
 
-## test: format check, vet, staticcheck, every test against real servers
-## under the race detector, then again without it the few (...WithoutRace)
-## that go-zookeeper's own reconnect race would trip, then the short chaos
-## suite.
-test: deps fmt-check vet staticcheck
-	$(GO) test $(GOTEST_FLAGS) ./...
-	$(GO) test -count=1 -timeout 20m -run 'WithoutRace$$' ./...
+## mod-check: every go.mod and go.sum tidy, and go.work in sync (the
+## modules agree on the versions they share), changing nothing.
+mod-check:
+	@$(call each,$(GO) mod tidy -diff)
+	@GOWORK=off $(GO) -C $(TOOLS) mod tidy -diff
+	@scripts/work-sync-check.sh
+
+## consumer-check: the module graph of a program that takes a lock holds
+## only what the library needs (issue 32).
+consumer-check:
+	@scripts/consumer-check.sh
+
+## test: format check, module checks, vet, staticcheck, every module's
+## tests against real servers under the race detector, then again without
+## it the few (...WithoutRace) that go-zookeeper's own reconnect race would
+## trip, then the short chaos suite.
+test: deps fmt-check mod-check consumer-check vet staticcheck
+	@$(call each,$(GO) test $(GOTEST_FLAGS) ./...)
+	@$(call each,$(GO) test -count=1 -timeout 20m -run 'WithoutRace$$' ./...)
 	@$(MAKE) --no-print-directory chaos
 
 ## chaos: the fault suite, a first pass over every fault kind per recipe,
@@ -42,7 +67,7 @@ test: deps fmt-check vet staticcheck
 CHAOS_OUT ?= $(CURDIR)/chaos-out
 chaos: deps
 	set -o pipefail; ZKR_CHAOS=$(if $(LONG),long,short) ZKR_CHAOS_OUT=$(CHAOS_OUT) \
-		$(GO) test -count=1 -v -timeout 120m -run '^TestChaos$$' ./internal/chaos/ | grep -v '^=== RUN'
+		$(GO) -C internal/chaos test -count=1 -v -timeout 120m -run '^TestChaos$$' . | grep -v '^=== RUN'
 
 ## chaos-long: the fault suite with five minutes of faults per recipe.
 chaos-long:
@@ -51,7 +76,7 @@ chaos-long:
 ## build: the zkr CLI, as ./zkr, stamped with the checkout's revision
 ## (zkr --version) whatever GOFLAGS says about -buildvcs.
 build:
-	$(GO) build -buildvcs=auto -o zkr ./cmd/zkr
+	$(GO) -C cmd/zkr build -buildvcs=auto -o $(CURDIR)/zkr .
 
 ## demo: zkr dev starts a throwaway ZooKeeper; zkr lock and zkr elect on it.
 demo: deps build

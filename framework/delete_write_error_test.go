@@ -47,13 +47,15 @@ func TestDeleteAsyncWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range n {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				<-start
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 				defer cancel()
 				// nil: the delete is on its way, or goes on in the background.
 				_ = c.DeleteAsync(ctx, fmt.Sprintf("%s/n%04d", dir, i), -1)
-			})
+			}()
 		}
 		close(start)
 		time.Sleep(time.Duration(round%5) * time.Millisecond)

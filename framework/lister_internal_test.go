@@ -36,13 +36,15 @@ func TestEnqueuesOnOneDirectoryShareListings(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			q, err := c.Enqueue(ctx, "/hot/lock-", nil)
 			if err == nil && !slices.Contains(q.Children, Base(q.Path)) {
 				err = assert.AnError
 			}
 			errs[i] = err
-		})
+		}()
 	}
 	wg.Wait()
 	for _, err := range errs {

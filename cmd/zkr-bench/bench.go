@@ -282,7 +282,9 @@ func (b *bench) contended(clients int, d time.Duration) (record, error) {
 	start := time.Now()
 	end := start.Add(d)
 	for i, lock := range ls {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for time.Now().Before(end) {
 				release, err := lock(b.ctx)
 				if err != nil {
@@ -299,7 +301,7 @@ func (b *bench) contended(clients int, d time.Duration) (record, error) {
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -438,7 +440,9 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 	defer abort(nil)
 	for i := range waiters {
 		lock := ls[i%sessions]
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			release, err := lock(b.ctx)
 			if err != nil {
 				errs[i] = err
@@ -446,7 +450,7 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 				return
 			}
 			errs[i] = release()
-		})
+		}()
 	}
 	err = b.awaitQueue(queued, cs[0], "lock-", waiters+1)
 	if err != nil && b.ctx.Err() == nil && queued.Err() != nil {
@@ -581,7 +585,9 @@ func (b *bench) loop(workers, keys int, d time.Duration, op func(key int) error)
 	end := time.Now().Add(d)
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for time.Now().Before(end) && b.ctx.Err() == nil {
 				t0 := time.Now()
 				if err := op(rand.IntN(keys)); err != nil {
@@ -590,7 +596,7 @@ func (b *bench) loop(workers, keys int, d time.Duration, op func(key int) error)
 				}
 				lats[w] = append(lats[w], time.Since(t0))
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

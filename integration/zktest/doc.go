@@ -13,7 +13,9 @@
 //     servers, or to expire a session through the server, skip with a message.
 //  2. A local install: ZK_HOME (the Apache tarball layout), or the jars of
 //     Debian's zookeeper package under /usr/share/java.
-//  3. testcontainers-go, when a Docker daemon answers (standalone only).
+//  3. Docker, when the docker command finds a daemon that answers
+//     (standalone only): a zookeeper:3.8 container, driven through the docker
+//     command line so that the library's module needs no container library.
 //
 // Otherwise the test fails with the command that installs ZooKeeper; the suite
 // is never skipped silently.

@@ -38,7 +38,8 @@ func TestFastReadAgreesWithRuntimeStack(t *testing.T) {
 	assert.True(t, useFast, "the fast read disagreed with runtime.Stack at start-up on %s", runtime.Version())
 	var wg sync.WaitGroup
 	for range 100 {
-		wg.Go(func() { assert.Equal(t, slow(), Current()) })
+		wg.Add(1)
+		go func() { defer wg.Done(); assert.Equal(t, slow(), Current()) }()
 	}
 	wg.Wait()
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -22,26 +20,22 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// meters is an in-memory OpenTelemetry pipeline: a MeterProvider for
-// framework.WithMeterProvider and the ManualReader that collects from it.
-// It remembers which instruments have moved (recorded anything other than
-// zero) in any collection so far, and checks each instrument's unit
-// against the documented one at every collection.
+// meters is an in-memory OpenTelemetry pipeline on the API alone
+// (testkit.Meters): a MeterProvider for framework.WithMeterProvider that
+// collects what the library records. It remembers which instruments have
+// moved (recorded anything other than zero) in any collection so far, and
+// checks each instrument's unit against the documented one at every
+// collection.
 type meters struct {
-	reader   *sdkmetric.ManualReader
-	provider *sdkmetric.MeterProvider
+	provider *testkit.Meters
 
 	mu    sync.Mutex
 	moved map[string]bool
 	units map[string]string // as collected
 }
 
-func newMeters(t *testing.T) *meters {
-	r := sdkmetric.NewManualReader()
-	m := &meters{reader: r, provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)),
-		moved: map[string]bool{}, units: map[string]string{}}
-	t.Cleanup(func() { _ = m.provider.Shutdown(context.Background()) })
-	return m
+func newMeters(*testing.T) *meters {
+	return &meters{provider: testkit.NewMeters(), moved: map[string]bool{}, units: map[string]string{}}
 }
 
 // client dials addrs with the provider, and closes the client when t ends.
@@ -61,15 +55,15 @@ type point struct {
 }
 
 // collect reads every instrument of the zkrecipes scope.
-func (m *meters) collect() ([]metricdata.Metrics, error) {
-	var rm metricdata.ResourceMetrics
-	if err := m.reader.Collect(context.Background(), &rm); err != nil {
+func (m *meters) collect() ([]testkit.Series, error) {
+	all, err := m.provider.Collect(context.Background())
+	if err != nil {
 		return nil, err
 	}
-	var out []metricdata.Metrics
-	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name == metrics.ScopeName {
-			out = append(out, sm.Metrics...)
+	var out []testkit.Series
+	for _, s := range all {
+		if s.Scope == metrics.ScopeName {
+			out = append(out, s)
 		}
 	}
 	m.mu.Lock()
@@ -98,7 +92,7 @@ func (m *meters) get(name string, attrs ...attribute.KeyValue) (point, error) {
 	return point{}, nil
 }
 
-func read(mt metricdata.Metrics, attrs []attribute.KeyValue) point {
+func read(mt testkit.Series, attrs []attribute.KeyValue) point {
 	var p point
 	match := func(set attribute.Set) bool {
 		for _, kv := range attrs {
@@ -108,21 +102,12 @@ func read(mt metricdata.Metrics, attrs []attribute.KeyValue) point {
 		}
 		return true
 	}
-	switch d := mt.Data.(type) {
-	case metricdata.Sum[int64]:
-		for _, dp := range d.DataPoints {
-			if match(dp.Attributes) {
-				p.value += dp.Value
-				p.found = true
-			}
-		}
-	case metricdata.Histogram[float64]:
-		for _, dp := range d.DataPoints {
-			if match(dp.Attributes) {
-				p.count += dp.Count
-				p.sum += dp.Sum
-				p.found = true
-			}
+	for _, dp := range mt.Points() {
+		if match(dp.Attrs) {
+			p.value += dp.Value
+			p.count += dp.Count
+			p.sum += dp.Sum
+			p.found = true
 		}
 	}
 	return p
@@ -138,15 +123,8 @@ func (m *meters) attrsOf(t *testing.T, name string) []attribute.Set {
 		if mt.Name != name {
 			continue
 		}
-		switch d := mt.Data.(type) {
-		case metricdata.Sum[int64]:
-			for _, dp := range d.DataPoints {
-				sets = append(sets, dp.Attributes)
-			}
-		case metricdata.Histogram[float64]:
-			for _, dp := range d.DataPoints {
-				sets = append(sets, dp.Attributes)
-			}
+		for _, dp := range mt.Points() {
+			sets = append(sets, dp.Attrs)
 		}
 	}
 	return sets

@@ -17,17 +17,21 @@ func TestWaitConnectedReadsTheSessionUnderTheLock(t *testing.T) {
 	c := &Conn{state: conn.StateConnected, changed: make(chan struct{}), epoch: newEpoch(1, time.Second)}
 	for range 100 {
 		var wg sync.WaitGroup
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if _, err := c.WaitConnected(context.Background()); err != nil {
 				t.Error(err)
 			}
-		})
-		wg.Go(func() {
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			// What sessionLocked does on a reconnect within the session.
 			c.mu.Lock()
 			c.epoch.suspended = make(chan struct{})
 			c.mu.Unlock()
-		})
+		}()
 		wg.Wait()
 	}
 }

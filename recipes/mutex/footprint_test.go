@@ -31,11 +31,13 @@ func TestQueuedWaitersKeepNoListingAndNoGoroutine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range n {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if _, err := m.Acquire(ctx); err == nil {
 				_ = m.Release()
 			}
-		})
+		}()
 	}
 	defer func() { cancel(); wg.Wait() }()
 	waitNodes(t, c, "/deep", n+1)

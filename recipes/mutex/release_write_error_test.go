@@ -41,7 +41,8 @@ func TestReleaseDuringACutNeverLeavesTheLockTaken(t *testing.T) {
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range n {
-			wg.Go(func() { <-start; _ = holds[i].Release() })
+			wg.Add(1)
+			go func() { defer wg.Done(); <-start; _ = holds[i].Release() }()
 		}
 		close(start)
 		time.Sleep(time.Duration(round%4) * time.Millisecond)
