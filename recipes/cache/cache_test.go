@@ -59,7 +59,7 @@ func TestChildrenReportsCreateChangeDeleteOfChildrenOnly(t *testing.T) {
 	waitTypes(t, m, n, "created /kids/b")
 	set(t, c, "/kids/a", "1'")
 	waitTypes(t, m, n, "created /kids/b", "changed /kids/a")
-	create(t, c, "/kids/a/deeper", "") // below the depth
+	create(t, c, "/kids/a/deeper", "")      // below the depth
 	set(t, c, "/kids", "the parent's data") // not in the view
 	del(t, c, "/kids/a")
 	waitTypes(t, m, n, "created /kids/b", "changed /kids/a", "deleted /kids/a")
