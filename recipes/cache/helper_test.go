@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -230,4 +231,10 @@ func waitAgrees(t testing.TB, ch *cache.Cache, m *mirror, direct *framework.Clie
 			assert.Equal(ct, want, m.rendered(), "the subscriber's view")
 		}
 	}, 60*time.Second, 20*time.Millisecond)
+}
+
+func (m *mirror) snapshotHistory() []cache.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.history)
 }
