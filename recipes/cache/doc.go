@@ -32,9 +32,14 @@
 //   - Nothing is missed for good, nothing is reported twice. After any gap
 //     (a cut link, a one-way fault, an expired session, a server restart)
 //     the cache syncs the server it reconnected to with the leader
-//     (Client.Sync: a follower that lags must not show an older view, see
-//     integration/lagread), reads every node again, and emits exactly the
-//     events that take the old view to the new one.
+//     (Client.Sync), reads every node again, and emits exactly the events
+//     that take the old view to the new one. A follower that lags must not
+//     show an older view: ZooKeeper already refuses a connection to a
+//     server behind the last zxid the client saw, and the sync makes sure
+//     of it whatever the connection remembers; and every read is compared
+//     by Stat (Czxid, Mzxid, the parent's Pzxid) with what the view holds,
+//     so that an older answer never replaces a newer one
+//     (integration/lagread tests it).
 //   - It says when the view may be stale, in the vocabulary of holds: a
 //     Stale event and Err wrapping ErrStale with zkrecipes.ErrSuspended
 //     when the link drops, then zkrecipes.ErrSessionLost if the session is
