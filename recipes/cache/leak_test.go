@@ -92,3 +92,27 @@ func TestStartThatGivesUpLeavesNoGoroutine(t *testing.T) {
 	goleak.VerifyNone(t, before...)
 	require.NoError(t, ch.Start(ctxT(t, 30*time.Second)), "Start may be called again")
 }
+
+// Close ends a Start that waits (its link is down) at once: Start returns
+// zkrecipes.ErrClosed.
+func TestCloseEndsAStartInProgress(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	p.Blackhole()
+	defer p.Heal()
+	ch, err := cache.New(c, "/leak/closing", cache.Single())
+	require.NoError(t, err)
+	started := make(chan error, 1)
+	go func() { started <- ch.Start(ctxT(t, time.Minute)) }()
+	require.Never(t, func() bool { return len(started) > 0 }, 200*time.Millisecond, 10*time.Millisecond, "Start returned with the link down")
+	closed := make(chan struct{})
+	go func() { _ = ch.Close(); close(closed) }()
+	testkit.WaitClosed(t, closed, 5*time.Second, "Close waited for the Start in progress")
+	select {
+	case err := <-started:
+		assert.ErrorIs(t, err, zkrecipes.ErrClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start did not return after Close")
+	}
+}
