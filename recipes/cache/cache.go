@@ -122,7 +122,6 @@ type Cache struct {
 
 	startMu sync.Mutex // serialises Start and Close
 	wg      sync.WaitGroup
-	stop    context.CancelFunc // ends what Start started; nil before
 
 	// mu guards the view and the feed: every change of the view and its
 	// event are made under it, so that a snapshot is always the sum of the
@@ -135,6 +134,7 @@ type Cache struct {
 	stale   error             // nil while current
 	loaded  chan struct{}     // closed at the first Current
 	fatal   error             // a read the server refused for good, before loaded
+	stop    func()            // ends what Start started; nil when nothing runs
 	feed    framework.Feed[Event]
 
 	// in is what the watches and the session tell the engine.
@@ -241,11 +241,12 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	c.fatal = nil
 	loaded := c.loaded
-	c.mu.Unlock()
-
+	// Set under mu, so that a Close from now on ends what Start starts.
 	life, stop := context.WithCancel(context.Background())
 	remove := c.client.OnClose(stop)
 	c.stop = func() { stop(); remove() }
+	c.mu.Unlock()
+
 	c.in.reset()
 	c.in.markResync()
 	c.wg.Add(2)
@@ -274,11 +275,14 @@ func (c *Cache) Start(ctx context.Context) error {
 	return c.err(zkrecipes.ErrClosed)
 }
 
-// halt stops what Start started and waits for it. Under startMu.
+// halt stops what Start started and waits for it.
 func (c *Cache) halt() {
-	if c.stop != nil {
-		c.stop()
-		c.stop = nil
+	c.mu.Lock()
+	stop := c.stop
+	c.stop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 	c.wg.Wait()
 }
@@ -301,6 +305,9 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	// First end what runs, a Start that waits included; then wait for it
+	// behind that Start.
+	c.halt()
 	c.startMu.Lock()
 	c.halt()
 	c.startMu.Unlock()
