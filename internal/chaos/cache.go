@@ -51,10 +51,9 @@ const (
 
 // cacheView is a subscription applied to its first snapshot.
 type cacheView struct {
-	mu       sync.Mutex
-	nodes    map[string]cache.Node
-	events   int
-	problems []string
+	mu     sync.Mutex
+	nodes  map[string]cache.Node
+	events int
 }
 
 func (v *cacheView) apply(ev cache.Event) (problem string) {
