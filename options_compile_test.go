@@ -32,6 +32,7 @@ var compileCases = []compileCase{
 	{"counter options on an Integer and a Bytes", `_, _ = counter.NewInteger(c, "/x", counter.WithOptimisticRetry(retry.Default())); _, _ = counter.NewBytes(c, "/x", counter.WithParticipantID("a"))`, true},
 	{"a countdown option on a Countdown", `_, _ = countdown.New(c, "/x", 3, countdown.WithParticipantID("a"))`, true},
 	{"a shared value and count without options", `_, _ = shared.NewValue(c, "/x", nil); _, _ = shared.NewCount(c, "/x", 1)`, true},
+	{"cache options on a Cache", `_, _ = cache.New(c, "/x", cache.Tree(2), cache.WithBufferSize(10), cache.WithoutData())`, true},
 
 	// What must not: an option of one recipe given to another.
 	{"a Mutex option on a SemaphoreMutex", `_, _ = mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable())`, false},
@@ -51,6 +52,8 @@ var compileCases = []compileCase{
 	{"a countdown option on a Mutex", `_, _ = mutex.New(c, "/x", countdown.WithParticipantID("a"))`, false},
 	{"an option on a shared Value", `_, _ = shared.NewValue(c, "/x", nil, mutex.WithParticipantID("a"))`, false},
 	{"an option on a shared Count", `_, _ = shared.NewCount(c, "/x", 1, counter.WithParticipantID("a"))`, false},
+	{"a mutex option on a Cache", `_, _ = cache.New(c, "/x", cache.Children(), mutex.WithParticipantID("a"))`, false},
+	{"a cache option on a Mutex", `_, _ = mutex.New(c, "/x", cache.WithoutData())`, false},
 }
 
 const compilePrelude = `package main
@@ -61,6 +64,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
@@ -74,6 +78,7 @@ import (
 var (
 	_ = time.Second
 	_ hold.Option
+	_ cache.Option
 	_ counter.Option
 	_ countdown.Option
 	_ shared.Versioned[int32]

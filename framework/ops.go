@@ -140,6 +140,54 @@ func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat
 	return r.children, r.stat, c.watch(ctx, r.watch), nil
 }
 
+// GetWRaw is GetW with go-zookeeper's own channel, as WatchData, and the
+// data: no goroutine forwards the watch, so a process can watch a great
+// many nodes at the cost of a buffered channel each (a cache of a large
+// tree watches every node). The caller pays as for WatchData: the channel
+// receives the node's one change, or an event of type zk.EventNotWatching
+// when the session ends or the client closes, and nothing when ctx ends,
+// so select on ctx.Done() and Done() too; the event's Path carries the
+// namespace; and the watch stays registered in the session until the node
+// changes or the session ends, whether or not anyone still reads it.
+func (c *Client) GetWRaw(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if err := c.check(ctx, "getw", path, false); err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
+		data, st, ch, err := z.GetW(c.ns.fix(path))
+		return nodeResult{data: data, stat: st, watch: ch}, err
+	})
+	return r.data, r.stat, r.watch, err
+}
+
+// ChildrenWRaw is ChildrenW with go-zookeeper's own channel and no
+// goroutine to forward it, at the price GetWRaw says.
+func (c *Client) ChildrenWRaw(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	if err := c.check(ctx, "childrenw", path, false); err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
+		kids, st, ch, err := z.ChildrenW(c.ns.fix(path))
+		return nodeResult{children: kids, stat: st, watch: ch}, err
+	})
+	return r.children, r.stat, r.watch, err
+}
+
+// ExistsWRaw is ExistsW with go-zookeeper's own channel and no goroutine
+// to forward it, at the price GetWRaw says. The watch is set whether or
+// not the node exists: it fires when the node is created, changed or
+// deleted.
+func (c *Client) ExistsWRaw(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	if err := c.check(ctx, "existsw", path, false); err != nil {
+		return false, nil, nil, err
+	}
+	r, err := doValue(c, ctx, "existsw", path, func(z *zk.Conn) (nodeResult, error) {
+		ok, st, ch, err := z.ExistsW(c.ns.fix(path))
+		return nodeResult{exists: ok, stat: st, watch: ch}, err
+	})
+	return r.exists, r.stat, r.watch, err
+}
+
 // childrenWRaw is ChildrenW with go-zookeeper's own channel, which it closes
 // once the watch has fired, and no goroutine to forward it.
 func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {

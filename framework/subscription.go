@@ -22,17 +22,34 @@ type Feed[T any] struct {
 
 // Subscribe returns a subscription to every value published from now on.
 // On a feed that has ended it returns a subscription that has ended too.
-func (f *Feed[T]) Subscribe() *Subscription[T] { return f.subscribe(nil) }
+func (f *Feed[T]) Subscribe() *Subscription[T] { return f.subscribe(nil, 0, nil) }
 
 // SubscribeWith returns a subscription whose first value is first, then
 // every value published from now on: a late subscriber to a feed of states
 // (a shared value's) learns the state it joins in, and the others do not
 // receive it again. On a feed that has ended it returns a subscription
 // that has ended too, without first.
-func (f *Feed[T]) SubscribeWith(first T) *Subscription[T] { return f.subscribe(&first) }
+func (f *Feed[T]) SubscribeWith(first T) *Subscription[T] { return f.subscribe(&first, 0, nil) }
 
-func (f *Feed[T]) subscribe(first *T) *Subscription[T] {
-	s := &Subscription[T]{mb: mailbox.New[T](), feed: f}
+// SubscribeBounded is SubscribeWith for a reader that may fall behind and
+// can do without the values it missed: its queue holds at most limit
+// values (at least 1). When Publish finds it full, it drops everything
+// queued and queues catchUp() in its place, a value that stands for all it
+// dropped and the one being published (a snapshot of the state they lead
+// to, say), then goes on queuing. Memory stays bounded however slow the
+// reader, and Publish still never blocks.
+//
+// catchUp runs inside Publish, on the publisher's goroutine, under the
+// feed's lock: it sees the publisher's state as of the value being
+// published, if the publisher publishes under its own lock. It must be
+// quick, must not block, and must not call the feed. A limit below 1 is
+// taken as 1; a nil catchUp makes the subscription unbounded.
+func (f *Feed[T]) SubscribeBounded(first T, limit int, catchUp func() T) *Subscription[T] {
+	return f.subscribe(&first, max(limit, 1), catchUp)
+}
+
+func (f *Feed[T]) subscribe(first *T, limit int, catchUp func() T) *Subscription[T] {
+	s := &Subscription[T]{mb: mailbox.New[T](), feed: f, limit: limit, catchUp: catchUp}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ended {
@@ -56,7 +73,11 @@ func (f *Feed[T]) Publish(v T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s := range f.subs {
-		s.mb.Push(v)
+		if s.catchUp != nil {
+			s.mb.PushBounded(v, s.limit, s.catchUp)
+		} else {
+			s.mb.Push(v)
+		}
 	}
 }
 
@@ -88,6 +109,9 @@ func (f *Feed[T]) remove(s *Subscription[T]) {
 type Subscription[T any] struct {
 	mb   *mailbox.Mailbox[T]
 	feed *Feed[T]
+	// limit and catchUp are set for a bounded subscription only.
+	limit   int
+	catchUp func() T
 
 	mu  sync.Mutex
 	err error

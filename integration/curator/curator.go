@@ -50,6 +50,10 @@
 //	dbarrier-enter <name> <path> <memberQty> <maxWaitMs>
 //	                                        dbarrier-entered <name> true|false
 //	dbarrier-leave <name> <maxWaitMs>       dbarrier-left <name> true|false
+//	node-create <path> persistent|ephemeral|protected-ephemeral-sequential <hex>
+//	                                        node-created <actualPath>
+//	node-set <path> <hex>                   node-set <path> <version>
+//	node-delete <path>                      node-deleted <path>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //

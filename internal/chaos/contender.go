@@ -242,6 +242,8 @@ func (c *contender) loop(ctx context.Context) error {
 		return c.countdownLoop(ctx)
 	case SharedCount:
 		return c.sharedLoop(ctx)
+	case Cache:
+		return c.cacheLoop(ctx)
 	case Barrier:
 		return c.barrierLoop(ctx)
 	default:

@@ -162,6 +162,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	if cfg.Recipe == SharedCount {
 		return r.finishShared(history)
 	}
+	if cfg.Recipe == Cache {
+		return r.finishCache(history)
+	}
 	var rep *Report
 	switch cfg.Recipe {
 	case Atomic:

@@ -48,6 +48,25 @@ func (m *Mailbox[T]) Push(v T) {
 	}
 }
 
+// PushBounded queues v, unless limit values are queued already: then it
+// drops them all and queues catchUp() in their place, which must stand for
+// everything dropped and v. catchUp runs here, under the mailbox's lock:
+// it must be quick and must not touch the mailbox. It never blocks.
+func (m *Mailbox[T]) PushBounded(v T, limit int, catchUp func() T) {
+	m.mu.Lock()
+	if len(m.queue) >= limit {
+		clear(m.queue)
+		m.queue = append(m.queue[:0], catchUp())
+	} else {
+		m.queue = append(m.queue, v)
+	}
+	m.mu.Unlock()
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
 // Stop ends the mailbox at once, dropping what is queued, and waits for its
 // goroutine.
 func (m *Mailbox[T]) Stop() {

@@ -185,6 +185,7 @@ public final class Agent {
         register("shared-value-set", 2, "<name> <hex>", this::sharedValueSet);
         register("shared-close", 1, "<name>", this::sharedClose);
         registerBarriers();
+        registerNodes();
         register("quit", 0, "", args -> quit());
     }
 
@@ -917,6 +918,52 @@ public final class Agent {
         }
         sel.close();
         answer("selector-closed " + a[0]);
+    }
+
+    // ---- Plain nodes, written as Curator writes them (for the cache) ----
+
+    private void registerNodes() {
+        register("node-create", 3, "<path> persistent|ephemeral|protected-ephemeral-sequential <hex>", this::nodeCreate);
+        register("node-set", 2, "<path> <hex>", this::nodeSet);
+        register("node-delete", 1, "<path>", this::nodeDelete);
+    }
+
+    /**
+     * node-create <path> <mode> <hex>: create with parents as containers
+     * (protected-ephemeral-sequential: withProtection(), as GroupMember and
+     * PersistentNode do), then "node-created <actualPath>".
+     */
+    private void nodeCreate(String[] a) throws Exception {
+        byte[] data = java.util.HexFormat.of().parseHex(a[2]);
+        String made;
+        switch (a[1]) {
+            case "persistent":
+                made = client.create().creatingParentContainersIfNeeded().forPath(a[0], data);
+                break;
+            case "ephemeral":
+                made = client.create().creatingParentContainersIfNeeded()
+                        .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL).forPath(a[0], data);
+                break;
+            case "protected-ephemeral-sequential":
+                made = client.create().creatingParentContainersIfNeeded().withProtection()
+                        .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath(a[0], data);
+                break;
+            default:
+                throw new IllegalArgumentException("no node mode " + a[1]);
+        }
+        answer("node-created " + made);
+    }
+
+    /** node-set <path> <hex>: setData, then "node-set <path> <version>". */
+    private void nodeSet(String[] a) throws Exception {
+        org.apache.zookeeper.data.Stat st = client.setData().forPath(a[0], java.util.HexFormat.of().parseHex(a[1]));
+        answer("node-set " + a[0] + " " + st.getVersion());
+    }
+
+    /** node-delete <path>: delete with its children, then "node-deleted <path>". */
+    private void nodeDelete(String[] a) throws Exception {
+        client.delete().deletingChildrenIfNeeded().forPath(a[0]);
+        answer("node-deleted " + a[0]);
     }
 
     // ---- DistributedBarrier and DistributedDoubleBarrier ----

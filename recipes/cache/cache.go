@@ -1,0 +1,464 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+// recipe is the cache's name in its errors.
+const recipe = "cache"
+
+// ErrStale is Err's error while the view may not be the server's, and the
+// Err of a Stale event; it also matches the reason: zkrecipes.ErrSuspended
+// (the link is down), zkrecipes.ErrSessionLost (the session is gone),
+// or nothing more while the cache reads again after a gap.
+var ErrStale = errors.New("view may be stale")
+
+// errLoading is why a view is stale before its first read, and while it
+// reads again after a gap.
+var errLoading = fmt.Errorf("%w: reading it", ErrStale)
+
+// Node is one node of the view: its path (without the client's
+// namespace), its data (nil with WithoutData) and its Stat, as last read.
+type Node struct {
+	Path string
+	Data []byte
+	Stat zk.Stat
+}
+
+func (n Node) clone() Node {
+	n.Data = bytes.Clone(n.Data)
+	return n
+}
+
+// EventType says what an Event reports.
+type EventType int
+
+// The events of a subscription. A view kept by applying them to the first
+// Snapshot (and replaced by each Overflow) is the cache's view.
+const (
+	// Snapshot is a subscription's first event: the whole view (Nodes) as
+	// it stands; Err says whether it may be stale.
+	Snapshot EventType = iota + 1
+	// Created: Node is in the view from now on.
+	Created
+	// Changed: Node replaces Old, the same node (same Czxid) with a newer
+	// Mzxid.
+	Changed
+	// Deleted: Node, as last seen, is gone from the view. A node deleted
+	// and made again is a Deleted and then a Created.
+	Deleted
+	// Stale: the view may no longer be the server's; Err says why. More
+	// Stale events may follow with a graver reason (suspended, then
+	// session lost).
+	Stale
+	// Current: the view was read again after a gap, the events that bring
+	// it up to date were delivered, and it follows the server again.
+	Current
+	// Overflow: the reader fell more than the buffer behind; the events it
+	// missed are gone, and Nodes is the whole view after them (Err says
+	// whether it may be stale): replace the view with it, as with a
+	// Snapshot, and go on applying the events that follow.
+	Overflow
+)
+
+// String names the event type.
+func (t EventType) String() string {
+	switch t {
+	case Snapshot:
+		return "snapshot"
+	case Created:
+		return "created"
+	case Changed:
+		return "changed"
+	case Deleted:
+		return "deleted"
+	case Stale:
+		return "stale"
+	case Current:
+		return "current"
+	case Overflow:
+		return "overflow"
+	}
+	return fmt.Sprintf("EventType(%d)", int(t))
+}
+
+// Event is one event of a subscription (see EventType for which fields
+// each type sets). Its Data and Nodes are shared by every subscription:
+// a reader must not change them.
+type Event struct {
+	Type EventType
+	// Node: Created, Changed (the new state), Deleted (the last state
+	// seen).
+	Node Node
+	// Old: Changed, the state before.
+	Old Node
+	// Nodes: Snapshot and Overflow, the whole view sorted by path.
+	Nodes []Node
+	// Err: Stale, why; Snapshot and Overflow, why the view may be stale,
+	// or nil if it is current.
+	Err error
+}
+
+// Cache is a view of a node, its children or a subtree, kept in memory and
+// up to date with one-shot watches. Its methods may be called from any
+// goroutine; make one with New.
+type Cache struct {
+	client *framework.Client
+	path   string
+	shape  Shape
+	cfg    config
+
+	startMu sync.Mutex // serialises Start and Close
+	wg      sync.WaitGroup
+
+	// mu guards the view and the feed: every change of the view and its
+	// event are made under it, so that a snapshot is always the sum of the
+	// events published before it.
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	view    map[string]*Node  // the published view, by path
+	ents    map[string]*entry // what the engine knows, by path; the root's even when hidden
+	stale   error             // nil while current
+	loaded  chan struct{}     // closed at the first Current
+	fatal   error             // a read the server refused for good, before loaded
+	stop    func()            // ends what Start started; nil when nothing runs
+	feed    framework.Feed[Event]
+
+	// in is what the watches and the session tell the engine.
+	in inbox
+}
+
+// entry is the engine's knowledge of one node.
+type entry struct {
+	node  *Node               // nil for the hidden root (Children) and a missing root
+	depth int                 // levels below the cache's path
+	czxid int64               // the node's, for the hidden root too
+	kids  map[string]struct{} // names of the children in the view; nil below the depth
+	pzxid int64               // of the listing kids came from
+}
+
+// New returns a Cache of path in shape. It sends nothing; Start reads the
+// view. A nil client, the zero Shape, a negative depth or a bad option is
+// zkrecipes.ErrInvalidArgument, a malformed path (or the root)
+// zkrecipes.ErrInvalidPath.
+func New(client *framework.Client, path string, shape Shape, opts ...Option) (*Cache, error) {
+	if client == nil {
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
+	}
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
+	}
+	if err := shape.check(); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
+	}
+	c := &Cache{
+		client: client,
+		path:   path,
+		shape:  shape,
+		cfg:    cfg,
+		view:   map[string]*Node{},
+		ents:   map[string]*entry{},
+		stale:  errLoading,
+		loaded: make(chan struct{}),
+	}
+	c.in.init()
+	return c, nil
+}
+
+// usable says why c cannot be used: it is nil or a zero Cache.
+func (c *Cache) usable() error {
+	if c == nil || c.client == nil {
+		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Cache: make one with New", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+func (c *Cache) err(err error) error { return framework.RecipeErr(recipe, c.path, err) }
+
+// Path returns the path the cache was made with.
+func (c *Cache) Path() string {
+	if c == nil {
+		return ""
+	}
+	return c.path
+}
+
+// Shape returns the shape the cache was made with.
+func (c *Cache) Shape() Shape {
+	if c == nil {
+		return Shape{}
+	}
+	return c.shape
+}
+
+// Start reads the view and sets the watches that keep it current until
+// Close, and returns once the view is current (a missing path is a view
+// like another: empty), or with ctx's error (nothing keeps running then,
+// and Start may be called again). A path this client may not read fails
+// it with the server's zk.ErrNoAuth. A second Start after one succeeded
+// is zkrecipes.ErrStarted; after Close, zkrecipes.ErrClosed.
+func (c *Cache) Start(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return c.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+	}
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return c.err(zkrecipes.ErrClosed)
+	case c.started:
+		c.mu.Unlock()
+		return c.err(zkrecipes.ErrStarted)
+	case c.client.Closed():
+		c.mu.Unlock()
+		return c.err(zkrecipes.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return c.err(err)
+	}
+	c.fatal = nil
+	loaded := c.loaded
+	// Set under mu, so that a Close from now on ends what Start starts.
+	life, stop := context.WithCancel(context.Background())
+	remove := c.client.OnClose(stop)
+	c.stop = func() { stop(); remove() }
+	c.mu.Unlock()
+
+	c.in.reset()
+	c.in.markResync()
+	c.wg.Add(2)
+	go func() { defer c.wg.Done(); c.followSession(life) }()
+	go func() { defer c.wg.Done(); c.run(life) }()
+
+	select {
+	case <-loaded:
+		c.mu.Lock()
+		c.started = true
+		c.mu.Unlock()
+		return nil
+	case <-c.in.refused:
+	case <-ctx.Done():
+	case <-life.Done(): // the client closed
+	}
+	c.halt()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.fatal != nil:
+		return c.err(c.fatal)
+	case ctx.Err() != nil:
+		return c.err(ctx.Err())
+	}
+	return c.err(zkrecipes.ErrClosed)
+}
+
+// halt stops what Start started and waits for it.
+func (c *Cache) halt() {
+	c.mu.Lock()
+	stop := c.stop
+	c.stop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	c.wg.Wait()
+}
+
+// Close stops following the path and ends every subscription (each
+// delivers what it had queued, then its channel is closed). A cache makes
+// no node, so it deletes nothing, and it does not close the client. It
+// waits for the cache's goroutines, which end at once; it is idempotent and
+// returns nil. The watches it had set stay registered in the session until
+// their node changes or the session ends (go-zookeeper cannot remove one),
+// at the cost of a small buffered channel each, and no goroutine.
+func (c *Cache) Close() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	// First end what runs, a Start that waits included; then wait for it
+	// behind that Start.
+	c.halt()
+	c.startMu.Lock()
+	c.halt()
+	c.startMu.Unlock()
+	c.mu.Lock()
+	c.feed.End(nil)
+	c.mu.Unlock()
+	return nil
+}
+
+// readable says why the view cannot be read: the cache is closed (or its
+// client), or not started. Under mu.
+func (c *Cache) readableLocked() error {
+	switch {
+	case c.closed:
+		return zkrecipes.ErrClosed
+	case !c.started:
+		return zkrecipes.ErrNotStarted
+	case c.client.Closed():
+		return zkrecipes.ErrClosed
+	}
+	return nil
+}
+
+// Get returns the node at path from the view, and whether it is there. It
+// sends nothing; Err says whether the view may be stale. The Data is a
+// copy of the caller's own.
+func (c *Cache) Get(path string) (Node, bool, error) {
+	if err := c.usable(); err != nil {
+		return Node{}, false, err
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return Node{}, false, c.err(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.readableLocked(); err != nil {
+		return Node{}, false, c.err(err)
+	}
+	n, ok := c.view[path]
+	if !ok {
+		return Node{}, false, nil
+	}
+	return n.clone(), true, nil
+}
+
+// Children returns the children of path in the view, sorted by name (for
+// the Children shape, Children(Path()) is the whole view). A path not in
+// the view, or below the shape's depth, has none. It sends nothing.
+func (c *Cache) Children(path string) ([]Node, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, c.err(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.readableLocked(); err != nil {
+		return nil, c.err(err)
+	}
+	e, ok := c.ents[path]
+	if !ok {
+		return nil, nil
+	}
+	out := make([]Node, 0, len(e.kids))
+	for name := range e.kids {
+		if n, ok := c.view[framework.Join(path, name)]; ok {
+			out = append(out, n.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// Nodes returns the whole view, sorted by path. It sends nothing.
+func (c *Cache) Nodes() ([]Node, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.readableLocked(); err != nil {
+		return nil, c.err(err)
+	}
+	out := c.snapshotLocked()
+	for i := range out {
+		out[i] = out[i].clone()
+	}
+	return out, nil
+}
+
+// snapshotLocked returns the view sorted by path, sharing the data.
+func (c *Cache) snapshotLocked() []Node {
+	out := make([]Node, 0, len(c.view))
+	for _, n := range c.view {
+		out = append(out, *n)
+	}
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// Err is nil while the view is current: read over the client's current
+// link, with every watch set, and every change the watches reported read.
+// Otherwise it wraps ErrStale and the reason (zkrecipes.ErrSuspended,
+// zkrecipes.ErrSessionLost, or nothing more while the cache reads again).
+// Before Start it is zkrecipes.ErrNotStarted; after Close, or the
+// client's, zkrecipes.ErrClosed.
+func (c *Cache) Err() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	err := c.readableLocked()
+	stale := c.stale
+	c.mu.Unlock()
+	if err != nil {
+		return c.err(err)
+	}
+	// The client knows of a dead link before the engine hears of it.
+	switch c.client.State() {
+	case conn.StateLost:
+		return c.err(fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSessionLost))
+	case conn.StateSuspended:
+		if !errors.Is(stale, zkrecipes.ErrSessionLost) {
+			return c.err(fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSuspended))
+		}
+	}
+	return c.err(stale)
+}
+
+// Subscribe returns a subscription to the view: first a Snapshot of it as
+// it stands (empty before Start has read it), then every change in the
+// order ZooKeeper made them (see the package documentation), and Stale
+// and Current as the view stops and starts being current. A reader that
+// falls more than the buffer (WithBufferSize) behind loses what piled up
+// and gets one Overflow event with the whole view in its place: the cache
+// never waits for a reader, and a reader's memory stays bounded. The
+// channel is closed after Close of the Cache, once what was queued has
+// been taken, or at once by Close of the subscription; a reader that stops
+// reading before then must Close it. A nil or zero Cache's subscription
+// has ended.
+func (c *Cache) Subscribe() *framework.Subscription[Event] {
+	if c.usable() != nil {
+		var f framework.Feed[Event]
+		f.End(nil)
+		return f.Subscribe()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := Event{Type: Snapshot, Nodes: c.snapshotLocked(), Err: c.stale}
+	// catchUp runs inside Publish, which the engine calls under mu.
+	catchUp := func() Event { return Event{Type: Overflow, Nodes: c.snapshotLocked(), Err: c.stale} }
+	return c.feed.SubscribeBounded(first, c.cfg.buffer, catchUp)
+}
