@@ -83,7 +83,6 @@ type Node struct {
 	keepOnExit bool // a TTLNode's container: left for the server to reap
 
 	startMu sync.Mutex // serialises Start and Close
-	setMu   sync.Mutex // serialises Set
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 	kick    chan struct{}
