@@ -55,6 +55,9 @@
 //	disc-unregister <base> <name> <id>      disc-unregistered <id>
 //	disc-query <base> <name>                disc-instances <name> <hex of a JSON array>
 //	disc-provide <base> <name>              disc-provided <name> <id>|-
+//	group-join <path> <id> <payloadHex>     group-joined <id>
+//	group-members <id>                      group-members <id> <id>=<hex>,...
+//	group-leave <id>                        group-left <id>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -108,6 +111,10 @@
 // address, port, sslPort, enabled, payload and payloadClass (the Java
 // class the payload was read as), sorted by id; disc-provide asks a fresh
 // ServiceProvider (round-robin) for an instance.
+//
+// The group-* commands drive Curator's GroupMember, one per member id:
+// group-members answers its getCurrentMembers, sorted by id, payloads in
+// hex ("-" when empty).
 //
 // Commands for another recipe (leader latch...) take one register line in
 // the Agent's constructor and a handler; a recipe object that must outlive

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
@@ -1001,6 +1002,42 @@ public final class Agent {
         register("disc-unregister", 3, "<basePath> <name> <id>", this::discUnregister);
         register("disc-query", 2, "<basePath> <name>", this::discQuery);
         register("disc-provide", 2, "<basePath> <name>", this::discProvide);
+        register("group-join", 3, "<path> <id> <payloadHex>", this::groupJoin);
+        register("group-members", 1, "<id>", this::groupMembers);
+        register("group-leave", 1, "<id>", this::groupLeave);
+    }
+
+    private final Map<String, GroupMember> groupMembers = new ConcurrentHashMap<>();
+
+    /** group-join <path> <id> <payloadHex>: a started GroupMember, then "group-joined <id>". */
+    private void groupJoin(String[] a) {
+        GroupMember m = new GroupMember(client, a[0], a[1], fromHex(a[2]));
+        m.start();
+        groupMembers.put(a[1], m);
+        answer("group-joined " + a[1]);
+    }
+
+    /** group-members <id>: getCurrentMembers of member id, then "group-members <id> <id>=<hex>,..." sorted. */
+    private void groupMembers(String[] a) {
+        GroupMember m = groupMembers.get(a[0]);
+        if (m == null) {
+            throw new IllegalStateException("no member " + a[0]);
+        }
+        List<String> parts = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : new java.util.TreeMap<>(m.getCurrentMembers()).entrySet()) {
+            parts.add(e.getKey() + "=" + toHex(e.getValue()));
+        }
+        answer("group-members " + a[0] + " " + String.join(",", parts));
+    }
+
+    /** group-leave <id>: close the GroupMember, then "group-left <id>". */
+    private void groupLeave(String[] a) {
+        GroupMember m = groupMembers.remove(a[0]);
+        if (m == null) {
+            throw new IllegalStateException("no member " + a[0]);
+        }
+        m.close();
+        answer("group-left " + a[0]);
     }
 
     private ServiceDiscovery<Map> discovery(String basePath) throws Exception {
