@@ -33,6 +33,9 @@ var compileCases = []compileCase{
 	{"a countdown option on a Countdown", `_, _ = countdown.New(c, "/x", 3, countdown.WithParticipantID("a"))`, true},
 	{"a shared value and count without options", `_, _ = shared.NewValue(c, "/x", nil); _, _ = shared.NewCount(c, "/x", 1)`, true},
 	{"cache options on a Cache", `_, _ = cache.New(c, "/x", cache.Tree(2), cache.WithBufferSize(10), cache.WithoutData())`, true},
+	{"persistent options on a Node", `_, _ = persistent.New(c, "/x", nil, persistent.Protected(), persistent.Sequential(), persistent.WithTTL(time.Minute))`, true},
+	{"ttl options on a TTLNode", `_, _ = persistent.NewTTL(c, "/x", nil, time.Minute, persistent.WithChildName("t"), persistent.WithTouchFactor(3))`, true},
+	{"provider options on a Provider", `d, _ := discovery.New(c, "/x"); _, _ = d.NewProvider("s", discovery.WithStrategy(discovery.Sticky(discovery.Random())), discovery.WithDownInstancePolicy(time.Second, 2))`, true},
 
 	// What must not: an option of one recipe given to another.
 	{"a Mutex option on a SemaphoreMutex", `_, _ = mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable())`, false},
@@ -54,6 +57,9 @@ var compileCases = []compileCase{
 	{"an option on a shared Count", `_, _ = shared.NewCount(c, "/x", 1, counter.WithParticipantID("a"))`, false},
 	{"a mutex option on a Cache", `_, _ = cache.New(c, "/x", cache.Children(), mutex.WithParticipantID("a"))`, false},
 	{"a cache option on a Mutex", `_, _ = mutex.New(c, "/x", cache.WithoutData())`, false},
+	{"a Node option on a TTLNode", `_, _ = persistent.NewTTL(c, "/x", nil, time.Minute, persistent.Protected())`, false},
+	{"a TTLNode option on a Node", `_, _ = persistent.New(c, "/x", nil, persistent.WithChildName("t"))`, false},
+	{"a create option on a Node", `_, _ = persistent.New(c, "/x", nil, framework.WithParents())`, false},
 }
 
 const compilePrelude = `package main
@@ -67,8 +73,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
+	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
@@ -81,6 +89,8 @@ var (
 	_ cache.Option
 	_ counter.Option
 	_ countdown.Option
+	_ discovery.Instance
+	_ persistent.Option
 	_ shared.Versioned[int32]
 	_ leader.Func
 	_ mutex.Option

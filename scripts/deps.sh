@@ -3,7 +3,7 @@
 # against, from Debian's packages, when they are missing.
 set -euo pipefail
 
-pkgs=(zookeeper libcurator-recipes-java libcurator-framework-java libcurator-client-java)
+pkgs=(zookeeper libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java)
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -54,6 +54,14 @@
 //	                                        node-created <actualPath>
 //	node-set <path> <hex>                   node-set <path> <version>
 //	node-delete <path>                      node-deleted <path>
+//	disc-register <base> <name> <id> <address> <port> <payloadJsonHex>
+//	                                        disc-registered <id>
+//	disc-unregister <base> <name> <id>      disc-unregistered <id>
+//	disc-query <base> <name>                disc-instances <name> <hex of a JSON array>
+//	disc-provide <base> <name>              disc-provided <name> <id>|-
+//	group-join <path> <id> <payloadHex>     group-joined <id>
+//	group-members <id>                      group-members <id> <id>=<hex>,...
+//	group-leave <id>                        group-left <id>
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -99,6 +107,19 @@
 // shared-count-increment is a compare-and-set loop of its own. Values are
 // hex on the wire, "-" for empty.
 //
+// The disc-* commands drive curator-x-discovery's ServiceDiscovery (one
+// started per base path, built with ServiceDiscoveryBuilder's defaults:
+// Map payloads, JsonInstanceSerializer): disc-register registers a DYNAMIC
+// instance whose payload is the JSON object given (a HashMap);
+// disc-query answers queryForInstances as a JSON array of objects with id,
+// address, port, sslPort, enabled, payload and payloadClass (the Java
+// class the payload was read as), sorted by id; disc-provide asks a fresh
+// ServiceProvider (round-robin) for an instance.
+//
+// The group-* commands drive Curator's GroupMember, one per member id:
+// group-members answers its getCurrentMembers, sorted by id, payloads in
+// hex ("-" when empty).
+//
 // Commands for another recipe (leader latch...) take one register line in
 // the Agent's constructor and a handler; a recipe object that must outlive
 // one command, or stay on one thread, lives in the Agent's per-name Actor.
@@ -129,7 +150,7 @@ import (
 )
 
 // InstallHint installs what the Agent needs on Debian.
-const InstallHint = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java default-jdk-headless"
+const InstallHint = "apt-get install -y libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java default-jdk-headless"
 
 // javaDir is where Debian puts the jars.
 const javaDir = "/usr/share/java"
@@ -139,7 +160,8 @@ const javaDir = "/usr/share/java"
 // Curator's and ZooKeeper's warnings go to stderr, which is kept and shown
 // when a test fails (see logProps).
 var jars = []string{
-	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar", "curator-x-discovery.jar",
+	"jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar",
 	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-simple.jar",
 }
 

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
@@ -56,6 +57,11 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.ServiceProvider;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 public final class Agent {
     /** A command's handler; args excludes the command word. */
@@ -186,6 +192,7 @@ public final class Agent {
         register("shared-close", 1, "<name>", this::sharedClose);
         registerBarriers();
         registerNodes();
+        registerDiscovery();
         register("quit", 0, "", args -> quit());
     }
 
@@ -1029,6 +1036,123 @@ public final class Agent {
             boolean left = act.existing(DistributedDoubleBarrier.class).leave(maxWaitMs, TimeUnit.MILLISECONDS);
             answer("dbarrier-left " + name + " " + left);
         });
+    }
+
+    // ---- curator-x-discovery ----
+
+    /** One started ServiceDiscovery per base path, with Map payloads and Curator's default serializer. */
+    private final Map<String, ServiceDiscovery<Map>> discoveries = new ConcurrentHashMap<>();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private void registerDiscovery() {
+        register("disc-register", 6, "<basePath> <name> <id> <address> <port> <payloadJsonHex>", this::discRegister);
+        register("disc-unregister", 3, "<basePath> <name> <id>", this::discUnregister);
+        register("disc-query", 2, "<basePath> <name>", this::discQuery);
+        register("disc-provide", 2, "<basePath> <name>", this::discProvide);
+        register("group-join", 3, "<path> <id> <payloadHex>", this::groupJoin);
+        register("group-members", 1, "<id>", this::groupMembers);
+        register("group-leave", 1, "<id>", this::groupLeave);
+    }
+
+    private final Map<String, GroupMember> groupMembers = new ConcurrentHashMap<>();
+
+    /** group-join <path> <id> <payloadHex>: a started GroupMember, then "group-joined <id>". */
+    private void groupJoin(String[] a) {
+        GroupMember m = new GroupMember(client, a[0], a[1], fromHex(a[2]));
+        m.start();
+        groupMembers.put(a[1], m);
+        answer("group-joined " + a[1]);
+    }
+
+    /** group-members <id>: getCurrentMembers of member id, then "group-members <id> <id>=<hex>,..." sorted. */
+    private void groupMembers(String[] a) {
+        GroupMember m = groupMembers.get(a[0]);
+        if (m == null) {
+            throw new IllegalStateException("no member " + a[0]);
+        }
+        List<String> parts = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : new java.util.TreeMap<>(m.getCurrentMembers()).entrySet()) {
+            parts.add(e.getKey() + "=" + toHex(e.getValue()));
+        }
+        answer("group-members " + a[0] + " " + String.join(",", parts));
+    }
+
+    /** group-leave <id>: close the GroupMember, then "group-left <id>". */
+    private void groupLeave(String[] a) {
+        GroupMember m = groupMembers.remove(a[0]);
+        if (m == null) {
+            throw new IllegalStateException("no member " + a[0]);
+        }
+        m.close();
+        answer("group-left " + a[0]);
+    }
+
+    private ServiceDiscovery<Map> discovery(String basePath) throws Exception {
+        synchronized (discoveries) {
+            ServiceDiscovery<Map> d = discoveries.get(basePath);
+            if (d == null) {
+                d = ServiceDiscoveryBuilder.builder(Map.class).client(client).basePath(basePath).build();
+                d.start();
+                discoveries.put(basePath, d);
+            }
+            return d;
+        }
+    }
+
+    /**
+     * disc-register <basePath> <name> <id> <address> <port> <payloadJsonHex>:
+     * registerService of a DYNAMIC instance whose payload is the JSON object
+     * given (a HashMap), then "disc-registered <id>".
+     */
+    @SuppressWarnings("unchecked")
+    private void discRegister(String[] a) throws Exception {
+        Map<String, Object> payload = JSON.readValue(fromHex(a[5]), HashMap.class);
+        ServiceInstance<Map> inst = ServiceInstance.<Map>builder()
+                .name(a[1]).id(a[2]).address(a[3]).port(Integer.parseInt(a[4])).payload(payload).build();
+        discovery(a[0]).registerService(inst);
+        answer("disc-registered " + a[2]);
+    }
+
+    /** disc-unregister <basePath> <name> <id>: unregisterService, then "disc-unregistered <id>". */
+    private void discUnregister(String[] a) throws Exception {
+        ServiceDiscovery<Map> d = discovery(a[0]);
+        ServiceInstance<Map> inst = d.queryForInstance(a[1], a[2]);
+        if (inst == null) {
+            throw new IllegalStateException("no instance " + a[1] + "/" + a[2]);
+        }
+        d.unregisterService(inst);
+        answer("disc-unregistered " + a[2]);
+    }
+
+    /**
+     * disc-query <basePath> <name>: queryForInstances, then "disc-instances
+     * <name> <hex>" where hex is a JSON array of {id, address, port, sslPort,
+     * enabled, payload, payloadClass}, sorted by id.
+     */
+    private void discQuery(String[] a) throws Exception {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (ServiceInstance<Map> inst : discovery(a[0]).queryForInstances(a[1])) {
+            Map<String, Object> m = new java.util.TreeMap<>();
+            m.put("id", inst.getId());
+            m.put("address", inst.getAddress());
+            m.put("port", inst.getPort());
+            m.put("sslPort", inst.getSslPort());
+            m.put("enabled", inst.isEnabled());
+            m.put("payload", inst.getPayload());
+            m.put("payloadClass", inst.getPayload() == null ? null : inst.getPayload().getClass().getName());
+            out.add(m);
+        }
+        out.sort((x, y) -> ((String) x.get("id")).compareTo((String) y.get("id")));
+        answer("disc-instances " + a[1] + " " + toHex(JSON.writeValueAsBytes(out)));
+    }
+
+    /** disc-provide <basePath> <name>: a started ServiceProvider's getInstance, then "disc-provided <name> <id>|-". */
+    private void discProvide(String[] a) throws Exception {
+        try (ServiceProvider<Map> p = discovery(a[0]).serviceProviderBuilder().serviceName(a[1]).build()) {
+            p.start();
+            ServiceInstance<Map> inst = p.getInstance();
+            answer("disc-provided " + a[1] + " " + (inst == null ? "-" : inst.getId()));
+        }
     }
 
     private static void logLine(FileOutputStream log, String line) throws IOException {

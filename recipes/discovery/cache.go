@@ -1,0 +1,163 @@
+package discovery
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/childwatch"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+)
+
+// Cache is Curator's ServiceCache: the instances of one service, kept
+// current from the nodes under basePath/<name>. Make one with
+// Discovery.NewCache.
+type Cache struct {
+	d    *Discovery
+	name string
+	path string
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	w       *childwatch.Watcher
+	fwd     sync.WaitGroup
+	feed    framework.Feed[struct{}]
+}
+
+// NewCache returns a cache of service name's instances. Nothing is sent
+// before Start.
+func (d *Discovery) NewCache(name string) (*Cache, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := checkSegment("name", name); err != nil {
+		return nil, d.err(err)
+	}
+	return &Cache{d: d, name: name, path: d.namePath(name)}, nil
+}
+
+func (c *Cache) usable() error {
+	if c == nil || c.d == nil {
+		return framework.RecipeErr("service cache", "", fmt.Errorf("%w: a nil or zero Cache: make one with Discovery.NewCache", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+func (c *Cache) err(err error) error { return framework.RecipeErr("service cache", c.path, err) }
+
+// Path returns basePath/<name>.
+func (c *Cache) Path() string {
+	if c == nil {
+		return ""
+	}
+	return c.path
+}
+
+// Start reads the instances and follows them until Close; it returns once
+// they have been read, or with ctx's error.
+func (c *Cache) Start(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return c.err(errs.ErrNilContext)
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return c.err(zkrecipes.ErrClosed)
+	case c.started:
+		c.mu.Unlock()
+		return c.err(zkrecipes.ErrStarted)
+	}
+	c.started = true
+	w := childwatch.Start(c.d.client, c.path)
+	c.w = w
+	sub := w.Subscribe()
+	c.fwd.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.fwd.Done()
+		for range sub.Changes() {
+			c.feed.Publish(struct{}{})
+		}
+	}()
+	if err := w.Wait(ctx); err != nil {
+		// Nothing keeps running: Start may be called again.
+		w.Close()
+		c.fwd.Wait()
+		c.mu.Lock()
+		c.w, c.started = nil, false
+		c.mu.Unlock()
+		return c.err(err)
+	}
+	return nil
+}
+
+// Instances returns the instances as last read, sorted by id; nodes that
+// are not Curator's JSON are left out. The error is nil while the view is
+// current; otherwise it says why it may be stale (the instances are
+// returned all the same). Before Start it is zkrecipes.ErrNotStarted.
+func (c *Cache) Instances() ([]Instance, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	w, closed := c.w, c.closed
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return nil, c.err(zkrecipes.ErrClosed)
+	case w == nil:
+		return nil, c.err(zkrecipes.ErrNotStarted)
+	}
+	view, stale := w.View()
+	out := make([]Instance, 0, len(view))
+	for _, ch := range view {
+		inst, err := decode(framework.Join(c.path, ch.Name), ch.Data)
+		if err != nil {
+			c.d.client.Logger().Debug("zookeeper service cache: skipping a node", "err", err)
+			continue
+		}
+		out = append(out, inst)
+	}
+	return out, c.err(stale)
+}
+
+// Subscribe returns a subscription that receives a value each time the
+// instances change (Curator's ServiceCacheListener.cacheChanged); read
+// Instances for the new list.
+func (c *Cache) Subscribe() *framework.Subscription[struct{}] {
+	if c.usable() != nil {
+		var f framework.Feed[struct{}]
+		f.End(nil)
+		return f.Subscribe()
+	}
+	return c.feed.Subscribe()
+}
+
+// Close stops following the instances and ends the subscriptions. It is
+// idempotent.
+func (c *Cache) Close() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	w := c.w
+	c.mu.Unlock()
+	if w != nil {
+		w.Close()
+	}
+	c.fwd.Wait()
+	c.feed.End(nil)
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package discovery is service discovery wire-compatible with Apache
+// Curator's curator-x-discovery 5.4: ServiceDiscovery (Discovery),
+// ServiceInstance (Instance), ServiceCache (Cache) and ServiceProvider
+// (Provider) with its strategies (RoundRobin, Random, Sticky) and
+// DownInstancePolicy (WithDownInstancePolicy). Go and Java processes
+// register into, and find each other in, the same base path.
+//
+// # Protocol
+//
+// An instance of service name with id lives at basePath/<name>/<id>, its
+// data the JSON of Curator's JsonInstanceSerializer: an object with name,
+// id, address, port, sslPort, payload, registrationTimeUTC, serviceType,
+// uriSpec and enabled, in that order (Instance.MarshalJSON writes exactly
+// the bytes Curator's serializer writes in its full form; Curator's
+// default, compatible, form leaves out "enabled", which reads as true).
+// Curator types the payload with Jackson's "@class" property; Instance
+// keeps the payload's JSON as it is, so a Java payload read and written
+// back by Go is unchanged, and a Go payload meant for Java carries its
+// "@class" (see Instance.Payload). The node is ephemeral for Dynamic
+// instances, ephemeral-sequential for DynamicSequential (its name is the
+// id and a sequence number, as in Curator), persistent for Static and
+// Permanent; the service's node is made as a container.
+//
+// # Beyond Curator
+//
+//   - A registration is a persistent.Node: a Dynamic instance is made
+//     again as soon as a new session is up after an expiry, and after a
+//     delete by someone else, with its last Update (Curator re-registers on
+//     reconnection only). Register returns once the node is in place, and
+//     Registration says whether it still is.
+//   - The Cache says when its view may be stale (the error of
+//     Cache.Instances), and catches up after every gap.
+//   - Bad input (a name or an id that is not one path segment, a payload
+//     that is not JSON, an instance too large for a node) is refused
+//     before anything is sent.
+//
+// The Cache here re-reads the whole service after each change: a round trip
+// per instance, fine for the tens or hundreds of instances a service has.
+// It moves onto the module's cache (recipes/cache) once that exists.
+//
+// Every error names the recipe and its path ("service discovery
+// /services: ...", "service cache /services/billing: ...") and wraps the
+// module's sentinels; ErrNotRegistered and ErrNoInstance are this
+// package's own.
+package discovery

@@ -1,0 +1,43 @@
+package discovery_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/recipes/discovery"
+)
+
+// Close of a Discovery, a Cache and a Provider ends all their goroutines,
+// with the link up or down.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs())
+	before := []goleak.Option{goleak.IgnoreCurrent(),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).pump"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).accept.func3"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		testkit.IdleWorkers()}
+	for _, down := range []bool{false, true} {
+		d, err := discovery.New(c, "/leak")
+		require.NoError(t, err)
+		require.NoError(t, d.Register(ctxT(t, 30*time.Second), discovery.NewInstance("s")))
+		prov, err := d.NewProvider("s")
+		require.NoError(t, err)
+		require.NoError(t, prov.Start(ctxT(t, 30*time.Second)))
+		if down {
+			p.Blackhole()
+		}
+		require.NoError(t, prov.Close())
+		require.NoError(t, d.Close())
+		p.Heal()
+		require.NoError(t, c.Drain(ctxT(t, 30*time.Second)))
+		goleak.VerifyNone(t, before...)
+	}
+}

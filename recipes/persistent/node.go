@@ -1,0 +1,741 @@
+package persistent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+)
+
+// The recipes' names in their errors.
+const (
+	nodeRecipe = "persistent node"
+	ttlRecipe  = "persistent ttl node"
+)
+
+// The errors of this package's own; those every recipe shares are the
+// module's (zkrecipes.ErrClosed, zkrecipes.ErrSuspended, ...).
+var (
+	// ErrNotInPlace is Err's error while the node is not known to be in
+	// place with the latest data; it also matches the reason
+	// (zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost,
+	// zkrecipes.ErrNodeDeleted, ErrOtherOwner, or the error of a request
+	// that failed).
+	ErrNotInPlace = errors.New("node not in place")
+	// ErrOtherOwner: an ephemeral node of another session is at the
+	// node's path (a process that used the same path, or this one's own
+	// previous session, not yet expired). The Node waits for it to go and
+	// then makes its own; it never writes into another session's node.
+	ErrOtherOwner = errors.New("path taken by an ephemeral node of another session")
+)
+
+// Status is where the node stands, as a Node's Subscribe delivers it.
+type Status struct {
+	// InPlace is true while the node exists, holds the Node's latest data
+	// (Set), and, for an ephemeral node, belongs to the client's current
+	// session, as last checked over the current link.
+	InPlace bool
+	// Path is the node's actual path (with the protected prefix and the
+	// sequence number, if any); "" before it was first made.
+	Path string
+	// Czxid is the zxid that made the node in place (0 when not in
+	// place): each re-creation has a higher one.
+	Czxid int64
+	// Owner is the session that owns the ephemeral node in place (0 for a
+	// persistent node, or when not in place).
+	Owner int64
+	// Err says why the node is not in place (nil when it is). It wraps
+	// the reason, as Err's error does.
+	Err error
+}
+
+func (s Status) same(o Status) bool {
+	if s.InPlace != o.InPlace || s.Path != o.Path || s.Czxid != o.Czxid || s.Owner != o.Owner {
+		return false
+	}
+	if (s.Err == nil) != (o.Err == nil) {
+		return false
+	}
+	return s.Err == nil || s.Err.Error() == o.Err.Error()
+}
+
+// Node is a Curator PersistentNode: a node that a process keeps in place
+// from Start to Close, making it again whenever it goes (session loss,
+// a delete by someone else). Its methods may be called from any
+// goroutine; make one with New.
+type Node struct {
+	recipe     string
+	client     *framework.Client
+	path       string
+	mode       framework.CreateMode // of the first create
+	protected  bool
+	ttl        time.Duration
+	keepOnExit bool // a TTLNode's container: left for the server to reap
+
+	startMu sync.Mutex // serialises Start and Close
+	wg      sync.WaitGroup
+	cancel  context.CancelFunc
+	kick    chan struct{}
+
+	feed framework.Feed[Status] // published under mu
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	data    []byte
+	gen     uint64 // counts Sets: data's generation
+	written uint64 // the generation known to be on the node in place
+	actual  string // the node's name once first made
+	status  Status
+	link    conn.Session // the link status was checked over
+	owner   int64        // the session of the last create sent (0: none)
+	changed chan struct{}
+}
+
+// New returns a Node at path with data: by default an ephemeral node at
+// exactly path (Curator's CreateMode.EPHEMERAL); Protected, Sequential,
+// Persistent and WithTTL choose another kind. Missing parents are made as
+// containers, as Curator's default (useParentCreation). Nothing is sent
+// before Start; data too large for the node, and bad options, are refused
+// now.
+func New(client *framework.Client, path string, data []byte, opts ...Option) (*Node, error) {
+	var cfg config
+	for _, o := range opts {
+		if o != nil {
+			o.applyNode(&cfg)
+		}
+	}
+	return newNode(nodeRecipe, client, path, data, cfg)
+}
+
+func newNode(recipe string, client *framework.Client, path string, data []byte, cfg config) (*Node, error) {
+	if client == nil {
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
+	}
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
+	}
+	if cfg.err != nil {
+		return nil, framework.RecipeErr(recipe, path, cfg.err)
+	}
+	n := &Node{
+		recipe:    recipe,
+		client:    client,
+		path:      path,
+		protected: cfg.protected,
+		ttl:       cfg.ttl,
+		kick:      make(chan struct{}, 1),
+		changed:   make(chan struct{}),
+		data:      bytes.Clone(data),
+		gen:       1, // New's data; written is 0 until it is on the node
+	}
+	switch {
+	case cfg.container:
+		n.mode, n.keepOnExit = framework.Container, true
+	case cfg.ttl > 0 && cfg.sequential:
+		n.mode = framework.PersistentSequentialWithTTL
+	case cfg.ttl > 0:
+		n.mode = framework.PersistentWithTTL
+	case cfg.persistent && cfg.sequential:
+		n.mode = framework.PersistentSequential
+	case cfg.persistent:
+		n.mode = framework.Persistent
+	case cfg.sequential:
+		n.mode = framework.EphemeralSequential
+	default:
+		n.mode = framework.Ephemeral
+	}
+	if n.data == nil {
+		n.data = []byte{}
+	}
+	if err := n.check(data); err != nil {
+		return nil, n.err(err)
+	}
+	n.status = Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}
+	return n, nil
+}
+
+// check refuses data the server would refuse in the node's create.
+func (n *Node) check(data []byte) error {
+	if err := n.client.CheckCreate(n.path, data, n.createOptions(true)...); err != nil {
+		return fmt.Errorf("data of %d bytes: %w", len(data), err)
+	}
+	return nil
+}
+
+func (n *Node) ephemeral() bool {
+	return n.mode == framework.Ephemeral || n.mode == framework.EphemeralSequential
+}
+
+func (n *Node) sequential() bool {
+	switch n.mode {
+	case framework.EphemeralSequential, framework.PersistentSequential, framework.PersistentSequentialWithTTL:
+		return true
+	}
+	return false
+}
+
+// again is the mode of a re-creation: the name is known, so it is never
+// sequential again.
+func (n *Node) again() framework.CreateMode {
+	switch n.mode {
+	case framework.EphemeralSequential:
+		return framework.Ephemeral
+	case framework.PersistentSequential:
+		return framework.Persistent
+	case framework.PersistentSequentialWithTTL:
+		return framework.PersistentWithTTL
+	}
+	return n.mode
+}
+
+// createOptions are the options of the first create (first) or of a
+// re-creation at the name already made.
+func (n *Node) createOptions(first bool) []framework.CreateOption {
+	mode := n.mode
+	if !first {
+		mode = n.again()
+	}
+	opts := []framework.CreateOption{framework.WithMode(mode), framework.WithParentContainers()}
+	if n.ttl > 0 {
+		opts = append(opts, framework.WithTTL(n.ttl))
+	}
+	switch {
+	case n.protected && first:
+		opts = append(opts, framework.Protected())
+	case n.protected:
+		// The protected name carries a UUID of ours: nobody else makes it.
+		opts = append(opts, framework.UniqueName())
+	case n.ephemeral() || n.sequential():
+		// Resent after a lost reply, an ephemeral create would fail with
+		// NodeExists on its own node (harmless: ownership is checked
+		// next), and a sequential one would make a second node; sent at
+		// most once, an unknown outcome is settled by looking.
+		opts = append(opts, framework.CreateAtMostOnce())
+	}
+	return opts
+}
+
+// usable says why n cannot be used: it is nil or a zero Node.
+func (n *Node) usable() error {
+	if n == nil || n.client == nil {
+		return framework.RecipeErr(nodeRecipe, "", fmt.Errorf("%w: a nil or zero Node: make one with New", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+func (n *Node) err(err error) error { return framework.RecipeErr(n.recipe, n.path, err) }
+
+// Path returns the path the Node was made with (without the protected
+// prefix or the sequence number: see ActualPath).
+func (n *Node) Path() string {
+	if n == nil {
+		return ""
+	}
+	return n.path
+}
+
+// ActualPath returns the node's path as made (with the protected prefix and
+// the sequence number, if any), as Curator's getActualPath; "" before it
+// was first made.
+func (n *Node) ActualPath() string {
+	if n.usable() != nil {
+		return ""
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.actual
+}
+
+// Data returns the data the node is kept with: the last Set's, or New's.
+func (n *Node) Data() []byte {
+	if n.usable() != nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return bytes.Clone(n.data)
+}
+
+// Start makes the node (and its missing parents, as containers) and keeps
+// it in place until Close. It returns once the node is in place, or with
+// ctx's error, leaving nothing behind (Start may then be called again). An
+// ephemeral node of another session at the path is waited for: it is never
+// taken over. A second Start after one succeeded fails with
+// zkrecipes.ErrStarted.
+func (n *Node) Start(ctx context.Context) error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return n.err(errs.ErrNilContext)
+	}
+	return n.err(n.start(ctx))
+}
+
+func (n *Node) start(ctx context.Context) error {
+	n.startMu.Lock()
+	defer n.startMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	switch {
+	case n.closed:
+		n.mu.Unlock()
+		return zkrecipes.ErrClosed
+	case n.started:
+		n.mu.Unlock()
+		return zkrecipes.ErrStarted
+	}
+	if n.client.Closed() {
+		n.mu.Unlock()
+		return contend.Err(zkrecipes.ErrClosed, true)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.started = true
+	n.setStatusLocked(Status{Err: fmt.Errorf("%w: being made", ErrNotInPlace)}, conn.Session{})
+	sub := n.client.Subscribe()
+	n.wg.Add(1)
+	n.mu.Unlock()
+	go func() {
+		defer n.wg.Done()
+		n.run(life, sub)
+	}()
+	if err := n.wait(ctx, 0); err != nil {
+		// Nothing left behind: the node goes, and the Node can start
+		// again.
+		n.stop()
+		n.mu.Lock()
+		closed := n.closed
+		n.started, n.actual, n.owner, n.written = false, "", 0, 0
+		n.setStatusLocked(Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}, conn.Session{})
+		n.mu.Unlock()
+		if closed {
+			return zkrecipes.ErrClosed
+		}
+		return err
+	}
+	return nil
+}
+
+// stop ends the keeper and deletes the node (unless it is a TTLNode's
+// container): what Close and a failed Start share.
+func (n *Node) stop() {
+	n.mu.Lock()
+	cancel := n.cancel
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	n.wg.Wait()
+	n.mu.Lock()
+	actual, owner := n.actual, n.owner
+	n.mu.Unlock()
+	if actual == "" || n.keepOnExit {
+		return
+	}
+	c := n.client
+	if c.Closed() {
+		return // the session and its ephemerals are gone
+	}
+	ctx, cancelDel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelDel()
+	var err error
+	if n.ephemeral() {
+		if owner == 0 {
+			return // never sent
+		}
+		// Only the node of the session that made it: a node another
+		// session has made at the name since is left alone.
+		err = c.DeleteOwned(ctx, actual, owner)
+	} else {
+		// DeleteLater returns at once; the delete goes on in the
+		// background, which Drain and the client's Close wait for.
+		err = c.DeleteLater(actual, 0)
+	}
+	if err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
+		c.Logger().Debug("zookeeper persistent node: delete at close failed", "path", actual, "err", err)
+	}
+}
+
+// wait waits until the node is in place with data of generation gen or
+// later.
+func (n *Node) wait(ctx context.Context, gen uint64) error {
+	for {
+		n.mu.Lock()
+		st, written, ch, closed := n.status, n.written, n.changed, n.closed
+		n.mu.Unlock()
+		if closed {
+			return zkrecipes.ErrClosed
+		}
+		if st.InPlace && written >= gen {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.client.Done():
+			return contend.Err(zkrecipes.ErrClosed, true)
+		}
+	}
+}
+
+// Wait waits until the node is in place with the latest data, or ctx
+// ends. It fails with zkrecipes.ErrNotStarted before Start and with
+// zkrecipes.ErrClosed after Close.
+func (n *Node) Wait(ctx context.Context) error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return n.err(errs.ErrNilContext)
+	}
+	n.mu.Lock()
+	started, closed, gen := n.started, n.closed, n.gen
+	n.mu.Unlock()
+	switch {
+	case closed:
+		return n.err(zkrecipes.ErrClosed)
+	case !started:
+		return n.err(zkrecipes.ErrNotStarted)
+	}
+	return n.err(n.wait(ctx, gen))
+}
+
+// Set makes data the node's data, now and whenever it is made again, as
+// Curator's setData, and returns once it is on the node in place, or with
+// ctx's error (the data is kept all the same, and written as soon as the
+// node is in place again). Data too large for the node is refused before
+// anything changes.
+func (n *Node) Set(ctx context.Context, data []byte) error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return n.err(errs.ErrNilContext)
+	}
+	if err := n.check(data); err != nil {
+		return n.err(err)
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return n.err(zkrecipes.ErrClosed)
+	}
+	if !n.started {
+		n.mu.Unlock()
+		return n.err(zkrecipes.ErrNotStarted)
+	}
+	n.data = bytes.Clone(data)
+	if n.data == nil {
+		n.data = []byte{}
+	}
+	n.gen++
+	gen := n.gen
+	if n.status.InPlace {
+		n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: writing new data", ErrNotInPlace)}, n.link)
+	}
+	n.mu.Unlock()
+	n.poke()
+	return n.err(n.wait(ctx, gen))
+}
+
+func (n *Node) poke() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Status returns where the node stands now; it sends nothing.
+func (n *Node) Status() Status {
+	if err := n.usable(); err != nil {
+		return Status{Err: err}
+	}
+	n.mu.Lock()
+	st, link := n.status, n.link
+	n.mu.Unlock()
+	return n.current(st, link)
+}
+
+// current is st, unless the link it was checked over can no longer be
+// trusted under the client's error policy.
+func (n *Node) current(st Status, link conn.Session) Status {
+	if !st.InPlace {
+		return st
+	}
+	c := n.client
+	select {
+	case <-c.LossSignal(link):
+	default:
+		return st
+	}
+	reason := zkrecipes.ErrSuspended
+	select {
+	case <-link.Lost:
+		reason = zkrecipes.ErrSessionLost
+	default:
+	}
+	if c.Closed() {
+		reason = zkrecipes.ErrClosed
+	}
+	return Status{Path: st.Path, Err: fmt.Errorf("%w: %w", ErrNotInPlace, reason)}
+}
+
+// Err is nil while the node is in place (see Status.InPlace); otherwise
+// it wraps ErrNotInPlace and the reason. After Close it is
+// zkrecipes.ErrClosed.
+func (n *Node) Err() error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	closed := n.closed
+	n.mu.Unlock()
+	if closed {
+		return n.err(zkrecipes.ErrClosed)
+	}
+	return n.err(n.Status().Err)
+}
+
+// Subscribe returns a subscription to the node's Status from now on,
+// beginning with the current one: a new value each time the node is made,
+// goes, or stops being trusted (the link dropped, the session was lost).
+// Its channel is closed after Close of the Node, once the values queued
+// before have been taken, or at once by Close of the subscription.
+func (n *Node) Subscribe() *framework.Subscription[Status] {
+	if n.usable() != nil {
+		var f framework.Feed[Status]
+		f.End(nil)
+		return f.Subscribe()
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.feed.SubscribeWith(n.current(n.status, n.link))
+}
+
+// setStatusLocked records st, checked over link, and publishes it if it
+// differs from the last.
+func (n *Node) setStatusLocked(st Status, link conn.Session) {
+	n.link = link
+	if st.same(n.status) {
+		return
+	}
+	n.status = st
+	n.feed.Publish(st)
+	close(n.changed)
+	n.changed = make(chan struct{})
+}
+
+// notInPlace records that the node is not in place, for reason.
+func (n *Node) notInPlace(reason error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
+	n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: %w", ErrNotInPlace, reason)}, n.link)
+}
+
+// errAgain: reconcile changed something; look again at once.
+var errAgain = errors.New("look again")
+
+// run keeps the node in place until life ends or the client closes.
+func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]) {
+	defer sub.Close()
+	c := n.client
+	const minPause, maxPause = 20 * time.Millisecond, time.Second
+	pause := minPause
+	for life.Err() == nil {
+		var watch <-chan zk.Event
+		var retry <-chan time.Time
+		wctx, wcancel := context.WithCancel(life)
+		if c.State().IsConnected() {
+			link := c.Session()
+			// A reconcile under way on a link that drops is abandoned, so
+			// that the drop is reported now, not when the retries end.
+			n.wg.Add(1)
+			go func() {
+				defer n.wg.Done()
+				select {
+				case <-link.Suspended:
+					wcancel()
+				case <-wctx.Done():
+				}
+			}()
+			w, err := n.reconcile(wctx, link)
+			switch {
+			case err == nil:
+				watch, pause = w, minPause
+			case errors.Is(err, errAgain):
+				wcancel()
+				continue
+			case life.Err() != nil:
+				wcancel()
+				return
+			case wctx.Err() != nil:
+				// The link dropped: the subscription says what next, or,
+				// if it has said it already, a look after a pause.
+				retry = time.After(pause)
+			default:
+				n.notInPlace(err)
+				c.Logger().Debug("zookeeper persistent node: will try again", "path", n.path, "err", err)
+				retry = time.After(pause)
+				pause = min(2*pause, maxPause)
+			}
+		}
+		select {
+		case ev, ok := <-sub.Changes():
+			if !ok {
+				wcancel()
+				return
+			}
+			switch ev.State {
+			case conn.StateSuspended:
+				if c.ErrorPolicy() == framework.StandardPolicy {
+					n.notInPlace(zkrecipes.ErrSuspended)
+				}
+			case conn.StateLost:
+				n.notInPlace(zkrecipes.ErrSessionLost)
+			case conn.StateClosed:
+				wcancel()
+				return
+			}
+		case <-watch:
+		case <-retry:
+		case <-n.kick:
+		case <-life.Done():
+		}
+		wcancel()
+	}
+}
+
+// reconcile makes the node, or checks that it is in place with the latest
+// data and sets a watch on it. It returns the watch when there is nothing
+// to do until it fires, errAgain when it changed something.
+func (n *Node) reconcile(ctx context.Context, link conn.Session) (<-chan zk.Event, error) {
+	c := n.client
+	n.mu.Lock()
+	actual, data, gen, written := n.actual, n.data, n.gen, n.written
+	n.mu.Unlock()
+
+	if actual == "" {
+		n.setOwner(link.ID)
+		name, err := c.Create(ctx, n.path, data, n.createOptions(true)...)
+		if err == nil {
+			n.mu.Lock()
+			n.actual, n.written = name, gen
+			n.mu.Unlock()
+			return nil, errAgain
+		}
+		if !n.sequential() && !n.protected &&
+			(errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zkrecipes.ErrOutcomeUnknown)) {
+			// The name is known: whose node it is, the check says.
+			n.mu.Lock()
+			n.actual = n.path
+			n.mu.Unlock()
+			return nil, errAgain
+		}
+		return nil, err
+	}
+
+	exists, st, watch, err := c.ExistsW(ctx, actual)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		n.notInPlace(zkrecipes.ErrNodeDeleted)
+		n.setOwner(link.ID)
+		_, err := c.Create(ctx, actual, data, n.createOptions(false)...)
+		switch {
+		case err == nil:
+			n.mu.Lock()
+			n.written = max(n.written, gen)
+			n.mu.Unlock()
+			return nil, errAgain
+		case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zkrecipes.ErrOutcomeUnknown):
+			return nil, errAgain
+		}
+		return nil, err
+	}
+	if n.ephemeral() && st.EphemeralOwner != link.ID {
+		n.notInPlace(fmt.Errorf("%w: session 0x%x", ErrOtherOwner, st.EphemeralOwner))
+		return watch, nil
+	}
+	if written < gen {
+		// Data set while the node was away, or a node found in place
+		// that this Node did not make with its data (Curator's setData
+		// after NodeExists). The version is the one just checked: a node
+		// changed meanwhile is looked at again first.
+		_, err := c.Set(ctx, actual, data, st.Version)
+		switch {
+		case err == nil:
+			n.mu.Lock()
+			n.written = max(n.written, gen)
+			n.mu.Unlock()
+			return nil, errAgain
+		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+			return nil, errAgain
+		}
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.gen != gen {
+		return nil, errAgain // Set meanwhile
+	}
+	owner := int64(0)
+	if n.ephemeral() {
+		owner = st.EphemeralOwner
+	}
+	n.setStatusLocked(Status{InPlace: true, Path: actual, Czxid: st.Czxid, Owner: owner}, link)
+	return watch, nil
+}
+
+func (n *Node) setOwner(id int64) {
+	n.mu.Lock()
+	n.owner = id
+	n.mu.Unlock()
+}
+
+// Close stops keeping the node and deletes it (of any kind, as Curator's
+// close), guaranteed: an ephemeral node only while it is still the one
+// this Node's session made. It ends a Start in progress with
+// zkrecipes.ErrClosed, and every subscription (each delivers what it had
+// queued, then its channel is closed). The client is not closed. It is
+// idempotent and returns nil.
+func (n *Node) Close() error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	close(n.changed)
+	n.changed = make(chan struct{})
+	n.mu.Unlock()
+	n.startMu.Lock() // a Start in progress has seen closed and ended
+	defer n.startMu.Unlock()
+	n.stop()
+	n.mu.Lock()
+	n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrClosed)}, conn.Session{})
+	n.mu.Unlock()
+	n.feed.End(nil)
+	return nil
+}

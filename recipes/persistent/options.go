@@ -1,0 +1,105 @@
+package persistent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes"
+)
+
+// Option configures a Node (New).
+type Option interface{ applyNode(*config) }
+
+type option func(*config)
+
+func (f option) applyNode(c *config) { f(c) }
+
+// config is what the options set; err is the first bad value given.
+type config struct {
+	protected  bool
+	sequential bool
+	persistent bool
+	container  bool // a TTLNode's parent
+	ttl        time.Duration
+	err        error
+}
+
+func (c *config) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// Protected names the node in Curator's protected form,
+// "_c_<uuid>-<name>", as Curator's useProtection: a create whose reply
+// was lost finds its node instead of making a second one. The node keeps
+// its name (the same UUID, and the same sequence number if Sequential)
+// each time it is made again.
+func Protected() Option {
+	return option(func(c *config) { c.protected = true })
+}
+
+// Sequential makes the node sequential the first time: the server appends
+// a 10-digit sequence number to its name. When the node is made again
+// (after a session loss, or a delete by someone else) it keeps the name it
+// got, as Curator's PersistentNode does. Without Protected, a create whose
+// reply was lost cannot find its node: a second one may be made, as in
+// Curator.
+func Sequential() Option {
+	return option(func(c *config) { c.sequential = true })
+}
+
+// Persistent makes a persistent node instead of an ephemeral one
+// (Curator's CreateMode.PERSISTENT): it outlives the session, and is made
+// again only if someone deletes it. Close deletes it, as Curator's close
+// does.
+func Persistent() Option {
+	return option(func(c *config) { c.persistent = true })
+}
+
+// WithTTL makes a persistent node with a time to live (Curator's
+// CreateMode.PERSISTENT_WITH_TTL with the ttl argument): the server
+// deletes it once it has had no change and no children for d, and the
+// Node makes it again. The servers need zookeeper.extendedTypesEnabled=true.
+// It implies Persistent. d must be positive.
+func WithTTL(d time.Duration) Option {
+	return option(func(c *config) {
+		if d <= 0 {
+			c.fail(fmt.Errorf("%w: TTL %v is not positive", zkrecipes.ErrInvalidArgument, d))
+		}
+		c.persistent = true
+		c.ttl = d
+	})
+}
+
+// TTLOption configures a TTLNode (NewTTL).
+type TTLOption interface{ applyTTL(*ttlConfig) }
+
+type ttlOption func(*ttlConfig)
+
+func (f ttlOption) applyTTL(c *ttlConfig) { f(c) }
+
+type ttlConfig struct {
+	child  string
+	factor int
+	err    error
+}
+
+// WithChildName sets the name of the TTL child a TTLNode touches (default
+// "touch", Curator's DEFAULT_CHILD_NODE_NAME). It must be one path
+// segment.
+func WithChildName(name string) TTLOption {
+	return ttlOption(func(c *ttlConfig) { c.child = name })
+}
+
+// WithTouchFactor sets how often a TTLNode touches its child: every
+// TTL/factor (default 2, Curator's DEFAULT_TOUCH_SCHEDULE_FACTOR). It must
+// be at least 1.
+func WithTouchFactor(factor int) TTLOption {
+	return ttlOption(func(c *ttlConfig) {
+		if factor < 1 && c.err == nil {
+			c.err = fmt.Errorf("%w: touch factor %d is below 1", zkrecipes.ErrInvalidArgument, factor)
+		}
+		c.factor = factor
+	})
+}

@@ -1,0 +1,157 @@
+package persistent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
+)
+
+// TTLNode is a Curator PersistentTtlNode: a container node at its path,
+// kept in place like a Node, with a child ("touch") made with a TTL and
+// touched every TTL/2. While the process lives the child is touched and
+// the container stays; once it stops, the server deletes the child after
+// the TTL (it had no change), and then the empty container. The servers
+// need zookeeper.extendedTypesEnabled=true for the TTL child.
+type TTLNode struct {
+	*Node
+	child string
+	ttl   time.Duration
+	every time.Duration
+	touch []byte
+
+	mu     sync.Mutex
+	closed bool
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewTTL returns a TTLNode at path with data and the given TTL (at least
+// a millisecond). Nothing is sent before Start.
+func NewTTL(client *framework.Client, path string, data []byte, ttl time.Duration, opts ...TTLOption) (*TTLNode, error) {
+	cfg := ttlConfig{child: "touch", factor: 2}
+	for _, o := range opts {
+		if o != nil {
+			o.applyTTL(&cfg)
+		}
+	}
+	node, err := newNode(ttlRecipe, client, path, data, config{container: true})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.err != nil:
+		return nil, node.err(cfg.err)
+	case ttl < time.Millisecond:
+		return nil, node.err(fmt.Errorf("%w: TTL %v is below a millisecond", zkrecipes.ErrInvalidArgument, ttl))
+	case cfg.child == "" || strings.Contains(cfg.child, "/"):
+		return nil, node.err(fmt.Errorf("%w: child name %q is not one path segment", zkrecipes.ErrInvalidArgument, cfg.child))
+	}
+	n := &TTLNode{
+		Node:  node,
+		child: framework.Join(path, cfg.child),
+		ttl:   ttl,
+		every: max(ttl/time.Duration(cfg.factor), time.Millisecond),
+		// Curator's data for a node made without any: the local address.
+		touch: []byte(framework.DefaultParticipantID()),
+	}
+	if err := framework.ValidatePath(n.child); err != nil {
+		return nil, node.err(fmt.Errorf("%w: child name %q: %w", zkrecipes.ErrInvalidArgument, cfg.child, err))
+	}
+	if err := client.CheckCreate(n.child, n.touch, framework.WithMode(framework.PersistentWithTTL), framework.WithTTL(ttl)); err != nil {
+		return nil, node.err(err)
+	}
+	return n, nil
+}
+
+// Start makes the container (and its missing parents) and its TTL child,
+// and keeps touching the child every TTL/factor until Close. It returns
+// once the container is in place, or with ctx's error.
+func (n *TTLNode) Start(ctx context.Context) error {
+	if n == nil || n.Node == nil {
+		return framework.RecipeErr(ttlRecipe, "", fmt.Errorf("%w: a nil or zero TTLNode: make one with NewTTL", zkrecipes.ErrInvalidArgument))
+	}
+	if ctx == nil {
+		return n.err(errs.ErrNilContext)
+	}
+	if err := n.Node.Start(ctx); err != nil {
+		return err
+	}
+	life, cancel := context.WithCancel(context.Background())
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		cancel()
+		return n.err(zkrecipes.ErrClosed)
+	}
+	n.cancel = cancel
+	n.wg.Add(1)
+	n.mu.Unlock()
+	go func() {
+		defer n.wg.Done()
+		n.toucher(life)
+	}()
+	return nil
+}
+
+// toucher touches the child at once (beyond Curator, which waits a
+// period: a container that never had a child is not reaped), then every
+// period until life ends.
+func (n *TTLNode) toucher(life context.Context) {
+	t := time.NewTicker(n.every)
+	defer t.Stop()
+	for {
+		n.touchOnce(life)
+		select {
+		case <-t.C:
+		case <-life.Done():
+			return
+		case <-n.client.Done():
+			return
+		}
+	}
+}
+
+func (n *TTLNode) touchOnce(life context.Context) {
+	c := n.client
+	ctx, cancel := context.WithTimeout(life, n.every)
+	defer cancel()
+	_, err := c.Set(ctx, n.child, n.touch, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		// No parents: a missing container is the Node's to make again;
+		// the next touch makes the child under it.
+		_, err = c.Create(ctx, n.child, n.touch, framework.WithMode(framework.PersistentWithTTL), framework.WithTTL(n.ttl))
+		if errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zk.ErrNoNode) {
+			err = nil
+		}
+	}
+	if err != nil && life.Err() == nil {
+		c.Logger().Debug("zookeeper persistent ttl node: touch failed", "path", n.child, "err", err)
+	}
+}
+
+// Close stops touching the child and keeping the container in place; it
+// deletes nothing, as Curator's: the server deletes the child once its TTL
+// has passed without a touch, then the empty container. It is idempotent.
+func (n *TTLNode) Close() error {
+	if n == nil || n.Node == nil {
+		return framework.RecipeErr(ttlRecipe, "", fmt.Errorf("%w: a nil or zero TTLNode: make one with NewTTL", zkrecipes.ErrInvalidArgument))
+	}
+	n.mu.Lock()
+	n.closed = true
+	cancel := n.cancel
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	n.wg.Wait()
+	return n.Node.Close()
+}
