@@ -12,7 +12,7 @@ import (
 // block"), a request in a *framework.OpError that names the operation and
 // the path; errors.Is finds them. A recipe's few errors of its own are in
 // its package (barrier.ErrNotEntered, leader.ErrPanic, rwlock.ErrUpgrade,
-// shared.ErrStale, shared.ErrUnversioned).
+// shared.ErrUnversioned, ...).
 //
 // The client and its requests.
 var (
@@ -73,6 +73,12 @@ var (
 	// ErrBadData: the node at a recipe's path does not hold what the recipe
 	// stores there (another recipe's node, or corrupt data).
 	ErrBadData = errors.New("node data not in the recipe's format")
+	// ErrStale: what a recipe shows from memory (a shared value, a cache's
+	// view, a group's members, a service's instances) may not be the
+	// server's latest. The error that wraps it also matches the reason:
+	// ErrSuspended, ErrSessionLost, ErrNodeDeleted, or the read that failed;
+	// a view being read again after a gap has no reason of its own.
+	ErrStale = errors.New("may be stale")
 )
 
 // A recipe's lifecycle.

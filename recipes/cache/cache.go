@@ -19,15 +19,9 @@ import (
 // recipe is the cache's name in its errors.
 const recipe = "cache"
 
-// ErrStale is Err's error while the view may not be the server's, and the
-// Err of a Stale event; it also matches the reason: zkrecipes.ErrSuspended
-// (the link is down), zkrecipes.ErrSessionLost (the session is gone),
-// or nothing more while the cache reads again after a gap.
-var ErrStale = errors.New("view may be stale")
-
 // errLoading is why a view is stale before its first read, and while it
 // reads again after a gap.
-var errLoading = fmt.Errorf("%w: reading it", ErrStale)
+var errLoading = fmt.Errorf("%w: reading it", zkrecipes.ErrStale)
 
 // Node is one node of the view: its path (without the client's
 // namespace), its data (nil with WithoutData) and its Stat, as last read.
@@ -411,7 +405,7 @@ func (c *Cache) snapshotLocked() []Node {
 
 // Err is nil while the view is current: read over the client's current
 // link, with every watch set, and every change the watches reported read.
-// Otherwise it wraps ErrStale and the reason (zkrecipes.ErrSuspended,
+// Otherwise it wraps zkrecipes.ErrStale and the reason (zkrecipes.ErrSuspended,
 // zkrecipes.ErrSessionLost, or nothing more while the cache reads again).
 // Before Start it is zkrecipes.ErrNotStarted; after Close, or the
 // client's, zkrecipes.ErrClosed.
@@ -429,10 +423,10 @@ func (c *Cache) Err() error {
 	// The client knows of a dead link before the engine hears of it.
 	switch c.client.State() {
 	case conn.StateLost:
-		return c.err(fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSessionLost))
+		return c.err(fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSessionLost))
 	case conn.StateSuspended:
 		if !errors.Is(stale, zkrecipes.ErrSessionLost) {
-			return c.err(fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSuspended))
+			return c.err(fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSuspended))
 		}
 	}
 	return c.err(stale)

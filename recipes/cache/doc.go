@@ -41,7 +41,7 @@
 //     so that an older answer never replaces a newer one
 //     (integration/lagread tests it).
 //   - It says when the view may be stale, in the vocabulary of holds: a
-//     Stale event and Err wrapping ErrStale with zkrecipes.ErrSuspended
+//     Stale event and Err wrapping zkrecipes.ErrStale with zkrecipes.ErrSuspended
 //     when the link drops, then zkrecipes.ErrSessionLost if the session is
 //     lost; a Current event, and Err nil, once it has read everything
 //     again. The view is stale from Suspended on whatever the client's
@@ -98,5 +98,5 @@
 // goes back to an older state after a reconnect to a lagging follower.
 //
 // Every error names the cache and its path ("cache /services/api: ...")
-// and wraps the module's sentinels; ErrStale is this package's own.
+// and wraps the module's sentinels, zkrecipes.ErrStale among them.
 package cache

@@ -147,7 +147,7 @@ func (c *Cache) followSession(life context.Context) {
 // goStale makes the view stale for reason, and says so to the
 // subscriptions if it was current or the reason is graver.
 func (c *Cache) goStale(reason error) {
-	err := fmt.Errorf("%w: %w", ErrStale, reason)
+	err := fmt.Errorf("%w: %w", zkrecipes.ErrStale, reason)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stale != nil && (errors.Is(c.stale, reason) || errors.Is(c.stale, zkrecipes.ErrSessionLost)) {

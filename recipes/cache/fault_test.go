@@ -70,7 +70,7 @@ func (f *faultSetup) waitStale(t *testing.T, reason error) {
 	t.Helper()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		err := f.cache.Err()
-		assert.ErrorIs(ct, err, cache.ErrStale)
+		assert.ErrorIs(ct, err, zkrecipes.ErrStale)
 		assert.ErrorIs(ct, err, reason)
 	}, 60*time.Second, 10*time.Millisecond)
 }

@@ -8,7 +8,7 @@
 //	cur, err := count.Get()          // Versioned[int32]: Value, Version, Zxid
 //	cur, ok, err := count.TrySet(ctx, cur, cur.Value+1) // compare-and-set by version; !ok: cur is the fresh value
 //	sub := count.Subscribe()         // every value read, in order, never an older after a newer
-//	if err := count.Err(); err != nil { ... } // ErrStale (with zkrecipes.ErrSuspended, ErrSessionLost, ErrNodeDeleted)
+//	if err := count.Err(); err != nil { ... } // zkrecipes.ErrStale (with zkrecipes.ErrSuspended, ErrSessionLost, ErrNodeDeleted)
 //
 // A Value follows its node from Start to Close: Get returns the last value
 // read, with the node's version and modification zxid (Versioned), and
@@ -39,7 +39,7 @@
 //   - No change is missed for good: after a cut link, a lost reply, an
 //     expired session or a server restart, the node is read again as soon
 //     as the client is connected, so the last value always arrives.
-//   - While that is not the case, Err says so: ErrStale, with the reason
+//   - While that is not the case, Err says so: zkrecipes.ErrStale, with the reason
 //     (zkrecipes.ErrSuspended while the link is down, zkrecipes.ErrSessionLost while the
 //     session is gone, zkrecipes.ErrNodeDeleted while the node is missing). Curator
 //     reports the same through its listeners' stateChanged; here it is a
@@ -60,6 +60,7 @@
 //     from Get, not an exception in a listener.
 //
 // Every error of a Value or a Count names it and its path ("shared count
-// /config/replicas: ...") and wraps the module's sentinels; ErrStale and
-// ErrUnversioned are this package's own.
+// /config/replicas: ...") and wraps the module's sentinels (zkrecipes.ErrStale
+// while the value may not be the latest); ErrUnversioned is this
+// package's own.
 package shared

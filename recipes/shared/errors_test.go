@@ -141,7 +141,7 @@ func TestEveryFailureMatchesItsSentinelAndNamesTheValue(t *testing.T) {
 		"Count.Get: client closed":    testkit.Named(cCC, get(onClosedClient), isClosed),
 		"Count.Get: not a count":      testkit.Named(cNot, get(notCount), zkrecipes.ErrBadData),
 		"Count.Set: deleted node":     testkit.Named("shared count /errs/deleted: ", func() error { return setDeleted(t, c) }, zkrecipes.ErrNodeDeleted, zk.ErrNoNode),
-		"Count.Err: deleted node":     testkit.Named("shared count /errs/deleted-err: ", func() error { return errDeleted(t, c) }, shared.ErrStale, zkrecipes.ErrNodeDeleted),
+		"Count.Err: deleted node":     testkit.Named("shared count /errs/deleted-err: ", func() error { return errDeleted(t, c) }, zkrecipes.ErrStale, zkrecipes.ErrNodeDeleted),
 		"Count.Start: nil receiver":   testkit.Named(cNil, func() error { return nilCount.Start(ctx10()) }, invalid),
 		"Count.Get: nil receiver":     testkit.Named(cNil, get(nilCount), invalid),
 		"Count.Set: nil receiver":     testkit.Named(cNil, set(nilCount), invalid),

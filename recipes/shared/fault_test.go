@@ -53,7 +53,7 @@ func (f *faultSetup) waitStale(t *testing.T, reason error) {
 	t.Helper()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		err := f.follower.Err()
-		assert.ErrorIs(ct, err, shared.ErrStale)
+		assert.ErrorIs(ct, err, zkrecipes.ErrStale)
 		assert.ErrorIs(ct, err, reason)
 	}, 30*time.Second, 10*time.Millisecond)
 }
@@ -153,7 +153,7 @@ func TestSessionExpiryDuringPartitionReportsSessionLost(t *testing.T) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.ErrorIs(ct, n.Err(), zkrecipes.ErrSessionLost)
 	}, 30*time.Second, 10*time.Millisecond)
-	assert.ErrorIs(t, n.Err(), shared.ErrStale)
+	assert.ErrorIs(t, n.Err(), zkrecipes.ErrStale)
 	p.Heal()
 	waitCount(t, n, 0)
 }

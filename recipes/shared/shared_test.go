@@ -296,7 +296,7 @@ func TestDeletedNodeIsReportedAndFollowedWhenMadeAgain(t *testing.T) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.ErrorIs(ct, n.Err(), zkrecipes.ErrNodeDeleted)
 	}, 10*time.Second, 10*time.Millisecond)
-	assert.ErrorIs(t, n.Err(), shared.ErrStale)
+	assert.ErrorIs(t, n.Err(), zkrecipes.ErrStale)
 	_, err = n.Set(ctxT(t, 10*time.Second), 5)
 	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted)
 	assert.ErrorIs(t, err, zk.ErrNoNode)

@@ -26,11 +26,6 @@ const (
 // The errors of this package's own; those every recipe shares are the
 // module's (zkrecipes.ErrClosed, zkrecipes.ErrNodeDeleted, ...).
 var (
-	// ErrStale is Err's error while the value may not be the node's latest;
-	// it also matches the reason (zkrecipes.ErrSuspended,
-	// zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted, or the error of a
-	// read that failed).
-	ErrStale = errors.New("value may be stale")
 	// ErrUnversioned: TrySet given a value without a version to compare:
 	// one never read from the node (Version -1, as Curator's initial value)
 	// or whose version wrapped around to -1, which ZooKeeper would take as
@@ -371,7 +366,7 @@ func (v *Value) usableLocked() error {
 
 // Err is nil while Get returns the node's latest value as far as
 // ZooKeeper's watches can tell: the value was read over the client's
-// current link and the watch is set. Otherwise it wraps ErrStale and the
+// current link and the watch is set. Otherwise it wraps zkrecipes.ErrStale and the
 // reason: zkrecipes.ErrSuspended (the link is down; the session may live on),
 // zkrecipes.ErrSessionLost (the session is gone), zkrecipes.ErrNodeDeleted (the node is missing),
 // the error of a read that failed (it is tried again), or nothing more
@@ -396,20 +391,20 @@ func (v *Value) staleness() error {
 	case conn.StateClosed:
 		return zkrecipes.ErrClosed
 	case conn.StateLost:
-		return fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSessionLost)
+		return fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSessionLost)
 	case conn.StateSuspended:
-		return fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrSuspended)
+		return fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSuspended)
 	}
 	select {
 	case <-link.Suspended:
-		return fmt.Errorf("%w: reading it again over a new link", ErrStale)
+		return fmt.Errorf("%w: reading it again over a new link", zkrecipes.ErrStale)
 	default:
 	}
 	if readErr != nil {
-		return fmt.Errorf("%w: reading it failed: %w", ErrStale, readErr)
+		return fmt.Errorf("%w: reading it failed: %w", zkrecipes.ErrStale, readErr)
 	}
 	if missing {
-		return fmt.Errorf("%w: %w", ErrStale, zkrecipes.ErrNodeDeleted)
+		return fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrNodeDeleted)
 	}
 	return nil
 }
