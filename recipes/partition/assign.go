@@ -104,4 +104,3 @@ func uniq(s []string) []string {
 	}
 	return out
 }
-
