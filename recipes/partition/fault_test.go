@@ -71,7 +71,10 @@ func TestNoItemIsOwnedTwiceAtOnceUnderFaults(t *testing.T) {
 			grants := l.Grants()
 			f.apply(t, cl, proxy, victim, ps[1:])
 			after := waitStable(t, items, ps...)
-			require.Equal(t, before, after)
+			// The victim has its share again; which items depends on
+			// whether the others took its items meanwhile (its session
+			// ended) or left them for it (its member node stayed).
+			require.Equal(t, counts(before), counts(after))
 			require.Greater(t, l.Grants(), grants, "the fault moved no item")
 			require.Empty(t, l.Problems())
 		})

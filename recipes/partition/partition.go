@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
@@ -95,7 +96,8 @@ type Partitioner struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	cache   *cache.Cache
+	cache   *cache.Cache // the items, for ChildrenOf
+	locks   *cache.Cache // the items' lock nodes: who owns what
 	slots   map[string]*slot
 	want    map[string]bool
 	closing chan struct{}
@@ -235,10 +237,13 @@ func (p *Partitioner) Start(ctx context.Context) error {
 	p.started = true
 	p.mu.Unlock()
 
-	var ch *cache.Cache
+	var ch, locks *cache.Cache
 	fail := func(err error) error {
 		if ch != nil {
 			_ = ch.Close()
+		}
+		if locks != nil {
+			_ = locks.Close()
 		}
 		p.mu.Lock()
 		p.started = false
@@ -255,6 +260,16 @@ func (p *Partitioner) Start(ctx context.Context) error {
 			return fail(err)
 		}
 	}
+	// The owners are an input of Assign (it is sticky): the first lock node
+	// of each item, whose data is its holder's member id.
+	var err error
+	locks, err = cache.New(p.client, framework.Join(p.path, "items"), cache.Tree(2))
+	if err != nil {
+		return fail(err)
+	}
+	if err := locks.Start(ctx); err != nil {
+		return fail(err)
+	}
 	memberSub := p.member.Subscribe()
 	if err := p.member.Start(ctx); err != nil {
 		memberSub.Close()
@@ -269,11 +284,13 @@ func (p *Partitioner) Start(ctx context.Context) error {
 		if ch != nil {
 			_ = ch.Close()
 		}
+		_ = locks.Close()
 		return p.err(zkrecipes.ErrClosed)
 	}
-	p.cache = ch
-	p.wg.Add(2)
+	p.cache, p.locks = ch, locks
+	p.wg.Add(3)
 	go forward(p, memberSub)
+	go forward(p, locks.Subscribe())
 	go p.run()
 	if ch != nil {
 		p.wg.Add(1)
@@ -353,6 +370,30 @@ func (p *Partitioner) currentItems() []string {
 	return out
 }
 
+// currentOwners is the holder of every item as this member sees it now:
+// the member id in the data of the item's first lock node, as Curator's
+// mutex sorts them. The head may be a contender whose turn has just come
+// and that has not yet seen it: it will hold the item, or give it back at
+// once if the item stopped being its own.
+func (p *Partitioner) currentOwners(items []string) map[string]string {
+	out := make(map[string]string, len(items))
+	for _, it := range items {
+		nodes, _ := p.locks.Children(ItemPath(p.path, it))
+		var head *cache.Node
+		var headKey string
+		for i := range nodes {
+			k := contend.SortKey(framework.Base(nodes[i].Path), "lock-")
+			if head == nil || k < headKey || (k == headKey && nodes[i].Path < head.Path) {
+				head, headKey = &nodes[i], k
+			}
+		}
+		if head != nil && len(head.Data) > 0 {
+			out[it] = string(head.Data)
+		}
+	}
+	return out
+}
+
 // reconcile takes what is this member's and gives up what is not, from
 // the views as they stand (a stale view only delays a move: each item is
 // still held by one member at a time, its lock sees to that). It returns
@@ -360,7 +401,7 @@ func (p *Partitioner) currentItems() []string {
 func (p *Partitioner) reconcile() time.Time {
 	members, _ := p.member.IDs()
 	items := p.currentItems()
-	owners := Assign(items, members)
+	owners := Assign(items, members, p.currentOwners(items))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -584,7 +625,7 @@ func (p *Partitioner) Close() error {
 			p.retire(it, s, zkrecipes.ErrClosed)
 		}
 	}
-	ch := p.cache
+	ch, locks := p.cache, p.locks
 	p.mu.Unlock()
 	p.wg.Wait()
 	p.mu.Lock()
@@ -595,6 +636,9 @@ func (p *Partitioner) Close() error {
 	_ = p.member.Close()
 	if ch != nil {
 		_ = ch.Close()
+	}
+	if locks != nil {
+		_ = locks.Close()
 	}
 	p.feed.End(nil)
 	return nil
