@@ -38,7 +38,10 @@ func TestStableMembersOwnEveryItemOnceAndEvenly(t *testing.T) {
 	assert.Equal(t, owners[items[0]], who[0])
 }
 
-func TestAJoinMovesAtMostOneAndAHalfTimesItsShare(t *testing.T) {
+// A join moves the newcomer's share and a leave the leaver's items, each
+// within 1.5 times the ideal share (issue 30; TestAssignMovesAboutTheIdealShare
+// checks Assign alone at more sizes).
+func TestAJoinAndALeaveMoveAtMostOneAndAHalfTimesTheIdealShare(t *testing.T) {
 	cl := zktest.Standalone(t)
 	items := itemNames(60)
 	l := newLedger(t)
@@ -56,6 +59,15 @@ func TestAJoinMovesAtMostOneAndAHalfTimesItsShare(t *testing.T) {
 	assert.LessOrEqual(t, float64(n), 1.5*ideal)
 	assert.Equal(t, []int{15, 15, 15, 15}, counts(after))
 	// Only the moved items were granted again: nothing else changed hands.
+	assert.Equal(t, grants+n, l.Grants())
+
+	grants = l.Grants()
+	require.NoError(t, ps[0].Close())
+	left := waitStable(t, items, ps[1:]...)
+	n = moved(after, left)
+	t.Logf("a leave moved %d items; the ideal share is %.0f", n, ideal)
+	assert.LessOrEqual(t, float64(n), 1.5*ideal)
+	assert.Equal(t, []int{20, 20, 20}, counts(left))
 	assert.Equal(t, grants+n, l.Grants())
 }
 
