@@ -36,6 +36,7 @@ var compileCases = []compileCase{
 	{"persistent options on a Node", `_, _ = persistent.New(c, "/x", nil, persistent.Protected(), persistent.Sequential(), persistent.WithTTL(time.Minute))`, true},
 	{"ttl options on a TTLNode", `_, _ = persistent.NewTTL(c, "/x", nil, time.Minute, persistent.WithChildName("t"), persistent.WithTouchFactor(3))`, true},
 	{"provider options on a Provider", `d, _ := discovery.New(c, "/x"); _, _ = d.NewProvider("s", discovery.WithStrategy(discovery.Sticky(discovery.Random())), discovery.WithDownInstancePolicy(time.Second, 2))`, true},
+	{"partition options on a Partitioner", `_, _ = partition.New(c, "/x", "m", partition.List("a"), partition.WithWorker(func(context.Context, string, *hold.Hold) {}), partition.WithPayload(nil))`, true},
 
 	// What must not: an option of one recipe given to another.
 	{"a Mutex option on a SemaphoreMutex", `_, _ = mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable())`, false},
@@ -60,6 +61,8 @@ var compileCases = []compileCase{
 	{"a Node option on a TTLNode", `_, _ = persistent.NewTTL(c, "/x", nil, time.Minute, persistent.Protected())`, false},
 	{"a TTLNode option on a Node", `_, _ = persistent.New(c, "/x", nil, persistent.WithChildName("t"))`, false},
 	{"a create option on a Node", `_, _ = persistent.New(c, "/x", nil, framework.WithParents())`, false},
+	{"a mutex option on a Partitioner", `_, _ = partition.New(c, "/x", "m", partition.List("a"), mutex.WithParticipantID("a"))`, false},
+	{"a partition option on a Mutex", `_, _ = mutex.New(c, "/x", partition.WithPayload(nil))`, false},
 }
 
 const compilePrelude = `package main
@@ -76,6 +79,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -90,6 +94,7 @@ var (
 	_ counter.Option
 	_ countdown.Option
 	_ discovery.Instance
+	_ partition.Option
 	_ persistent.Option
 	_ shared.Versioned[int32]
 	_ leader.Func

@@ -244,6 +244,8 @@ func (c *contender) loop(ctx context.Context) error {
 		return c.sharedLoop(ctx)
 	case Cache:
 		return c.cacheLoop(ctx)
+	case Partition:
+		return c.partitionLoop(ctx)
 	case Barrier:
 		return c.barrierLoop(ctx)
 	default:

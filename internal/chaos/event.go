@@ -78,7 +78,9 @@ type Event struct {
 	// pair up.
 	Op int `json:"op,omitempty"`
 	// Mode is "r" or "w" for the read-write lock, empty otherwise.
-	Mode     string `json:"mode,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// Item is the partitioner's work item a hold is of; empty otherwise.
+	Item     string `json:"item,omitempty"`
 	Token    int64  `json:"token,omitempty"`
 	Session  int64  `json:"session,omitempty"`
 	Pid      int    `json:"pid,omitempty"`

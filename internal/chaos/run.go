@@ -165,6 +165,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	if cfg.Recipe == Cache {
 		return r.finishCache(history)
 	}
+	if cfg.Recipe == Partition {
+		return r.finishPartition(history)
+	}
 	var rep *Report
 	switch cfg.Recipe {
 	case Atomic:
