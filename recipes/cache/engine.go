@@ -520,12 +520,14 @@ func (c *Cache) apply(results []result) {
 	if c.closed {
 		return
 	}
-	// The nodes listed in this round: a new one among them needs no other
-	// listing.
-	listed := map[string]bool{}
+	// The nodes listed in this round, by the Czxid of the incarnation the
+	// listing found: a new node needs no other listing only if this one is
+	// of the same incarnation as its data read. A listing that found
+	// nothing, or an older Czxid, was taken before the node was made again.
+	listed := map[string]int64{}
 	for _, r := range results {
-		if r.kind == kindKids && r.err == nil {
-			listed[r.path] = true
+		if r.kind == kindKids && r.err == nil && !r.again && !r.missing {
+			listed[r.path] = r.stat.Czxid
 		}
 	}
 	var evs []keyed
@@ -535,7 +537,8 @@ func (c *Cache) apply(results []result) {
 		}
 		switch r.kind {
 		case kindData:
-			evs = c.applyData(evs, r, listed[r.path])
+			czxid, ok := listed[r.path]
+			evs = c.applyData(evs, r, ok && !r.missing && czxid == r.stat.Czxid)
 		case kindKids:
 			evs = c.applyKids(evs, r)
 		}
@@ -555,7 +558,7 @@ func (c *Cache) apply(results []result) {
 
 // applyData takes one data read: the node is new, changed, made again, or
 // gone (the root; another node's absence is its parent's listing's to
-// tell).
+// tell). listed says this round listed the incarnation the read found.
 func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 	e, known := c.ents[r.path]
 	if r.missing {
@@ -632,9 +635,16 @@ func (c *Cache) applyKids(evs []keyed, r result) []keyed {
 	if e.kids == nil {
 		return evs
 	}
-	if r.stat.Czxid != e.czxid {
-		// Made again since its data was read: its data read tells.
+	switch {
+	case r.stat.Czxid > e.czxid:
+		// Made again since its data was read: its data read tells, and
+		// makes it listed again.
 		c.in.mark(kindData, r.path)
+		return evs
+	case r.stat.Czxid < e.czxid:
+		// A listing of an older incarnation: the one in the view is to be
+		// listed.
+		c.in.mark(kindKids, r.path)
 		return evs
 	}
 	if r.stat.Pzxid < e.pzxid {
