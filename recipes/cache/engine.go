@@ -34,7 +34,6 @@ type inbox struct {
 	dirty  [2]map[string]struct{} // by kindData, kindKids
 	armed  [3]map[string]struct{} // a watch of that kind is set and waited for
 	resync bool                   // read everything again (a gap)
-	gaps   int                    // gaps seen; a resync is current only if none came during it
 	epoch  int                    // watches of older epochs (sessions) are forgotten
 	cancel context.CancelFunc     // ends the current epoch's watch goroutines
 	wake   chan struct{}          // capacity 1
@@ -74,7 +73,6 @@ func (in *inbox) signal() {
 func (in *inbox) markResync() {
 	in.mu.Lock()
 	in.resync = true
-	in.gaps++
 	in.mu.Unlock()
 	in.signal()
 }
@@ -118,15 +116,9 @@ func (c *Cache) followSession(life context.Context) {
 			}
 			switch ev.State {
 			case conn.StateSuspended:
-				c.goStale(zkrecipes.ErrSuspended)
-				c.in.markResync()
+				c.goStale(zkrecipes.ErrSuspended, false)
 			case conn.StateLost:
-				c.goStale(zkrecipes.ErrSessionLost)
-				c.in.mu.Lock()
-				c.in.armed = [3]map[string]struct{}{{}, {}, {}}
-				c.in.epoch++ // the watches' goroutines end with the next epoch's start
-				c.in.mu.Unlock()
-				c.in.markResync()
+				c.goStale(zkrecipes.ErrSessionLost, true)
 			case conn.StateConnected, conn.StateReconnected, conn.StateReadOnly:
 				if ev.NewSession {
 					c.in.mu.Lock()
@@ -145,11 +137,24 @@ func (c *Cache) followSession(life context.Context) {
 }
 
 // goStale makes the view stale for reason, and says so to the
-// subscriptions if it was current or the reason is graver.
-func (c *Cache) goStale(reason error) {
+// subscriptions if it was current or the reason is graver; it calls for a
+// resync, after forgetting the watches if the session that held them is
+// gone (their goroutines end with the next epoch's start).
+//
+// The resync is called for under mu, with the Stale: goCurrent, which
+// decides under mu too, then either comes before the Stale or sees the
+// resync to do, and a Current never follows the Stale of a gap not read.
+func (c *Cache) goStale(reason error, forgetWatches bool) {
 	err := fmt.Errorf("%w: %w", zkrecipes.ErrStale, reason)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if forgetWatches {
+		c.in.mu.Lock()
+		c.in.armed = [3]map[string]struct{}{{}, {}, {}}
+		c.in.epoch++
+		c.in.mu.Unlock()
+	}
+	c.in.markResync()
 	if c.stale != nil && (errors.Is(c.stale, reason) || errors.Is(c.stale, zkrecipes.ErrSessionLost)) {
 		return
 	}
@@ -177,7 +182,7 @@ func (c *Cache) run(life context.Context) {
 			epochCtx, epoch = c.in.newEpoch(life)
 			c.in.mu.Lock()
 		}
-		resync, gaps := c.in.resync, c.in.gaps
+		resync := c.in.resync
 		c.in.resync = false
 		c.in.mu.Unlock()
 		if resync {
@@ -199,12 +204,7 @@ func (c *Cache) run(life context.Context) {
 			continue
 		}
 		// Nothing left to read: current, unless a gap came meanwhile.
-		c.in.mu.Lock()
-		quiet := !c.in.resync && c.in.gaps == gaps && len(c.in.dirty[kindData]) == 0 && len(c.in.dirty[kindKids]) == 0
-		c.in.mu.Unlock()
-		if quiet && c.client.State().IsConnected() {
-			c.goCurrent()
-		}
+		c.goCurrent()
 		select {
 		case <-c.in.wake:
 		case <-life.Done():
@@ -242,11 +242,20 @@ func (c *Cache) retryLater(life context.Context, err error, pause *time.Duration
 	*pause = min(2**pause, time.Second)
 }
 
-// goCurrent makes the view current, and says so if it was stale.
+// goCurrent makes the view current, and says so if it was stale, unless
+// there is something left to read: a gap (a resync not taken yet) or a
+// change, or the link is down. The engine calls it when it has nothing
+// left to read; it decides under mu, as goStale does (see there).
 func (c *Cache) goCurrent() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stale == nil {
+		return
+	}
+	c.in.mu.Lock()
+	quiet := !c.in.resync && len(c.in.dirty[kindData]) == 0 && len(c.in.dirty[kindKids]) == 0
+	c.in.mu.Unlock()
+	if !quiet || !c.client.State().IsConnected() {
 		return
 	}
 	c.stale = nil
