@@ -34,9 +34,12 @@ type inbox struct {
 	dirty  [2]map[string]struct{} // by kindData, kindKids
 	armed  [3]map[string]struct{} // a watch of that kind is set and waited for
 	resync bool                   // read everything again (a gap)
-	epoch  int                    // watches of older epochs (sessions) are forgotten
-	cancel context.CancelFunc     // ends the current epoch's watch goroutines
-	wake   chan struct{}          // capacity 1
+	// synced is the session the last resync's Sync was made on: only a
+	// read on it knows the server caught up with what the view holds.
+	synced int64
+	epoch  int                // watches of older epochs (sessions) are forgotten
+	cancel context.CancelFunc // ends the current epoch's watch goroutines
+	wake   chan struct{}      // capacity 1
 	// refused is closed when the first load fails for good (zk.ErrNoAuth).
 	refused     chan struct{}
 	refusedOnce *sync.Once
@@ -58,6 +61,7 @@ func (in *inbox) reset() {
 		in.armed[i] = map[string]struct{}{}
 	}
 	in.resync = false
+	in.synced = 0
 	in.epoch++
 	in.refused = make(chan struct{})
 	in.refusedOnce = new(sync.Once)
@@ -188,10 +192,21 @@ func (c *Cache) run(life context.Context) {
 		if resync {
 			// After a gap, the server we are on may lag what we saw:
 			// make it catch up before reading (integration/lagread).
+			again := func() { c.in.mu.Lock(); c.in.resync = true; c.in.mu.Unlock() }
+			sid := c.client.Session().ID
 			if err := c.client.Sync(life, c.syncPath()); err != nil {
-				c.retryLater(life, err, &pause, func() { c.in.mu.Lock(); c.in.resync = true; c.in.mu.Unlock() })
+				c.retryLater(life, err, &pause, again)
 				continue
 			}
+			if c.client.Session().ID != sid {
+				// Retried on a new session, which may have been made
+				// after the Sync reached the server: sync it again.
+				c.retryLater(life, errUnsynced, &pause, again)
+				continue
+			}
+			c.in.mu.Lock()
+			c.in.synced = sid
+			c.in.mu.Unlock()
 			c.markAll()
 		}
 		work := c.takeDirty()
@@ -342,6 +357,10 @@ type result struct {
 	err     error
 }
 
+// errUnsynced is why a read or a Sync is made again: it was answered on a
+// session the resync has not synced.
+var errUnsynced = errors.New("answered on a session not synced yet")
+
 // maxReads bounds the reads a round has in flight at once.
 const maxReads = 32
 
@@ -412,9 +431,11 @@ func (c *Cache) refuse(err error) {
 // it).
 func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 	r := result{job: j}
+	sid := c.client.Session().ID
 	c.in.mu.Lock()
 	_, armed := c.in.armed[j.kind][j.path]
 	_, existsArmed := c.in.armed[kindExists][j.path]
+	synced := c.in.synced
 	c.in.mu.Unlock()
 	var ch <-chan zk.Event
 	switch j.kind {
@@ -430,6 +451,16 @@ func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 		} else {
 			r.kids, r.stat, ch, r.err = c.client.ChildrenWRaw(life, j.path)
 		}
+	}
+	if errors.Is(r.err, zk.ErrNoNode) && j.path == c.path && (sid != synced || c.client.Session().ID != sid) {
+		// The root's absence removes the whole view, and no Stat says how
+		// old it is: it counts only from a server known to have caught up
+		// with the view, a read on the session the resync synced. A read
+		// retried on a new session (after an expiry go-zookeeper forgets
+		// the last zxid it saw, and a follower with local sessions makes
+		// one alone) may reach a follower behind the root's creation.
+		r.err = errUnsynced
+		return r
 	}
 	if errors.Is(r.err, zk.ErrNoNode) {
 		r.err, r.missing = nil, true
