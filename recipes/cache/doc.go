@@ -34,12 +34,16 @@
 //     the cache syncs the server it reconnected to with the leader
 //     (Client.Sync), reads every node again, and emits exactly the events
 //     that take the old view to the new one. A follower that lags must not
-//     show an older view: ZooKeeper already refuses a connection to a
-//     server behind the last zxid the client saw, and the sync makes sure
-//     of it whatever the connection remembers; and every read is compared
-//     by Stat (Czxid, Mzxid, the parent's Pzxid) with what the view holds,
-//     so that an older answer never replaces a newer one
-//     (integration/lagread tests it).
+//     show an older view. ZooKeeper refuses a connection to a server behind
+//     the last zxid the client saw, but only within a session: after an
+//     expiry go-zookeeper forgets that zxid, and a follower with local
+//     sessions (localSessionsEnabled) makes a new one without catching up.
+//     So the resync's sync is what makes sure of it; every read is
+//     compared by Stat (Czxid, Mzxid, the parent's Pzxid) with what the
+//     view holds, so that an older answer never replaces a newer one; and
+//     the absence of the cache's own path, which no Stat dates and which
+//     empties the view, counts only from a read on the session that sync
+//     was made on (integration/lagread tests it).
 //   - It says when the view may be stale, in the vocabulary of holds: a
 //     Stale event and Err wrapping zkrecipes.ErrStale with zkrecipes.ErrSuspended
 //     when the link drops, then zkrecipes.ErrSessionLost if the session is

@@ -34,10 +34,12 @@ type inbox struct {
 	dirty  [2]map[string]struct{} // by kindData, kindKids
 	armed  [3]map[string]struct{} // a watch of that kind is set and waited for
 	resync bool                   // read everything again (a gap)
-	gaps   int                    // gaps seen; a resync is current only if none came during it
-	epoch  int                    // watches of older epochs (sessions) are forgotten
-	cancel context.CancelFunc     // ends the current epoch's watch goroutines
-	wake   chan struct{}          // capacity 1
+	// synced is the session the last resync's Sync was made on: only a
+	// read on it knows the server caught up with what the view holds.
+	synced int64
+	epoch  int                // watches of older epochs (sessions) are forgotten
+	cancel context.CancelFunc // ends the current epoch's watch goroutines
+	wake   chan struct{}      // capacity 1
 	// refused is closed when the first load fails for good (zk.ErrNoAuth).
 	refused     chan struct{}
 	refusedOnce *sync.Once
@@ -59,6 +61,7 @@ func (in *inbox) reset() {
 		in.armed[i] = map[string]struct{}{}
 	}
 	in.resync = false
+	in.synced = 0
 	in.epoch++
 	in.refused = make(chan struct{})
 	in.refusedOnce = new(sync.Once)
@@ -74,7 +77,6 @@ func (in *inbox) signal() {
 func (in *inbox) markResync() {
 	in.mu.Lock()
 	in.resync = true
-	in.gaps++
 	in.mu.Unlock()
 	in.signal()
 }
@@ -118,15 +120,9 @@ func (c *Cache) followSession(life context.Context) {
 			}
 			switch ev.State {
 			case conn.StateSuspended:
-				c.goStale(zkrecipes.ErrSuspended)
-				c.in.markResync()
+				c.goStale(zkrecipes.ErrSuspended, false)
 			case conn.StateLost:
-				c.goStale(zkrecipes.ErrSessionLost)
-				c.in.mu.Lock()
-				c.in.armed = [3]map[string]struct{}{{}, {}, {}}
-				c.in.epoch++ // the watches' goroutines end with the next epoch's start
-				c.in.mu.Unlock()
-				c.in.markResync()
+				c.goStale(zkrecipes.ErrSessionLost, true)
 			case conn.StateConnected, conn.StateReconnected, conn.StateReadOnly:
 				if ev.NewSession {
 					c.in.mu.Lock()
@@ -145,11 +141,24 @@ func (c *Cache) followSession(life context.Context) {
 }
 
 // goStale makes the view stale for reason, and says so to the
-// subscriptions if it was current or the reason is graver.
-func (c *Cache) goStale(reason error) {
+// subscriptions if it was current or the reason is graver; it calls for a
+// resync, after forgetting the watches if the session that held them is
+// gone (their goroutines end with the next epoch's start).
+//
+// The resync is called for under mu, with the Stale: goCurrent, which
+// decides under mu too, then either comes before the Stale or sees the
+// resync to do, and a Current never follows the Stale of a gap not read.
+func (c *Cache) goStale(reason error, forgetWatches bool) {
 	err := fmt.Errorf("%w: %w", zkrecipes.ErrStale, reason)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if forgetWatches {
+		c.in.mu.Lock()
+		c.in.armed = [3]map[string]struct{}{{}, {}, {}}
+		c.in.epoch++
+		c.in.mu.Unlock()
+	}
+	c.in.markResync()
 	if c.stale != nil && (errors.Is(c.stale, reason) || errors.Is(c.stale, zkrecipes.ErrSessionLost)) {
 		return
 	}
@@ -177,16 +186,27 @@ func (c *Cache) run(life context.Context) {
 			epochCtx, epoch = c.in.newEpoch(life)
 			c.in.mu.Lock()
 		}
-		resync, gaps := c.in.resync, c.in.gaps
+		resync := c.in.resync
 		c.in.resync = false
 		c.in.mu.Unlock()
 		if resync {
 			// After a gap, the server we are on may lag what we saw:
 			// make it catch up before reading (integration/lagread).
+			again := func() { c.in.mu.Lock(); c.in.resync = true; c.in.mu.Unlock() }
+			sid := c.client.Session().ID
 			if err := c.client.Sync(life, c.syncPath()); err != nil {
-				c.retryLater(life, err, &pause, func() { c.in.mu.Lock(); c.in.resync = true; c.in.mu.Unlock() })
+				c.retryLater(life, err, &pause, again)
 				continue
 			}
+			if c.client.Session().ID != sid {
+				// Retried on a new session, which may have been made
+				// after the Sync reached the server: sync it again.
+				c.retryLater(life, errUnsynced, &pause, again)
+				continue
+			}
+			c.in.mu.Lock()
+			c.in.synced = sid
+			c.in.mu.Unlock()
 			c.markAll()
 		}
 		work := c.takeDirty()
@@ -199,12 +219,7 @@ func (c *Cache) run(life context.Context) {
 			continue
 		}
 		// Nothing left to read: current, unless a gap came meanwhile.
-		c.in.mu.Lock()
-		quiet := !c.in.resync && c.in.gaps == gaps && len(c.in.dirty[kindData]) == 0 && len(c.in.dirty[kindKids]) == 0
-		c.in.mu.Unlock()
-		if quiet && c.client.State().IsConnected() {
-			c.goCurrent()
-		}
+		c.goCurrent()
 		select {
 		case <-c.in.wake:
 		case <-life.Done():
@@ -242,11 +257,20 @@ func (c *Cache) retryLater(life context.Context, err error, pause *time.Duration
 	*pause = min(2**pause, time.Second)
 }
 
-// goCurrent makes the view current, and says so if it was stale.
+// goCurrent makes the view current, and says so if it was stale, unless
+// there is something left to read: a gap (a resync not taken yet) or a
+// change, or the link is down. The engine calls it when it has nothing
+// left to read; it decides under mu, as goStale does (see there).
 func (c *Cache) goCurrent() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stale == nil {
+		return
+	}
+	c.in.mu.Lock()
+	quiet := !c.in.resync && len(c.in.dirty[kindData]) == 0 && len(c.in.dirty[kindKids]) == 0
+	c.in.mu.Unlock()
+	if !quiet || !c.client.State().IsConnected() {
 		return
 	}
 	c.stale = nil
@@ -333,6 +357,10 @@ type result struct {
 	err     error
 }
 
+// errUnsynced is why a read or a Sync is made again: it was answered on a
+// session the resync has not synced.
+var errUnsynced = errors.New("answered on a session not synced yet")
+
 // maxReads bounds the reads a round has in flight at once.
 const maxReads = 32
 
@@ -403,9 +431,11 @@ func (c *Cache) refuse(err error) {
 // it).
 func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 	r := result{job: j}
+	sid := c.client.Session().ID
 	c.in.mu.Lock()
 	_, armed := c.in.armed[j.kind][j.path]
 	_, existsArmed := c.in.armed[kindExists][j.path]
+	synced := c.in.synced
 	c.in.mu.Unlock()
 	var ch <-chan zk.Event
 	switch j.kind {
@@ -421,6 +451,16 @@ func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 		} else {
 			r.kids, r.stat, ch, r.err = c.client.ChildrenWRaw(life, j.path)
 		}
+	}
+	if errors.Is(r.err, zk.ErrNoNode) && j.path == c.path && (sid != synced || c.client.Session().ID != sid) {
+		// The root's absence removes the whole view, and no Stat says how
+		// old it is: it counts only from a server known to have caught up
+		// with the view, a read on the session the resync synced. A read
+		// retried on a new session (after an expiry go-zookeeper forgets
+		// the last zxid it saw, and a follower with local sessions makes
+		// one alone) may reach a follower behind the root's creation.
+		r.err = errUnsynced
+		return r
 	}
 	if errors.Is(r.err, zk.ErrNoNode) {
 		r.err, r.missing = nil, true
@@ -520,12 +560,14 @@ func (c *Cache) apply(results []result) {
 	if c.closed {
 		return
 	}
-	// The nodes listed in this round: a new one among them needs no other
-	// listing.
-	listed := map[string]bool{}
+	// The nodes listed in this round, by the Czxid of the incarnation the
+	// listing found: a new node needs no other listing only if this one is
+	// of the same incarnation as its data read. A listing that found
+	// nothing, or an older Czxid, was taken before the node was made again.
+	listed := map[string]int64{}
 	for _, r := range results {
-		if r.kind == kindKids && r.err == nil {
-			listed[r.path] = true
+		if r.kind == kindKids && r.err == nil && !r.again && !r.missing {
+			listed[r.path] = r.stat.Czxid
 		}
 	}
 	var evs []keyed
@@ -535,7 +577,8 @@ func (c *Cache) apply(results []result) {
 		}
 		switch r.kind {
 		case kindData:
-			evs = c.applyData(evs, r, listed[r.path])
+			czxid, ok := listed[r.path]
+			evs = c.applyData(evs, r, ok && !r.missing && czxid == r.stat.Czxid)
 		case kindKids:
 			evs = c.applyKids(evs, r)
 		}
@@ -555,7 +598,7 @@ func (c *Cache) apply(results []result) {
 
 // applyData takes one data read: the node is new, changed, made again, or
 // gone (the root; another node's absence is its parent's listing's to
-// tell).
+// tell). listed says this round listed the incarnation the read found.
 func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 	e, known := c.ents[r.path]
 	if r.missing {
@@ -632,9 +675,16 @@ func (c *Cache) applyKids(evs []keyed, r result) []keyed {
 	if e.kids == nil {
 		return evs
 	}
-	if r.stat.Czxid != e.czxid {
-		// Made again since its data was read: its data read tells.
+	switch {
+	case r.stat.Czxid > e.czxid:
+		// Made again since its data was read: its data read tells, and
+		// makes it listed again.
 		c.in.mark(kindData, r.path)
+		return evs
+	case r.stat.Czxid < e.czxid:
+		// A listing of an older incarnation: the one in the view is to be
+		// listed.
+		c.in.mark(kindKids, r.path)
 		return evs
 	}
 	if r.stat.Pzxid < e.pzxid {
