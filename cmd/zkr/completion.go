@@ -181,6 +181,21 @@ func completionSpec() []compCommand {
 			{long: "watch", short: "w", summary: "show the queue live"},
 			outputCompOption,
 		}},
+		{name: "watch", summary: "print the changes of a node or subtree", globals: true, opts: []compOption{
+			{long: "depth", value: "N", summary: "follow N levels below PATH"},
+			{long: "children", summary: "follow PATH's children only"},
+			{long: "no-data", summary: "Stats only, not the data"},
+			outputCompOption,
+		}},
+		{name: "members", summary: "show the members of a group", globals: true, opts: []compOption{
+			{long: "watch", short: "w", summary: "print every join and leave"},
+			outputCompOption,
+		}},
+		{name: "services", summary: "show discovery's services and instances", globals: true, opts: []compOption{
+			{long: "base", value: "PATH", summary: "discovery's base path"},
+			{long: "watch", short: "w", summary: "print every change"},
+			outputCompOption,
+		}},
 		{name: "dev", summary: "run a throwaway local ZooKeeper", opts: []compOption{
 			{long: "port", value: "P", summary: "port to listen on"},
 		}},

@@ -2,7 +2,9 @@
 // ZooKeeper lock, read or write lock, semaphore lease or leadership, with the
 // fencing token in the command's environment, and stops the command the
 // moment what it holds can no longer be trusted. It also shows who leads a
-// lock path and who waits, and starts a throwaway server for development.
+// lock path and who waits, follows nodes as they change, shows a group's
+// members and discovery's services, and starts a throwaway server for
+// development.
 // (The benchmarks that were zkr bench are cmd/zkr-bench.)
 //
 // Run zkr --help, or zkr SUBCOMMAND --help, for the manual.
@@ -85,6 +87,9 @@ SYNOPSIS
     zkr elect  [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
     zkr leader [--watch] [-o json] [OPTIONS] PATH
     zkr ls     [--watch] [-o json] [OPTIONS] PATH
+    zkr watch  [--depth N | --children] [-o json] [OPTIONS] PATH
+    zkr members [--watch] [-o json] [OPTIONS] PATH
+    zkr services [--base PATH] [--watch] [-o json] [OPTIONS] [NAME]
     zkr dev    [--port P]
     zkr version
     zkr completion bash|zsh|fish
@@ -150,6 +155,12 @@ DESCRIPTION
               --watch prints every change
     ls        show who holds and who waits on a path, since when, with
               their sessions and fencing tokens
+    watch     print a node's, its children's or a subtree's changes as
+              they happen (the module's cache)
+    members   show the members of a group (Curator's GroupMember);
+              --watch prints joins and leaves
+    services  show the services and instances of service discovery
+              (curator-x-discovery); --watch prints every change
     dev       start a throwaway local ZooKeeper for trying zkr out
     version   print zkr's version (also zkr --version)
     completion
@@ -166,7 +177,8 @@ ENVIRONMENT
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT: the
     global options (see OPTIONS).
-    ZKR_OUTPUT: -o/--output of leader and ls (text or json).
+    ZKR_OUTPUT: -o/--output of leader, ls, watch, members and services
+    (text or json).
     COMMAND gets ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE (not for
     elect) and ZKR_PARTICIPANT_ID; see each subcommand.
 
@@ -179,6 +191,9 @@ EXAMPLES
     zkr leader /services/scheduler
     zkr ls /jobs/billing                       # who holds, who waits
     zkr ls --watch /jobs/billing               # the same, live
+    zkr watch /config/app                      # every change of a node
+    zkr members --watch /groups/workers        # joins and leaves
+    zkr services billing                       # a service's instances
     source <(zkr completion bash)              # Tab completion
 `
 
@@ -203,6 +218,9 @@ func subcommands() map[string]subcommand {
 		"leader":     {leaderHelp, runLeader},
 		"dev":        {devHelp, runDev},
 		"ls":         {lsHelp, runLs},
+		"watch":      {watchHelp, runWatch},
+		"members":    {membersHelp, runMembers},
+		"services":   {servicesHelp, runServices},
 		"completion": {completionHelp, runCompletion},
 		"version":    {versionHelp, runVersion},
 	}

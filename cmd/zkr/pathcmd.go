@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/conn"
@@ -23,31 +24,58 @@ type lookCommand struct {
 // connects, and returns the command; if ok is false, zkr exits with code.
 // The caller defers close.
 func (a *app) openLook(name, help string, g *globals, args []string, checkPath func(string) error) (lc *lookCommand, code int, ok bool) {
+	return a.openLookSpec(name, help, g, args, lookSpec{check: checkPath})
+}
+
+// lookSpec is what a looking subcommand adds to, or takes from, the
+// common PATH, --watch and --output.
+type lookSpec struct {
+	check    func(string) error     // vets PATH
+	optional bool                   // PATH may be left out ("" then)
+	always   bool                   // the subcommand always watches: no --watch
+	flags    func(fs *flag.FlagSet) // registers the subcommand's own options
+	validate func() error           // vets them, once parsed
+}
+
+// openLookSpec is openLook with the subcommand's own options.
+func (a *app) openLookSpec(name, help string, g *globals, args []string, spec lookSpec) (lc *lookCommand, code int, ok bool) {
 	fs := newFlagSet(name)
 	g.register(fs)
-	lc = &lookCommand{out: newOutput()}
+	lc = &lookCommand{out: newOutput(), watch: spec.always}
 	lc.out.register(fs)
-	fs.BoolVar(&lc.watch, "watch", false, "")
-	fs.BoolVar(&lc.watch, "w", false, "")
+	if !spec.always {
+		fs.BoolVar(&lc.watch, "watch", false, "")
+		fs.BoolVar(&lc.watch, "w", false, "")
+	}
+	if spec.flags != nil {
+		spec.flags(fs)
+	}
 	code, ok = a.parseArgs(name, help, func() error {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
 		rest := fs.Args()
-		if len(rest) == 0 {
+		if len(rest) == 0 && !spec.optional {
 			return errors.New("missing PATH")
 		}
-		lc.path = rest[0]
-		if err := fs.Parse(rest[1:]); err != nil {
-			return err
-		}
-		if len(fs.Args()) > 0 {
-			return fmt.Errorf("unexpected argument %q after PATH", fs.Args()[0])
+		if len(rest) > 0 {
+			lc.path = rest[0]
+			if err := fs.Parse(rest[1:]); err != nil {
+				return err
+			}
+			if len(fs.Args()) > 0 {
+				return fmt.Errorf("unexpected argument %q after %s", fs.Args()[0], lc.path)
+			}
 		}
 		if err := lc.out.check(); err != nil {
 			return err
 		}
-		return checkPath(lc.path)
+		if spec.validate != nil {
+			if err := spec.validate(); err != nil {
+				return err
+			}
+		}
+		return spec.check(lc.path)
 	})
 	if !ok {
 		return nil, code, false

@@ -47,6 +47,22 @@ func TestUsageErrorsExit2WithOneLineAndCreateNothing(t *testing.T) {
 		"ls extra argument":           {"ls", "/p", "extra"},
 		"ls relative path":            {"ls", "p"},
 		"ls bad output":               {"ls", "--output", "xml", "/p"},
+		"watch missing path":          {"watch"},
+		"watch root":                  {"watch", "/"},
+		"watch extra argument":        {"watch", "/p", "extra"},
+		"watch negative depth":        {"watch", "--depth", "-1", "/p"},
+		"watch depth not a number":    {"watch", "--depth", "two", "/p"},
+		"watch depth and children":    {"watch", "--depth", "1", "--children", "/p"},
+		"watch --watch":               {"watch", "--watch", "/p"},
+		"members missing path":        {"members"},
+		"members relative path":       {"members", "g"},
+		"members extra argument":      {"members", "/g", "extra"},
+		"members bad output":          {"members", "-o", "yaml", "/g"},
+		"services name with a slash":  {"services", "a/b"},
+		"services name ..":            {"services", ".."},
+		"services extra argument":     {"services", "a", "b"},
+		"services bad base":           {"services", "--base", "services"},
+		"services bad output":         {"services", "-o", "xml"},
 		"completion without a shell":  {"completion"},
 		"completion of a new shell":   {"completion", "tcsh"},
 		"completion of two shells":    {"completion", "bash", "zsh"},
@@ -117,6 +133,7 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 		{"lock", "--help"}, {"rlock", "--help"}, {"wlock", "--help"}, {"sem", "--help"},
 		{"elect", "--help"}, {"leader", "--help"}, {"dev", "--help"},
 		{"ls", "--help"}, {"help", "ls"}, {"completion", "--help"},
+		{"watch", "--help"}, {"members", "--help"}, {"services", "--help"}, {"help", "services"},
 		{"help", "lock"},
 	} {
 		t.Run(strings.Join(a, " "), func(t *testing.T) {
@@ -140,14 +157,14 @@ func TestHelpReadsLikeAManPage(t *testing.T) {
 // names their ZKR_ variables (it named ZK_CONNECT alone), and the manual
 // gives 122 both of its meanings.
 func TestManualsNameTheVariablesAndWhat122Means(t *testing.T) {
-	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader", "ls"} {
+	for _, sub := range []string{"lock", "rlock", "wlock", "sem", "elect", "leader", "ls", "watch", "members", "services"} {
 		r := zkr(t, sub, "--help")
 		_, env, _ := strings.Cut(r.stdout, "\nENVIRONMENT\n")
 		env, _, _ = strings.Cut(env, "\nEXAMPLES\n")
 		for _, v := range []string{"ZKR_CONNECT", "ZK_CONNECT", "ZKR_SESSION_TIMEOUT", "ZKR_AUTH_FILE", "ZKR_ID", "ZKR_VERBOSE"} {
 			assert.Contains(t, env, v, "zkr %s --help: ENVIRONMENT does not name %s", sub, v)
 		}
-		if sub != "leader" && sub != "ls" {
+		if heldKinds[sub] != "" {
 			assert.Contains(t, strings.Join(strings.Fields(r.stdout), " "), "killed on resume", "zkr %s --help: 122", sub)
 		}
 	}

@@ -67,7 +67,7 @@ func RunContender() int {
 		fmt.Fprintln(os.Stderr, "chaos contender: bad spec:", err)
 		return 2
 	}
-	c := &contender{spec: spec, rng: rand.New(rand.NewPCG(spec.Seed, uint64(os.Getpid())))}
+	c := &contender{spec: spec, rng: rand.New(rand.NewPCG(spec.Seed, uint64(os.Getpid()))), finalAsk: make(chan struct{})}
 	if err := c.run(os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos contender:", err)
 		return 1
@@ -88,6 +88,10 @@ type contender struct {
 	freezeMu sync.Mutex
 	freeze   bool
 	session  int64 // the last session reported
+	// finalAsk is closed when the orchestrator asks for the final
+	// comparison ("final"; see discoveryQuiet).
+	finalAsk  chan struct{}
+	finalOnce sync.Once
 }
 
 func (c *contender) emit(e Event) {
@@ -121,6 +125,9 @@ func (c *contender) run(stdin io.Reader) error {
 					c.emit(Event{Kind: KindNoFreeze})
 				}
 				c.freezeMu.Unlock()
+				continue
+			case "final":
+				c.finalOnce.Do(func() { close(c.finalAsk) })
 				continue
 			}
 			commands <- sc.Text()
@@ -246,6 +253,8 @@ func (c *contender) loop(ctx context.Context) error {
 		return c.cacheLoop(ctx)
 	case Partition:
 		return c.partitionLoop(ctx)
+	case Discovery:
+		return c.discoveryLoop(ctx)
 	case Barrier:
 		return c.barrierLoop(ctx)
 	default:

@@ -71,7 +71,8 @@ type proc struct {
 	stdin    io.WriteCloser
 	exited   chan struct{}
 	idle     chan struct{}
-	freeze   chan Kind // answers to "freeze" and "nofreeze"
+	finalled chan struct{} // closed at its first KindDiscoveryFinal
+	freeze   chan Kind     // answers to "freeze" and "nofreeze"
 	killed   bool
 	sessions []int64 // every session it reported (guarded by run.mu)
 }
@@ -168,6 +169,9 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	if cfg.Recipe == Partition {
 		return r.finishPartition(history)
 	}
+	if cfg.Recipe == Discovery {
+		return r.finishDiscovery(history)
+	}
 	var rep *Report
 	switch cfg.Recipe {
 	case Atomic:
@@ -249,7 +253,7 @@ func (r *run) spawn(slot int) *proc {
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	p := &proc{id: id, slot: slot, cmd: cmd, stdin: stdin, exited: make(chan struct{}), idle: make(chan struct{}), freeze: make(chan Kind, 2)}
+	p := &proc{id: id, slot: slot, cmd: cmd, stdin: stdin, exited: make(chan struct{}), idle: make(chan struct{}), finalled: make(chan struct{}), freeze: make(chan Kind, 2)}
 	r.mu.Lock()
 	r.procs = append(r.procs, p)
 	r.mu.Unlock()
@@ -274,7 +278,7 @@ func (r *run) registerPath() string { return "/chaos-register/" + string(r.cfg.R
 func (r *run) read(p *proc, out io.Reader) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	idle := false
+	idle, finalled := false, false
 	for sc.Scan() {
 		var e Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
@@ -297,6 +301,20 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindLoss, KindReleaseCall:
 			delete(r.holding, p.id)
 			delete(r.tokens, p.id)
+		case KindDiscoveryPlace:
+			// A registration in place is a discovery contender's "hold":
+			// holder faults aim at it, delete-node deletes its node (its
+			// czxid is the token).
+			if e.Accepted {
+				r.holding[p.id] = e.Session
+				r.tokens[p.id] = e.Token
+				if n := len(p.sessions); e.Session != 0 && (n == 0 || p.sessions[n-1] != e.Session) {
+					p.sessions = append(p.sessions, e.Session)
+				}
+			} else {
+				delete(r.holding, p.id)
+				delete(r.tokens, p.id)
+			}
 		}
 		switch countdownBusy(e) {
 		case 1:
@@ -310,6 +328,11 @@ func (r *run) read(p *proc, out io.Reader) {
 			if !idle {
 				idle = true
 				close(p.idle)
+			}
+		case KindDiscoveryFinal:
+			if !finalled {
+				finalled = true
+				close(p.finalled)
 			}
 		case KindFreezing, KindNoFreeze:
 			select {
@@ -411,6 +434,9 @@ func (r *run) quiesce() {
 		}
 	}
 	r.env.Cluster.WaitServing(time.Minute)
+	if r.cfg.Recipe == Discovery {
+		r.discoveryQuiet()
+	}
 	r.record(Event{Kind: KindQuiesce})
 	r.mu.Lock()
 	live := slices.Clone(r.live)

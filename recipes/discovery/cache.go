@@ -2,17 +2,19 @@ package discovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/childwatch"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
 
 // Cache is Curator's ServiceCache: the instances of one service, kept
-// current from the nodes under basePath/<name>. Make one with
+// current from the nodes under basePath/<name> by the module's cache
+// (recipes/cache, Children shape), which holds their data. Make one with
 // Discovery.NewCache.
 type Cache struct {
 	d    *Discovery
@@ -22,7 +24,7 @@ type Cache struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	w       *childwatch.Watcher
+	view    *cache.Cache
 	fwd     sync.WaitGroup
 	feed    framework.Feed[struct{}]
 }
@@ -75,57 +77,81 @@ func (c *Cache) Start(ctx context.Context) error {
 		return c.err(zkrecipes.ErrStarted)
 	}
 	c.started = true
-	w := childwatch.Start(c.d.client, c.path)
-	c.w = w
-	sub := w.Subscribe()
+	view, err := cache.New(c.d.client, c.path, cache.Children())
+	if err != nil {
+		c.started = false
+		c.mu.Unlock()
+		return c.err(err)
+	}
+	c.view = view
+	sub := view.Subscribe()
 	c.fwd.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.fwd.Done()
-		for range sub.Changes() {
-			c.feed.Publish(struct{}{})
+		for ev := range sub.Changes() {
+			switch ev.Type {
+			case cache.Created, cache.Changed, cache.Deleted, cache.Overflow:
+				c.feed.Publish(struct{}{})
+			}
 		}
 	}()
-	if err := w.Wait(ctx); err != nil {
+	if err := view.Start(ctx); err != nil {
 		// Nothing keeps running: Start may be called again.
-		w.Close()
+		_ = view.Close()
 		c.fwd.Wait()
 		c.mu.Lock()
-		c.w, c.started = nil, false
+		c.view, c.started = nil, false
 		c.mu.Unlock()
-		return c.err(err)
+		return c.err(unwrapCache(err))
 	}
 	return nil
 }
 
+// unwrapCache returns the reason inside an error of the module's cache,
+// so that the service cache's error names it once ("service cache
+// /services/billing: may be stale: suspended").
+func unwrapCache(err error) error {
+	var re *framework.RecipeError
+	if errors.As(err, &re) && re.Recipe == "cache" {
+		return re.Err
+	}
+	return err
+}
+
 // Instances returns the instances as last read, sorted by id; nodes that
 // are not Curator's JSON are left out. The error is nil while the view is
-// current; otherwise it says why it may be stale (the instances are
-// returned all the same). Before Start it is zkrecipes.ErrNotStarted.
+// current; otherwise it wraps zkrecipes.ErrStale and the reason
+// (zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost, or nothing more while
+// the view is read again after a gap), and the instances are returned all
+// the same. Before Start it is zkrecipes.ErrNotStarted.
 func (c *Cache) Instances() ([]Instance, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	w, closed := c.w, c.closed
+	view, closed := c.view, c.closed
 	c.mu.Unlock()
 	switch {
 	case closed:
 		return nil, c.err(zkrecipes.ErrClosed)
-	case w == nil:
+	case view == nil:
 		return nil, c.err(zkrecipes.ErrNotStarted)
 	}
-	view, stale := w.View()
-	out := make([]Instance, 0, len(view))
-	for _, ch := range view {
-		inst, err := decode(framework.Join(c.path, ch.Name), ch.Data)
+	nodes, err := view.Children(c.path)
+	if err != nil {
+		return nil, c.err(unwrapCache(err))
+	}
+	out := make([]Instance, 0, len(nodes))
+	for _, n := range nodes {
+		inst, err := decode(n.Path, n.Data)
 		if err != nil {
 			c.d.client.Logger().Debug("zookeeper service cache: skipping a node", "err", err)
 			continue
 		}
 		out = append(out, inst)
 	}
-	return out, c.err(stale)
+	return out, c.err(unwrapCache(view.Err()))
 }
 
 // Subscribe returns a subscription that receives a value each time the
@@ -152,10 +178,10 @@ func (c *Cache) Close() error {
 		return nil
 	}
 	c.closed = true
-	w := c.w
+	view := c.view
 	c.mu.Unlock()
-	if w != nil {
-		w.Close()
+	if view != nil {
+		_ = view.Close()
 	}
 	c.fwd.Wait()
 	c.feed.End(nil)

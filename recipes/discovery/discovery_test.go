@@ -2,10 +2,11 @@ package discovery_test
 
 import (
 	"encoding/json"
-	"github.com/go-zookeeper/zk"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -219,7 +220,11 @@ func TestCacheCatchesUpAfterFaults(t *testing.T) {
 	p.Blackhole()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		_, err := cache.Instances()
+		assert.ErrorIs(ct, err, zkrecipes.ErrStale)
 		assert.ErrorIs(ct, err, zkrecipes.ErrSuspended)
+		if err != nil {
+			assert.True(ct, strings.HasPrefix(err.Error(), "service cache /services/q: may be stale: "), err.Error())
+		}
 	}, 30*time.Second, 10*time.Millisecond)
 	register("two")
 	p.Heal()

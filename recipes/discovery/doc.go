@@ -29,14 +29,17 @@
 //     reconnection only). Register returns once the node is in place, and
 //     Registration says whether it still is.
 //   - The Cache says when its view may be stale (the error of
-//     Cache.Instances), and catches up after every gap.
+//     Cache.Instances wraps zkrecipes.ErrStale), and catches up after
+//     every gap.
 //   - Bad input (a name or an id that is not one path segment, a payload
 //     that is not JSON, an instance too large for a node) is refused
 //     before anything is sent.
 //
-// The Cache here re-reads the whole service after each change: a round trip
-// per instance, fine for the tens or hundreds of instances a service has.
-// It moves onto the module's cache (recipes/cache) once that exists.
+// The Cache is the module's cache (recipes/cache) in its Children shape,
+// holding each instance's data: a change of one instance costs one read, a
+// gap one read per instance, and each instance holds a data watch (see the
+// cache's costs). Its staleness is the cache's: zkrecipes.ErrStale with the
+// reason.
 //
 // Every error names the recipe and its path ("service discovery
 // /services: ...", "service cache /services/billing: ...") and wraps the

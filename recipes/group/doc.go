@@ -19,8 +19,10 @@
 //     catches up after every gap; Status says whether this member's own
 //     node is in place.
 //
-// The view re-reads the group after each change: a round trip per member.
-// It moves onto the module's cache (recipes/cache) once that exists.
+// The view is the module's cache (recipes/cache) in its Children shape:
+// a change of one member costs one read, a gap one read per member, and
+// each member holds a data watch (see the cache's costs). Its staleness is
+// the cache's: zkrecipes.ErrStale with the reason.
 //
 // Every error names the recipe and the group's path ("group member
 // /groups/workers: ...") and wraps the module's sentinels.

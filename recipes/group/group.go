@@ -1,8 +1,8 @@
 package group
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/childwatch"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 )
 
@@ -26,7 +26,9 @@ const (
 	Joined Kind = iota + 1
 	// Left: a member's node went.
 	Left
-	// Changed: a member's payload changed, or its node was made again.
+	// Changed: a member's payload was set (its node's data version
+	// moved). A member whose node was made again (after its session
+	// ended) Left and Joined.
 	Changed
 )
 
@@ -63,7 +65,7 @@ type Member struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	w       *childwatch.Watcher
+	view    *cache.Cache
 	fwd     sync.WaitGroup
 	feed    framework.Feed[Event]
 }
@@ -139,45 +141,112 @@ func (m *Member) Start(ctx context.Context) error {
 	}
 	m.started = true
 	node := m.node
-	w := childwatch.Start(m.client, m.path)
-	m.w = w
-	sub := w.Subscribe()
+	view, err := cache.New(m.client, m.path, cache.Children())
+	if err != nil {
+		m.started = false
+		m.mu.Unlock()
+		return m.err(err)
+	}
+	m.view = view
+	sub := view.Subscribe()
 	m.fwd.Add(1)
 	m.mu.Unlock()
 	go func() {
 		defer m.fwd.Done()
-		for ch := range sub.Changes() {
-			for _, c := range ch.Added {
-				m.feed.Publish(Event{Kind: Joined, ID: c.Name, Payload: c.Data})
-			}
-			for _, c := range ch.Updated {
-				m.feed.Publish(Event{Kind: Changed, ID: c.Name, Payload: c.Data})
-			}
-			for _, c := range ch.Removed {
-				m.feed.Publish(Event{Kind: Left, ID: c.Name, Payload: c.Data})
-			}
-		}
+		m.forward(sub)
 	}()
-	err := node.Start(ctx)
+	err = node.Start(ctx)
 	if err == nil {
-		err = w.Wait(ctx)
+		err = view.Start(ctx)
 	}
 	if err != nil {
 		_ = node.Close()
-		w.Close()
+		_ = view.Close()
 		m.fwd.Wait()
 		m.mu.Lock()
 		closed := m.closed
-		m.w, m.started = nil, false
+		m.view, m.started = nil, false
 		if !closed {
 			// A Node that failed to start can start again; one closed
 			// cannot, so the Member gets a fresh one.
 			m.node, _ = persistent.New(m.client, framework.Join(m.path, m.id), node.Data())
 		}
 		m.mu.Unlock()
-		return m.err(err)
+		return m.err(unwrapCache(err))
 	}
 	return nil
+}
+
+// forward turns the cache's events into the group's, until the cache's
+// subscription ends. It keeps the members it reported, so that an Overflow
+// (the whole view in place of the events missed) becomes the joins, leaves
+// and changes between the two.
+func (m *Member) forward(sub *framework.Subscription[cache.Event]) {
+	known := map[string]cache.Node{}
+	for ev := range sub.Changes() {
+		switch ev.Type {
+		case cache.Created:
+			m.joined(known, ev.Node)
+		case cache.Changed:
+			known[IDFromPath(ev.Node.Path)] = ev.Node
+			m.feed.Publish(Event{Kind: Changed, ID: IDFromPath(ev.Node.Path), Payload: ev.Node.Data})
+		case cache.Deleted:
+			m.left(known, ev.Node)
+		case cache.Snapshot, cache.Overflow:
+			now := make(map[string]cache.Node, len(ev.Nodes))
+			for _, n := range ev.Nodes {
+				now[IDFromPath(n.Path)] = n
+			}
+			for _, id := range sortedIDs(known) {
+				if n, ok := now[id]; !ok || n.Stat.Czxid != known[id].Stat.Czxid {
+					m.left(known, known[id])
+				}
+			}
+			for _, id := range sortedIDs(now) {
+				n := now[id]
+				old, ok := known[id]
+				switch {
+				case !ok:
+					m.joined(known, n)
+				case n.Stat.Mzxid != old.Stat.Mzxid:
+					known[id] = n
+					m.feed.Publish(Event{Kind: Changed, ID: id, Payload: n.Data})
+				}
+			}
+		}
+	}
+}
+
+func (m *Member) joined(known map[string]cache.Node, n cache.Node) {
+	id := IDFromPath(n.Path)
+	known[id] = n
+	m.feed.Publish(Event{Kind: Joined, ID: id, Payload: n.Data})
+}
+
+func (m *Member) left(known map[string]cache.Node, n cache.Node) {
+	id := IDFromPath(n.Path)
+	delete(known, id)
+	m.feed.Publish(Event{Kind: Left, ID: id, Payload: n.Data})
+}
+
+func sortedIDs(nodes map[string]cache.Node) []string {
+	ids := make([]string, 0, len(nodes))
+	for id := range nodes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// unwrapCache returns the reason inside an error of the cache, so that
+// the group's error names the group once ("group member /g: may be
+// stale: suspended"), not the group and then its cache.
+func unwrapCache(err error) error {
+	var re *framework.RecipeError
+	if errors.As(err, &re) && re.Recipe == "cache" {
+		return re.Err
+	}
+	return err
 }
 
 // Set changes this member's payload (Curator's setThisData), now and for
@@ -195,30 +264,35 @@ func (m *Member) Set(ctx context.Context, payload []byte) error {
 // Members returns every member's payload by id, as Curator's
 // getCurrentMembers: from the view this Member follows, with this member
 // always in it (with its own payload) even before its node shows. The
-// error is nil while the view is current; otherwise it says why it may be
-// stale (the view is returned all the same).
+// error is nil while the view is current; otherwise it wraps
+// zkrecipes.ErrStale and the reason (zkrecipes.ErrSuspended,
+// zkrecipes.ErrSessionLost, or nothing more while the view is read again
+// after a gap), and the view is returned all the same.
 func (m *Member) Members() (map[string][]byte, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
-	w, closed := m.w, m.closed
+	view, closed := m.view, m.closed
 	m.mu.Unlock()
 	switch {
 	case closed:
 		return nil, m.err(zkrecipes.ErrClosed)
-	case w == nil:
+	case view == nil:
 		return nil, m.err(zkrecipes.ErrNotStarted)
 	}
-	view, stale := w.View()
-	out := make(map[string][]byte, len(view)+1)
-	for _, c := range view {
-		out[c.Name] = bytes.Clone(c.Data)
+	nodes, err := view.Children(m.path)
+	if err != nil {
+		return nil, m.err(unwrapCache(err))
+	}
+	out := make(map[string][]byte, len(nodes)+1)
+	for _, n := range nodes {
+		out[IDFromPath(n.Path)] = n.Data // Children's Data is a copy of our own
 	}
 	if _, ok := out[m.id]; !ok {
 		out[m.id] = m.ownNode().Data()
 	}
-	return out, m.err(stale)
+	return out, m.err(unwrapCache(view.Err()))
 }
 
 // IDs returns the ids of Members, sorted.
@@ -248,8 +322,10 @@ func (m *Member) ownNode() *persistent.Node {
 }
 
 // Subscribe returns the group's changes from now on: a member joined,
-// left, or changed its payload, in the order they were seen. Several
-// changes of one member between two reads arrive as their net effect.
+// left, or changed its payload, in the order they were seen (the first
+// members read arrive as joins). Several changes of one member between two
+// reads arrive as their net effect; a member's node made again is a Left
+// and then a Joined.
 func (m *Member) Subscribe() *framework.Subscription[Event] {
 	if m.usable() != nil {
 		var f framework.Feed[Event]
@@ -275,11 +351,11 @@ func (m *Member) Close() error {
 		return nil
 	}
 	m.closed = true
-	w, node := m.w, m.node
+	view, node := m.view, m.node
 	m.mu.Unlock()
 	_ = node.Close()
-	if w != nil {
-		w.Close()
+	if view != nil {
+		_ = view.Close()
 	}
 	m.fwd.Wait()
 	m.feed.End(nil)

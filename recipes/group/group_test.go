@@ -1,6 +1,7 @@
 package group_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -104,7 +105,11 @@ func TestMembersViewSaysWhenStale(t *testing.T) {
 	p.Blackhole()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		got, err := m.Members()
+		assert.ErrorIs(ct, err, zkrecipes.ErrStale)
 		assert.ErrorIs(ct, err, zkrecipes.ErrSuspended)
+		if err != nil {
+			assert.True(ct, strings.HasPrefix(err.Error(), "group member /groups/s: may be stale: "), err.Error())
+		}
 		assert.Contains(ct, got, "m", "this member is always in its own view")
 	}, 30*time.Second, 10*time.Millisecond)
 	join(t, newClient(t, cl.Addrs()), "/groups/s", "o", "po")
