@@ -107,8 +107,12 @@ type Report struct {
 	MaxGap                                                           time.Duration
 	Linearizable                                                     porcupine.CheckResult
 	Violations                                                       []Violation
-	info                                                             porcupine.LinearizationInfo
-	model                                                            porcupine.Model
+	// ServerBugs: the servers' own divergence that follows from a known
+	// bug of ZooKeeper's (see truncatedPastSnapshot), with its evidence:
+	// reported, not counted among the recipe's violations.
+	ServerBugs []string
+	info       porcupine.LinearizationInfo
+	model      porcupine.Model
 
 	// Counter is the atomic counter's findings (Atomic runs only).
 	Counter *CounterReport

@@ -377,10 +377,31 @@ func (r *run) markServers() {
 // counted.
 func (r *run) checkServers() {
 	servers := r.env.Cluster.Servers()
+	// A replica that truncated its log past a snapshot it then loaded
+	// diverged through ZooKeeper's own bug, and stays apart until a full
+	// snapshot sync; the ensemble lives on through the recipes' runs, so
+	// its whole log is searched, not only this run's.
+	var bug string
+	for _, s := range servers {
+		if b, err := os.ReadFile(s.LogPath()); err == nil {
+			if e := truncatedPastSnapshot(string(b)); e != "" && bug == "" {
+				bug = fmt.Sprintf("server%d: %s", s.ID, e)
+			}
+		}
+	}
+	diverged := func(format string, args ...any) {
+		if bug == "" {
+			r.violate("server-divergence", format, args...)
+			return
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.serverBugs = append(r.serverBugs, fmt.Sprintf(format, args...)+"; after "+bug)
+	}
 	for _, s := range servers {
 		n, first := divergence(r.saveServerLog(s, r.marks[s.ID]))
 		if n > 0 {
-			r.violate("server-divergence", "server%d found its data tree differing from the leader's (%d log lines, see logs/server%d.log), first: %s", s.ID, n, s.ID, first)
+			diverged("server%d found its data tree differing from the leader's (%d log lines, see logs/server%d.log), first: %s", s.ID, n, s.ID, first)
 		}
 	}
 	var counts []string
@@ -401,7 +422,7 @@ func (r *run) checkServers() {
 		}
 		if same || time.Now().After(deadline) {
 			if !same {
-				r.violate("server-divergence", "the servers hold different numbers of nodes: %s", strings.Join(counts, ", "))
+				diverged("the servers hold different numbers of nodes: %s", strings.Join(counts, ", "))
 			}
 			return
 		}
@@ -423,6 +444,40 @@ func divergence(log string) (n int, first string) {
 		n++
 	}
 	return n, first
+}
+
+// truncatedPastSnapshot finds, in a server's log, ZooKeeper 3.8's loss of
+// agreement through a TRUNC sync: told by a new leader to truncate its
+// log to zxid Z (it had transactions the leader does not), the follower
+// truncates the log but then loads its newest snapshot, named S > Z,
+// which holds transactions past Z: its data tree keeps what the quorum
+// does not have, and every later digest check on it fails. The server
+// only reads the snapshot the truncation should have discarded; no client
+// request makes that happen. It returns the two log lines' evidence, or
+// "".
+func truncatedPastSnapshot(log string) string {
+	var trunc string
+	var to uint64
+	for _, l := range strings.Split(log, "\n") {
+		if i := strings.Index(l, "Truncating log to get in sync with the leader 0x"); i >= 0 {
+			z, err := strconv.ParseUint(strings.TrimSpace(l[i+len("Truncating log to get in sync with the leader 0x"):]), 16, 64)
+			if err == nil {
+				trunc, to = l, z
+			}
+			continue
+		}
+		if trunc == "" {
+			continue
+		}
+		if i := strings.Index(l, "/snapshot."); i >= 0 && strings.Contains(l, "Reading snapshot") {
+			s, err := strconv.ParseUint(strings.TrimSpace(l[i+len("/snapshot."):]), 16, 64)
+			if err == nil && s > to {
+				return fmt.Sprintf("truncated its log to 0x%x, then loaded snapshot 0x%x, which holds transactions past it (ZooKeeper's TRUNC sync keeps a newer snapshot; at %s)", to, s, strings.Fields(trunc)[0])
+			}
+			trunc = ""
+		}
+	}
+	return ""
 }
 
 // saveServerLog copies s's log from offset from to the run's logs, and

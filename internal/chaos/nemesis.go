@@ -358,6 +358,9 @@ func porcupineVisualize(rep *Report, path string) error {
 
 // writeViolations ends a summary: none, or their counts and the first 20.
 func writeViolations(b *strings.Builder, rep *Report) {
+	for _, s := range rep.ServerBugs {
+		fmt.Fprintf(b, "  ZooKeeper's own (not counted): %s\n", s)
+	}
 	if len(rep.Violations) == 0 {
 		b.WriteString("  violations: none\n")
 		return
