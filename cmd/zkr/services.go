@@ -249,7 +249,7 @@ func instanceTable(w io.Writer, insts []discovery.Instance) error {
 		if len(inst.Payload) > 0 {
 			payload = string(inst.Payload)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", printable(inst.ID), printable(address(inst)), ssl, typ, inst.Enabled, payload)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", printable(inst.ID), printable(address(inst)), ssl, typ, !inst.Disabled, payload)
 	}
 	return tw.Flush()
 }

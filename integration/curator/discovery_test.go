@@ -74,7 +74,7 @@ func TestCuratorRegisteredInstanceIsFoundByGo(t *testing.T) {
 	}
 	got := insts[0]
 	if got.ID != "j1" || got.Name != "billing" || got.Address != "10.0.0.7" || got.Port == nil || *got.Port != 8080 ||
-		got.ServiceType != discovery.Dynamic || !got.Enabled || got.RegistrationTimeUTC == 0 {
+		got.ServiceType != discovery.Dynamic || got.Disabled || got.RegistrationTimeUTC == 0 {
 		t.Fatalf("Curator's instance read as %+v", got)
 	}
 	// Curator's default serializer types the payload with "@class".
@@ -129,7 +129,7 @@ func TestGoRegisteredInstanceIsFoundByCurator(t *testing.T) {
 	// Curator provider must leave out.
 	java.Call(t, "disc-register /svc search j2 10.0.0.10 9201 "+hex.EncodeToString([]byte(`{}`)), "disc-registered j2", 30*time.Second)
 	off := discovery.NewInstance("search")
-	off.ID, off.Enabled = "g0", false
+	off.ID, off.Disabled = "g0", true
 	if err := d.Register(ctx, off); err != nil {
 		t.Fatal(err)
 	}

@@ -79,12 +79,12 @@ func (d *Discovery) Path() string {
 	return d.basePath
 }
 
-// NewInstance returns an enabled, Dynamic instance of service name with a
+// NewInstance returns an enabled (as is every Instance: see Disabled), Dynamic instance of service name with a
 // random UUID id and the current time, as Curator's
 // ServiceInstance.builder() (which also fills in the first local address;
 // set Address yourself).
 func NewInstance(name string) Instance {
-	return Instance{Name: name, ID: uuid.NewString(), RegistrationTimeUTC: time.Now().UnixMilli(), ServiceType: Dynamic, Enabled: true}
+	return Instance{Name: name, ID: uuid.NewString(), RegistrationTimeUTC: time.Now().UnixMilli(), ServiceType: Dynamic}
 }
 
 // checkSegment refuses a name or id that is not one path segment.
@@ -162,7 +162,12 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 	case Static, Permanent:
 		opts = append(opts, persistent.Persistent())
 	case DynamicSequential:
-		opts = append(opts, persistent.Sequential())
+		// Protected, so that a create whose reply was lost finds its
+		// node instead of registering the instance twice (Curator's
+		// registerService does not protect it: a phantom instance
+		// stays). Curator's readers list the children and read the
+		// JSON: the prefix is invisible to them.
+		opts = append(opts, persistent.Sequential(), persistent.Protected())
 	}
 	node, err := persistent.New(d.client, path, data, opts...)
 	if err != nil {

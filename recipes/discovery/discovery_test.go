@@ -129,14 +129,14 @@ func TestProviderPicksInTurnAndLeavesOutDownAndDisabledInstances(t *testing.T) {
 
 	p.NoteError(insts[1])
 	p.NoteError(insts[1]) // the threshold: b is down
-	insts[2].Enabled = false
+	insts[2].Disabled = true
 	require.NoError(t, d.Update(ctx, insts[2]))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		all, err := p.Instances()
 		assert.NoError(ct, err)
 		for _, inst := range all {
 			if inst.ID == "c" {
-				assert.False(ct, inst.Enabled)
+				assert.True(ct, inst.Disabled)
 			}
 		}
 	}, 10*time.Second, 10*time.Millisecond)

@@ -18,11 +18,20 @@
 // back by Go is unchanged, and a Go payload meant for Java carries its
 // "@class" (see Instance.Payload). The node is ephemeral for Dynamic
 // instances, ephemeral-sequential for DynamicSequential (its name is the
-// id and a sequence number, as in Curator), persistent for Static and
-// Permanent; the service's node is made as a container.
+// id and a sequence number, as in Curator, behind Curator's protected
+// prefix: see below), persistent for Static and Permanent; the service's
+// node is made as a container.
 //
 // # Beyond Curator
 //
+//   - A DynamicSequential instance's node has a protected name
+//     ("_c_<uuid>-<id><sequence>"), so that a create whose reply was lost
+//     finds its node: Curator's registerService makes a second one, and
+//     the first stays as a phantom instance until the session ends.
+//     Curator's readers list the service's children and read their JSON:
+//     the prefix does not change what they find.
+//   - The zero Instance is enabled (Curator's builder makes every
+//     instance enabled): Instance.Disabled turns it off.
 //   - A registration is a persistent.Node: a Dynamic instance is made
 //     again as soon as a new session is up after an expiry, and after a
 //     delete by someone else, with its last Update (Curator re-registers on

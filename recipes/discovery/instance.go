@@ -21,7 +21,8 @@ const (
 	// Permanent: a persistent node.
 	Permanent ServiceType = "PERMANENT"
 	// DynamicSequential: an ephemeral-sequential node: the node's name is
-	// the instance's id followed by a sequence number.
+	// the instance's id followed by a sequence number, behind Curator's
+	// protected prefix ("_c_<uuid>-").
 	DynamicSequential ServiceType = "DYNAMIC_SEQUENTIAL"
 )
 
@@ -61,10 +62,11 @@ type Instance struct {
 	ServiceType ServiceType
 	// URISpec is the instance's URI template, nil when unset.
 	URISpec *URISpec
-	// Enabled says whether providers may pick it. An instance whose JSON
-	// has no "enabled" (Curator's default serializer in its compatible
-	// mode omits it) is enabled.
-	Enabled bool
+	// Disabled says that providers may not pick it (JSON "enabled":
+	// false). The zero value is enabled, as every instance Curator's
+	// builder makes; an instance whose JSON has no "enabled" (Curator's
+	// default serializer in its compatible mode omits it) is enabled too.
+	Disabled bool
 }
 
 // wireInstance is the JSON object, in the order Jackson writes it.
@@ -87,8 +89,10 @@ func (i Instance) MarshalJSON() ([]byte, error) {
 	w := wireInstance{
 		Name: i.Name, ID: i.ID, Port: i.Port, SSLPort: i.SSLPort,
 		Payload: i.Payload, RegistrationTimeUTC: i.RegistrationTimeUTC,
-		ServiceType: i.ServiceType, URISpec: i.URISpec, Enabled: &i.Enabled,
+		ServiceType: i.ServiceType, URISpec: i.URISpec,
 	}
+	enabled := !i.Disabled
+	w.Enabled = &enabled
 	if i.Address != "" {
 		w.Address = &i.Address
 	}
@@ -111,7 +115,7 @@ func (i *Instance) UnmarshalJSON(b []byte) error {
 	*i = Instance{
 		Name: w.Name, ID: w.ID, Port: w.Port, SSLPort: w.SSLPort,
 		RegistrationTimeUTC: w.RegistrationTimeUTC, ServiceType: w.ServiceType,
-		URISpec: w.URISpec, Enabled: w.Enabled == nil || *w.Enabled,
+		URISpec: w.URISpec, Disabled: w.Enabled != nil && !*w.Enabled,
 	}
 	if w.Address != nil {
 		i.Address = *w.Address

@@ -24,7 +24,7 @@ func TestInstanceJSONIsCuratorsByteForByte(t *testing.T) {
 	inst := discovery.Instance{
 		Name: "svc", ID: "id1", Address: "10.0.0.1", Port: port(8080),
 		Payload:             json.RawMessage(`{"@class":"java.util.HashMap","k":"v","n":3}`),
-		RegistrationTimeUTC: 1700000000000, ServiceType: discovery.Dynamic, URISpec: spec, Enabled: true,
+		RegistrationTimeUTC: 1700000000000, ServiceType: discovery.Dynamic, URISpec: spec,
 	}
 	b, err := json.Marshal(inst)
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestInstanceJSONIsCuratorsByteForByte(t *testing.T) {
 func TestInstanceWithoutEnabledIsEnabled(t *testing.T) {
 	var inst discovery.Instance
 	require.NoError(t, json.Unmarshal([]byte(curatorCompatible), &inst))
-	assert.True(t, inst.Enabled)
+	assert.False(t, inst.Disabled)
 	assert.Empty(t, inst.Address)
 	assert.Nil(t, inst.Port)
 	assert.Nil(t, inst.Payload)

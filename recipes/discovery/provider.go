@@ -49,7 +49,17 @@ type sticky struct {
 
 // Sticky keeps giving the instance it gave first for as long as it is
 // available, then picks another with master (Curator's StickyStrategy).
+// master must not be nil: a Provider with Sticky(nil) is refused.
 func Sticky(master Strategy) Strategy { return &sticky{master: master} }
+
+// check refuses a sticky strategy with nothing to pick the first
+// instance with, when the Provider is made, not at its first pick.
+func (s *sticky) check() error {
+	if s.master == nil {
+		return fmt.Errorf("%w: Sticky over a nil strategy", zkrecipes.ErrInvalidArgument)
+	}
+	return nil
+}
 
 func (s *sticky) Pick(instances []Instance) Instance {
 	s.mu.Lock()
@@ -85,6 +95,10 @@ func WithStrategy(s Strategy) ProviderOption {
 	return providerOption(func(c *providerConfig) {
 		if s == nil && c.err == nil {
 			c.err = fmt.Errorf("%w: nil strategy", zkrecipes.ErrInvalidArgument)
+		}
+		// A strategy over another (Sticky) says whether it can pick.
+		if v, ok := s.(interface{ check() error }); ok && c.err == nil {
+			c.err = v.check()
 		}
 		c.strategy = s
 	})
@@ -190,7 +204,7 @@ func (p *Provider) Instance() (Instance, error) {
 	}
 	usable := make([]Instance, 0, len(all))
 	for _, inst := range all {
-		if st, ok := p.down[inst.ID]; inst.Enabled && (!ok || st.errors < p.cfg.threshold) {
+		if st, ok := p.down[inst.ID]; !inst.Disabled && (!ok || st.errors < p.cfg.threshold) {
 			usable = append(usable, inst)
 		}
 	}

@@ -8,13 +8,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 )
 
 // Curator's node kinds per service type: Static and Permanent are
-// persistent, DynamicSequential is ephemeral-sequential under id+sequence.
+// persistent, DynamicSequential is ephemeral-sequential under id+sequence
+// (protected, so that a lost reply never registers it twice).
 func TestServiceTypesMakeCuratorsNodeKinds(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
@@ -32,11 +34,11 @@ func TestServiceTypesMakeCuratorsNodeKinds(t *testing.T) {
 	require.NoError(t, d.Register(ctx, seq))
 	var seqNode string
 	for _, name := range testkit.Children(t, c, "/services/kinds") {
-		if strings.HasPrefix(name, "seq-") {
+		if strings.HasPrefix(framework.StripProtected(name), "seq-") {
 			seqNode = name
 		}
 	}
-	assert.Regexp(t, `^seq-\d{10}$`, seqNode)
+	assert.Regexp(t, `^_c_[0-9a-f-]{36}-seq-\d{10}$`, seqNode)
 	_, st = getNode(t, c, "/services/kinds/"+seqNode)
 	assert.Equal(t, c.Session().ID, st.EphemeralOwner)
 

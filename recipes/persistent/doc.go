@@ -14,7 +14,7 @@
 // By default the node is an ephemeral at exactly the Node's path. Options
 // choose Curator's other kinds: Protected ("_c_<uuid>-<name>", Curator's
 // useProtection), Sequential (a 10-digit sequence number appended by the
-// server), Persistent, WithTTL (PERSISTENT_WITH_TTL). Missing parents are
+// server; it implies Protected), Persistent, WithTTL (PERSISTENT_WITH_TTL). Missing parents are
 // made as containers, as Curator's default. Once made, the node keeps its
 // name: a re-made node has the same protected prefix and sequence number
 // (a non-sequential create at the name first given by the server), as in
@@ -41,11 +41,17 @@
 //     creation.
 //   - Set returns once the data is on the node in place, and the data is
 //     kept for every later re-creation even when Set gives up waiting.
-//   - An unprotected ephemeral or sequential create is sent at most once:
-//     after a lost reply the Node looks instead of resending (a sequential
-//     node whose reply was lost cannot be found without Protected: it is
-//     made again, and the first stays until its session ends or, for a
-//     persistent one, for good, as in Curator; use Protected).
+//   - An unprotected create is sent at most once: after a lost reply the
+//     Node looks instead of resending, and a Start that gives up, or a
+//     Close, while a create is on its way waits for it to be answered (or
+//     its link to go) and deletes the node it made. A sequential node is
+//     always protected, so that a create whose reply was lost finds its
+//     node: Curator's unprotected one makes a second, and the first stays.
+//   - Close deletes only the Node's own node: one it made, or a
+//     persistent one it found at its path and took (as Curator's setData
+//     after NodeExists); never an ephemeral of another session, which no
+//     Node, persistent or TTL-mode ones included, writes into or takes
+//     for in place (Curator's PersistentNode only logs a warning).
 //   - A TTLNode touches its child as soon as it starts (Curator waits a
 //     period): a container that never had a child is not reaped by the
 //     server, so an early crash would leave it forever.

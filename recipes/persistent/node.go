@@ -41,9 +41,13 @@ var (
 
 // Status is where the node stands, as a Node's Subscribe delivers it.
 type Status struct {
-	// InPlace is true while the node exists, holds the Node's latest data
-	// (Set), and, for an ephemeral node, belongs to the client's current
-	// session, as last checked over the current link.
+	// InPlace is true while the node exists, the Node's latest data (Set)
+	// was written to it, and, for an ephemeral node, it belongs to the
+	// client's current session, as last checked over the current link; a
+	// persistent or TTL-mode node is never another session's ephemeral.
+	// A write by someone else is not undone, as Curator's PersistentNode
+	// (which only sets its watch again on a data change): the node keeps
+	// that data, and stays in place, until the next Set or re-creation.
 	InPlace bool
 	// Path is the node's actual path (with the protected prefix and the
 	// sequence number, if any); "" before it was first made.
@@ -82,8 +86,9 @@ type Node struct {
 	ttl        time.Duration
 	keepOnExit bool // a TTLNode's container: left for the server to reap
 
-	startMu sync.Mutex // serialises Start and Close
-	wg      sync.WaitGroup
+	startMu sync.Mutex     // serialises Start and Close
+	wg      sync.WaitGroup // the keeper
+	creates sync.WaitGroup // creates sent at most once, abandoned ones too
 	cancel  context.CancelFunc
 	kick    chan struct{}
 
@@ -98,8 +103,19 @@ type Node struct {
 	actual  string // the node's name once first made
 	status  Status
 	link    conn.Session // the link status was checked over
-	owner   int64        // the session of the last create sent (0: none)
-	changed chan struct{}
+	// mine: the node at actual is this Node's (it made it, or found it
+	// there and took it, as Curator does: a persistent node, or an
+	// ephemeral of the current session); Close deletes only such a node.
+	mine bool
+	// doubt: a create of this Node's may have made the node without its
+	// knowing (its reply was lost, or it was abandoned mid-flight); a
+	// look settles it.
+	doubt bool
+	// owner: for an ephemeral node, the session of the node that is
+	// this Node's, or of the create in doubt (0: none).
+	owner    int64
+	inflight chan struct{} // closed when the last create sent at most once is out of the client
+	changed  chan struct{}
 }
 
 // New returns a Node at path with data: by default an ephemeral node at
@@ -129,10 +145,12 @@ func newNode(recipe string, client *framework.Client, path string, data []byte, 
 		return nil, framework.RecipeErr(recipe, path, cfg.err)
 	}
 	n := &Node{
-		recipe:    recipe,
-		client:    client,
-		path:      path,
-		protected: cfg.protected,
+		recipe: recipe,
+		client: client,
+		path:   path,
+		// A sequential name cannot be found again after a lost reply
+		// unless it is protected: Sequential implies Protected.
+		protected: cfg.protected || cfg.sequential,
 		ttl:       cfg.ttl,
 		kick:      make(chan struct{}, 1),
 		changed:   make(chan struct{}),
@@ -177,14 +195,6 @@ func (n *Node) ephemeral() bool {
 	return n.mode == framework.Ephemeral || n.mode == framework.EphemeralSequential
 }
 
-func (n *Node) sequential() bool {
-	switch n.mode {
-	case framework.EphemeralSequential, framework.PersistentSequential, framework.PersistentSequentialWithTTL:
-		return true
-	}
-	return false
-}
-
 // again is the mode of a re-creation: the name is known, so it is never
 // sequential again.
 func (n *Node) again() framework.CreateMode {
@@ -216,11 +226,12 @@ func (n *Node) createOptions(first bool) []framework.CreateOption {
 	case n.protected:
 		// The protected name carries a UUID of ours: nobody else makes it.
 		opts = append(opts, framework.UniqueName())
-	case n.ephemeral() || n.sequential():
-		// Resent after a lost reply, an ephemeral create would fail with
-		// NodeExists on its own node (harmless: ownership is checked
-		// next), and a sequential one would make a second node; sent at
-		// most once, an unknown outcome is settled by looking.
+	default:
+		// At an exact name another client may also make: resent after a
+		// lost reply, the create would fail with NodeExists on its own
+		// node and could not tell it from another's. Sent at most once,
+		// an unknown outcome is settled by looking (ownership is checked
+		// next; Close looks too: see stop).
 		opts = append(opts, framework.CreateAtMostOnce())
 	}
 	return opts
@@ -320,6 +331,7 @@ func (n *Node) start(ctx context.Context) error {
 		n.mu.Lock()
 		closed := n.closed
 		n.started, n.actual, n.owner, n.written = false, "", 0, 0
+		n.mine, n.doubt = false, false
 		n.setStatusLocked(Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}, conn.Session{})
 		n.mu.Unlock()
 		if closed {
@@ -331,7 +343,10 @@ func (n *Node) start(ctx context.Context) error {
 }
 
 // stop ends the keeper and deletes the node (unless it is a TTLNode's
-// container): what Close and a failed Start share.
+// container): what Close and a failed Start share. It deletes only a
+// node that is this Node's: one it made, or may have made (a create in
+// doubt, settled by looking once the create is out of the client), never
+// another session's ephemeral.
 func (n *Node) stop() {
 	n.mu.Lock()
 	cancel := n.cancel
@@ -340,10 +355,13 @@ func (n *Node) stop() {
 		cancel()
 	}
 	n.wg.Wait()
+	// A create abandoned mid-flight may still land: what it did is known
+	// once it is out of the client (it records its outcome itself).
+	n.creates.Wait()
 	n.mu.Lock()
-	actual, owner := n.actual, n.owner
+	actual, mine, doubt, owner := n.actual, n.mine, n.doubt, n.owner
 	n.mu.Unlock()
-	if actual == "" || n.keepOnExit {
+	if actual == "" || n.keepOnExit || (!mine && !doubt) {
 		return
 	}
 	c := n.client
@@ -352,22 +370,43 @@ func (n *Node) stop() {
 	}
 	ctx, cancelDel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelDel()
-	var err error
-	if n.ephemeral() {
+	if err := n.deleteOurs(ctx, actual, owner); err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
+		c.Logger().Debug("zookeeper persistent node: delete at close failed", "path", actual, "err", err)
+	}
+}
+
+// deleteOurs deletes the node at path if it is this Node's: for an
+// ephemeral Node, one of session owner or of the current session (only
+// this Node makes its name in this client); for a persistent one, a node
+// that is not another session's ephemeral.
+func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
+	c := n.client
+	s := c.Session()
+	ok, st, err := c.Exists(ctx, path)
+	switch {
+	case err != nil && n.ephemeral():
 		if owner == 0 {
-			return // never sent
+			return err
+		}
+		// Checked in the background: deleted only while it is owner's.
+		return c.DeleteLater(path, owner)
+	case err != nil:
+		return err
+	case !ok:
+		return nil
+	case n.ephemeral():
+		if st.EphemeralOwner == 0 || (st.EphemeralOwner != owner && st.EphemeralOwner != s.ID) {
+			return nil
 		}
 		// Only the node of the session that made it: a node another
 		// session has made at the name since is left alone.
-		err = c.DeleteOwned(ctx, actual, owner)
-	} else {
-		// DeleteLater returns at once; the delete goes on in the
-		// background, which Drain and the client's Close wait for.
-		err = c.DeleteLater(actual, 0)
+		return c.DeleteOwned(ctx, path, st.EphemeralOwner)
+	case st.EphemeralOwner != 0:
+		return nil // another session's ephemeral: never ours
 	}
-	if err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
-		c.Logger().Debug("zookeeper persistent node: delete at close failed", "path", actual, "err", err)
-	}
+	// DeleteLater returns at once; the delete goes on in the background,
+	// which Drain and the client's Close wait for.
+	return c.DeleteLater(path, 0)
 }
 
 // wait waits until the node is in place with data of generation gen or
@@ -629,27 +668,23 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 func (n *Node) reconcile(ctx context.Context, link conn.Session) (<-chan zk.Event, error) {
 	c := n.client
 	n.mu.Lock()
+	inflight := n.inflight
+	n.mu.Unlock()
+	if inflight != nil {
+		// One create at a time, and a look only once the last one is out
+		// of the client: an abandoned create could land after the look.
+		select {
+		case <-inflight:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	n.mu.Lock()
 	actual, data, gen, written := n.actual, n.data, n.gen, n.written
 	n.mu.Unlock()
 
 	if actual == "" {
-		n.setOwner(link.ID)
-		name, err := c.Create(ctx, n.path, data, n.createOptions(true)...)
-		if err == nil {
-			n.mu.Lock()
-			n.actual, n.written = name, gen
-			n.mu.Unlock()
-			return nil, errAgain
-		}
-		if !n.sequential() && !n.protected &&
-			(errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zkrecipes.ErrOutcomeUnknown)) {
-			// The name is known: whose node it is, the check says.
-			n.mu.Lock()
-			n.actual = n.path
-			n.mu.Unlock()
-			return nil, errAgain
-		}
-		return nil, err
+		return nil, n.create(ctx, link, true, n.path, data, gen)
 	}
 
 	exists, st, watch, err := c.ExistsW(ctx, actual)
@@ -657,24 +692,28 @@ func (n *Node) reconcile(ctx context.Context, link conn.Session) (<-chan zk.Even
 		return nil, err
 	}
 	if !exists {
+		n.mu.Lock()
+		n.mine, n.doubt = false, false
+		n.mu.Unlock()
 		n.notInPlace(zkrecipes.ErrNodeDeleted)
-		n.setOwner(link.ID)
-		_, err := c.Create(ctx, actual, data, n.createOptions(false)...)
-		switch {
-		case err == nil:
-			n.mu.Lock()
-			n.written = max(n.written, gen)
-			n.mu.Unlock()
-			return nil, errAgain
-		case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zkrecipes.ErrOutcomeUnknown):
-			return nil, errAgain
-		}
-		return nil, err
+		return nil, n.create(ctx, link, false, actual, data, gen)
 	}
-	if n.ephemeral() && st.EphemeralOwner != link.ID {
+	// An ephemeral node is this Node's only if it is of the current
+	// session, and only an ephemeral Node's: a persistent or TTL-mode
+	// Node never takes another session's ephemeral for its node.
+	if (n.ephemeral() && st.EphemeralOwner != link.ID) || (!n.ephemeral() && st.EphemeralOwner != 0) {
+		n.mu.Lock()
+		n.mine, n.doubt = false, false
+		n.mu.Unlock()
 		n.notInPlace(fmt.Errorf("%w: session 0x%x", ErrOtherOwner, st.EphemeralOwner))
 		return watch, nil
 	}
+	n.mu.Lock()
+	n.mine, n.doubt = true, false
+	if n.ephemeral() {
+		n.owner = st.EphemeralOwner
+	}
+	n.mu.Unlock()
 	if written < gen {
 		// Data set while the node was away, or a node found in place
 		// that this Node did not make with its data (Curator's setData
@@ -701,14 +740,92 @@ func (n *Node) reconcile(ctx context.Context, link conn.Session) (<-chan zk.Even
 	if n.ephemeral() {
 		owner = st.EphemeralOwner
 	}
+	// A write by someone else since (a data change) is left alone, as
+	// Curator's PersistentNode only watches again: see Status.InPlace.
 	n.setStatusLocked(Status{InPlace: true, Path: actual, Czxid: st.Czxid, Owner: owner}, link)
 	return watch, nil
 }
 
-func (n *Node) setOwner(id int64) {
+// create makes the node at path (first: the Node's first create, at its
+// path as given) and records the outcome. It returns errAgain when there
+// is something to look at, or why it failed.
+//
+// A protected create is the client's: after a lost reply it finds its
+// node by its unique name, and one that fails or is abandoned leaves
+// nothing behind (the client deletes, in the background, what it may
+// still make). Any other is sent at most once, on a goroutine of the
+// Node's that lets it finish even when ctx ends: the outcome of a create
+// given up on is then still learned (see stop), and a look waits for it
+// (see reconcile).
+func (n *Node) create(ctx context.Context, link conn.Session, first bool, path string, data []byte, gen uint64) error {
+	c := n.client
+	opts := n.createOptions(first)
+	if n.protected {
+		name, err := c.Create(ctx, path, data, opts...)
+		switch {
+		case err == nil:
+			n.mu.Lock()
+			n.actual, n.mine = name, true
+			if n.ephemeral() {
+				n.owner = link.ID
+			}
+			n.written = max(n.written, gen)
+			n.mu.Unlock()
+			return errAgain
+		case !first && errors.Is(err, zk.ErrNodeExists):
+			return errAgain // the name is ours alone: the look says whose session
+		}
+		return err
+	}
+	done := make(chan struct{})
+	result := make(chan error, 1)
 	n.mu.Lock()
-	n.owner = id
+	n.inflight = done
 	n.mu.Unlock()
+	n.creates.Add(1)
+	go func() {
+		defer n.creates.Done()
+		defer close(done)
+		// Not cancelled with ctx: a request is never abandoned inside the
+		// client, so that its outcome is known once it returns. Sent at
+		// most once, it returns once answered or once its link is gone.
+		_, err := c.Create(context.WithoutCancel(ctx), path, data, opts...)
+		result <- n.created(path, link.ID, gen, err)
+	}()
+	select {
+	case err := <-result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// created records the outcome err of a create at path, sent at most once
+// on session: an unknown outcome leaves the node in doubt, for a look to
+// settle.
+func (n *Node) created(path string, session int64, gen uint64, err error) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case err == nil:
+		n.actual, n.mine, n.doubt = path, true, false
+		if n.ephemeral() {
+			n.owner = session
+		}
+		n.written = max(n.written, gen)
+		return errAgain
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
+		n.actual, n.doubt = path, true
+		if n.ephemeral() && !n.mine {
+			n.owner = session
+		}
+		return errAgain
+	case errors.Is(err, zk.ErrNodeExists):
+		// The name is known: whose node it is, the look says.
+		n.actual = path
+		return errAgain
+	}
+	return err
 }
 
 // Close stops keeping the node and deletes it (of any kind, as Curator's

@@ -187,7 +187,7 @@ func TestPersistentNodeOutlivesTheSessionAndCloseDeletesIt(t *testing.T) {
 	observer := newClient(t, cl.Addrs())
 	n := started(t, c, "/pn/persistent/x-", []byte("p"), persistent.Persistent(), persistent.Sequential())
 	first := n.Status()
-	assert.Regexp(t, `^/pn/persistent/x-\d{10}$`, first.Path)
+	assert.Regexp(t, `^/pn/persistent/_c_[0-9a-f-]{36}-x-\d{10}$`, first.Path)
 	assert.Zero(t, first.Owner)
 	testkit.LoseSession(t, p, c)
 	st := waitInPlace(t, n, observer, 0, "p")

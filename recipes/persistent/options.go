@@ -42,9 +42,10 @@ func Protected() Option {
 // Sequential makes the node sequential the first time: the server appends
 // a 10-digit sequence number to its name. When the node is made again
 // (after a session loss, or a delete by someone else) it keeps the name it
-// got, as Curator's PersistentNode does. Without Protected, a create whose
-// reply was lost cannot find its node: a second one may be made, as in
-// Curator.
+// got, as Curator's PersistentNode does. Sequential implies Protected:
+// without the protected prefix, a create whose reply was lost could not
+// find its node, and would make a second one while the first stayed (as
+// Curator's PersistentNode without useProtection does).
 func Sequential() Option {
 	return option(func(c *config) { c.sequential = true })
 }

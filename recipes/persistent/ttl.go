@@ -72,12 +72,92 @@ func NewTTL(client *framework.Client, path string, data []byte, ttl time.Duratio
 	return n, nil
 }
 
+// usable says why n cannot be used: it is nil or a zero TTLNode.
+func (n *TTLNode) usable() error {
+	if n == nil || n.Node == nil || n.Node.client == nil {
+		return framework.RecipeErr(ttlRecipe, "", fmt.Errorf("%w: a nil or zero TTLNode: make one with NewTTL", zkrecipes.ErrInvalidArgument))
+	}
+	return nil
+}
+
+// The methods a TTLNode has from its Node, each with the check that a nil
+// or zero TTLNode gets an error (or a zero value), not a panic.
+
+// Path returns the container's path; "" for a nil TTLNode.
+func (n *TTLNode) Path() string {
+	if n.usable() != nil {
+		return ""
+	}
+	return n.Node.Path()
+}
+
+// ActualPath returns the container's path once made; "" before, and for
+// a nil TTLNode.
+func (n *TTLNode) ActualPath() string {
+	if n.usable() != nil {
+		return ""
+	}
+	return n.Node.ActualPath()
+}
+
+// Data returns the container's data (see Node.Data); nil for a nil
+// TTLNode.
+func (n *TTLNode) Data() []byte {
+	if n.usable() != nil {
+		return nil
+	}
+	return n.Node.Data()
+}
+
+// Set makes data the container's data (see Node.Set).
+func (n *TTLNode) Set(ctx context.Context, data []byte) error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	return n.Node.Set(ctx, data)
+}
+
+// Wait waits until the container is in place (see Node.Wait).
+func (n *TTLNode) Wait(ctx context.Context) error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	return n.Node.Wait(ctx)
+}
+
+// Status returns where the container stands now (see Node.Status).
+func (n *TTLNode) Status() Status {
+	if err := n.usable(); err != nil {
+		return Status{Err: err}
+	}
+	return n.Node.Status()
+}
+
+// Err is nil while the container is in place (see Node.Err).
+func (n *TTLNode) Err() error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	return n.Node.Err()
+}
+
+// Subscribe returns a subscription to the container's Status (see
+// Node.Subscribe); for a nil TTLNode, one whose channel is closed.
+func (n *TTLNode) Subscribe() *framework.Subscription[Status] {
+	if n.usable() != nil {
+		var f framework.Feed[Status]
+		f.End(nil)
+		return f.Subscribe()
+	}
+	return n.Node.Subscribe()
+}
+
 // Start makes the container (and its missing parents) and its TTL child,
 // and keeps touching the child every TTL/factor until Close. It returns
 // once the container is in place, or with ctx's error.
 func (n *TTLNode) Start(ctx context.Context) error {
-	if n == nil || n.Node == nil {
-		return framework.RecipeErr(ttlRecipe, "", fmt.Errorf("%w: a nil or zero TTLNode: make one with NewTTL", zkrecipes.ErrInvalidArgument))
+	if err := n.usable(); err != nil {
+		return err
 	}
 	if ctx == nil {
 		return n.err(errs.ErrNilContext)
@@ -142,8 +222,8 @@ func (n *TTLNode) touchOnce(life context.Context) {
 // deletes nothing, as Curator's: the server deletes the child once its TTL
 // has passed without a touch, then the empty container. It is idempotent.
 func (n *TTLNode) Close() error {
-	if n == nil || n.Node == nil {
-		return framework.RecipeErr(ttlRecipe, "", fmt.Errorf("%w: a nil or zero TTLNode: make one with NewTTL", zkrecipes.ErrInvalidArgument))
+	if err := n.usable(); err != nil {
+		return err
 	}
 	n.mu.Lock()
 	n.closed = true
