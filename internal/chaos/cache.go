@@ -122,17 +122,8 @@ func (c *contender) cacheLoop(ctx context.Context) error {
 		return err
 	}
 	defer ch.Close()
-	for {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := ch.Start(sctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		fmt.Fprintln(os.Stderr, "chaos contender: start:", err)
+	if !startRetrying(ctx, ch.Start, "start") {
+		return nil
 	}
 	var view cacheView
 	sub := ch.Subscribe()

@@ -617,3 +617,21 @@ func (c *contender) freezePoint() {
 	c.freezeMu.Unlock()
 	stopHere()
 }
+
+// startRetrying calls start, each time for at most 10 s, until it succeeds
+// (true) or ctx ends (false): a recipe's Start under the nemesis may fail
+// for as long as a fault lasts.
+func startRetrying(ctx context.Context, start func(context.Context) error, what string) bool {
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := start(sctx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		fmt.Fprintf(os.Stderr, "chaos contender: %s: %v\n", what, err)
+	}
+}

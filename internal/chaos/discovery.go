@@ -103,17 +103,8 @@ func (c *contender) discoveryLoop(ctx context.Context) error {
 		return err
 	}
 	defer ch.Close()
-	for {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := ch.Start(sctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		fmt.Fprintln(os.Stderr, "chaos contender: cache start:", err)
+	if !startRetrying(ctx, ch.Start, "cache start") {
+		return nil
 	}
 
 	var o discoveryObserver

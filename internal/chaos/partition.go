@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -90,17 +89,8 @@ func (c *contender) partitionLoop(ctx context.Context) error {
 		return err
 	}
 	defer p.Close()
-	for {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := p.Start(sctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		fmt.Fprintln(os.Stderr, "chaos contender: start:", err)
+	if !startRetrying(ctx, p.Start, "start") {
+		return nil
 	}
 	<-ctx.Done()
 	c.partitionFinal(p, items)

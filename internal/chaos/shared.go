@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -59,17 +58,8 @@ func (c *contender) sharedLoop(ctx context.Context) error {
 		return err
 	}
 	defer n.Close()
-	for {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := n.Start(sctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		fmt.Fprintln(os.Stderr, "chaos contender: start:", err)
+	if !startRetrying(ctx, n.Start, "start") {
+		return nil
 	}
 	sub := n.Subscribe()
 	seen := make(chan struct{})
