@@ -34,6 +34,11 @@
 //	wait until N things happened           recipes/countdown.Countdown    - (Redisson's RCountDownLatch)
 //	a value or count all see change        recipes/shared.Value, Count    SharedValue, SharedCount
 //	a counter, compare-and-set             recipes/counter.Long, ...      DistributedAtomicLong, ...
+//	a local view of nodes, with events     recipes/cache.Cache            CuratorCache, NodeCache, ...
+//	a node kept through session loss       recipes/persistent.Node        PersistentNode, PersistentTtlNode
+//	group membership                       recipes/group.Member           GroupMember
+//	register, find, pick service instances recipes/discovery.Discovery    ServiceDiscovery (curator-x-discovery)
+//	share work items among live members    recipes/partition.Partitioner  - (kazoo's SetPartitioner)
 //
 // Each package's doc tours its recipe, with runnable examples.
 //
@@ -47,7 +52,7 @@
 //     next; hold.Hold.Fenced writes commit only while the hold is held.
 //   - Nothing is left behind: a failed or abandoned acquire deletes its node.
 //   - A write that cannot know whether it was applied says so
-//     (framework.ErrOutcomeUnknown); none is applied twice.
+//     (zkrecipes.ErrOutcomeUnknown); none is applied twice.
 //
 // # One vocabulary
 //
