@@ -68,6 +68,7 @@ func TestNoItemIsOwnedTwiceAtOnceUnderFaults(t *testing.T) {
 				ps = append(ps, start(t, newClient(t, cl.Addrs()), path, fmt.Sprintf("m%d", j), partition.List(items...), l))
 			}
 			before := waitStable(t, items, ps...)
+			waitHeard(t, l, before)
 			grants := l.Grants()
 			f.apply(t, cl, proxy, victim, ps[1:])
 			after := waitStable(t, items, ps...)
