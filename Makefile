@@ -60,7 +60,7 @@ test: deps fmt-check mod-check consumer-check vet staticcheck
 	@$(MAKE) --no-print-directory chaos
 
 ## chaos: the fault suite, a first pass over every fault kind per recipe,
-## about 80s each (LONG=1, or make chaos-long: five minutes of faults
+## 70-120 s each, ~17 min for the 12 recipes (LONG=1, or make chaos-long: five minutes of faults
 ## each). Histories and summaries land in $(CHAOS_OUT). Not under
 ## -race: the contenders are this test binary, and go-zookeeper's known
 ## race (see docs/testing.md) would fail them for the client's bug, not ours.
