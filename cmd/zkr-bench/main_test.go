@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -29,33 +24,7 @@ import (
 var benchBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "zkr-bench-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	benchBin = filepath.Join(dir, "zkr-bench")
-	args := []string{"build", "-o", benchBin}
-	if testkit.RaceEnabled {
-		args = append(args, "-race") // its own goroutines, checked too
-	}
-	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build zkr-bench: %v\n%s", err, out)
-		return 1
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: goroutines left after the tests: %v\n", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(testkit.MainWithBinary(m, "zkr-bench", &benchBin))
 }
 
 // result is how one zkr-bench run ended.
@@ -67,7 +36,7 @@ type result struct {
 // proc is a zkr-bench running in the background.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr testkit.SyncBuffer
 	done           chan struct{}
 	res            result
 }
@@ -119,23 +88,6 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) result {
 func zkrBench(t *testing.T, args ...string) result {
 	t.Helper()
 	return startWith(t, nil, args...).wait(t, 2*time.Minute)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // server starts a server for t and returns it with the --connect option

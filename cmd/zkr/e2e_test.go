@@ -2,21 +2,17 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
@@ -30,33 +26,7 @@ import (
 var zkrBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "zkr-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	zkrBin = filepath.Join(dir, "zkr")
-	args := []string{"build", "-o", zkrBin}
-	if raceEnabled {
-		args = append(args, "-race") // zkr's own goroutines, checked too
-	}
-	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build zkr: %v\n%s", err, out)
-		return 1
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: goroutines left after the tests: %v\n", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(testkit.MainWithBinary(m, "zkr", &zkrBin))
 }
 
 // result is how one zkr run ended.
@@ -76,8 +46,8 @@ func zkr(t *testing.T, args ...string) result {
 type proc struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, line by line
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout testkit.SyncBuffer
+	stderr testkit.SyncBuffer
 	done   chan struct{}
 	res    result
 }
@@ -176,23 +146,6 @@ func (p *proc) expectLine(t *testing.T, want string) {
 func (p *proc) signal(t *testing.T, s os.Signal) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(s))
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // server starts a server for t and returns it with the --connect option
