@@ -132,7 +132,10 @@ func (d *Discovery) instancePath(name, id string) string {
 // as Curator re-registers on reconnection. A node at the path left by
 // another session (this instance's previous process, say) is replaced,
 // as Curator's registerService does. It returns once the node is in
-// place. Registering an id again updates it (Update).
+// place. Registering an id again updates it (Update). Two live
+// registrations of one id (two processes, say) do not take the node from
+// each other: the one that finds the other's node waits, and its error
+// when ctx ends wraps persistent.ErrOtherOwner.
 func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 	if err := d.usable(); err != nil {
 		return err

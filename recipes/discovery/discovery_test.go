@@ -89,13 +89,18 @@ func TestInstanceIsRegisteredAgainAfterSessionExpiry(t *testing.T) {
 
 // A node left at the instance's path by another session (this instance's
 // previous process, whose session has not expired yet) is replaced, as
-// Curator's registerService does.
+// Curator's registerService does. The previous process is dead: its node
+// is a bare ephemeral that nothing makes again.
 func TestRegisterReplacesAnotherSessionsNode(t *testing.T) {
 	cl := zktest.Standalone(t)
 	old := newClient(t, cl.Addrs())
 	c := newClient(t, cl.Addrs())
 	inst := discovery.NewInstance("api")
-	require.NoError(t, newDiscovery(t, old, "/services").Register(ctxT(t, 30*time.Second), inst))
+	prev, err := json.Marshal(inst)
+	require.NoError(t, err)
+	_, err = old.Create(ctxT(t, 10*time.Second), "/services/api/"+inst.ID, prev,
+		framework.WithMode(framework.Ephemeral), framework.WithParents())
+	require.NoError(t, err)
 	inst.Port = port(9000)
 	require.NoError(t, newDiscovery(t, c, "/services").Register(ctxT(t, 30*time.Second), inst))
 	data, st := getNode(t, c, "/services/api/"+inst.ID)

@@ -425,6 +425,14 @@ func (n *Node) wait(ctx context.Context, gen uint64) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			n.mu.Lock()
+			st = n.status
+			n.mu.Unlock()
+			if errors.Is(st.Err, ErrOtherOwner) {
+				// The one cause a caller can act on: say it, not only the
+				// deadline.
+				return fmt.Errorf("%w: %w", ctx.Err(), st.Err)
+			}
 			return ctx.Err()
 		case <-n.client.Done():
 			return contend.Err(zkrecipes.ErrClosed, true)

@@ -24,7 +24,9 @@ func TestEphemeralNodeNeverDeletesAnotherSessionsNode(t *testing.T) {
 
 	second, err := persistent.New(b, "/pn/same/member", []byte("second"))
 	require.NoError(t, err)
-	assert.ErrorIs(t, second.Start(ctxT(t, time.Second)), context.DeadlineExceeded)
+	err = second.Start(ctxT(t, 5*time.Second))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, persistent.ErrOtherOwner, "the error says why the node is not in place")
 	require.NoError(t, b.Drain(ctxT(t, 10*time.Second)))
 	data, stat := onServer(t, a, "/pn/same/member")
 	require.NotNil(t, stat, "a failed Start deleted another session's node")
