@@ -87,9 +87,11 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./recipes/mutex/
 
 ## bench-peers: zkrecipes beside go-zookeeper's zk.Lock and Curator 5.4 on the
-## same workloads and server; rewrites the table in docs/benchmarks.md.
+## same workloads and server, over loopback, through a 1 ms round-trip delay
+## and with the server pinned to one core (~25 min); rewrites the tables in
+## docs/benchmarks.md.
 bench-peers: deps
-	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 60m ./integration/peers/ \
+	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 90m ./integration/peers/ \
 		-args -peers.out=$(CURDIR)/docs/benchmarks.md
 
 ## bench-engine: the engine's hot paths, allocations included.

@@ -279,6 +279,7 @@ func (b *bench) contended(clients int, d time.Duration) (record, error) {
 	counts := make([]int64, clients)
 	errs := make([]error, clients)
 	var wg sync.WaitGroup
+	meter := startCost()
 	start := time.Now()
 	end := start.Add(d)
 	for i, lock := range ls {
@@ -312,9 +313,11 @@ func (b *bench) contended(clients int, d time.Duration) (record, error) {
 	for _, n := range counts {
 		total += n
 	}
+	cpuNS, allocs := meter.per(total)
 	line := record{{"peer", b.peer}, {"mode", "contended"}, {"clients", clients}, {"acquisitions", total},
 		{"per_s", int64(float64(total) / elapsed.Seconds())}, {"min_client", slices.Min(counts)},
-		{"max_client", slices.Max(counts)}, {"overlaps", overlaps.Load()}}
+		{"max_client", slices.Max(counts)}, {"overlaps", overlaps.Load()},
+		{"cpu_ns_per_op", cpuNS}, {"allocs_per_op", allocs}}
 	if overlaps.Load() > 0 {
 		return line, fmt.Errorf("mutual exclusion broken: %d overlaps", overlaps.Load())
 	}
@@ -528,6 +531,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 		}
 	}
 	b.log.printf("keys: %d workers on %d lock paths under %s for %v", workers, keys, b.path, d)
+	meter := startCost()
 	n, lat, err := b.loop(workers, keys, d, func(i int) error {
 		lock, err := b.locker(c, key(i), "bench", false) // a new lock value each time
 		if err != nil {
@@ -542,6 +546,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 	if err != nil {
 		return nil, err
 	}
+	cpuNS, allocs := meter.per(int64(n))
 	// The floor: what the server must do for any lock of this shape, a
 	// create and a delete of an ephemeral-sequential node, sent by
 	// go-zookeeper with nothing around it.
@@ -574,7 +579,33 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 	}
 	return record{{"peer", b.peer}, {"mode", "keys"}, {"keys", keys}, {"workers", workers},
 		{"per_s", int64(float64(n) / d.Seconds())}, {"p50_us", percentile(lat, 0.50)}, {"p99_us", percentile(lat, 0.99)},
-		{"floor_per_s", int64(float64(floor) / d.Seconds())}}, nil
+		{"floor_per_s", int64(float64(floor) / d.Seconds())}, {"cpu_ns_per_op", cpuNS}, {"allocs_per_op", allocs}}, nil
+}
+
+// cost is the process's CPU time and heap allocations at a start, for the
+// client's own cost per operation: what the peers' users pay in their own
+// process, whatever the server does. The process holds nothing else that
+// works while a measurement runs (its other sessions are idle).
+type cost struct {
+	cpu     time.Duration
+	mallocs uint64
+}
+
+func startCost() cost {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return cost{cpu: processCPU(), mallocs: m.Mallocs}
+}
+
+// per returns the CPU nanoseconds and the allocations per operation since
+// c, over ops operations.
+func (c cost) per(ops int64) (cpuNS, allocs int64) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if ops <= 0 {
+		return 0, 0
+	}
+	return int64(processCPU()-c.cpu) / ops, int64(m.Mallocs-c.mallocs) / ops
 }
 
 // loop runs op on a random key from workers goroutines for d and returns

@@ -22,13 +22,13 @@ func TestBenchPrintsOneWellFormedLine(t *testing.T) {
 		"uncontended": {[]string{"--n", "20"},
 			`^peer=zkrecipes mode=uncontended n=20 p50_us=\d+ p99_us=\d+ ops_per_s=\d+\n$`},
 		"contended": {[]string{"--clients", "3", "--duration", "1s"},
-			`^peer=zkrecipes mode=contended clients=3 acquisitions=[1-9]\d* per_s=\d+ min_client=\d+ max_client=\d+ overlaps=0\n$`},
+			`^peer=zkrecipes mode=contended clients=3 acquisitions=[1-9]\d* per_s=\d+ min_client=\d+ max_client=\d+ overlaps=0 cpu_ns_per_op=[1-9]\d* allocs_per_op=[1-9]\d*\n$`},
 		"latch": {[]string{"--rounds", "5"},
 			`^peer=zkrecipes mode=latch rounds=5 p50_us=\d+ p99_us=\d+\n$`},
 		"queue": {[]string{"--waiters", "15"},
 			`^peer=zkrecipes mode=queue waiters=15 per_handoff_us=\d+ goroutines_per_waiter=\d+ bytes_per_waiter=-?\d+\n$`},
 		"keys": {[]string{"--keys", "20", "--workers", "4", "--duration", "500ms"},
-			`^peer=zkrecipes mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`},
+			`^peer=zkrecipes mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d* cpu_ns_per_op=[1-9]\d* allocs_per_op=[1-9]\d*\n$`},
 	} {
 		t.Run(mode, func(t *testing.T) {
 			r := zkrBench(t, args(connect, cmd("--mode", mode), tc.args)...)
@@ -52,11 +52,11 @@ func TestBenchPeerZKLockPrintsItsOwnLine(t *testing.T) {
 		"uncontended": {[]string{"--n", "20"},
 			`^peer=zklock mode=uncontended n=20 p50_us=\d+ p99_us=\d+ ops_per_s=\d+\n$`},
 		"contended": {[]string{"--clients", "3", "--duration", "1s"},
-			`^peer=zklock mode=contended clients=3 acquisitions=[1-9]\d* per_s=\d+ min_client=\d+ max_client=\d+ overlaps=0\n$`},
+			`^peer=zklock mode=contended clients=3 acquisitions=[1-9]\d* per_s=\d+ min_client=\d+ max_client=\d+ overlaps=0 cpu_ns_per_op=[1-9]\d* allocs_per_op=[1-9]\d*\n$`},
 		"queue": {[]string{"--waiters", "15"},
 			`^peer=zklock mode=queue waiters=15 per_handoff_us=\d+ goroutines_per_waiter=\d+ bytes_per_waiter=-?\d+\n$`},
 		"keys": {[]string{"--keys", "20", "--workers", "4", "--duration", "500ms"},
-			`^peer=zklock mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`},
+			`^peer=zklock mode=keys keys=20 workers=4 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d* cpu_ns_per_op=[1-9]\d* allocs_per_op=[1-9]\d*\n$`},
 	} {
 		t.Run(mode, func(t *testing.T) {
 			r := zkrBench(t, args(connect, cmd("--peer", "zklock", "--mode", mode), tc.args)...)
@@ -72,7 +72,7 @@ func TestBenchPeerZKLockPrintsItsOwnLine(t *testing.T) {
 		r := startWith(t, []string{"ZKR_AUTH=bench:secret"},
 			args(connect, cmd("--peer", "zklock", "--mode", "keys", "--keys", "5", "--workers", "2", "--duration", "300ms"))...).wait(t, time.Minute)
 		assert.Equal(t, 0, r.code, r.stderr)
-		assert.Regexp(t, `^peer=zklock mode=keys keys=5 workers=2 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d*\n$`, r.stdout)
+		assert.Regexp(t, `^peer=zklock mode=keys keys=5 workers=2 per_s=[1-9]\d* p50_us=\d+ p99_us=\d+ floor_per_s=[1-9]\d* cpu_ns_per_op=[1-9]\d* allocs_per_op=[1-9]\d*\n$`, r.stdout)
 	})
 	for _, bad := range [][]string{{"--peer", "zklock", "--mode", "latch"}, {"--peer", "etcd", "--mode", "keys"}} {
 		r := zkrBench(t, args(connect, bad)...)

@@ -79,6 +79,12 @@ func WithDurable() Option {
 // which starts faster but runs the server slower.
 func WithFullJIT() Option { return func(c *config) { c.server.FullJIT = true } }
 
+// WithCPUs confines each server JVM to the CPUs of list, in taskset(1)'s
+// syntax ("0", "0-1"): a benchmark pins the server to one core and its
+// clients to another, so that the server alone is the limit. It needs a
+// local install (Docker containers are not confined).
+func WithCPUs(list string) Option { return func(c *config) { c.server.CPUs = list } }
+
 // WithClientPort makes a standalone server listen for clients on port
 // instead of a free port. It needs a local install, and clients reach it at DirectAddrs; ensembles
 // refuse it.
@@ -119,6 +125,9 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 	}
 	c := &Cluster{t: t, cfg: cfg}
 	c.backend, c.install = locate(t)
+	if cfg.server.CPUs != "" && c.backend != backendLocal {
+		t.Skipf("zktest: WithCPUs needs a server the harness starts from a local install: %s", InstallHint)
+	}
 	c.setupTLS()
 	switch c.backend {
 	case backendExternal:

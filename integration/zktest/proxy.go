@@ -21,6 +21,7 @@ type Proxy struct {
 	delay    atomic.Int64               // nanoseconds added before each forwarded chunk
 	delayUp  atomic.Int64               // nanoseconds added before each chunk the server sends
 	lagUp    atomic.Int64               // nanoseconds every byte the server sends is held
+	lagDown  atomic.Int64               // nanoseconds every byte the client sends is held
 	refused  atomic.Uint64              // bit i: links to forwarder i are refused (Refuse)
 	armed    atomic.Pointer[armedFault] // a one-off fault waiting for a request (proxyop.go)
 	requests atomic.Int64               // requests sent through, pings aside (proxyop.go)
@@ -230,6 +231,16 @@ func (p *Proxy) DelayReplies(d time.Duration) { p.delayUp.Store(int64(d)) }
 // arrive at their time, ahead of later ones.
 func (p *Proxy) LagReplies(d time.Duration) { p.lagUp.Store(int64(d)) }
 
+// Lag holds every byte for d in both directions, in order, as a network
+// with a one-way delay of d does: a request and its reply take 2d more
+// than over loopback, and requests sent together still arrive together
+// (pipelining keeps its worth, unlike with Delay). Benchmarks use it to
+// measure clients as they run against a server on another machine.
+func (p *Proxy) Lag(d time.Duration) {
+	p.lagDown.Store(int64(d))
+	p.lagUp.Store(int64(d))
+}
+
 // Heal ends every fault: forwarding resumes at full speed, and the links that
 // lost bytes are closed (a stream with a hole in it cannot be resumed; the
 // client reconnects).
@@ -239,6 +250,7 @@ func (p *Proxy) Heal() {
 	p.delay.Store(0)
 	p.delayUp.Store(0)
 	p.lagUp.Store(0)
+	p.lagDown.Store(0)
 	p.refused.Store(0)
 	p.mode.Store(int32(modeForward))
 	p.mu.Lock()
@@ -406,7 +418,11 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 			if d > 0 {
 				time.Sleep(d)
 			}
-			if lag := time.Duration(p.lagUp.Load()); fromServer && (lag > 0 || held != nil) {
+			lag := time.Duration(p.lagDown.Load())
+			if fromServer {
+				lag = time.Duration(p.lagUp.Load())
+			}
+			if lag > 0 || held != nil {
 				if held == nil {
 					held = make(chan heldChunk, 256)
 					p.wg.Add(1)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"log"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -243,6 +246,58 @@ func TestDelaySlowsRequests(t *testing.T) {
 	// A lower bound only: the delay applies on the way there and back.
 	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
 	p.Heal()
+}
+
+// Lag delays both ways, byte by byte in order, so that one request takes
+// two lags while requests in flight together share them.
+func TestLagDelaysBothWaysAndKeepsPipelining(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c, _ := connect(t, p.Addrs(), 10*time.Second)
+	const lag = 100 * time.Millisecond
+	p.Lag(lag)
+	start := time.Now()
+	_, _, err := c.Exists("/")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 2*lag)
+
+	// Ten requests sent one after another take ten round trips; sent
+	// together, the lags overlap. The bound is loose on purpose: five
+	// round trips against the ten a lag per chunk, not per byte, costs.
+	start = time.Now()
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Create("/lag-"+strconv.Itoa(i), nil, 0, zk.WorldACL(zk.PermAll))
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, 2*lag)
+	assert.Less(t, took, 10*lag, "requests in flight together each waited out the lag in turn")
+	p.Heal()
+	start = time.Now()
+	_, _, err = c.Exists("/")
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 2*lag, "Heal ends the lag")
+}
+
+// WithCPUs confines the server's JVM, every thread of it.
+func TestWithCPUsConfinesTheServer(t *testing.T) {
+	zktest.Standalone(t, zktest.WithCPUs("0"))
+	pids := zktest.OwnJVMs()
+	require.Len(t, pids, 1)
+	tasks, err := filepath.Glob("/proc/" + strconv.Itoa(pids[0]) + "/task/*/status")
+	require.NoError(t, err)
+	require.NotEmpty(t, tasks)
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "Cpus_allowed_list:\t0\n", f)
+	}
 }
 
 func TestNoJVMSurvivesCleanup(t *testing.T) {

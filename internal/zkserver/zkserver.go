@@ -131,6 +131,7 @@ type Config struct {
 	ContainerCheck time.Duration // how often empty container nodes are deleted
 	Durable        bool          // fsync every write
 	FullJIT        bool          // production JVM flags instead of quick-start ones
+	CPUs           string        // taskset(1) CPU list the JVM is confined to; "" for any
 	Extra          []string      // raw zoo.cfg lines, appended last
 	SysProps       map[string]string
 }
@@ -296,6 +297,11 @@ func (s *Server) Start() error {
 		return err
 	}
 	cmd := exec.Command(s.Install.Java, s.javaArgs()...)
+	if s.Config.CPUs != "" {
+		// taskset execs the JVM: the process, its pid and its signals are
+		// the JVM's, and every thread it starts inherits the mask.
+		cmd = exec.Command("taskset", append([]string{"-c", s.Config.CPUs, s.Install.Java}, s.javaArgs()...)...)
+	}
 	cmd.Dir = s.Dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile

@@ -5,8 +5,10 @@ import (
 	"io"
 	"log"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,4 +213,68 @@ func BenchmarkQueue(b *testing.B) {
 	b.ReportMetric(float64(q8.Microseconds()), "q8_us/handoff")
 	b.ReportMetric(float64(q1000.Microseconds()), "q1000_us/handoff")
 	b.ReportMetric(float64(q1000)/float64(q8), "q1000/q8")
+}
+
+// BenchmarkKeysCost is the client's own cost of a lock per key, as
+// zkr-bench's keys mode runs it (a new lock value per operation, 32
+// goroutines on one session, 1000 keys): heap allocations per operation
+// (-benchmem, every goroutine of the process counted) and process CPU per
+// operation (cpu_us/op), for this Mutex and for zk.Lock. The ratio between
+// the two is what docs/benchmarks.md follows; absolute figures drift with
+// the machine.
+func BenchmarkKeysCost(b *testing.B) {
+	cl := zktest.Standalone(b, zktest.WithFullJIT(), zktest.WithContainerCheck(time.Minute))
+	ctx := context.Background()
+	const keys = 1000
+	key := func(i int) string { return "/bench/keys/k" + strconv.Itoa(i) }
+	run := func(b *testing.B, op func(path string) error) {
+		var next atomic.Int64
+		b.SetParallelism(16) // 32 goroutines on 2 CPUs, as zkr-bench
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := op(key(int(next.Add(1) % keys))); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.StopTimer()
+		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu_us/op")
+	}
+	b.Run("zkrecipes", func(b *testing.B) {
+		c := newClient(b, cl.DirectAddrs())
+		run(b, func(path string) error {
+			m, err := mutex.New(c, path)
+			if err != nil {
+				return err
+			}
+			if _, err := m.Acquire(ctx); err != nil {
+				return err
+			}
+			return m.Release()
+		})
+	})
+	b.Run("zklock", func(b *testing.B) {
+		z := rawConn(b, cl.DirectAddrs())
+		acl := zk.WorldACL(zk.PermAll)
+		run(b, func(path string) error {
+			l := zk.NewLock(z, path, acl)
+			if err := l.Lock(); err != nil {
+				return err
+			}
+			return l.Unlock()
+		})
+	})
+}
+
+// processCPU is the user and system time of every thread of the process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
