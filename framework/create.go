@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
@@ -84,7 +83,13 @@ type createOptions struct {
 }
 
 // WithMode sets the kind of node (default Persistent).
-func WithMode(m CreateMode) CreateOption { return createOption(func(o *createOptions) { o.mode = m }) }
+func WithMode(m CreateMode) CreateOption { return modeOption(m) }
+
+// modeOption is WithMode's option: a small integer in an interface costs
+// no allocation, where a closure over m cost one per create.
+type modeOption CreateMode
+
+func (m modeOption) applyCreate(o *createOptions) { o.mode = CreateMode(m) }
 
 // WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL
 // node.
@@ -142,8 +147,10 @@ func UniqueName() CreateOption { return createOption(func(o *createOptions) { o.
 // exported: a create that loses its reply deletes every ephemeral with its
 // prefix owned by another session, so a user who chose another process's
 // id would delete that process's live lock node.
-func withProtectedID(id string) CreateOption {
-	return createOption(func(o *createOptions) { o.protected, o.protectID = true, id })
+// sent is the protected path for id (protectedPath), which the enqueue
+// has built already.
+func withProtectedID(id, sent string) CreateOption {
+	return createOption(func(o *createOptions) { o.protected, o.protectID, o.sent = true, id, sent })
 }
 
 // Create makes a node at path and returns its actual path (with the sequence
@@ -212,7 +219,7 @@ func (o *createOptions) validate() error {
 	case o.once && o.protected:
 		return fmt.Errorf("%w: CreateAtMostOnce with Protected: a protected create finds its own node after a lost reply", zkrecipes.ErrInvalidArgument)
 	case o.protectID != "":
-		if u, err := uuid.Parse(o.protectID); err != nil || u.String() != o.protectID {
+		if !isDashedUUID(o.protectID) {
 			return fmt.Errorf("%w: protected id %q is not a dashed lowercase UUID", zkrecipes.ErrInvalidArgument, o.protectID)
 		}
 	}

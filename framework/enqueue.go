@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes"
 )
 
@@ -52,21 +51,24 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 	if err := c.check(ctx, "create", path, true); err != nil {
 		return nil, err
 	}
-	id := uuid.NewString()
+	id := newProtectedID()
 	parent := Parent(path)
-	prefix := Join(parent, protectedName(id, ""))
+	sent := protectedPath(path, id)
+	prefix := sent[:len(sent)-len(Base(path))]
 	// The listing is sent from the connection's send loop, the moment the
 	// create is about to be written (so it is answered after the create),
 	// and the create runs on the caller's goroutine: no goroutine of its
 	// own to wait for the create's "sent" while it is made.
-	var (
-		joined  = make(chan struct{})
-		mine    *listing
-		joinErr error
-	)
+	// One value for what the send loop hands back: three variables
+	// captured by the closure were three allocations.
+	join := &struct {
+		done chan struct{}
+		mine *listing
+		err  error
+	}{done: make(chan struct{})}
 	trace := c.conn.TraceCreate(c.ns.fix(prefix), func() {
-		mine, joinErr = c.joinListing(parent)
-		close(joined)
+		join.mine, join.err = c.joinListing(parent)
+		close(join.done)
 	})
 	defer trace.Close()
 
@@ -81,18 +83,18 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 		path string
 		err  error
 	}
-	res.path, res.err = c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id))
+	res.path, res.err = c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id, sent))
 	var l listed
 	select {
-	case <-joined:
+	case <-join.done:
 		// The create went out with a listing behind it. (A create answered
 		// has been written, and the listing joined before it was.)
 		switch {
 		case res.err != nil: // nothing to list for
-		case joinErr == nil:
-			l.kids, l.pzxid, l.changed, l.err = mine.wait(ctx)
+		case join.err == nil:
+			l.kids, l.pzxid, l.changed, l.err = join.mine.wait(ctx)
 		default:
-			l.err = joinErr
+			l.err = join.err
 		}
 	default:
 		l.err = errNotListed // failed before it was written, or ctx ended

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/retry"
@@ -133,10 +132,12 @@ func (c *Client) measureCreate(path string, data []byte, o *createOptions) (int,
 	sent := path
 	if o.protected {
 		if o.protectID == "" {
-			o.protectID = uuid.NewString()
+			o.protectID, o.sent = newProtectedID(), ""
 		}
-		sent = Join(Parent(path), protectedName(o.protectID, Base(path)))
-		o.sent = sent
+		if o.sent == "" {
+			o.sent = protectedPath(path, o.protectID)
+		}
+		sent = o.sent
 	}
 	o.acl = c.aclFor(sent, o.acl)
 	size := requestHeaderSize + createBodySize(c.ns.fixedLen(sent, o.mode.sequential()), data, o.acl, o.mode.ttl())

@@ -64,22 +64,25 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts 
 	if err := errs.NilContext(ctx, "retry"); err != nil {
 		return err
 	}
-	cfg := config{clock: realClock{}, retryable: Retryable}
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyDo(&cfg)
-		}
-	}
+	cfg := doConfig(opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Created before the first attempt so that elapsed-time policies count the
-	// time spent in op as well as in sleeps.
-	b := p.backOff(cfg.clock)
+	// A policy that measures elapsed time gets its schedule before the
+	// first attempt, so that it counts the time spent in op as well as in
+	// sleeps; the others get theirs at the first failure: most calls never
+	// fail, and the schedule is an allocation on every request.
+	var b backoff.BackOff
+	if p.timed {
+		b = p.backOff(cfg.clock)
+	}
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil || !cfg.retryable(err) {
 			return err
+		}
+		if b == nil {
+			b = p.backOff(cfg.clock)
 		}
 		next := b.NextBackOff()
 		if next == backoff.Stop {
@@ -95,6 +98,22 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts 
 			return &InterruptedError{Attempts: attempt, CtxErr: ctx.Err(), Err: err, cause: context.Cause(ctx)}
 		}
 	}
+}
+
+// doConfig is Do's configuration under opts. Built here and returned by
+// value, it stays off the heap when opts is empty, as on every request the
+// framework sends.
+func doConfig(opts []Option) config {
+	if len(opts) == 0 {
+		return config{clock: realClock{}, retryable: Retryable}
+	}
+	cfg := &config{clock: realClock{}, retryable: Retryable}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyDo(cfg)
+		}
+	}
+	return *cfg
 }
 
 // sleep waits for d and reports whether it did so before ctx ended.

@@ -18,6 +18,9 @@ type Policy struct {
 	schedule func(clk backoff.Clock) backoff.BackOff
 	// exp is set for the exponential policies, so tests can pin the jitter.
 	exp *exponential
+	// timed: the schedule measures the time since it was made, so Do makes
+	// it before the first attempt rather than at the first failure.
+	timed bool
 }
 
 func policy(f func(clk backoff.Clock) backoff.BackOff) Policy { return Policy{schedule: f} }
@@ -42,8 +45,10 @@ func Custom(allow func(retries int, elapsed time.Duration) (sleep time.Duration,
 		}
 		clk = orSystemClock(clk)
 		return &customBackOff{allow: allow, clk: clk, start: clk.Now()}
-	})
+	}).withTimed()
 }
+
+func (p Policy) withTimed() Policy { p.timed = true; return p }
 
 type customBackOff struct {
 	allow   func(int, time.Duration) (time.Duration, bool)
@@ -132,7 +137,7 @@ func UntilElapsed(maxElapsed, sleep time.Duration) Policy {
 			backoff.WithMaxElapsedTime(maxElapsed),
 			backoff.WithClockProvider(orSystemClock(clk)),
 		)
-	})
+	}).withTimed()
 }
 
 // Forever retries without limit, sleeping sleep before each retry, as
