@@ -93,6 +93,13 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 // for bad input, a closed client, or a ctx that ends before the request
 // could be sent (the delete then goes on in the background all the same).
 func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) error {
+	return c.deleteAsync(ctx, path, version, 0)
+}
+
+// deleteAsync is DeleteAsync whose wait to see the request sent is also
+// bounded by limit, if positive, as a deadline on ctx would: a timer, not
+// a context, for a bound every release sets.
+func (c *Client) deleteAsync(ctx context.Context, path string, version int32, limit time.Duration) error {
 	if err := c.check(ctx, "delete", path, false); err != nil {
 		return err
 	}
@@ -114,6 +121,12 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 		c.deleter.end()
 		return opErr("delete", path, zkrecipes.ErrClosed)
 	}
+	var expired <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		expired = t.C
+	}
 	select {
 	case <-trace.Sent():
 		return nil
@@ -121,6 +134,8 @@ func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) er
 		return nil // answered (or handed to the background) before we saw it sent
 	case <-ctx.Done():
 		return opErr("delete", path, errors.Join(ctx.Err(), zkrecipes.ErrDeferred))
+	case <-expired:
+		return opErr("delete", path, errors.Join(context.DeadlineExceeded, zkrecipes.ErrDeferred))
 	}
 }
 
@@ -156,9 +171,7 @@ func (c *Client) DeleteOwned(ctx context.Context, path string, owner int64) erro
 		return opErr("delete", path, errs.ErrNilContext)
 	}
 	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
-		ctx, cancel := context.WithTimeout(ctx, c.release)
-		defer cancel()
-		return c.DeleteAsync(ctx, path, -1)
+		return c.deleteAsync(ctx, path, -1, c.release)
 	}
 	return c.DeleteLater(path, owner)
 }

@@ -66,9 +66,16 @@ func (c *Client) CheckCreate(path string, data []byte, opts ...CreateOption) err
 	if err := o.validate(); err != nil {
 		return opErr("create", path, err)
 	}
+	if o.protected && o.protectID == "" {
+		o.protectID = placeholderID // as long as any; no random id to draw
+	}
 	_, err := c.measureCreate(path, data, &o)
 	return err
 }
+
+// placeholderID stands for a protected create's UUID where only its length
+// matters.
+const placeholderID = "00000000-0000-4000-8000-000000000000"
 
 // CheckMulti reports what Multi(ctx, ops...) would refuse before sending
 // anything, a closed client aside: an op it does not take

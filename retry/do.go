@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -101,10 +102,10 @@ func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts 
 }
 
 // doConfig is Do's configuration under opts. Built here and returned by
-// value, it stays off the heap when opts is empty, as on every request the
-// framework sends.
+// value, it stays off the heap when opts is empty or all nil, as on every
+// request the framework sends.
 func doConfig(opts []Option) config {
-	if len(opts) == 0 {
+	if !slices.ContainsFunc(opts, func(o Option) bool { return o != nil }) {
 		return config{clock: realClock{}, retryable: Retryable}
 	}
 	cfg := &config{clock: realClock{}, retryable: Retryable}

@@ -311,5 +311,6 @@ func TestDoAllocatesNothingWhenOpSucceedsAtOnce(t *testing.T) {
 	op := func(context.Context) error { return nil }
 	for _, p := range []Policy{{}, Default(), Forever(time.Second)} {
 		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = Do(ctx, p, op) }))
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = Do(ctx, p, op, nil) }), "a nil option")
 	}
 }
