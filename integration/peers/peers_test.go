@@ -230,6 +230,27 @@ func BenchmarkPeers(b *testing.B) {
 		return fields(string(line))
 	}
 
+	// What a parked waiter costs, and whether a deep queue slows handoffs:
+	// ours alone (the peers' footprints are not comparable in-process), on
+	// the first network, first: after twenty minutes of every peer's work
+	// the shared server once fell behind a 10,000-deep queue on one
+	// session long enough for the client to suspend the link.
+	deep := func(n string) (map[string]string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		var stderr strings.Builder
+		c := exec.CommandContext(ctx, zkr, "--connect", networks[0].connect, "--mode", "queue", "--waiters", n, "--sessions", "1")
+		c.Stderr = &stderr
+		line, err := c.Output()
+		if err != nil {
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			return nil, fmt.Errorf("%v: %s", err, lines[len(lines)-1])
+		}
+		return fields(string(line)), nil
+	}
+	q8, err8 := deep("8")
+	q10k, err10k := deep("10000")
+
 	peers := []string{"zkrecipes", "zklock", "curator"}
 	cells := make([][]cell, len(networks))
 	var raw []string
@@ -292,25 +313,6 @@ func BenchmarkPeers(b *testing.B) {
 			}
 		}
 	}
-
-	// What a parked waiter costs, and whether a deep queue slows handoffs:
-	// ours alone (the peers' footprints are not comparable in-process), on
-	// the first network.
-	deep := func(n string) (map[string]string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
-		var stderr strings.Builder
-		c := exec.CommandContext(ctx, zkr, "--connect", networks[0].connect, "--mode", "queue", "--waiters", n, "--sessions", "1")
-		c.Stderr = &stderr
-		line, err := c.Output()
-		if err != nil {
-			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-			return nil, fmt.Errorf("%v: %s", err, lines[len(lines)-1])
-		}
-		return fields(string(line)), nil
-	}
-	q8, err8 := deep("8")
-	q10k, err10k := deep("10000")
 
 	var md strings.Builder
 	cpu := "unknown"
