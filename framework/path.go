@@ -1,8 +1,7 @@
 package framework
 
 import (
-	"encoding/binary"
-	"math/rand/v2"
+	"crypto/rand"
 	"strings"
 
 	"github.com/google/uuid"
@@ -46,14 +45,16 @@ func protectedPath(path, id string) string {
 }
 
 // newProtectedID is a random (version 4) UUID in its dashed lowercase
-// form, as Curator's protected names carry. Its bits come from
-// math/rand/v2, which the runtime seeds from the system's entropy: the id
-// only has to be unique, and crypto/rand's reader cost two allocations
-// more per lock.
+// form, as Curator's protected names carry. Read straight into a value on
+// the stack, it costs one allocation, the string; uuid.NewString, through
+// its io.Reader, cost two.
 func newProtectedID() string {
 	var u uuid.UUID
-	binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
+	if _, err := rand.Read(u[:]); err != nil {
+		// crypto/rand.Read does not fail on the systems Go supports (it
+		// crashes the program instead); uuid's own reader is the fallback.
+		return uuid.NewString()
+	}
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
 	return u.String()

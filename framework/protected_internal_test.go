@@ -37,3 +37,7 @@ func TestIsDashedUUIDAcceptsOnlyWhatStringWrites(t *testing.T) {
 		assert.False(t, isDashedUUID(bad), bad)
 	}
 }
+
+func TestNewProtectedIDCostsOneAllocation(t *testing.T) {
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = newProtectedID() }), 1.0)
+}

@@ -235,7 +235,9 @@ func (p *Proxy) LagReplies(d time.Duration) { p.lagUp.Store(int64(d)) }
 // with a one-way delay of d does: a request and its reply take 2d more
 // than over loopback, and requests sent together still arrive together
 // (pipelining keeps its worth, unlike with Delay). Benchmarks use it to
-// measure clients as they run against a server on another machine.
+// measure clients as they run against a server on another machine. As on
+// a network, bytes already on their way when a fault begins (DropRequests,
+// Blackhole) still arrive, up to d later.
 func (p *Proxy) Lag(d time.Duration) {
 	p.lagDown.Store(int64(d))
 	p.lagUp.Store(int64(d))
@@ -356,6 +358,20 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 			close(held)
 		}
 	}()
+	// forward writes b now, or behind what a lag still holds: a part of a
+	// chunk written straight to dst would overtake the bytes before it.
+	forward := func(b []byte) bool {
+		if held == nil {
+			_, werr := dst.Write(b)
+			return werr == nil
+		}
+		select {
+		case held <- heldChunk{b: append([]byte(nil), b...), at: time.Now().Add(time.Duration(p.lagDown.Load()))}:
+			return true
+		case <-l.dead:
+			return false
+		}
+	}
 	greeted := greet == nil
 	var greeting []byte // the greeting so far, until it is whole
 	buf := make([]byte, 32*1024)
@@ -369,7 +385,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 				case hold != nil:
 					// Requests are held from inside this chunk on: what
 					// came before the aimed-at request goes now.
-					if _, werr := dst.Write(chunk[:send]); werr != nil {
+					if !forward(chunk[:send]) {
 						return
 					}
 					select {
@@ -381,7 +397,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 				case send < n:
 					// Requests are dropped from inside this chunk on: what
 					// came before the aimed-at request still goes.
-					if _, werr := dst.Write(chunk[:send]); werr != nil || err != nil {
+					if !forward(chunk[:send]) || err != nil {
 						return
 					}
 					continue
