@@ -1,11 +1,8 @@
 package framework_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,7 +177,7 @@ func TestCloseWaitsForPendingDeletes(t *testing.T) {
 
 func TestCloseAbandonsPendingDeletesAfterDrainTimeoutAndSaysSo(t *testing.T) {
 	cl := zktest.Standalone(t)
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	c, p := dialFault(t, cl, framework.WithDrainTimeout(0), framework.WithLogger(log))
 	obs := observer(t, cl)
@@ -228,22 +225,4 @@ func TestOperationsRetryThroughALinkCut(t *testing.T) {
 	data, _, err := c.Get(t.Context(), "/after-cut")
 	require.NoError(t, err)
 	assert.Equal(t, "v", string(data))
-}
-
-// syncBuffer is a bytes.Buffer the logger and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Clone(s.b.String())
 }

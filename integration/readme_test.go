@@ -13,12 +13,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // The README's two quick starts are what a newcomer copies first, so they
@@ -160,7 +161,7 @@ func buildZkr(t *testing.T, root string) string {
 type dev struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr lockedBuffer
+	stderr testkit.SyncBuffer
 	done   chan struct{} // closed once zkr dev has exited; err says how
 	err    error
 }
@@ -219,25 +220,6 @@ func (d *dev) stop(t *testing.T) {
 		_ = d.cmd.Process.Kill()
 		t.Fatalf("zkr dev still running a minute after kill %%1:\n%s", d.stderr.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a process writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func freePort(t *testing.T) int {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/procstat"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -594,7 +595,7 @@ type cost struct {
 func startCost() cost {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return cost{cpu: processCPU(), mallocs: m.Mallocs}
+	return cost{cpu: procstat.CPU(), mallocs: m.Mallocs}
 }
 
 // per returns the CPU nanoseconds and the allocations per operation since
@@ -605,7 +606,7 @@ func (c cost) per(ops int64) (cpuNS, allocs int64) {
 	if ops <= 0 {
 		return 0, 0
 	}
-	return int64(processCPU()-c.cpu) / ops, int64(m.Mallocs-c.mallocs) / ops
+	return int64(procstat.CPU()-c.cpu) / ops, int64(m.Mallocs-c.mallocs) / ops
 }
 
 // loop runs op on a random key from workers goroutines for d and returns

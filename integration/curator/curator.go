@@ -130,7 +130,6 @@ package curator
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -140,13 +139,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // InstallHint installs what the Agent needs on Debian.
@@ -365,7 +365,7 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 
-	stderr lockedBuffer
+	stderr testkit.SyncBuffer // written by exec's copier, read by failure reports
 
 	mu      sync.Mutex
 	lines   []string      // every line read from stdout
@@ -440,7 +440,7 @@ func (j *JVM) start(t testing.TB, connectString string, sessionTimeout time.Dura
 		<-p.done // the process is reaped and no goroutine of ours is left
 		if t.Failed() {
 			t.Logf("curator: agent pid %d (%s), %s\n%s\n--- stderr ---\n%s",
-				p.Pid(), connectString, p.exitState(), p.transcript(), p.stderr.tail(100))
+				p.Pid(), connectString, p.exitState(), p.transcript(), tail(&p.stderr, 100))
 		}
 	})
 	p.Expect(t, "ready", 2*time.Minute) // the Agent itself gives up after 60s
@@ -616,26 +616,11 @@ func (p *Process) transcript() string {
 	return b.String()
 }
 
-// lockedBuffer is the process's stderr: written by exec's copier, read by
-// failure reports.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// tail returns the last n lines.
-func (b *lockedBuffer) tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(b.buf.String(), "\n"), "\n")
+// tail returns the last n lines of b.
+func tail(b *testkit.SyncBuffer, n int) string {
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) > n {
-		lines = slices.Clone(lines[len(lines)-n:])
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

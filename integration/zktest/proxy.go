@@ -358,15 +358,28 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 			close(held)
 		}
 	}()
-	// forward writes b now, or behind what a lag still holds: a part of a
-	// chunk written straight to dst would overtake the bytes before it.
-	forward := func(b []byte) bool {
+	// lagOf is this direction's lag now.
+	lagOf := func() time.Duration {
+		if fromServer {
+			return time.Duration(p.lagUp.Load())
+		}
+		return time.Duration(p.lagDown.Load())
+	}
+	// forward writes b to dst now or, once a lag has been on, hands it to
+	// the releaser to write lag from now: every byte goes through the one
+	// path in order, so none overtakes bytes held before it.
+	forward := func(b []byte, lag time.Duration) bool {
+		if lag > 0 && held == nil {
+			held = make(chan heldChunk, 256)
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); releaseHeld(l, held, dst) }()
+		}
 		if held == nil {
 			_, werr := dst.Write(b)
 			return werr == nil
 		}
 		select {
-		case held <- heldChunk{b: append([]byte(nil), b...), at: time.Now().Add(time.Duration(p.lagDown.Load()))}:
+		case held <- heldChunk{b: append([]byte(nil), b...), at: time.Now().Add(lag)}:
 			return true
 		case <-l.dead:
 			return false
@@ -385,7 +398,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 				case hold != nil:
 					// Requests are held from inside this chunk on: what
 					// came before the aimed-at request goes now.
-					if !forward(chunk[:send]) {
+					if !forward(chunk[:send], lagOf()) {
 						return
 					}
 					select {
@@ -397,7 +410,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 				case send < n:
 					// Requests are dropped from inside this chunk on: what
 					// came before the aimed-at request still goes.
-					if !forward(chunk[:send]) || err != nil {
+					if !forward(chunk[:send], lagOf()) || err != nil {
 						return
 					}
 					continue
@@ -434,22 +447,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]b
 			if d > 0 {
 				time.Sleep(d)
 			}
-			lag := time.Duration(p.lagDown.Load())
-			if fromServer {
-				lag = time.Duration(p.lagUp.Load())
-			}
-			if lag > 0 || held != nil {
-				if held == nil {
-					held = make(chan heldChunk, 256)
-					p.wg.Add(1)
-					go func() { defer p.wg.Done(); releaseHeld(l, held, dst) }()
-				}
-				select {
-				case held <- heldChunk{b: append([]byte(nil), chunk...), at: time.Now().Add(lag)}:
-				case <-l.dead:
-					return
-				}
-			} else if _, werr := dst.Write(chunk); werr != nil {
+			if !forward(chunk, lagOf()) {
 				return
 			}
 		}

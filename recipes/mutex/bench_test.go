@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/procstat"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
@@ -231,7 +231,7 @@ func BenchmarkKeysCost(b *testing.B) {
 		var next atomic.Int64
 		b.SetParallelism(16) // 32 goroutines on 2 CPUs, as zkr-bench
 		b.ReportAllocs()
-		cpu0 := processCPU()
+		cpu0 := procstat.CPU()
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -242,7 +242,7 @@ func BenchmarkKeysCost(b *testing.B) {
 			}
 		})
 		b.StopTimer()
-		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu_us/op")
+		b.ReportMetric(float64((procstat.CPU()-cpu0).Microseconds())/float64(b.N), "cpu_us/op")
 	}
 	b.Run("zkrecipes", func(b *testing.B) {
 		c := newClient(b, cl.DirectAddrs())
@@ -279,11 +279,11 @@ func BenchmarkContendedCost(b *testing.B) {
 	const sessions = 8
 	run := func(b *testing.B, newLocker func(i int) (lock, unlock func() error)) {
 		b.ReportAllocs()
-		cpu0 := processCPU()
+		cpu0 := procstat.CPU()
 		b.ResetTimer()
 		contendedT(b, sessions, b.N, newLocker)
 		b.StopTimer()
-		b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu_us/op")
+		b.ReportMetric(float64((procstat.CPU()-cpu0).Microseconds())/float64(b.N), "cpu_us/op")
 	}
 	b.Run("zkrecipes", func(b *testing.B) {
 		var ms []*mutex.Mutex
@@ -301,13 +301,4 @@ func BenchmarkContendedCost(b *testing.B) {
 		}
 		run(b, func(i int) (func() error, func() error) { return ls[i].Lock, ls[i].Unlock })
 	})
-}
-
-// processCPU is the user and system time of every thread of the process.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
