@@ -38,6 +38,12 @@ var (
 	// node, never reaped) or with a TTL flag (the server fails it). Nothing
 	// is sent. It also matches ErrInvalidArgument.
 	ErrUnsupportedInMulti error = &matchingError{msg: "op not supported inside a multi", also: ErrInvalidArgument}
+	// ErrUnsupported is wrapped by the error of a request the servers
+	// refuse for lack of a feature they were not started with (a TTL node
+	// without zookeeper.extendedTypesEnabled=true): no retry makes it, so
+	// it is said at once; the message names the setting. It also matches
+	// the standard library's errors.ErrUnsupported.
+	ErrUnsupported error = &matchingError{msg: "not supported by the servers", also: errors.ErrUnsupported}
 	// ErrOutcomeUnknown is wrapped by the error of a write sent at most
 	// once (framework.Client.MultiOnce, hold.Hold.Fenced, the counters',
 	// the barrier's, any write over framework.DefaultMaxRequestSize) whose

@@ -162,7 +162,10 @@ func withProtectedID(id, sent string) CreateOption {
 //
 // A request over the client's size limit (the data, the path as sent and
 // the ACL together) fails with zkrecipes.ErrTooLarge, unsent (see
-// WithMaxRequestSize and CheckCreate).
+// WithMaxRequestSize and CheckCreate). A TTL mode on servers that refuse
+// it (without zookeeper.extendedTypesEnabled=true) fails at once with an
+// error wrapping zkrecipes.ErrUnsupported, having made nothing, not even the
+// parents.
 func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
 	o := applyCreateOptions(opts)
 	if err := c.check(ctx, "create", path, o.mode.sequential()); err != nil {
@@ -254,6 +257,10 @@ func (c *Client) createOnce(ctx context.Context, z *zk.Conn, path string, data [
 			continue
 		}
 		if err != nil {
+			if o.mode.ttl() && unimplemented(err) {
+				// Checked before the parent: nothing was made.
+				return "", errNoTTL(err)
+			}
 			return "", err
 		}
 		return c.ns.unfix(out), nil

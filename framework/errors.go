@@ -182,3 +182,16 @@ func pathError(path string, sequential bool) error {
 	}
 	return nil
 }
+
+// unimplemented reports whether err is a server's ZUNIMPLEMENTED (code
+// -6), which go-zookeeper has no sentinel for: it says "unknown error:
+// -6" (pinned against a real server by TestTTLCreateOnServersWithoutTTLIsUnsupported).
+func unimplemented(err error) bool {
+	return err != nil && err.Error() == "unknown error: -6"
+}
+
+// errNoTTL is a TTL create the servers refused: they run without extended
+// types. No retry makes it, so it is said at once.
+func errNoTTL(err error) error {
+	return fmt.Errorf("%w: TTL nodes need zookeeper.extendedTypesEnabled=true on the servers: %w", zkrecipes.ErrUnsupported, err)
+}

@@ -1,7 +1,9 @@
 package framework_test
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
@@ -48,4 +50,20 @@ func TestMultiErrorNamesTheFailingOp(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, 1, me.Index)
 	assert.Equal(t, "/chk", me.Path)
+}
+
+// Servers without extended types refuse TTL nodes: the create fails at
+// once with errors.ErrUnsupported, naming the setting, and makes nothing,
+// not even the parents it was asked to make.
+func TestTTLCreateOnServersWithoutTTLIsUnsupported(t *testing.T) {
+	cl := zktest.Standalone(t, zktest.WithSystemProperty("zookeeper.extendedTypesEnabled", "false"))
+	c := dial(t, cl.Addrs())
+	_, err := c.Create(t.Context(), "/nottl/a/b", nil, framework.WithMode(framework.PersistentWithTTL),
+		framework.WithTTL(time.Minute), framework.WithParentContainers())
+	require.ErrorIs(t, err, zkrecipes.ErrUnsupported)
+	assert.ErrorIs(t, err, errors.ErrUnsupported)
+	assert.Contains(t, err.Error(), "zookeeper.extendedTypesEnabled=true")
+	ok, _, err := c.Exists(t.Context(), "/nottl")
+	require.NoError(t, err)
+	assert.False(t, ok, "a parent was made")
 }

@@ -422,6 +422,10 @@ func (n *Node) wait(ctx context.Context, gen uint64) error {
 		if st.InPlace && written >= gen {
 			return nil
 		}
+		if errors.Is(st.Err, zkrecipes.ErrUnsupported) {
+			// The servers refuse the node's kind: no wait makes it.
+			return st.Err
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -61,8 +61,10 @@ func Persistent() Option {
 // WithTTL makes a persistent node with a time to live (Curator's
 // CreateMode.PERSISTENT_WITH_TTL with the ttl argument): the server
 // deletes it once it has had no change and no children for d, and the
-// Node makes it again. The servers need zookeeper.extendedTypesEnabled=true.
-// It implies Persistent. d must be positive.
+// Node makes it again. The servers need zookeeper.extendedTypesEnabled=true:
+// without it, Start fails at once with an error wrapping
+// zkrecipes.ErrUnsupported, and nothing is made. It implies Persistent. d
+// must be positive.
 func WithTTL(d time.Duration) Option {
 	return option(func(c *config) {
 		if d <= 0 {

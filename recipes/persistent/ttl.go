@@ -154,13 +154,18 @@ func (n *TTLNode) Subscribe() *framework.Subscription[Status] {
 
 // Start makes the container (and its missing parents) and its TTL child,
 // and keeps touching the child every TTL/factor until Close. It returns
-// once the container is in place, or with ctx's error.
+// once the container is in place, or with ctx's error. Servers that refuse
+// TTL nodes fail it at once with an error wrapping
+// zkrecipes.ErrUnsupported, and nothing is made.
 func (n *TTLNode) Start(ctx context.Context) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
 	if ctx == nil {
 		return n.err(errs.ErrNilContext)
+	}
+	if err := n.touchFirst(ctx); err != nil {
+		return n.err(err)
 	}
 	if err := n.Node.Start(ctx); err != nil {
 		return err
@@ -180,6 +185,21 @@ func (n *TTLNode) Start(ctx context.Context) error {
 		n.toucher(life)
 	}()
 	return nil
+}
+
+// touchFirst makes the TTL child before the container's Node starts, and
+// the container with it, as the child's parent. Servers that refuse TTL
+// nodes refuse the child before they make anything (ZooKeeper checks a
+// create's kind before its parent), so nothing is left behind, where a
+// container made first would stay for good: the server reaps only a
+// container that has had a child.
+func (n *TTLNode) touchFirst(ctx context.Context) error {
+	_, err := n.client.Create(ctx, n.child, n.touch, framework.WithMode(framework.PersistentWithTTL),
+		framework.WithTTL(n.ttl), framework.WithParentContainers())
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil // another's, or this one's before a restart: touched next
+	}
+	return err
 }
 
 // toucher touches the child at once (beyond Curator, which waits a

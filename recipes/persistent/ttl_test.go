@@ -1,12 +1,14 @@
 package persistent_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
@@ -63,4 +65,52 @@ func TestTTLModeNodeIsMadeAgainAfterTheServerReapsIt(t *testing.T) {
 	assert.Zero(t, first.Owner)
 	st := waitInPlace(t, n, observer, first.Czxid, "m")
 	assert.Equal(t, first.Path, st.Path)
+}
+
+// noTTLCluster is a server without extended types: it refuses TTL nodes.
+func noTTLCluster(t *testing.T) *zktest.Cluster {
+	return zktest.Standalone(t, zktest.WithSystemProperty("zookeeper.extendedTypesEnabled", "false"))
+}
+
+// refusesTTL checks err is the typed refusal of a server without TTL
+// nodes, naming the setting that enables them.
+func refusesTTL(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, errors.ErrUnsupported)
+	assert.ErrorIs(t, err, zkrecipes.ErrUnsupported)
+	assert.Contains(t, err.Error(), "zookeeper.extendedTypesEnabled=true")
+}
+
+// On a server that refuses TTL nodes, a Node made WithTTL fails its Start
+// at once, saying why, and leaves nothing behind (not even the parents it
+// would have made).
+func TestTTLModeNodeOnAServerWithoutTTLFailsAtOnceAndLeavesNothing(t *testing.T) {
+	cl := noTTLCluster(t)
+	c := newClient(t, cl.Addrs())
+	n, err := persistent.New(c, "/pn/nottl/a/x", []byte("m"), persistent.WithTTL(time.Minute))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close() })
+	start := time.Now()
+	refusesTTL(t, n.Start(ctxT(t, 30*time.Second)))
+	assert.Less(t, time.Since(start), 5*time.Second, "Start retried the refusal")
+	_, st := onServer(t, c, "/pn/nottl")
+	assert.Nil(t, st, "left behind")
+}
+
+// On a server that refuses TTL nodes, a TTLNode fails its Start at once,
+// saying why, and leaves nothing behind: no container, which the server
+// would never reap (a container that never had a child stays).
+func TestTTLNodeOnAServerWithoutTTLFailsAtOnceAndLeavesNothing(t *testing.T) {
+	cl := noTTLCluster(t)
+	c := newClient(t, cl.Addrs())
+	n, err := persistent.NewTTL(c, "/pn/nottlnode/x", []byte("t"), time.Minute)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close() })
+	start := time.Now()
+	refusesTTL(t, n.Start(ctxT(t, 30*time.Second)))
+	assert.Less(t, time.Since(start), 5*time.Second, "Start retried the refusal")
+	require.NoError(t, n.Close())
+	_, st := onServer(t, c, "/pn/nottlnode")
+	assert.Nil(t, st, "left behind")
 }
