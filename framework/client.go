@@ -306,6 +306,11 @@ func (c *Client) CheckTrust(s conn.Session) error {
 	return nil
 }
 
+// ReleaseTimeout returns how long a release waits for its delete to be on
+// its way (WithReleaseTimeout): the bound every recipe's Close keeps,
+// whatever the link does, leaving the rest to the background.
+func (c *Client) ReleaseTimeout() time.Duration { return c.release }
+
 // Closed reports whether Close was called.
 func (c *Client) Closed() bool { return c.closed.Load() }
 

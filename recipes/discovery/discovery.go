@@ -407,8 +407,16 @@ func (d *Discovery) Close() error {
 	regs := d.regs
 	d.regs = map[string]*registration{}
 	d.mu.Unlock()
+	// Side by side: each waits up to the client's release timeout for its
+	// delete, and Close keeps that bound however many there are.
+	var wg sync.WaitGroup
 	for _, reg := range regs {
-		_ = reg.node.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = reg.node.Close()
+		}()
 	}
+	wg.Wait()
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // The recipes' names in their errors.
@@ -91,6 +92,10 @@ type Node struct {
 	creates sync.WaitGroup // creates sent at most once, abandoned ones too
 	cancel  context.CancelFunc
 	kick    chan struct{}
+	// leaving is closed once the last stop's delete is on its way (or
+	// handed to the client's background deletes): a new Start waits for
+	// it, so that it never makes a node that delete would take.
+	leaving chan struct{}
 
 	feed framework.Feed[Status] // published under mu
 
@@ -313,6 +318,15 @@ func (n *Node) start(ctx context.Context) error {
 		n.mu.Unlock()
 		return contend.Err(zkrecipes.ErrClosed, true)
 	}
+	if leaving := n.leaving; leaving != nil {
+		n.mu.Unlock()
+		select {
+		case <-leaving:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		n.mu.Lock()
+	}
 	life, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.started = true
@@ -327,11 +341,10 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.wait(ctx, 0); err != nil {
 		// Nothing left behind: the node goes, and the Node can start
 		// again.
-		n.stop()
+		n.stop(true)
 		n.mu.Lock()
 		closed := n.closed
-		n.started, n.actual, n.owner, n.written = false, "", 0, 0
-		n.mine, n.doubt = false, false
+		n.started = false
 		n.setStatusLocked(Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}, conn.Session{})
 		n.mu.Unlock()
 		if closed {
@@ -346,8 +359,11 @@ func (n *Node) start(ctx context.Context) error {
 // container): what Close and a failed Start share. It deletes only a
 // node that is this Node's: one it made, or may have made (a create in
 // doubt, settled by looking once the create is out of the client), never
-// another session's ephemeral.
-func (n *Node) stop() {
+// another session's ephemeral. It waits at most the client's release
+// timeout for that, whatever the link does: the rest goes on on one of
+// the client's workers, and a new Start waits for it. forget: the Node
+// forgets the node's name too (a failed Start: the next makes it anew).
+func (n *Node) stop(forget bool) {
 	n.mu.Lock()
 	cancel := n.cancel
 	n.mu.Unlock()
@@ -355,11 +371,42 @@ func (n *Node) stop() {
 		cancel()
 	}
 	n.wg.Wait()
-	// A create abandoned mid-flight may still land: what it did is known
-	// once it is out of the client (it records its outcome itself).
+	c := n.client
+	done := make(chan struct{})
+	n.mu.Lock()
+	n.leaving = done
+	n.mu.Unlock()
+	leave := func() {
+		defer close(done)
+		n.leave(forget)
+	}
+	if !c.Go(leave) {
+		// The client is closing: its session, and every ephemeral node
+		// of it, goes; its Close ends a create still on its way.
+		leave()
+		return
+	}
+	t := time.NewTimer(c.ReleaseTimeout())
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.Logger().Debug("zookeeper persistent node: delete at close goes on in the background", "path", n.path)
+	}
+}
+
+// leave deletes the node if it is this Node's, once every create of its
+// is out of the client (one abandoned mid-flight may still land: what it
+// did is known then, as it records its outcome itself).
+func (n *Node) leave(forget bool) {
 	n.creates.Wait()
 	n.mu.Lock()
 	actual, mine, doubt, owner := n.actual, n.mine, n.doubt, n.owner
+	n.owner, n.written = 0, 0
+	n.mine, n.doubt = false, false
+	if forget {
+		n.actual = ""
+	}
 	n.mu.Unlock()
 	if actual == "" || n.keepOnExit || (!mine && !doubt) {
 		return
@@ -368,9 +415,8 @@ func (n *Node) stop() {
 	if c.Closed() {
 		return // the session and its ephemerals are gone
 	}
-	ctx, cancelDel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancelDel()
-	if err := n.deleteOurs(ctx, actual, owner); err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
+	// No deadline: on a worker of the client, whose Close ends requests.
+	if err := n.deleteOurs(context.Background(), actual, owner); err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
 		c.Logger().Debug("zookeeper persistent node: delete at close failed", "path", actual, "err", err)
 	}
 }
@@ -383,6 +429,15 @@ func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 	c := n.client
 	s := c.Session()
 	ok, st, err := c.Exists(ctx, path)
+	for err != nil && retry.Retryable(err) && !n.ephemeral() && ctx.Err() == nil && !c.Closed() {
+		// A persistent node outlives the session: look again once
+		// connected, however long it takes (Close of the client ends it).
+		if _, werr := c.WaitConnected(ctx); werr != nil {
+			return errors.Join(err, werr)
+		}
+		s = c.Session()
+		ok, st, err = c.Exists(ctx, path)
+	}
 	switch {
 	case err != nil && n.ephemeral():
 		if owner == 0 {
@@ -861,7 +916,7 @@ func (n *Node) Close() error {
 	n.mu.Unlock()
 	n.startMu.Lock() // a Start in progress has seen closed and ended
 	defer n.startMu.Unlock()
-	n.stop()
+	n.stop(false)
 	n.mu.Lock()
 	n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrClosed)}, conn.Session{})
 	n.mu.Unlock()
