@@ -37,7 +37,9 @@ DESCRIPTION
              (it holds the semaphore's internal lock and has made its lease
              node), then those queued on the internal lock behind it.
     ID       the participant id, the node's data: zkr's --id, Curator's
-             host address.
+             host address; quoted (Go syntax) if it is empty (a
+             LeaderLatch's default), begins with a double quote, or holds
+             spaces or control characters.
     SESSION  the ZooKeeper session that owns the node, in hex.
     TOKEN    the node's czxid: the fencing token of a hold on it (what zkr
              gives COMMAND as ZKR_FENCING_TOKEN). - for those queued on a
@@ -249,10 +251,11 @@ func names(kids []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(kids[:n], ", "), len(kids)-n)
 }
 
-// printable is a participant id as the table shows it: quoted if it is
-// empty, has spaces, or anything a terminal would act on.
+// printable is a participant id (or data) as zkr prints it: quoted if it
+// is empty, begins with a quote (so that it cannot pass for a quoted one),
+// has spaces, or anything a terminal would act on.
 func printable(id string) string {
-	if id != "" && utf8.ValidString(id) && !strings.ContainsFunc(id, func(r rune) bool {
+	if id != "" && id[0] != '"' && utf8.ValidString(id) && !strings.ContainsFunc(id, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r) || !unicode.IsPrint(r)
 	}) {
 		return id

@@ -22,8 +22,9 @@ DESCRIPTION
     layout, and this module's group.Member: one ephemeral node per member,
     PATH/ID, whose data is the member's payload (Curator's default: the
     host's address). The payload is printed as text, quoted (Go syntax)
-    if it is empty or holds spaces, control characters or bytes that are
-    not UTF-8. zkr members only looks: it does not join.
+    if it is empty, begins with a double quote, or holds spaces, control
+    characters or bytes that are not UTF-8. zkr members only looks: it
+    does not join.
 
     A missing PATH is an empty group. A PATH whose children are not
     members (a persistent node, or a lock's, latch's or read-write lock's
