@@ -28,6 +28,7 @@ import (
 // 124-127, which they mean the same as.
 const (
 	exitNoLeader = 1   // zkr leader: nobody leads
+	exitMissing  = 1   // zkr members, services: PATH does not exist
 	exitUsage    = 2   // bad flag, path or argument; nothing was contacted
 	exitLost     = 122 // the hold was lost while COMMAND ran; COMMAND was stopped
 	exitTimeout  = 124 // --timeout passed before the hold was granted
@@ -170,7 +171,8 @@ DESCRIPTION
 OPTIONS
 ` + globalOptionsHelp + `
 EXIT STATUS
-    1      zkr leader: nobody leads PATH.
+    1      zkr leader: nobody leads PATH. zkr members, zkr services: PATH
+           (or the base path, or NAME) does not exist.
 ` + exitStatusHeldBody + `
 ENVIRONMENT
     ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
