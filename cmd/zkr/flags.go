@@ -724,6 +724,34 @@ func checkPath(path string) error {
 	return nil
 }
 
+// ownTree is the server's own tree: its quotas (/zookeeper/quota) and its
+// dynamic configuration (/zookeeper/config).
+const ownTree = "/zookeeper"
+
+// checkOwnTree refuses PATH of a subcommand that makes nodes when the
+// server would see it in /zookeeper, the namespace or a chroot included:
+// no recipe's nodes belong among the server's own. The subcommands that
+// only look may look there. It takes the namespace and the chroot as
+// check vetted them.
+func (g *globals) checkOwnTree(path string) error {
+	root, under := "", ""
+	if g.namespace != "" {
+		root = "/" + strings.TrimPrefix(g.namespace, "/")
+		under = g.blame("namespace", g.namespace)
+	} else if _, chroot, err := splitChroot(g.connect); err == nil && chroot != "" {
+		root, under = chroot, "the chroot "+chroot+" of "+g.name("connect")
+	}
+	full := root + path
+	if full != ownTree && !strings.HasPrefix(full, ownTree+"/") {
+		return nil
+	}
+	where := "PATH " + path
+	if root != "" {
+		where = fmt.Sprintf("PATH %s under %s is %s", path, under, full)
+	}
+	return fmt.Errorf("%s: %s is ZooKeeper's own tree (its quotas and configuration), no place for zkr's nodes; pick a path outside it", where, ownTree)
+}
+
 // parseCommandLine parses OPTIONS PATH [OPTIONS] [--] [COMMAND [ARGS...]]
 // into fs and returns PATH and COMMAND's argv (empty without COMMAND).
 func parseCommandLine(fs *flag.FlagSet, args []string) (path string, argv []string, err error) {

@@ -565,6 +565,9 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return code
 	}
 	opts, err := g.prepare()
+	if err == nil {
+		err = g.checkOwnTree(path)
+	}
 	if err != nil {
 		return a.usage("zkr "+name, "%v", err)
 	}

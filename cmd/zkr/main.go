@@ -52,7 +52,9 @@ const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a sig
     0      Without COMMAND: released on SIGINT, SIGTERM, SIGQUIT or SIGHUP,
            or at the end of stdin.
     1      -n (or -w 0) found the hold taken (-E changes it).
-    2      Usage error: bad option, path or argument. Nothing was contacted.
+    2      Usage error: bad option, path or argument (a PATH in /zookeeper,
+           ZooKeeper's own tree, or below it, under --namespace or a
+           chroot too). Nothing was contacted.
            Or PATH holds nodes of another kind of lock, which would not
            exclude this one (see --any-kind): looked at, nothing made.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
