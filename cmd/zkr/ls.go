@@ -41,10 +41,9 @@ DESCRIPTION
              LeaderLatch's default), begins with a double quote, or holds
              spaces or control characters.
     SESSION  the ZooKeeper session that owns the node, in hex.
-    TOKEN    the node's czxid: the fencing token of a hold on it (what zkr
-             gives COMMAND as ZKR_FENCING_TOKEN). - for those queued on a
-             semaphore's internal lock: their lease node, which will carry
-             their token, is not made yet.
+    TOKEN    for a holder, the fencing token of its hold: its node's czxid
+             (what zkr gives COMMAND as ZKR_FENCING_TOKEN). - for a
+             waiter, which holds nothing yet.
     FOR      how long the node has been there: now, by this machine's
              clock, less the node's creation time, by the server's. For a
              waiter, how long it has waited. For a holder it is best
@@ -85,7 +84,7 @@ OPTIONS
             "node":..},..]}
            plus "also":[kinds] for a path that holds other kinds too.
            side is read, write or lease (absent for a lock or a latch),
-           token is null where TOKEN shows -, node is the node's path
+           token is null for a waiter (TOKEN -), node is the node's path
            below PATH, times are RFC 3339.
 
 GLOBAL OPTIONS
@@ -106,8 +105,8 @@ EXAMPLES
     /jobs/billing: lock, 1 holding, 2 waiting
     POS  ROLE   ID            SESSION            TOKEN       FOR
     1    holds  host-a:4711   0x10000a3c2f40001  4294967395  12m04s
-    2    waits  host-b:913    0x10000a3c2f40002  4294967399  3m10s
-    3    waits  10.0.0.7      0x20000b1d0e30005  4294967412  41s
+    2    waits  host-b:913    0x10000a3c2f40002  -           3m10s
+    3    waits  10.0.0.7      0x20000b1d0e30005  -           41s
 
     $ zkr ls --watch /pools/db                   # live, until Ctrl-C
     $ zkr ls -o json /jobs/billing | jq -r '.queue[] | select(.role == "waits") | .id'
