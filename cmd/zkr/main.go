@@ -57,6 +57,9 @@ const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a sig
            chroot too). Nothing was contacted.
            Or PATH holds nodes of another kind of lock, which would not
            exclude this one (see --any-kind): looked at, nothing made.
+           Or, without COMMAND, stdin was at its end at start (nothing
+           contacted), or ended before the hold was granted (zkr left
+           the queue): nothing held.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
            2/3 of the session timeout, session expired, or --lease about to
            run out); COMMAND was sent SIGTERM, then SIGKILL after --grace.
