@@ -27,7 +27,7 @@ import (
 
 // globalEnvHelp lists the variables of the global options, for the
 // ENVIRONMENT section of each manual page.
-const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
+const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_DIAL_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT
                          the global options (see GLOBAL OPTIONS); an
@@ -43,7 +43,7 @@ const waitOptionsHelp = `    -w S, --timeout S
            be made in time, or the link to ZooKeeper was down when the time
            ran out: ZooKeeper down is not a busy lock. -w 0 is -n. Default:
            wait as long as it takes (connecting is bounded by
-           --connect-timeout).
+           --dial-timeout).
     -n, --nonblock
            do not wait: if the hold is not free at once, exit with the
            conflict exit code and leave nothing behind (as flock -n).
@@ -283,7 +283,7 @@ func (o *waitOptions) deadline(ctx context.Context) (context.Context, context.Ca
 }
 
 // dialFailed is zkr's status when no session could be made: 125, whether
-// --timeout or --connect-timeout cut it short, since a ZooKeeper that
+// --timeout or --dial-timeout cut it short, since a ZooKeeper that
 // cannot be reached says nothing of the hold (124 is for a busy one), or
 // 128+signal.
 func (o *waitOptions) dialFailed(ctx context.Context, log *logger, sig *signals, g *globals, err error) int {

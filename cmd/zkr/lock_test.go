@@ -165,7 +165,7 @@ func TestLockCommandNotFoundExits127BeforeConnecting(t *testing.T) {
 }
 
 func TestLockWithoutServerExits125(t *testing.T) {
-	r := zkr(t, "--connect", "127.0.0.1:1", "--connect-timeout", "1s", "lock", "/x", "--", "true")
+	r := zkr(t, "--connect", "127.0.0.1:1", "--dial-timeout", "1s", "lock", "/x", "--", "true")
 	assert.Equal(t, exitFailed, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "no session")
 }
