@@ -126,7 +126,7 @@ func (c compCommand) options() []compOption {
 var globalCompOptions = []compOption{
 	{long: "connect", value: "HOST:PORT", summary: "ZooKeeper servers"},
 	{long: "session-timeout", value: "D", summary: "session timeout"},
-	{long: "connect-timeout", value: "D", summary: "how long to try to connect"},
+	{long: "dial-timeout", value: "D", summary: "how long to wait for a session"},
 	{long: "namespace", value: "NS", summary: "prefix every path with /NS"},
 	{long: "auth-file", value: file, summary: "USER:PASSWORD from FILE"},
 	{long: "auth", value: "USER:PASSWORD", summary: "digest credentials (visible in ps)"},

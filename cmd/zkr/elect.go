@@ -70,7 +70,8 @@ EXIT STATUS
            --requeue, of its one term; with --requeue, of the term a signal
            interrupted.
     1      -n (or -w 0) found someone leading (-E changes it).
-    2      Usage error. Nothing was contacted. Or PATH holds nodes of
+    2      Usage error (a PATH in /zookeeper, ZooKeeper's own tree,
+           included). Nothing was contacted. Or PATH holds nodes of
            another kind of lock (see --any-kind): looked at, nothing made.
     122    Without --requeue: leadership was lost while COMMAND ran; COMMAND
            was stopped. Or COMMAND was killed on resume (fg, bg) because
@@ -133,6 +134,9 @@ func runElect(a *app, g *globals, args []string) int {
 		return code
 	}
 	opts, err := g.prepare()
+	if err == nil {
+		err = g.checkOwnTree(path)
+	}
 	if err != nil {
 		return a.usage("zkr elect", "%v", err)
 	}

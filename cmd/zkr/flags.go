@@ -38,10 +38,14 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
            off from ZooKeeper stops COMMAND after 2/3 of it; a dead zkr's
            lock passes on after all of it. Must be at least 900ms, to
            leave time to stop COMMAND in between.
-    --connect-timeout D   [ZKR_CONNECT_TIMEOUT]
-           how long to try to reach ZooKeeper at start (default 15s); then
-           zkr exits 125, saying why the last attempt failed (connection
-           refused, a name that does not resolve, a TLS handshake).
+    --dial-timeout D   [ZKR_DIAL_TIMEOUT]
+           how long to wait at start for a session with ZooKeeper, all
+           attempts together (default 15s; the library's
+           framework.WithDialTimeout, whose name it takes); then zkr
+           exits 125, saying why the last attempt failed (connection
+           refused, a name that does not resolve, a TLS handshake). Each
+           attempt to reach one server gives up after 1s (the library's
+           framework.WithConnectTimeout).
     --namespace NS   [ZKR_NAMESPACE]
            prefix every path with /NS, as Curator's namespace; the same
            as a /NS chroot in --connect (giving both, they must agree).
@@ -102,7 +106,7 @@ const globalOptionsHelp = `    Global options go before the subcommand or after 
 type globals struct {
 	connect        string
 	sessionTimeout time.Duration
-	connectTimeout time.Duration
+	dialTimeout    time.Duration
 	namespace      string
 	auth           argValue // USER:PASSWORD from --auth or ZKR_AUTH
 	authFile       argValue // from --auth-file or ZKR_AUTH_FILE
@@ -169,7 +173,7 @@ func defaultGlobals() *globals {
 	g := &globals{
 		connect:        "127.0.0.1:2181",
 		sessionTimeout: conn.DefaultSessionTimeout,
-		connectTimeout: 15 * time.Second,
+		dialTimeout:    15 * time.Second,
 		env:            map[string]envValue{},
 		given:          map[string]bool{},
 		stderr:         io.Discard,
@@ -201,7 +205,7 @@ func defaultGlobals() *globals {
 		}
 	}
 	duration("session-timeout", "ZKR_SESSION_TIMEOUT", &g.sessionTimeout)
-	duration("connect-timeout", "ZKR_CONNECT_TIMEOUT", &g.connectTimeout)
+	duration("dial-timeout", "ZKR_DIAL_TIMEOUT", &g.dialTimeout)
 	str("namespace", "ZKR_NAMESPACE", &g.namespace)
 	str("auth", "ZKR_AUTH", &g.auth.value)
 	str("auth-file", "ZKR_AUTH_FILE", &g.authFile.value)
@@ -270,7 +274,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
 	fs.StringVar(&g.connect, "connect", g.connect, "")
 	fs.DurationVar(&g.sessionTimeout, "session-timeout", g.sessionTimeout, "")
-	fs.DurationVar(&g.connectTimeout, "connect-timeout", g.connectTimeout, "")
+	fs.DurationVar(&g.dialTimeout, "dial-timeout", g.dialTimeout, "")
 	fs.StringVar(&g.namespace, "namespace", g.namespace, "")
 	fs.Var(&g.auth, "auth", "")
 	fs.Var(&g.authFile, "auth-file", "")
@@ -332,8 +336,8 @@ func (g *globals) check() error {
 	if g.sessionTimeout > conn.MaxSessionTimeout {
 		return fmt.Errorf("%s: above ZooKeeper's limit of %v", g.blame("session-timeout", g.sessionTimeout.String()), conn.MaxSessionTimeout)
 	}
-	if g.connectTimeout <= 0 {
-		return fmt.Errorf("%s: must be positive", g.blame("connect-timeout", g.connectTimeout.String()))
+	if g.dialTimeout <= 0 {
+		return fmt.Errorf("%s: must be positive", g.blame("dial-timeout", g.dialTimeout.String()))
 	}
 	if g.namespace != "" {
 		ns := "/" + strings.TrimPrefix(g.namespace, "/")
@@ -547,7 +551,7 @@ func (g *globals) prepare() ([]framework.Option, error) {
 	}
 	connOpts := []framework.Option{
 		framework.WithSessionTimeout(g.sessionTimeout),
-		framework.WithDialTimeout(g.connectTimeout),
+		framework.WithDialTimeout(g.dialTimeout),
 	}
 	if auth != "" {
 		user, password, _ := strings.Cut(auth, ":")
@@ -610,7 +614,7 @@ func readAuthFile(path string, warn io.Writer) (string, error) {
 	return line, nil
 }
 
-// dial connects with opts from prepare, giving up after --connect-timeout
+// dial connects with opts from prepare, giving up after --dial-timeout
 // (the framework's dial timeout) or when ctx ends.
 func (g *globals) dial(ctx context.Context, opts []framework.Option) (*framework.Client, error) {
 	if g.metricsAddr != "" && g.metrics == nil {
@@ -722,6 +726,34 @@ func checkPath(path string) error {
 		return errors.New("PATH /: pick a path below the root")
 	}
 	return nil
+}
+
+// ownTree is the server's own tree: its quotas (/zookeeper/quota) and its
+// dynamic configuration (/zookeeper/config).
+const ownTree = "/zookeeper"
+
+// checkOwnTree refuses PATH of a subcommand that makes nodes when the
+// server would see it in /zookeeper, the namespace or a chroot included:
+// no recipe's nodes belong among the server's own. The subcommands that
+// only look may look there. It takes the namespace and the chroot as
+// check vetted them.
+func (g *globals) checkOwnTree(path string) error {
+	root, under := "", ""
+	if g.namespace != "" {
+		root = "/" + strings.TrimPrefix(g.namespace, "/")
+		under = g.blame("namespace", g.namespace)
+	} else if _, chroot, err := splitChroot(g.connect); err == nil && chroot != "" {
+		root, under = chroot, "the chroot "+chroot+" of "+g.name("connect")
+	}
+	full := root + path
+	if full != ownTree && !strings.HasPrefix(full, ownTree+"/") {
+		return nil
+	}
+	where := "PATH " + path
+	if root != "" {
+		where = fmt.Sprintf("PATH %s under %s is %s", path, under, full)
+	}
+	return fmt.Errorf("%s: %s is ZooKeeper's own tree (its quotas and configuration), no place for zkr's nodes; pick a path outside it", where, ownTree)
 }
 
 // parseCommandLine parses OPTIONS PATH [OPTIONS] [--] [COMMAND [ARGS...]]

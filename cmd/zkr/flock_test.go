@@ -31,13 +31,13 @@ func TestGlobalOptionsFromTheEnvironment(t *testing.T) {
 	r = startWith(t, []string{"ZKR_CONNECT=127.0.0.1:1"}, "--connect", cl.ConnectString(), "lock", "/env", "--", "true").wait(t, time.Minute)
 	assert.Equal(t, 0, r.code, "--connect wins over ZKR_CONNECT: %s", r.stderr)
 
-	for _, bad := range []string{"ZKR_SESSION_TIMEOUT=soon", "ZKR_CONNECT_TIMEOUT=x", "ZKR_VERBOSE=maybe"} {
+	for _, bad := range []string{"ZKR_SESSION_TIMEOUT=soon", "ZKR_DIAL_TIMEOUT=x", "ZKR_VERBOSE=maybe"} {
 		r = startWith(t, []string{bad}, "--connect", cl.ConnectString(), "lock", "/env", "--", "true").wait(t, time.Minute)
 		assert.Equal(t, exitUsage, r.code, "%s: %s", bad, r.stderr)
 		assert.Contains(t, r.stderr, strings.SplitN(bad, "=", 2)[0])
 	}
 	r = zkr(t, "--help")
-	for _, v := range []string{"ZKR_CONNECT", "ZKR_SESSION_TIMEOUT", "ZKR_CONNECT_TIMEOUT", "ZKR_NAMESPACE", "ZKR_AUTH", "ZKR_AUTH_FILE", "ZKR_TLS_CA", "ZKR_TLS_CERT", "ZKR_TLS_KEY", "ZKR_ID", "ZKR_VERBOSE"} {
+	for _, v := range []string{"ZKR_CONNECT", "ZKR_SESSION_TIMEOUT", "ZKR_DIAL_TIMEOUT", "ZKR_NAMESPACE", "ZKR_AUTH", "ZKR_AUTH_FILE", "ZKR_TLS_CA", "ZKR_TLS_CERT", "ZKR_TLS_KEY", "ZKR_ID", "ZKR_VERBOSE"} {
 		assert.Contains(t, r.stdout, v, "--help does not name %s", v)
 	}
 }
@@ -122,7 +122,7 @@ func TestNonblockExitsWithTheConflictCode(t *testing.T) {
 }
 
 // --timeout counts the connection too: a server that does not answer ends
-// zkr at --timeout, not after --connect-timeout as well. With no session
+// zkr at --timeout, not after --dial-timeout as well. With no session
 // nothing is known of the lock: 125 and a message about the connection,
 // not 124, which says the lock was busy. Before, it was 124: a script
 // could not tell ZooKeeper down from a busy lock.
@@ -131,7 +131,7 @@ func TestTimeoutCountsTheConnection(t *testing.T) {
 	p := cl.NewProxy()
 	p.Blackhole()
 	started := time.Now()
-	r := zkr(t, "--connect", p.ConnectString(), "--connect-timeout", "30s", "lock", "--timeout", "1s", "/x", "--", "true")
+	r := zkr(t, "--connect", p.ConnectString(), "--dial-timeout", "30s", "lock", "--timeout", "1s", "/x", "--", "true")
 	assert.Equal(t, exitFailed, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "connecting to "+p.ConnectString())
 	assert.Contains(t, r.stderr, "no session")

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // startFed is start with zkr's stdin a pipe the test writes to and closes.
@@ -235,4 +237,83 @@ func TestTerminalLockWithoutCommandInTheBackgroundKeepsHolding(t *testing.T) {
 	s.expectAfter(m, `\$ $`, 30*time.Second)
 	assert.Equal(t, 0, s.status())
 	assert.Empty(t, children(t, c, "/tty-bg-held"))
+}
+
+// runScript runs a bash script with zkr on its PATH, bash's stdin a pipe
+// that stays open (so that a /dev/null zkr reads is bash's doing), and
+// returns its output.
+func runScript(t *testing.T, script string) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer w.Close()
+	defer r.Close()
+	sh := exec.Command("bash", "-c", script)
+	sh.Stdin = r
+	sh.Env = append(os.Environ(), "PATH="+filepath.Dir(zkrBin)+":"+os.Getenv("PATH"),
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	out, err := sh.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
+}
+
+// Without COMMAND, zkr holds until its stdin ends: a stdin at its end
+// already (/dev/null, which a script's background job reads; an empty
+// file) would take the lock and drop it at once, silently, with 0. zkr
+// refuses it at start instead: 2, one line that says why, nothing sent.
+func TestLockWithoutCommandRefusesAStdinAtItsEnd(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	for name, a := range map[string][]string{
+		"lock":  {"lock", "/ended"},
+		"rlock": {"rlock", "/ended"},
+		"wlock": {"wlock", "/ended"},
+		"sem":   {"sem", "--max", "2", "/ended"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := zkr(t, args(connect, a)...) // stdin: /dev/null
+			assert.Equal(t, exitUsage, r.code, r.stderr)
+			assert.Empty(t, r.stdout, "a token printed")
+			assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "want one line, got:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "stdin is at its end")
+		})
+	}
+	r := zkr(t, "--connect", "127.0.0.1:1", "lock", "/ended")
+	assert.Equal(t, exitUsage, r.code, "refused before connecting: %s", r.stderr)
+
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, touch(empty))
+	conn := strings.Join(connect, " ")
+	out := runScript(t, fmt.Sprintf(`
+		zkr %[1]s lock /ended &
+		wait $!; echo "background: $?"
+		zkr %[1]s lock /ended < %[2]q; echo "empty file: $?"
+		true | zkr %[1]s lock /ended; echo "closed pipe: $?"
+	`, conn, empty))
+	assert.Contains(t, out, "background: 2\n")
+	assert.Contains(t, out, "empty file: 2\n")
+	assert.Contains(t, out, "closed pipe: 2\n")
+	assert.Contains(t, out, "stdin is at its end")
+	ok, _, err := c.Exists(t.Context(), "/ended")
+	require.NoError(t, err)
+	assert.False(t, ok, "a refused zkr made its path")
+}
+
+// A stdin that ends while zkr waits (the script gave up, or its pipe was
+// a closing one) means the hold would be dropped as soon as granted: zkr
+// leaves the queue instead, prints no token, and exits 2 saying why.
+func TestLockWithoutCommandLeavesTheQueueWhenStdinEndsFirst(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	m, err := mutex.New(c, "/busy-held")
+	require.NoError(t, err)
+	holdMutex(t, m)
+	p, stdin := startFed(t, args(connect, cmd("lock", "/busy-held"))...)
+	waitChildren(t, c, "/busy-held", 2)
+	require.NoError(t, stdin.Close())
+	r := p.wait(t, 30*time.Second)
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Empty(t, r.stdout, "a token printed")
+	assert.Contains(t, r.stderr, "stdin ended before /busy-held was granted")
+	assert.Len(t, children(t, c, "/busy-held"), 1, "zkr's node is still queued")
 }

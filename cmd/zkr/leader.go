@@ -29,7 +29,12 @@ DESCRIPTION
     holds.
 
     Participant ids are the data of each node: zkr's --id, or Curator's
-    default (the host's address).
+    default: the host's address for a mutex or a LeaderSelector, none for
+    a LeaderLatch. An id is printed as zkr ls prints it: as it is, or
+    quoted (Go syntax) if it is empty, begins with a double quote, or
+    holds spaces or characters a terminal would act on. So Curator's
+    default id, empty, is shown as "", and nobody leading as no line at
+    all (status 1), or with --watch as an empty line.
 
     With --watch, zkr follows the leader instead: one line with the
     leader's id now, then one line per change (an empty line when nobody
@@ -117,7 +122,7 @@ func runLeader(a *app, g *globals, args []string) int {
 		}
 	default:
 		for _, id := range ids {
-			fmt.Fprintln(a.stdout, id)
+			fmt.Fprintln(a.stdout, printable(id))
 		}
 	}
 	if !now.HasLeader() {
@@ -191,7 +196,12 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 		if asJSON {
 			err = printLeaderJSON(a.stdout, path, now, nil)
 		} else {
-			_, err = fmt.Fprintln(a.stdout, now.ID) // "" when nobody leads
+			// An empty line when nobody leads; an empty id is "".
+			id := ""
+			if now.HasLeader() {
+				id = printable(now.ID)
+			}
+			_, err = fmt.Fprintln(a.stdout, id)
 		}
 		if err != nil { // stdout closed (the reader of a pipe is gone)
 			return sig.failed(log, err)

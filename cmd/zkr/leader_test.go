@@ -264,3 +264,39 @@ func TestLeaderOfAnEmptyPathSaysNobodyLeads(t *testing.T) {
 		assert.Contains(t, r.stderr, "nobody leads "+path)
 	}
 }
+
+// Curator's LeaderLatch without an id writes none: its node's data is
+// empty. zkr leader shows that id as "" (quoted, as zkr ls shows it), so
+// that a script tells it from nobody leading: nothing and 1 without
+// --watch, an empty line with --watch. It printed an empty line and 0.
+func TestLeaderShowsAnEmptyIDApartFromNobody(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	ctx := testkit.Ctx(t, time.Minute)
+	anonymous, err := c.Create(ctx, "/anon/latch-", nil, framework.WithMode(framework.EphemeralSequential), framework.WithParents())
+	require.NoError(t, err)
+	named, err := c.Create(ctx, "/anon/latch-", []byte("b"), framework.WithMode(framework.EphemeralSequential))
+	require.NoError(t, err)
+	// An id that is two quotes is not taken for the empty one either.
+	quotes, err := c.Create(ctx, "/anon/latch-", []byte(`""`), framework.WithMode(framework.EphemeralSequential))
+	require.NoError(t, err)
+
+	r := zkr(t, args(connect, cmd("leader", "/anon"))...)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `""`+"\nb\n"+`"\"\""`+"\n", r.stdout, "the anonymous leader, then b, then the quotes")
+
+	p := start(t, args(connect, cmd("leader", "--watch", "/anon"))...)
+	p.expectLine(t, `""`)
+	require.NoError(t, c.Delete(ctx, anonymous, -1))
+	p.expectLine(t, "b")
+	require.NoError(t, c.Delete(ctx, named, -1))
+	p.expectLine(t, `"\"\""`)
+	require.NoError(t, c.Delete(ctx, quotes, -1))
+	p.expectLine(t, "") // nobody leads
+	p.signal(t, syscall.SIGINT)
+	r = p.wait(t, 30*time.Second)
+	assert.Equal(t, 128+int(syscall.SIGINT), r.code, r.stderr)
+
+	r = zkr(t, "leader", "--help")
+	assert.Contains(t, strings.Join(strings.Fields(r.stdout), " "), `Curator's default id, empty, is shown as ""`)
+}

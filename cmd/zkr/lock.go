@@ -27,7 +27,7 @@ import (
 
 // globalEnvHelp lists the variables of the global options, for the
 // ENVIRONMENT section of each manual page.
-const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
+const globalEnvHelp = `    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_DIAL_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT
                          the global options (see GLOBAL OPTIONS); an
@@ -43,7 +43,7 @@ const waitOptionsHelp = `    -w S, --timeout S
            be made in time, or the link to ZooKeeper was down when the time
            ran out: ZooKeeper down is not a busy lock. -w 0 is -n. Default:
            wait as long as it takes (connecting is bounded by
-           --connect-timeout).
+           --dial-timeout).
     -n, --nonblock
            do not wait: if the hold is not free at once, exit with the
            conflict exit code and leave nothing behind (as flock -n).
@@ -88,9 +88,12 @@ const holdOnlyHelp = `    Without COMMAND (as etcdctl lock NAME), zkr prints one
     until SIGINT, SIGTERM, SIGQUIT or SIGHUP, or until its stdin ends
     (Ctrl-D, or the other end of a pipe closed): then it releases and
     exits 0. A hold lost meanwhile (or a --lease run out) ends zkr at once
-    with 122 and a message. A script holds the lock across several
-    commands so (a background job of a script reads /dev/null, which ends
-    at once: give it a pipe, as coproc does):
+    with 122 and a message. zkr never takes a hold only to drop it: a
+    stdin already at its end (/dev/null, which a script's background job
+    reads; a file; a closed pipe) is refused at start with 2, nothing sent,
+    and a stdin that ends before the hold is granted makes zkr leave the
+    queue, with 2. A script holds the lock across several commands with a
+    pipe for stdin, as coproc gives:
         coproc HOLD { zkr lock /jobs/x; }
         read -r token node <&"${HOLD[0]}"
         ... commands that pass on "$token" ...
@@ -280,7 +283,7 @@ func (o *waitOptions) deadline(ctx context.Context) (context.Context, context.Ca
 }
 
 // dialFailed is zkr's status when no session could be made: 125, whether
-// --timeout or --connect-timeout cut it short, since a ZooKeeper that
+// --timeout or --dial-timeout cut it short, since a ZooKeeper that
 // cannot be reached says nothing of the hold (124 is for a busy one), or
 // 128+signal.
 func (o *waitOptions) dialFailed(ctx context.Context, log *logger, sig *signals, g *globals, err error) int {
@@ -565,25 +568,53 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 		return code
 	}
 	opts, err := g.prepare()
+	if err == nil {
+		err = g.checkOwnTree(path)
+	}
 	if err != nil {
 		return a.usage("zkr "+name, "%v", err)
 	}
 	log := a.logger(name, g)
-	var ch *child // nil: no COMMAND, zkr holds until told
+	var ch *child                 // nil: no COMMAND, zkr holds until told
+	var stdinDone <-chan struct{} // without COMMAND: closed when stdin ends
 	if len(argv) > 0 {
 		if _, err := exec.LookPath(argv[0]); err != nil {
 			log.printf("%v", err)
 			return commandError(err)
 		}
 		ch = &child{argv: argv, log: log}
+	} else {
+		if stdinAtEnd() {
+			return a.usage("zkr "+name, "stdin is at its end (/dev/null, which a script's background job reads; a file; a closed pipe): without COMMAND zkr holds until stdin ends, so it would release at once; give COMMAND, or a stdin that stays open while the hold should last (coproc)")
+		}
+		// No COMMAND inherits what zkr does with it: reading stdin from
+		// the background of a terminal fails (EIO) rather than stopping
+		// zkr (SIGTTIN), whose session would lapse.
+		signal.Ignore(syscall.SIGTTIN)
+		stdinDone = stdinEnded()
 	}
 
 	sig := watchSignals(ch)
 	defer sig.stop()
 	ctx, cancel := o.deadline(sig.ctx)
 	defer cancel()
+	if stdinDone != nil {
+		// A stdin that ends before the grant would drop the hold at once.
+		ctx, cancel = cancelOn(ctx, stdinDone, errStdinEnded)
+		defer cancel()
+	}
+	stdinEndedFirst := func() bool {
+		if !errors.Is(context.Cause(ctx), errStdinEnded) {
+			return false
+		}
+		log.printf("stdin ended before %s was granted: left the queue, nothing held (without COMMAND zkr holds only while stdin is open)", path)
+		return true
+	}
 	client, err := g.dial(ctx, opts)
 	if err != nil {
+		if stdinEndedFirst() {
+			return exitUsage
+		}
 		return o.dialFailed(ctx, log, sig, g, err)
 	}
 	defer closeClient(client)
@@ -608,6 +639,9 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 			log.infof("%v while waiting: left the queue", s)
 			return signalCode(s)
 		}
+		if stdinEndedFirst() {
+			return exitUsage
+		}
 		if o.noWait() && errors.Is(err, zkrecipes.ErrWouldBlock) {
 			log.infof("%s is held: not waiting (-n)", path)
 			return o.conflictCode
@@ -622,7 +656,7 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 	log.infof("holding %s (fencing token %d)", path, gr.token)
 	g.holding(path, gr.token, gr.err)
 	if ch == nil {
-		return holdUntilTold(a.stdout, log, sig, path, gr)
+		return holdUntilTold(a.stdout, log, sig, stdinDone, path, gr)
 	}
 	ch.timeout, ch.grace = timeout, grace
 
@@ -662,20 +696,27 @@ func (a *app) held(name, help string, g *globals, args []string, extra func(*fla
 
 // holdUntilTold holds without COMMAND, as etcdctl lock NAME does: it
 // prints the fencing token and the node, and holds until a signal or the
-// end of stdin (then releases, 0), or until the hold is lost (122).
-func holdUntilTold(stdout io.Writer, log *logger, sig *signals, path string, gr *grant) int {
+// end of stdin (stdinDone closes; then releases, 0), or until the hold is
+// lost (122).
+func holdUntilTold(stdout io.Writer, log *logger, sig *signals, stdinDone <-chan struct{}, path string, gr *grant) int {
 	if s, _ := sig.received(); s != nil {
 		// It came as the hold was granted: nobody was told of it.
 		_ = gr.release()
 		log.infof("%v while waiting: released %s", s, path)
 		return signalCode(s)
 	}
-	// No COMMAND inherits what zkr does with these. A reader of the token
+	select {
+	case <-stdinDone:
+		// So did this: the hold would be dropped as soon as printed.
+		_ = gr.release()
+		log.printf("stdin ended before %s was granted: released it, nothing held (without COMMAND zkr holds only while stdin is open)", path)
+		return exitUsage
+	default:
+	}
+	// No COMMAND inherits what zkr does with this: a reader of the token
 	// that went away is an error to report, not a death by SIGPIPE that
-	// leaves the node to the session timeout; and reading stdin from the
-	// background of a terminal fails (EIO) rather than stopping zkr
-	// (SIGTTIN), whose session would lapse.
-	signal.Ignore(syscall.SIGPIPE, syscall.SIGTTIN)
+	// leaves the node to the session timeout.
+	signal.Ignore(syscall.SIGPIPE)
 	if _, err := fmt.Fprintf(stdout, "%d %s\n", gr.token, gr.node); err != nil {
 		_ = gr.release()
 		log.printf("print the fencing token: %v: released %s", err, path)
@@ -687,7 +728,7 @@ func holdUntilTold(stdout io.Writer, log *logger, sig *signals, path string, gr 
 	case <-sig.ctx.Done():
 		s, _ := sig.received()
 		log.infof("%v: releasing %s", s, path)
-	case <-stdinEnded():
+	case <-stdinDone:
 		log.infof("stdin ended: releasing %s", path)
 	case <-gr.done:
 		lost = true
@@ -702,6 +743,57 @@ func holdUntilTold(stdout io.Writer, log *logger, sig *signals, path string, gr 
 	}
 	log.infof("released %s", path)
 	return 0
+}
+
+// stdinAtEnd says whether zkr's stdin, not a terminal, has ended already,
+// or cannot be read: a file (whose end is near), or a read that does not
+// wait finds the end (/dev/null, a pipe whose writers are gone). What it
+// reads on the way is dropped, as holdUntilTold drops what it reads.
+func stdinAtEnd() bool {
+	const fd = 0
+	if isTerminal(fd) {
+		return false
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return true // closed (<&-)
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		return true
+	}
+	buf := make([]byte, 4096)
+	for {
+		var readable syscall.FdSet
+		readable.Bits[0] = 1 << fd
+		n, err := syscall.Select(fd+1, &readable, nil, nil, &syscall.Timeval{})
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil, n == 0:
+			return false // nothing to read now: open
+		}
+		n, err = syscall.Read(fd, buf)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case errors.Is(err, syscall.EAGAIN):
+			return false
+		case err != nil, n == 0:
+			return true
+		}
+	}
+}
+
+// cancelOn is ctx, cancelled with cause when ch closes.
+func cancelOn(ctx context.Context, ch <-chan struct{}, cause error) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-ch:
+			cancel(cause)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // stdinEnded is closed when zkr's stdin ends (end of file, or an error
@@ -792,3 +884,6 @@ func verifyNode(c *framework.Client, node string, session int64, timeout time.Du
 
 // errTimedOut is the cause of a --timeout.
 var errTimedOut = errors.New("timed out")
+
+// errStdinEnded is the cause of a wait that stdin's end cut short.
+var errStdinEnded = errors.New("stdin ended")

@@ -165,7 +165,48 @@ func TestLockCommandNotFoundExits127BeforeConnecting(t *testing.T) {
 }
 
 func TestLockWithoutServerExits125(t *testing.T) {
-	r := zkr(t, "--connect", "127.0.0.1:1", "--connect-timeout", "1s", "lock", "/x", "--", "true")
+	r := zkr(t, "--connect", "127.0.0.1:1", "--dial-timeout", "1s", "lock", "/x", "--", "true")
 	assert.Equal(t, exitFailed, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "no session")
+}
+
+// /zookeeper is the server's own tree (its quotas, its dynamic
+// configuration): every subcommand that makes nodes refuses it, and
+// anything under it, with 2 before anything is sent, whether PATH, a
+// --namespace or a chroot puts it there. A lock there was taken.
+func TestWritingSubcommandsRefuseTheServersOwnTree(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	before := children(t, c, "/zookeeper")
+	for name, a := range map[string][]string{
+		"lock":                     {"lock", "/zookeeper/x", "--", "true"},
+		"lock /zookeeper":          {"lock", "/zookeeper", "--", "true"},
+		"lock without COMMAND":     {"lock", "/zookeeper/x"},
+		"rlock":                    {"rlock", "/zookeeper/quota/x", "--", "true"},
+		"wlock":                    {"wlock", "/zookeeper/x", "--", "true"},
+		"sem":                      {"sem", "--max", "2", "/zookeeper/x", "--", "true"},
+		"elect":                    {"elect", "/zookeeper/x", "--", "true"},
+		"lock -n":                  {"lock", "-n", "/zookeeper/x", "--", "true"},
+		"under --namespace":        {"--namespace", "zookeeper", "lock", "/x", "--", "true"},
+		"under a deeper namespace": {"--namespace", "zookeeper/quota", "elect", "/x", "--", "true"},
+		"under a chroot":           {"--connect", cl.ConnectString() + "/zookeeper", "wlock", "/x", "--", "true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := zkr(t, args(connect, a)...)
+			assert.Equal(t, exitUsage, r.code, r.stderr)
+			assert.Empty(t, r.stdout, "COMMAND ran")
+			assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "want one line, got:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "is ZooKeeper's own tree")
+		})
+	}
+	assert.Equal(t, before, children(t, c, "/zookeeper"), "a node was made in /zookeeper")
+
+	// Refused before anything is sent: with no server to reach, 2, not 125.
+	r := zkr(t, "--connect", "127.0.0.1:1", "lock", "/zookeeper/x", "--", "true")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+
+	// /zookeeper below a namespace is an ordinary path.
+	r = zkr(t, args(connect, cmd("--namespace", "app", "lock", "/zookeeper/x"), sh("echo ran"))...)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "ran\n", r.stdout)
 }

@@ -73,7 +73,7 @@ func TestBadLogLevelOrFormatIsAUsageError(t *testing.T) {
 		{[]string{"ZKR_LOG_LEVEL=loud"}, cmd("ls", "/p"), `ZKR_LOG_LEVEL="loud"`},
 		{[]string{"ZKR_LOG_FORMAT=xml"}, cmd("lock", "/p", "--", "true"), `ZKR_LOG_FORMAT="xml"`},
 	} {
-		r := startWith(t, tc.env, append([]string{"--connect", "127.0.0.1:1", "--connect-timeout", "1s"}, tc.args...)...).wait(t, time.Minute)
+		r := startWith(t, tc.env, append([]string{"--connect", "127.0.0.1:1", "--dial-timeout", "1s"}, tc.args...)...).wait(t, time.Minute)
 		assert.Equal(t, exitUsage, r.code, r.stderr)
 		assert.Contains(t, r.stderr, tc.blame)
 		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)

@@ -37,12 +37,13 @@ DESCRIPTION
              (it holds the semaphore's internal lock and has made its lease
              node), then those queued on the internal lock behind it.
     ID       the participant id, the node's data: zkr's --id, Curator's
-             host address.
+             host address; quoted (Go syntax) if it is empty (a
+             LeaderLatch's default), begins with a double quote, or holds
+             spaces or control characters.
     SESSION  the ZooKeeper session that owns the node, in hex.
-    TOKEN    the node's czxid: the fencing token of a hold on it (what zkr
-             gives COMMAND as ZKR_FENCING_TOKEN). - for those queued on a
-             semaphore's internal lock: their lease node, which will carry
-             their token, is not made yet.
+    TOKEN    for a holder, the fencing token of its hold: its node's czxid
+             (what zkr gives COMMAND as ZKR_FENCING_TOKEN). - for a
+             waiter, which holds nothing yet.
     FOR      how long the node has been there: now, by this machine's
              clock, less the node's creation time, by the server's. For a
              waiter, how long it has waited. For a holder it is best
@@ -83,7 +84,7 @@ OPTIONS
             "node":..},..]}
            plus "also":[kinds] for a path that holds other kinds too.
            side is read, write or lease (absent for a lock or a latch),
-           token is null where TOKEN shows -, node is the node's path
+           token is null for a waiter (TOKEN -), node is the node's path
            below PATH, times are RFC 3339.
 
 GLOBAL OPTIONS
@@ -104,8 +105,8 @@ EXAMPLES
     /jobs/billing: lock, 1 holding, 2 waiting
     POS  ROLE   ID            SESSION            TOKEN       FOR
     1    holds  host-a:4711   0x10000a3c2f40001  4294967395  12m04s
-    2    waits  host-b:913    0x10000a3c2f40002  4294967399  3m10s
-    3    waits  10.0.0.7      0x20000b1d0e30005  4294967412  41s
+    2    waits  host-b:913    0x10000a3c2f40002  -           3m10s
+    3    waits  10.0.0.7      0x20000b1d0e30005  -           41s
 
     $ zkr ls --watch /pools/db                   # live, until Ctrl-C
     $ zkr ls -o json /jobs/billing | jq -r '.queue[] | select(.role == "waits") | .id'
@@ -249,10 +250,11 @@ func names(kids []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(kids[:n], ", "), len(kids)-n)
 }
 
-// printable is a participant id as the table shows it: quoted if it is
-// empty, has spaces, or anything a terminal would act on.
+// printable is a participant id (or data) as zkr prints it: quoted if it
+// is empty, begins with a quote (so that it cannot pass for a quoted one),
+// has spaces, or anything a terminal would act on.
 func printable(id string) string {
-	if id != "" && utf8.ValidString(id) && !strings.ContainsFunc(id, func(r rune) bool {
+	if id != "" && id[0] != '"' && utf8.ValidString(id) && !strings.ContainsFunc(id, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r) || !unicode.IsPrint(r)
 	}) {
 		return id

@@ -116,7 +116,7 @@ func TestLsShowsAMutexQueueHolderFirst(t *testing.T) {
 	assert.Equal(t, []string{"1", "holds", "alice", session(alice), fmt.Sprint(h.Token())}, a[:5])
 	assert.Regexp(t, `^\d+s$`, a[5])
 	b := row(t, r.stdout, "bob")
-	assert.Equal(t, []string{"2", "waits", "bob", session(bob)}, b[:4])
+	assert.Equal(t, []string{"2", "waits", "bob", session(bob), "-"}, b[:5])
 
 	v := lsJSON(t, connect, "/q/job")
 	assert.Equal(t, "/q/job", v.Path)
@@ -134,7 +134,43 @@ func TestLsShowsAMutexQueueHolderFirst(t *testing.T) {
 	assert.WithinDuration(t, t0, v.Queue[0].Created, 2*time.Second)
 	assert.LessOrEqual(t, *v.Queue[0].ForMS, time.Since(t0).Milliseconds()+1000, "held longer than the test has run")
 	assert.Equal(t, []any{2, "waits", "bob", session(bob)}, []any{v.Queue[1].Pos, v.Queue[1].Role, v.Queue[1].ID, v.Queue[1].Session})
-	assert.Greater(t, *v.Queue[1].Token, h.Token(), "a waiter's node is newer than the holder's")
+	assert.Nil(t, v.Queue[1].Token, "a waiter holds nothing: no token")
+}
+
+// TOKEN is a hold's fencing token: a holder's alone. A waiter holds
+// nothing, and shows - (null in JSON), as a semaphore's acquirer without
+// a lease node did; zkr ls showed its node's czxid, which a script could
+// take for a token in force.
+func TestLsShowsATokenForHoldersOnly(t *testing.T) {
+	cl, connect := server(t)
+	c1, c2, c3 := client(t, cl), client(t, cl), client(t, cl)
+	lock := func(c *framework.Client, id string) *rwlock.RWLock {
+		l, err := rwlock.New(c, "/tokens/rw", rwlock.WithParticipantID(id))
+		require.NoError(t, err)
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	h, err := lock(c1, "reader").ReadLock().Acquire(context.Background())
+	require.NoError(t, err)
+	w := lock(c2, "writer")
+	inBackground(t, func(ctx context.Context) error { _, err := w.WriteLock().Acquire(ctx); return err })
+	waitChildren(t, c1, "/tokens/rw", 2)
+	late := lock(c3, "late-reader")
+	inBackground(t, func(ctx context.Context) error { _, err := late.ReadLock().Acquire(ctx); return err })
+	waitChildren(t, c1, "/tokens/rw", 3)
+
+	r := zkr(t, args(connect, cmd("ls", "/tokens/rw"))...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, fmt.Sprint(h.Token()), row(t, r.stdout, "reader")[5])
+	assert.Equal(t, "-", row(t, r.stdout, "writer")[5])
+	assert.Equal(t, "-", row(t, r.stdout, "late-reader")[5])
+
+	v := lsJSON(t, connect, "/tokens/rw")
+	require.Len(t, v.Queue, 3)
+	require.NotNil(t, v.Queue[0].Token)
+	assert.Equal(t, h.Token(), *v.Queue[0].Token)
+	assert.Nil(t, v.Queue[1].Token, "the waiting writer")
+	assert.Nil(t, v.Queue[2].Token, "the reader behind it")
 }
 
 // A read-write lock: readers before the first writer hold, the writer and
@@ -202,7 +238,7 @@ func TestLsShowsWhichLeasesOfASemaphoreAreHeld(t *testing.T) {
 	assert.Regexp(t, `^/q/sem: semaphore, 2 holding, 2 waiting\n`, r.stdout)
 	assert.Equal(t, []string{"1", "holds", "lease", "p0", session(cs[0]), fmt.Sprint(held[0].Token())}, row(t, r.stdout, "p0")[:6])
 	assert.Equal(t, []string{"2", "holds", "lease", "p1"}, row(t, r.stdout, "p1")[:4])
-	assert.Equal(t, []string{"3", "waits", "lease", "p2"}, row(t, r.stdout, "p2")[:4])
+	assert.Equal(t, []string{"3", "waits", "lease", "p2", session(cs[2]), "-"}, row(t, r.stdout, "p2")[:6])
 	p3 := row(t, r.stdout, "p3")
 	assert.Equal(t, []string{"4", "waits", "lease", "p3", session(cs[3]), "-"}, p3[:6])
 
@@ -211,7 +247,7 @@ func TestLsShowsWhichLeasesOfASemaphoreAreHeld(t *testing.T) {
 	require.Len(t, v.Queue, 4)
 	assert.Regexp(t, `^leases/`, v.Queue[0].Node)
 	assert.Regexp(t, `^leases/`, v.Queue[2].Node)
-	assert.NotNil(t, v.Queue[2].Token, "a lease node waiting for room has its token")
+	assert.Nil(t, v.Queue[2].Token, "a lease node waiting for room holds nothing yet")
 	assert.Regexp(t, `^locks/`, v.Queue[3].Node)
 	assert.Nil(t, v.Queue[3].Token, "no lease node yet, no token")
 }

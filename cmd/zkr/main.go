@@ -28,6 +28,7 @@ import (
 // 124-127, which they mean the same as.
 const (
 	exitNoLeader = 1   // zkr leader: nobody leads
+	exitMissing  = 1   // zkr members, services: PATH does not exist
 	exitUsage    = 2   // bad flag, path or argument; nothing was contacted
 	exitLost     = 122 // the hold was lost while COMMAND ran; COMMAND was stopped
 	exitTimeout  = 124 // --timeout passed before the hold was granted
@@ -51,9 +52,14 @@ const exitStatusHeldBody = `    N      COMMAND's own exit status (128+S if a sig
     0      Without COMMAND: released on SIGINT, SIGTERM, SIGQUIT or SIGHUP,
            or at the end of stdin.
     1      -n (or -w 0) found the hold taken (-E changes it).
-    2      Usage error: bad option, path or argument. Nothing was contacted.
+    2      Usage error: bad option, path or argument (a PATH in /zookeeper,
+           ZooKeeper's own tree, or below it, under --namespace or a
+           chroot too). Nothing was contacted.
            Or PATH holds nodes of another kind of lock, which would not
            exclude this one (see --any-kind): looked at, nothing made.
+           Or, without COMMAND, stdin was at its end at start (nothing
+           contacted), or ended before the hold was granted (zkr left
+           the queue): nothing held.
     122    The hold was lost while COMMAND ran (link to ZooKeeper down for
            2/3 of the session timeout, session expired, or --lease about to
            run out); COMMAND was sent SIGTERM, then SIGKILL after --grace.
@@ -170,10 +176,11 @@ DESCRIPTION
 OPTIONS
 ` + globalOptionsHelp + `
 EXIT STATUS
-    1      zkr leader: nobody leads PATH.
+    1      zkr leader: nobody leads PATH. zkr members, zkr services: PATH
+           (or the base path, or NAME) does not exist.
 ` + exitStatusHeldBody + `
 ENVIRONMENT
-    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_CONNECT_TIMEOUT,
+    ZKR_CONNECT (or ZK_CONNECT), ZKR_SESSION_TIMEOUT, ZKR_DIAL_TIMEOUT,
     ZKR_NAMESPACE, ZKR_AUTH, ZKR_AUTH_FILE, ZKR_ACL, ZKR_TLS_CA, ZKR_TLS_CERT,
     ZKR_TLS_KEY, ZKR_ID, ZKR_VERBOSE, ZKR_LOG_LEVEL, ZKR_LOG_FORMAT: the
     global options (see OPTIONS).

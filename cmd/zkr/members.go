@@ -22,12 +22,16 @@ DESCRIPTION
     layout, and this module's group.Member: one ephemeral node per member,
     PATH/ID, whose data is the member's payload (Curator's default: the
     host's address). The payload is printed as text, quoted (Go syntax)
-    if it is empty or holds spaces, control characters or bytes that are
-    not UTF-8. zkr members only looks: it does not join.
+    if it is empty, begins with a double quote, or holds spaces, control
+    characters or bytes that are not UTF-8. zkr members only looks: it
+    does not join.
 
-    A missing PATH is an empty group. A PATH whose children are not
-    members (a persistent node, or a lock's, latch's or read-write lock's
-    node) is refused (status 2): zkr ls or zkr watch shows what it holds.
+    A PATH that does not exist is no group: zkr members says so on stderr
+    and exits 1, as ls does of a missing file; an existing PATH without
+    members is an empty group (0). --watch follows a missing PATH until
+    members join under it. A PATH whose children are not members (a
+    persistent node, or a lock's, latch's or read-write lock's node) is
+    refused (status 2): zkr ls or zkr watch shows what it holds.
 
     With --watch, zkr prints a line per member there (joined), then one
     per change, until a signal stops it:
@@ -57,6 +61,8 @@ GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 EXIT STATUS
     0      shown (an empty group too).
+    1      PATH does not exist (not with --watch): nothing printed, a
+           line on stderr.
     2      Usage error (nothing was contacted), or PATH is not a group
            (see DESCRIPTION): nothing printed.
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
@@ -81,6 +87,11 @@ func runMembers(a *app, g *globals, args []string) int {
 		return code
 	}
 	defer lc.close()
+	if !lc.watch {
+		if code, ok := lc.present(lc.path, lc.path+" does not exist"); !ok {
+			return code
+		}
+	}
 	c, code, ok := lc.startCache(lc.path, cache.Children())
 	if !ok {
 		return code

@@ -27,7 +27,7 @@ func joinGroup(t *testing.T, c *framework.Client, path, id, payload string) *gro
 
 // zkr members prints a group's members, sorted by id, with their payloads
 // (quoted where a terminal would need it); -o json gives each member's
-// session; a missing group is empty.
+// session.
 func TestMembersListsAGroupsMembersSortedByID(t *testing.T) {
 	cl, connect := server(t)
 	cb := client(t, cl)
@@ -56,9 +56,29 @@ func TestMembersListsAGroupsMembersSortedByID(t *testing.T) {
 	assert.Equal(t, session(cb), got.Members[1].Session)
 	assert.WithinDuration(t, time.Now(), got.Members[1].Since, time.Minute)
 
+	mkNode(t, cb, "/groups/none", "")
 	r = zkr(t, args(connect, cmd("members", "-o", "json", "/groups/none"))...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.JSONEq(t, `{"path":"/groups/none","members":[]}`, r.stdout)
+}
+
+// A group with no members is shown empty (0); a path that does not exist
+// is not a group at all: 1, nothing on stdout, and a line on stderr that
+// says so, as ls does. Both printed nothing and exited 0. --watch still
+// follows a path that is not there yet (TestMembersWatchJSONPrintsAnObjectPerChange).
+func TestMembersTellsAMissingPathFromAnEmptyGroup(t *testing.T) {
+	cl, connect := server(t)
+	mkNode(t, client(t, cl), "/groups/empty", "")
+	for _, out := range [][]string{nil, {"-o", "json"}} {
+		r := zkr(t, args(connect, cmd("members"), out, cmd("/groups/empty"))...)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Empty(t, r.stderr)
+
+		r = zkr(t, args(connect, cmd("members"), out, cmd("/groups/missing"))...)
+		assert.Equal(t, exitMissing, r.code, r.stderr)
+		assert.Empty(t, r.stdout)
+		assert.Equal(t, "zkr members: /groups/missing does not exist\n", r.stderr)
+	}
 }
 
 // zkr members --watch prints the members, then each join, payload change

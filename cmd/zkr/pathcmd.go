@@ -94,6 +94,22 @@ func (a *app) openLookSpec(name, help string, g *globals, args []string, spec lo
 	return lc, 0, true
 }
 
+// present says whether path exists, for a one-shot look that must tell a
+// missing path from an empty one, as ls does: if not, it says why on
+// stderr and ok is false, with the status to exit with (1, or 125 when
+// ZooKeeper could not say).
+func (lc *lookCommand) present(path, why string) (code int, ok bool) {
+	there, _, err := lc.client.Exists(lc.sig.ctx, path)
+	switch {
+	case err != nil:
+		return lc.sig.failed(lc.log, err), false
+	case !there:
+		lc.log.printf("%s", why)
+		return exitMissing, false
+	}
+	return 0, true
+}
+
 // close ends the session and the signal handling.
 func (lc *lookCommand) close() {
 	closeClient(lc.client)

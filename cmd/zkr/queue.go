@@ -71,9 +71,8 @@ type queueEntry struct {
 	ID string `json:"id"`
 	// Session is the session that owns the node (its ephemeralOwner).
 	Session string `json:"session"`
-	// Token is the node's czxid, the fencing token of a hold on it; nil
-	// for a semaphore's acquirer queued on its internal lock, whose
-	// lease node does not exist yet.
+	// Token is the node's czxid, the fencing token of the hold on it: a
+	// holder's alone, nil for a waiter, which holds nothing.
 	Token *int64 `json:"token"`
 	// Created is the node's ctime, by the server's clock.
 	Created time.Time `json:"created"`
@@ -303,12 +302,16 @@ func readNodes(ctx context.Context, c *framework.Client, dir, sub string, names 
 }
 
 func entry(n nodeInfo, role, side string) queueEntry {
-	token := n.czxid
-	return queueEntry{
+	e := queueEntry{
 		Role: role, Side: side, ID: string(n.data), Session: fmt.Sprintf("0x%x", n.owner),
-		Token: &token, Created: n.ctime, Node: n.name,
+		Created: n.ctime, Node: n.name,
 		owner: n.owner, czxid: n.czxid, since: n.ctime,
 	}
+	if role == roleHolds {
+		token := n.czxid
+		e.Token = &token
+	}
+	return e
 }
 
 // firstHolds is the mutex's and the latch's rule: the first node holds
@@ -395,9 +398,7 @@ func semaphoreRoles(leases, locks []nodeInfo) []queueEntry {
 		if i == 0 && pending {
 			continue // shown by its waiting lease
 		}
-		e := entry(n, roleWaits, sideLease)
-		e.Token = nil // the lease's token will be its own node's
-		out = append(out, e)
+		out = append(out, entry(n, roleWaits, sideLease))
 	}
 	return out
 }

@@ -38,9 +38,12 @@ DESCRIPTION
     ENABLED   whether providers may pick it.
     PAYLOAD   its payload's JSON, as stored.
 
-    zkr services only looks: it registers nothing. A missing base path or
-    service is an empty list. A service whose nodes are not instances
-    (their data is not Curator's instance JSON) is refused (status 2).
+    zkr services only looks: it registers nothing. A base path or service
+    that does not exist is said so on stderr, with status 1, as ls does of
+    a missing file; one with nothing registered is an empty list (0).
+    --watch follows a missing one until it appears. A service whose nodes
+    are not instances (their data is not Curator's instance JSON) is
+    refused (status 2).
 
     With --watch, zkr prints a line per service (added) or instance
     (registered) there, then one per change, until a signal stops it:
@@ -76,6 +79,8 @@ GLOBAL OPTIONS
 ` + globalOptionsHelp + `
 EXIT STATUS
     0      shown (none too).
+    1      the base path, or NAME, does not exist (not with --watch):
+           nothing printed, a line on stderr.
     2      Usage error (nothing was contacted), or NAME's nodes are not
            instances: nothing printed.
     125    zkr failed: no connection to ZooKeeper, or a ZooKeeper error.
@@ -130,6 +135,11 @@ func runServices(a *app, g *globals, args []string) int {
 
 // listServices shows the names under base.
 func listServices(a *app, lc *lookCommand, base string) int {
+	if !lc.watch {
+		if code, ok := lc.present(base, base+" does not exist: no service is registered under it"); !ok {
+			return code
+		}
+	}
 	c, code, ok := lc.startCache(base, cache.Children(), cache.WithoutData())
 	if !ok {
 		return code
@@ -168,6 +178,11 @@ func listServices(a *app, lc *lookCommand, base string) int {
 // listInstances shows the instances of service name.
 func listInstances(a *app, lc *lookCommand, base, name string) int {
 	path := framework.Join(base, name)
+	if !lc.watch {
+		if code, ok := lc.present(path, fmt.Sprintf("no service %s under %s (%s does not exist)", name, base, path)); !ok {
+			return code
+		}
+	}
 	c, code, ok := lc.startCache(path, cache.Children())
 	if !ok {
 		return code

@@ -69,9 +69,36 @@ func TestServicesListsNamesAndInstances(t *testing.T) {
 	assert.Equal(t, 8080, *got.Instances[0].Port)
 	assert.JSONEq(t, `{"zone":"a"}`, string(got.Instances[0].Payload))
 
+	mkNode(t, c, "/services/none", "")
 	r = zkr(t, args(connect, cmd("services", "-o", "json", "none"))...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.JSONEq(t, `{"base":"/services","name":"none","instances":[]}`, r.stdout)
+}
+
+// A base path or a service with nothing registered is shown empty (0); one
+// that does not exist gets 1, nothing on stdout, and a line on stderr, as
+// ls says of a missing file. Both printed nothing and exited 0.
+func TestServicesTellsAMissingPathFromAnEmptyOne(t *testing.T) {
+	cl, connect := server(t)
+	c := client(t, cl)
+	mkNode(t, c, "/empty", "")
+	mkNode(t, c, "/services/idle", "")
+	for _, out := range [][]string{nil, {"-o", "json"}} {
+		for _, a := range [][]string{{"--base", "/empty"}, {"idle"}} {
+			r := zkr(t, args(connect, cmd("services"), out, a)...)
+			assert.Equal(t, 0, r.code, "%v: %s", a, r.stderr)
+			assert.Empty(t, r.stderr)
+		}
+		for msg, a := range map[string][]string{
+			"zkr services: /nowhere does not exist: no service is registered under it\n":            {"--base", "/nowhere"},
+			"zkr services: no service missing under /services (/services/missing does not exist)\n": {"missing"},
+		} {
+			r := zkr(t, args(connect, cmd("services"), out, a)...)
+			assert.Equal(t, exitMissing, r.code, "%v: %s", a, r.stderr)
+			assert.Empty(t, r.stdout)
+			assert.Equal(t, msg, r.stderr)
+		}
+	}
 }
 
 // zkr services --watch NAME prints the instances, then each registration,

@@ -187,7 +187,7 @@ func TestGlobalOptionsReachTheServer(t *testing.T) {
 	r := p.wait(t, 30*time.Second)
 	require.Equal(t, 0, r.code, r.stderr)
 
-	r = zkr(t, "--connect", cl.SecureConnectString(), "--tls-ca", tl.CAFile, "--connect-timeout", "2s", "lock", "/x", "--", "true")
+	r = zkr(t, "--connect", cl.SecureConnectString(), "--tls-ca", tl.CAFile, "--dial-timeout", "2s", "lock", "/x", "--", "true")
 	assert.Equal(t, exitFailed, r.code, "a mutual-TLS server must refuse a client without a certificate: %s", r.stderr)
 }
 
@@ -214,7 +214,7 @@ func TestBadEnvironmentIsBlamedOnItsVariable(t *testing.T) {
 	_, connect := server(t)
 	// Nowhere to connect, should a mistake be missed (the last of a
 	// variable given twice wins).
-	nowhere := []string{"ZKR_CONNECT=127.0.0.1:1", "ZKR_CONNECT_TIMEOUT=1s"}
+	nowhere := []string{"ZKR_CONNECT=127.0.0.1:1", "ZKR_DIAL_TIMEOUT=1s"}
 	for name, tc := range map[string]struct {
 		env  []string
 		args []string
@@ -224,7 +224,7 @@ func TestBadEnvironmentIsBlamedOnItsVariable(t *testing.T) {
 		"ZKR_SESSION_TIMEOUT short, elect": {[]string{"ZKR_SESSION_TIMEOUT=500ms"}, cmd("elect", "/p", "--", "true"), "--session-timeout"},
 		"ZKR_SESSION_TIMEOUT zero":         {[]string{"ZKR_SESSION_TIMEOUT=0s"}, cmd("ls", "/p"), "--session-timeout"},
 		"ZKR_SESSION_TIMEOUT above limit":  {[]string{"ZKR_SESSION_TIMEOUT=720h"}, cmd("leader", "/p"), "--session-timeout"},
-		"ZKR_CONNECT_TIMEOUT negative":     {[]string{"ZKR_CONNECT_TIMEOUT=-1s"}, cmd("lock", "/p", "--", "true"), "--connect-timeout"},
+		"ZKR_DIAL_TIMEOUT negative":        {[]string{"ZKR_DIAL_TIMEOUT=-1s"}, cmd("lock", "/p", "--", "true"), "--dial-timeout"},
 		"ZKR_CONNECT bad port":             {[]string{"ZKR_CONNECT=localhost:http"}, cmd("lock", "/p", "--", "true"), "--connect"},
 		"ZK_CONNECT bad port":              {[]string{"ZKR_CONNECT=", "ZK_CONNECT=localhost:http"}, cmd("lock", "/p", "--", "true"), "--connect"},
 		"ZKR_NAMESPACE invalid":            {[]string{"ZKR_NAMESPACE=a//b"}, cmd("lock", "/p", "--", "true"), "--namespace"},
@@ -246,8 +246,8 @@ func TestBadEnvironmentIsBlamedOnItsVariable(t *testing.T) {
 		})
 	}
 	// The option, given, wins over a variable that does not parse.
-	r := startWith(t, []string{"ZKR_CONNECT_TIMEOUT=soon", "ZKR_SESSION_TIMEOUT=500ms"},
-		args(connect, cmd("--connect-timeout", "20s", "lock", "--session-timeout", "4s", "/p"), sh("echo ran"))...).wait(t, time.Minute)
+	r := startWith(t, []string{"ZKR_DIAL_TIMEOUT=soon", "ZKR_SESSION_TIMEOUT=500ms"},
+		args(connect, cmd("--dial-timeout", "20s", "lock", "--session-timeout", "4s", "/p"), sh("echo ran"))...).wait(t, time.Minute)
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "ran\n", r.stdout)
 }
@@ -257,7 +257,7 @@ func TestBadOptionIsBlamedOnTheOption(t *testing.T) {
 	r := startWith(t, []string{"ZKR_SESSION_TIMEOUT=4s"}, "--connect", "127.0.0.1:1", "--session-timeout", "500ms", "lock", "/p", "--", "true").wait(t, time.Minute)
 	assert.Equal(t, exitUsage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "--session-timeout 500ms: too short")
-	r = startWith(t, []string{"ZKR_ID=fine"}, "--connect", "127.0.0.1:1", "--connect-timeout", "1s", "lock", "--id", "", "/p", "--", "true").wait(t, time.Minute)
+	r = startWith(t, []string{"ZKR_ID=fine"}, "--connect", "127.0.0.1:1", "--dial-timeout", "1s", "lock", "--id", "", "/p", "--", "true").wait(t, time.Minute)
 	assert.Equal(t, exitUsage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "--id '': empty")
 }

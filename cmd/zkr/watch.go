@@ -29,8 +29,9 @@ DESCRIPTION
                                    the whole view follows, one line a node
                                    (stderr says so first)
 
-    DATA is the node's data as text, quoted (Go syntax) if it is empty or
-    holds spaces, control characters or bytes that are not UTF-8. Nodes
+    DATA is the node's data as text, quoted (Go syntax) if it is empty,
+    begins with a double quote, or holds spaces, control characters or
+    bytes that are not UTF-8. Nodes
     of the snapshot come sorted by path; changes come in the order
     ZooKeeper made them, one node at a time. Two changes of a node between
     two reads show as one, with the later state (watches fire once); a
