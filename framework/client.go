@@ -73,6 +73,11 @@ type Client struct {
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops following the connection's changes
 	states    Feed[conn.Event]
+	// The state as it stands, for a new subscription's first event;
+	// published under statesMu with the feed's values.
+	statesMu  sync.Mutex
+	lastState conn.Event
+	stateSeen bool // lastState came from a change, not the first look
 
 	nsMu    sync.Mutex
 	nsReady bool
@@ -199,10 +204,19 @@ func newClient(sc *session.Conn, o options) *Client {
 	cl.metrics = m
 	// Under the connection's lock, in order: the feed's Publish never
 	// blocks, and the metrics only count.
-	cl.unobserve = sc.Observe(func(ev conn.Event) {
+	now, unobserve := sc.Observe(func(ev conn.Event) {
 		m.StateChange(ev)
+		cl.statesMu.Lock()
+		cl.lastState, cl.stateSeen = ev, true
 		cl.states.Publish(ev)
+		cl.statesMu.Unlock()
 	})
+	cl.unobserve = unobserve
+	cl.statesMu.Lock()
+	if !cl.stateSeen { // else a change came first, and is newer
+		cl.lastState = now
+	}
+	cl.statesMu.Unlock()
 	return cl
 }
 
@@ -219,11 +233,18 @@ func (c *Client) State() conn.State {
 	return c.conn.State()
 }
 
-// Subscribe returns a subscription to the session's state changes from now
-// on, in order (see package conn); the last is StateClosed, at Close. Its
-// queue is unbounded, so a slow reader delays only itself and never misses
-// Lost or Reconnected.
-func (c *Client) Subscribe() *Subscription[conn.Event] { return c.states.Subscribe() }
+// Subscribe returns a subscription to the session's states: first the
+// state as it stands (its Time is when it began; NewSession and Simulated
+// are those of the change that led to it), then every change, in order
+// (see package conn); the last is StateClosed, at Close. Its queue is
+// unbounded, so a slow reader delays only itself and never misses Lost or
+// Reconnected. A reader that wants only the changes takes the first value
+// at once: it is queued before Subscribe returns.
+func (c *Client) Subscribe() *Subscription[conn.Event] {
+	c.statesMu.Lock()
+	defer c.statesMu.Unlock()
+	return c.states.SubscribeWith(c.lastState)
+}
 
 // WaitConnected waits until the connection is connected, or ctx ends, and
 // returns the session. On a closed client it returns zkrecipes.ErrClosed.

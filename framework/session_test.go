@@ -91,6 +91,28 @@ func TestCutSuspendsThenReconnectsSameSession(t *testing.T) {
 	assert.False(t, closed(after.Suspended), "a fresh Suspended channel for the new link")
 }
 
+// A subscription begins with the state as it stands, then every change:
+// one made after a reconnect learns it is on a new link of the same
+// session, and is told the next change.
+func TestSubscribeBeginsWithTheStateAsItStands(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(4*time.Second))
+	early := c.Subscribe()
+	t.Cleanup(early.Close)
+	p.Cut()
+	expect(t, early, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
+
+	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
+	first := <-sub.Changes()
+	assert.Equal(t, conn.StateReconnected, first.State)
+	assert.Equal(t, c.Session().ID, first.SessionID)
+	assert.False(t, first.NewSession)
+	p.Cut()
+	expect(t, sub, 10*time.Second, conn.StateSuspended, conn.StateReconnected)
+}
+
 func TestExpiryIsLostThenReconnectedWithNewSession(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
@@ -232,10 +254,11 @@ func TestSlowSubscriberMissesNothing(t *testing.T) {
 		return c.State() == conn.StateReconnected && closed(c.Session().Suspended) == false
 	}, 20*time.Second, 10*time.Millisecond)
 	var got []conn.State
-	for len(got) < 5 {
+	for len(got) < 6 {
 		got = append(got, (<-sub.Changes()).State)
 	}
-	assert.Equal(t, []conn.State{conn.StateSuspended, conn.StateReconnected, conn.StateSuspended, conn.StateLost, conn.StateReconnected}, got)
+	assert.Equal(t, []conn.State{conn.StateConnected, // as it stood
+		conn.StateSuspended, conn.StateReconnected, conn.StateSuspended, conn.StateLost, conn.StateReconnected}, got)
 }
 
 func TestCloseEndsSessionAndSignals(t *testing.T) {
@@ -252,6 +275,8 @@ func TestCloseEndsSessionAndSignals(t *testing.T) {
 	assert.True(t, closed(s.Lost))
 	assert.True(t, closed(s.Suspended))
 	ev, ok := <-sub.Changes()
+	assert.True(t, ok && ev.State == conn.StateConnected, "first the state as it stood: %v", ev)
+	ev, ok = <-sub.Changes()
 	assert.True(t, ok && ev.State == conn.StateClosed, "the last event is Closed: %v", ev)
 	_, ok = <-sub.Changes()
 	assert.False(t, ok, "subscription channel closed")

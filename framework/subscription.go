@@ -24,12 +24,15 @@ type Feed[T any] struct {
 // On a feed that has ended it returns a subscription that has ended too.
 func (f *Feed[T]) Subscribe() *Subscription[T] { return f.subscribe(nil, 0, nil) }
 
-// SubscribeWith returns a subscription whose first value is first, then
+// SubscribeWith returns a subscription whose first values are first, then
 // every value published from now on: a late subscriber to a feed of states
 // (a shared value's) learns the state it joins in, and the others do not
-// receive it again. On a feed that has ended it returns a subscription
-// that has ended too, without first.
-func (f *Feed[T]) SubscribeWith(first T) *Subscription[T] { return f.subscribe(&first, 0, nil) }
+// receive it again. This is the module's one rule for a subscription: the
+// state as it stands, then every change (see docs/vocabulary.md); call it
+// under the lock the publisher publishes under, so that nothing falls
+// between the two. On a feed that has ended it returns a subscription that
+// has ended too, without first.
+func (f *Feed[T]) SubscribeWith(first ...T) *Subscription[T] { return f.subscribe(first, 0, nil) }
 
 // SubscribeBounded is SubscribeWith for a reader that may fall behind and
 // can do without the values it missed: its queue holds at most limit
@@ -45,10 +48,10 @@ func (f *Feed[T]) SubscribeWith(first T) *Subscription[T] { return f.subscribe(&
 // quick, must not block, and must not call the feed. A limit below 1 is
 // taken as 1; a nil catchUp makes the subscription unbounded.
 func (f *Feed[T]) SubscribeBounded(first T, limit int, catchUp func() T) *Subscription[T] {
-	return f.subscribe(&first, max(limit, 1), catchUp)
+	return f.subscribe([]T{first}, max(limit, 1), catchUp)
 }
 
-func (f *Feed[T]) subscribe(first *T, limit int, catchUp func() T) *Subscription[T] {
+func (f *Feed[T]) subscribe(first []T, limit int, catchUp func() T) *Subscription[T] {
 	s := &Subscription[T]{mb: mailbox.New[T](), feed: f, limit: limit, catchUp: catchUp}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -61,8 +64,8 @@ func (f *Feed[T]) subscribe(first *T, limit int, catchUp func() T) *Subscription
 		f.subs = map[*Subscription[T]]struct{}{}
 	}
 	f.subs[s] = struct{}{}
-	if first != nil {
-		s.mb.Push(*first)
+	for _, v := range first {
+		s.mb.Push(v)
 	}
 	return s
 }

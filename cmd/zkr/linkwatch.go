@@ -31,6 +31,7 @@ func watchLink(c *framework.Client, log *logger) (stop func()) {
 		return func() {}
 	}
 	sub := c.Subscribe()
+	<-sub.Changes() // the state as it stands: zkr has just connected
 	session := c.Session().ID
 	done := make(chan struct{})
 	go func() {

@@ -23,6 +23,7 @@ import (
 func (l *lister) watch(ctx context.Context) {
 	sub := l.client.Subscribe()
 	defer sub.Close()
+	<-sub.Changes() // the state as it stands: the first look tells
 	var tick <-chan time.Time
 	if l.screen != nil {
 		t := time.NewTicker(time.Second)

@@ -36,6 +36,7 @@ type Conn struct {
 
 	mu        sync.Mutex
 	state     conn.State
+	last      conn.Event // the change to state
 	epoch     *epoch
 	changed   chan struct{}                  // closed and replaced on every transition
 	observers map[*func(conn.Event)]struct{} // Observe
@@ -437,7 +438,7 @@ func (c *Conn) loseLocked(at time.Time, simulated bool, reason string) {
 }
 
 func (c *Conn) transitionLocked(ev conn.Event) {
-	c.state = ev.State
+	c.state, c.last = ev.State, ev
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.logTransition(ev)
@@ -557,16 +558,18 @@ func (c *Conn) ZK() *zk.Conn { return c.zk }
 
 // Observe calls f with every state change from now on, synchronously,
 // in order, under the connection's lock: f must be quick and must not call
-// the connection. remove stops it.
-func (c *Conn) Observe(f func(conn.Event)) (remove func()) {
+// the connection. It returns the change that led to the state as it
+// stands when f starts observing, and remove, which stops f.
+func (c *Conn) Observe(f func(conn.Event)) (now conn.Event, remove func()) {
 	p := &f
 	c.mu.Lock()
 	if c.observers == nil {
 		c.observers = map[*func(conn.Event)]struct{}{}
 	}
 	c.observers[p] = struct{}{}
+	now = c.last
 	c.mu.Unlock()
-	return func() {
+	return now, func() {
 		c.mu.Lock()
 		delete(c.observers, p)
 		c.mu.Unlock()

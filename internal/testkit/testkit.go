@@ -266,10 +266,14 @@ func WatchLink(t testing.TB, c *framework.Client) *Link {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sub := c.Subscribe()
-	t.Cleanup(sub.Close)
 	s, err := c.WaitConnected(ctx)
 	require.NoError(t, err)
+	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
+	// The state as it stands: the link WatchLink watches.
+	if now := <-sub.Changes(); !now.State.IsConnected() || now.SessionID != s.ID {
+		t.Fatalf("the link changed as it was taken: %v", now)
+	}
 	return &Link{c: c, s: s, sub: sub}
 }
 

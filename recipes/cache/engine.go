@@ -112,11 +112,20 @@ func (in *inbox) newEpoch(life context.Context) (context.Context, int) {
 func (c *Cache) followSession(life context.Context) {
 	sub := c.client.Subscribe()
 	defer sub.Close()
+	first := true
 	for {
 		select {
 		case ev, ok := <-sub.Changes():
 			if !ok {
 				return
+			}
+			if first {
+				first = false
+				if ev.State.IsConnected() {
+					// The state as it stands, connected: the first read
+					// is on its way. A link down already is a change.
+					continue
+				}
 			}
 			switch ev.State {
 			case conn.StateSuspended:

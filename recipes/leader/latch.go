@@ -155,7 +155,8 @@ func (l *Latch) currentLocked() *hold.Hold {
 }
 
 // Await blocks until this participant leads, ctx ends or the latch closes,
-// and returns the term.
+// and returns the term. Before Start (or after a Start that failed) it
+// fails at once with zkrecipes.ErrNotStarted: nothing would come.
 func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 	if err := l.usable(); err != nil {
 		return nil, err
@@ -165,13 +166,16 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 	}
 	for {
 		l.mu.Lock()
-		term, changed, closed := l.currentLocked(), l.changed, l.closed
+		term, changed, closed, started := l.currentLocked(), l.changed, l.closed, l.started
 		l.mu.Unlock()
 		switch {
 		case term != nil:
 			return term, nil
 		case closed:
 			return nil, l.err(zkrecipes.ErrClosed)
+		case !started:
+			// Nothing would ever come: say so now, not when ctx ends.
+			return nil, l.err(zkrecipes.ErrNotStarted)
 		}
 		select {
 		case <-changed:
@@ -181,17 +185,25 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 	}
 }
 
-// Subscribe returns a subscription to leadership changes from now on, in
-// order, through an unbounded queue: a slow reader never blocks the
-// election or misses a change. When the latch closes, it delivers what is
-// still queued, then ends.
+// Subscribe returns a subscription to this participant's leadership: first
+// where it stands (a Change with Leader set and the term's Token while it
+// leads, else one with Leader false, Reason nil and Token 0), then every
+// change, in order, through an unbounded queue: a slow reader never blocks
+// the election or misses a change. When the latch closes, it delivers what
+// is still queued, then ends.
 func (l *Latch) Subscribe() *framework.Subscription[Change] {
 	if l.usable() != nil {
 		var ended framework.Feed[Change]
 		ended.End(nil)
 		return ended.Subscribe()
 	}
-	return l.feed.Subscribe()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := Change{Time: time.Now()}
+	if t := l.currentLocked(); t != nil {
+		now.Leader, now.Token = true, t.Token()
+	}
+	return l.feed.SubscribeWith(now)
 }
 
 // Participants returns the ids of the participants in queue order, the

@@ -102,6 +102,9 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 	b := newLatch(t, newClient(t, cl.Addrs()), "/elect/a", "b")
 	subA, subB := a.Subscribe(), b.Subscribe()
 	defer subB.Close()
+	notLeading := leader.Change{}
+	assert.Equal(t, notLeading, stripTime(<-subA.Changes()), "first, where it stands")
+	assert.Equal(t, notLeading, stripTime(<-subB.Changes()))
 
 	require.NoError(t, a.Start(context.Background()))
 	ta, err := a.Await(ctxT(t, 10*time.Second))
@@ -135,10 +138,41 @@ func TestFirstLatchLeadsAndTheNextLeadsAfterItCloses(t *testing.T) {
 
 func stripTime(c leader.Change) leader.Change { c.Time = time.Time{}; return c }
 
+// A subscriber that comes after the latch leads is told it leads, then the
+// end of the term: a Curator user's addListener after start() misses
+// nothing.
+func TestLateSubscriberIsToldWhereTheLatchStandsThenEachChange(t *testing.T) {
+	cl := zktest.Standalone(t)
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/late", "a")
+	require.NoError(t, a.Start(context.Background()))
+	ta, err := a.Await(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	sub := a.Subscribe()
+	defer sub.Close()
+	assert.Equal(t, leader.Change{Leader: true, Token: ta.Token()}, stripTime(<-sub.Changes()))
+	require.NoError(t, ta.Release()) // steps down, and queues again at the back
+	end := <-sub.Changes()
+	assert.False(t, end.Leader)
+	assert.ErrorIs(t, end.Reason, zkrecipes.ErrReleased)
+}
+
+// Await on a latch that was never started fails at once, saying so,
+// instead of waiting for a term that cannot come.
+func TestAwaitBeforeStartFailsAtOnce(t *testing.T) {
+	cl := zktest.Standalone(t)
+	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/unstarted", "a")
+	start := time.Now()
+	_, err := a.Await(context.Background()) // no deadline: it must not wait
+	require.ErrorIs(t, err, zkrecipes.ErrNotStarted)
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Contains(t, err.Error(), "leader latch /elect/unstarted")
+}
+
 func TestCloseReportsTheEndOfTheTermThenEndsSubscriptions(t *testing.T) {
 	cl := zktest.Standalone(t)
 	a := newLatch(t, newClient(t, cl.Addrs()), "/elect/close", "a")
 	sub := a.Subscribe()
+	assert.False(t, (<-sub.Changes()).Leader, "first, where it stands")
 	require.NoError(t, a.Start(context.Background()))
 	assert.True(t, (<-sub.Changes()).Leader)
 	term := term(a)

@@ -195,6 +195,7 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 	states := obs.Subscribe()
 	defer states.Close()
 	session := obs.Session().ID
+	expectState(t, states, conn.StateConnected) // as it stands
 
 	o := observe(t, obs, "/observe/cut")
 	leads(t, next(t, o), "a", ta)

@@ -662,6 +662,7 @@ var errAgain = errors.New("look again")
 // run keeps the node in place until life ends or the client closes.
 func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]) {
 	defer sub.Close()
+	<-sub.Changes() // the state as it stands: each turn below looks at it
 	c := n.client
 	const minPause, maxPause = 20 * time.Millisecond, time.Second
 	pause := minPause
