@@ -15,7 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // The recipes' names in their errors.
@@ -428,15 +427,14 @@ func (n *Node) leave(forget bool) {
 func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 	c := n.client
 	s := c.Session()
-	ok, st, err := c.Exists(ctx, path)
-	for err != nil && retry.Retryable(err) && !n.ephemeral() && ctx.Err() == nil && !c.Closed() {
-		// A persistent node outlives the session: look again once
-		// connected, however long it takes (Close of the client ends it).
-		if _, werr := c.WaitConnected(ctx); werr != nil {
-			return errors.Join(err, werr)
-		}
-		s = c.Session()
-		ok, st, err = c.Exists(ctx, path)
+	var ok bool
+	var st *zk.Stat
+	err := zkrecipes.ErrSuspended
+	if c.State().IsConnected() && !closedCh(s.Suspended) {
+		// Bounded: a link that died silently must not hold Close up.
+		look, cancel := context.WithTimeout(ctx, c.ReleaseTimeout())
+		ok, st, err = c.Exists(look, path)
+		cancel()
 	}
 	switch {
 	case err != nil && n.ephemeral():
@@ -446,7 +444,9 @@ func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 		// Checked in the background: deleted only while it is owner's.
 		return c.DeleteLater(path, owner)
 	case err != nil:
-		return err
+		// No look over this link: the background delete goes on until
+		// the node is gone (a persistent node outlives the session).
+		return c.DeleteLater(path, 0)
 	case !ok:
 		return nil
 	case n.ephemeral():
@@ -462,6 +462,15 @@ func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 	// DeleteLater returns at once; the delete goes on in the background,
 	// which Drain and the client's Close wait for.
 	return c.DeleteLater(path, 0)
+}
+
+func closedCh(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // wait waits until the node is in place with data of generation gen or

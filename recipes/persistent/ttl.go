@@ -28,10 +28,11 @@ type TTLNode struct {
 	every time.Duration
 	touch []byte
 
-	mu     sync.Mutex
-	closed bool
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	closed    bool
+	cancel    context.CancelFunc
+	stopStart context.CancelFunc // ends a Start in progress
+	wg        sync.WaitGroup
 }
 
 // NewTTL returns a TTLNode at path with data and the given TTL (at least
@@ -164,7 +165,23 @@ func (n *TTLNode) Start(ctx context.Context) error {
 	if ctx == nil {
 		return n.err(errs.ErrNilContext)
 	}
+	// Close ends a Start in progress: the first touch too.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return n.err(zkrecipes.ErrClosed)
+	}
+	n.stopStart = stop
+	n.mu.Unlock()
 	if err := n.touchFirst(ctx); err != nil {
+		n.mu.Lock()
+		closed := n.closed
+		n.mu.Unlock()
+		if closed {
+			return n.err(zkrecipes.ErrClosed)
+		}
 		return n.err(err)
 	}
 	if err := n.Node.Start(ctx); err != nil {
@@ -247,8 +264,11 @@ func (n *TTLNode) Close() error {
 	}
 	n.mu.Lock()
 	n.closed = true
-	cancel := n.cancel
+	cancel, stopStart := n.cancel, n.stopStart
 	n.mu.Unlock()
+	if stopStart != nil {
+		stopStart()
+	}
 	if cancel != nil {
 		cancel()
 	}
