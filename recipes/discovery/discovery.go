@@ -47,6 +47,9 @@ type Discovery struct {
 type registration struct {
 	inst Instance
 	node *persistent.Node
+	// started is closed once the Register that made it has returned: its
+	// node started, or the registration forgotten.
+	started chan struct{}
 }
 
 // New returns a Discovery whose services live under basePath
@@ -132,7 +135,9 @@ func (d *Discovery) instancePath(name, id string) string {
 // as Curator re-registers on reconnection. A node at the path left by
 // another session (this instance's previous process, say) is replaced,
 // as Curator's registerService does. It returns once the node is in
-// place. Registering an id again updates it (Update). Two live
+// place. Registering an id again updates it (Update); a Register of
+// the id still in progress, from another goroutine, is waited for
+// first. Two live
 // registrations of one id (two processes, say) do not take the node from
 // each other: the one that finds the other's node waits, and its error
 // when ctx ends wraps persistent.ErrOtherOwner.
@@ -150,14 +155,23 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 	if inst.ServiceType == "" {
 		inst.ServiceType = Dynamic
 	}
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return d.err(zkrecipes.ErrClosed)
-	}
-	if reg, ok := d.regs[inst.ID]; ok {
-		d.mu.Unlock()
-		return d.update(ctx, reg, inst, data)
+	for {
+		reg, err := d.registered(ctx, inst.ID)
+		switch {
+		case err != nil:
+			return d.err(err)
+		case reg != nil:
+			return d.update(ctx, reg, inst, data)
+		}
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return d.err(zkrecipes.ErrClosed)
+		}
+		if _, ok := d.regs[inst.ID]; !ok {
+			break // d.mu held: this Register makes the registration
+		}
+		d.mu.Unlock() // another Register was quicker: wait for it
 	}
 	path := d.instancePath(inst.Name, inst.ID)
 	var opts []persistent.Option
@@ -177,9 +191,10 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 		d.mu.Unlock()
 		return d.err(err)
 	}
-	reg := &registration{inst: inst, node: node}
+	reg := &registration{inst: inst, node: node, started: make(chan struct{})}
 	d.regs[inst.ID] = reg
 	d.mu.Unlock()
+	defer close(reg.started)
 
 	if inst.ServiceType != DynamicSequential {
 		if err := d.replaceForeign(ctx, path); err != nil {
@@ -214,6 +229,35 @@ func (d *Discovery) replaceForeign(ctx context.Context, path string) error {
 	return err
 }
 
+// registered returns this Discovery's registration of id once the
+// Register that makes it has returned, nil if there is none (or that
+// Register failed), or ctx's error.
+func (d *Discovery) registered(ctx context.Context, id string) (*registration, error) {
+	d.mu.Lock()
+	reg, closed := d.regs[id], d.closed
+	d.mu.Unlock()
+	switch {
+	case closed:
+		return nil, zkrecipes.ErrClosed
+	case reg == nil:
+		return nil, nil
+	}
+	select {
+	case <-reg.started:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, zkrecipes.ErrClosed
+	}
+	if d.regs[id] != reg {
+		return nil, nil
+	}
+	return reg, nil
+}
+
 func (d *Discovery) forget(reg *registration) {
 	d.mu.Lock()
 	if d.regs[reg.inst.ID] == reg {
@@ -225,8 +269,8 @@ func (d *Discovery) forget(reg *registration) {
 
 // Update writes inst, an instance this Discovery registered (same id),
 // over its node, as Curator's updateService. The data is kept for every
-// re-registration. It fails with ErrNotRegistered for an id it did not
-// register.
+// re-registration. A Register of the id still in progress is waited for
+// first. It fails with ErrNotRegistered for an id it did not register.
 func (d *Discovery) Update(ctx context.Context, inst Instance) error {
 	if err := d.usable(); err != nil {
 		return err
@@ -238,14 +282,11 @@ func (d *Discovery) Update(ctx context.Context, inst Instance) error {
 	if err != nil {
 		return d.err(err)
 	}
-	d.mu.Lock()
-	reg, ok := d.regs[inst.ID]
-	closed := d.closed
-	d.mu.Unlock()
+	reg, err := d.registered(ctx, inst.ID)
 	switch {
-	case closed:
-		return d.err(zkrecipes.ErrClosed)
-	case !ok:
+	case err != nil:
+		return d.err(err)
+	case reg == nil:
 		return d.err(fmt.Errorf("%w: %s/%s", ErrNotRegistered, inst.Name, inst.ID))
 	}
 	return d.update(ctx, reg, inst, data)
