@@ -67,21 +67,26 @@ func (c *Cache) Start(ctx context.Context) error {
 	if ctx == nil {
 		return c.err(errs.ErrNilContext)
 	}
+	return c.err(c.start(ctx))
+}
+
+// start is Start with an error that names no recipe.
+func (c *Cache) start(ctx context.Context) error {
 	c.mu.Lock()
 	switch {
 	case c.closed:
 		c.mu.Unlock()
-		return c.err(zkrecipes.ErrClosed)
+		return zkrecipes.ErrClosed
 	case c.started:
 		c.mu.Unlock()
-		return c.err(zkrecipes.ErrStarted)
+		return zkrecipes.ErrStarted
 	}
 	c.started = true
 	view, err := cache.New(c.d.client, c.path, cache.Children())
 	if err != nil {
 		c.started = false
 		c.mu.Unlock()
-		return c.err(err)
+		return unwrapCache(err)
 	}
 	c.view = view
 	sub := view.Subscribe()
@@ -103,7 +108,7 @@ func (c *Cache) Start(ctx context.Context) error {
 		c.mu.Lock()
 		c.view, c.started = nil, false
 		c.mu.Unlock()
-		return c.err(unwrapCache(err))
+		return unwrapCache(err)
 	}
 	return nil
 }
@@ -129,18 +134,25 @@ func (c *Cache) Instances() ([]Instance, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	insts, err := c.instances()
+	return insts, c.err(err)
+}
+
+// instances is Instances with an error that names no recipe: the Cache's
+// and the Provider's each name themselves.
+func (c *Cache) instances() ([]Instance, error) {
 	c.mu.Lock()
 	view, closed := c.view, c.closed
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return nil, c.err(zkrecipes.ErrClosed)
+		return nil, zkrecipes.ErrClosed
 	case view == nil:
-		return nil, c.err(zkrecipes.ErrNotStarted)
+		return nil, zkrecipes.ErrNotStarted
 	}
 	nodes, err := view.Children(c.path)
 	if err != nil {
-		return nil, c.err(unwrapCache(err))
+		return nil, unwrapCache(err)
 	}
 	out := make([]Instance, 0, len(nodes))
 	for _, n := range nodes {
@@ -151,7 +163,7 @@ func (c *Cache) Instances() ([]Instance, error) {
 		}
 		out = append(out, inst)
 	}
-	return out, c.err(unwrapCache(view.Err()))
+	return out, unwrapCache(view.Err())
 }
 
 // Subscribe returns a subscription that receives a value each time the

@@ -307,7 +307,9 @@ func (d *Discovery) update(ctx context.Context, reg *registration, inst Instance
 }
 
 // Unregister deletes the node of inst (by id), an instance this Discovery
-// registered, guaranteed, and stops keeping it registered.
+// registered, guaranteed, and stops keeping it registered. It fails with
+// ErrNotRegistered for an id it did not register, and with
+// zkrecipes.ErrClosed after Close (which unregistered everything).
 func (d *Discovery) Unregister(inst Instance) error {
 	if err := d.usable(); err != nil {
 		return err
@@ -317,7 +319,11 @@ func (d *Discovery) Unregister(inst Instance) error {
 	if ok {
 		delete(d.regs, inst.ID)
 	}
+	closed := d.closed
 	d.mu.Unlock()
+	if closed {
+		return d.err(zkrecipes.ErrClosed)
+	}
 	if !ok {
 		return d.err(fmt.Errorf("%w: %s/%s", ErrNotRegistered, inst.Name, inst.ID))
 	}

@@ -51,7 +51,7 @@
 // reason.
 //
 // Every error names the recipe and its path ("service discovery
-// /services: ...", "service cache /services/billing: ...") and wraps the
-// module's sentinels; ErrNotRegistered and ErrNoInstance are this
-// package's own.
+// /services: ...", "service cache /services/billing: ...", "service
+// provider /services/billing: ...") and wraps the module's sentinels;
+// ErrNotRegistered and ErrNoInstance are this package's own.
 package discovery
