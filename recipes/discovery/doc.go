@@ -35,8 +35,18 @@
 //   - A registration is a persistent.Node: a Dynamic instance is made
 //     again as soon as a new session is up after an expiry, and after a
 //     delete by someone else, with its last Update (Curator re-registers on
-//     reconnection only). Register returns once the node is in place, and
-//     Registration says whether it still is.
+//     reconnection only). Register returns once the node is in place;
+//     Registration says whether it still is, and Subscribe follows every
+//     registration's status.
+//   - Two live registrations of one id (two processes given one id): the
+//     newest Register takes the node, as Curator's registerService
+//     deletes what it finds and makes its own, but in one multi, so that
+//     the other, which makes its node again as soon as it sees it gone,
+//     cannot take it back in between. The registration that lost its
+//     node is told (Registration and Subscribe: not in place,
+//     persistent.ErrOtherOwner), where Curator's is left believing it is
+//     registered (and takes the node back at its next reconnection); it
+//     makes its node again only once the newer one's goes.
 //   - The Cache says when its view may be stale (the error of
 //     Cache.Instances wraps zkrecipes.ErrStale), and catches up after
 //     every gap.
