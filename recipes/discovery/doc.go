@@ -49,7 +49,11 @@
 //     makes its node again only once the newer one's goes.
 //   - The Cache says when its view may be stale (the error of
 //     Cache.Instances wraps zkrecipes.ErrStale), and catches up after
-//     every gap.
+//     every gap. Its subscription tells a new subscriber the instances
+//     once (a Snapshot), then each one Added, Updated and Removed, and
+//     Stale and Current as the view stops and starts being current
+//     (Curator's ServiceCacheListener hears cacheChanged with nothing in
+//     it, and the connection's states).
 //   - Bad input (a name or an id that is not one path segment, a payload
 //     that is not JSON, an instance too large for a node) is refused
 //     before anything is sent.
