@@ -13,14 +13,41 @@
 // uriSpec and enabled, in that order (Instance.MarshalJSON writes exactly
 // the bytes Curator's serializer writes in its full form; Curator's
 // default, compatible, form leaves out "enabled", which reads as true).
-// Curator types the payload with Jackson's "@class" property; Instance
-// keeps the payload's JSON as it is, so a Java payload read and written
-// back by Go is unchanged, and a Go payload meant for Java carries its
-// "@class" (see Instance.Payload). The node is ephemeral for Dynamic
+// Instance keeps the payload's JSON as it is, so a Java payload read and
+// written back by Go is unchanged (see Payloads below). The node is
+// ephemeral for Dynamic
 // instances, ephemeral-sequential for DynamicSequential (its name is the
 // id and a sequence number, as in Curator, behind Curator's protected
 // prefix: see below), persistent for Static and Permanent; the service's
 // node is made as a container.
+//
+// # Payloads
+//
+// Curator's JsonInstanceSerializer reads every instance's payload into
+// the reader's payload class (ServiceDiscoveryBuilder.builder(C)), typed
+// by Jackson's "@class" property, and one it cannot read fails the
+// reader's whole query of the service (queryForInstances, and so its
+// ServiceCache and ServiceProvider: a ClassCastException), not only that
+// instance. What each reader's class reads (Curator 5.4, Jackson 2.14,
+// tested against the real jars):
+//
+//	Object        null, a string, a number, a boolean, an object without
+//	              "@class" (as a LinkedHashMap), an object whose "@class"
+//	              names a class the reader can load (as that class)
+//	Map           null, an object without "@class", an object whose
+//	              "@class" names a Map (java.util.HashMap)
+//	String        null, a string
+//	your class C  null, an object whose "@class" is C, with C's
+//	              properties (those C lacks are ignored)
+//	Void          null only
+//
+// None reads an array, or an "@class" it cannot load. Curator writes a
+// payload in the same form: a string as a JSON string, an object with
+// its "@class" first. The Go side cannot know the Java readers' class: a
+// payload is a contract between a service's writers and its readers.
+// JavaPayload(class, v) writes, from a Go value, what a reader of class
+// reads (an Object reader reads it as class too); Instance.PayloadClass
+// and Instance.DecodePayload read what Curator wrote.
 //
 // # Beyond Curator
 //
