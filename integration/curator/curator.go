@@ -59,6 +59,11 @@
 //	disc-unregister <base> <name> <id>      disc-unregistered <id>
 //	disc-query <base> <name>                disc-instances <name> <hex of a JSON array>
 //	disc-provide <base> <name>              disc-provided <name> <id>|-
+//	disc-typed-register <base> <name> <id> <payloadClass> <payloadJsonHex|->
+//	                                        disc-typed-registered <id>
+//	disc-typed-query <base> <name> <payloadClass>
+//	                                        disc-typed-instances <name> <hex of a JSON array>
+//	                                        or disc-typed-failed <name> <exception class>
 //	group-join <path> <id> <payloadHex>     group-joined <id>
 //	group-members <id>                      group-members <id> <id>=<hex>,...
 //	group-leave <id>                        group-left <id>
@@ -114,7 +119,13 @@
 // disc-query answers queryForInstances as a JSON array of objects with id,
 // address, port, sslPort, enabled, payload and payloadClass (the Java
 // class the payload was read as), sorted by id; disc-provide asks a fresh
-// ServiceProvider (round-robin) for an instance.
+// ServiceProvider (round-robin) for an instance. The disc-typed-*
+// commands do the same through a ServiceDiscovery of the payload class
+// given (one per base path and class: java.lang.Object, java.util.Map,
+// or zkrecipes.Detail, java/Detail.java, a class of one's own):
+// disc-typed-register reads the payload's JSON as that class,
+// disc-typed-query answers id, payload and payloadClass, or the class of
+// the exception queryForInstances threw.
 //
 // The group-* commands drive Curator's GroupMember, one per member id:
 // group-members answers its getCurrentMembers, sorted by id, payloads in

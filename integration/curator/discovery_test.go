@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,161 @@ func TestGoRegisteredInstanceIsFoundByCurator(t *testing.T) {
 	}
 	if got := javaQuery(t, java, "/svc", "search"); got[1].Payload["shard"] != "3" {
 		t.Fatalf("Curator read %+v after Go's update", got[1])
+	}
+}
+
+// detail is the Go side of the Agent's payload class of its own,
+// zkrecipes.Detail (java/Detail.java).
+type detail struct {
+	Zone   string `json:"zone"`
+	Weight int    `json:"weight"`
+}
+
+const detailClass = "zkrecipes.Detail"
+
+// typedInstance is one instance as the Agent's disc-typed-query reports it.
+type typedInstance struct {
+	ID           string          `json:"id"`
+	Payload      json.RawMessage `json:"payload"`
+	PayloadClass *string         `json:"payloadClass"`
+}
+
+// javaTypedQuery queries service name through a Curator ServiceDiscovery
+// of payload class class; ok is false when Curator's query threw, and
+// failure names the exception.
+func javaTypedQuery(t *testing.T, p *curator.Process, base, name, class string) (insts []typedInstance, failure string) {
+	t.Helper()
+	p.Send("disc-typed-query " + base + " " + name + " " + class)
+	for {
+		line := p.Expect(t, "disc-typed-", 30*time.Second)
+		if rest, ok := strings.CutPrefix(line, "disc-typed-failed "+name+" "); ok {
+			return nil, rest
+		}
+		if rest, ok := strings.CutPrefix(line, "disc-typed-instances "+name+" "); ok {
+			raw, err := hex.DecodeString(rest)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			if err := json.Unmarshal(raw, &insts); err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			return insts, ""
+		}
+	}
+}
+
+// A Go payload made for a Java class of one's own (JavaPayload) is read
+// by a Curator ServiceDiscovery<Detail> as a Detail, fields and all.
+func TestGoPayloadForAJavaClassIsReadAsThatClassByCurator(t *testing.T) {
+	cl := zktest.Standalone(t)
+	java := curator.Agent(t).Start(t, cl.ConnectString(), 10*time.Second)
+	d, _ := goDiscovery(t, cl, "/svc")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inst := discovery.NewInstance("detail")
+	inst.ID = "g1"
+	payload, err := discovery.JavaPayload(detailClass, detail{Zone: "eu-1", Weight: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst.Payload = payload
+	if err := d.Register(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	got, failure := javaTypedQuery(t, java, "/svc", "detail", detailClass)
+	if failure != "" || len(got) != 1 || got[0].PayloadClass == nil || *got[0].PayloadClass != detailClass {
+		t.Fatalf("Curator's ServiceDiscovery<Detail> read %+v, threw %q", got, failure)
+	}
+	var read detail
+	if err := json.Unmarshal(got[0].Payload, &read); err != nil || read != (detail{Zone: "eu-1", Weight: 3}) {
+		t.Fatalf("Curator read the payload as %s (%v)", got[0].Payload, err)
+	}
+}
+
+// A payload Curator wrote for a class of its own is read by Go: its class
+// (PayloadClass) and its fields (DecodePayload).
+func TestCuratorPayloadOfAClassOfItsOwnIsReadByGo(t *testing.T) {
+	cl := zktest.Standalone(t)
+	java := curator.Agent(t).Start(t, cl.ConnectString(), 10*time.Second)
+	payload := hex.EncodeToString([]byte(`{"zone":"us-2","weight":5}`))
+	java.Call(t, "disc-typed-register /svc detail j1 "+detailClass+" "+payload, "disc-typed-registered j1", 30*time.Second)
+
+	d, _ := goDiscovery(t, cl, "/svc")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inst, ok, err := d.QueryForInstance(ctx, "detail", "j1")
+	if err != nil || !ok {
+		t.Fatalf("Go found %v, %v", ok, err)
+	}
+	if inst.PayloadClass() != detailClass {
+		t.Fatalf("payload %s: class %q", inst.Payload, inst.PayloadClass())
+	}
+	var got detail
+	if err := inst.DecodePayload(&got); err != nil || got != (detail{Zone: "us-2", Weight: 5}) {
+		t.Fatalf("payload %s decoded as %+v (%v)", inst.Payload, got, err)
+	}
+	// Written back by Go unchanged, Curator still reads it as a Detail.
+	inst.ID = "g1"
+	if err := d.Register(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	back, failure := javaTypedQuery(t, java, "/svc", "detail", detailClass)
+	if failure != "" || len(back) != 2 || back[0].PayloadClass == nil || *back[0].PayloadClass != detailClass {
+		t.Fatalf("Curator read %+v, threw %q", back, failure)
+	}
+}
+
+// Which payload JSON each common Java payload class reads, as the
+// package documentation of discovery says: a payload the reader's class
+// cannot read fails Curator's whole query of the service, not only its
+// instance.
+func TestWhichPayloadEachJavaPayloadClassReads(t *testing.T) {
+	cl := zktest.Standalone(t)
+	java := curator.Agent(t).Start(t, cl.ConnectString(), 10*time.Second)
+	d, _ := goDiscovery(t, cl, "/svc")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mustJava := func(class string, v any) json.RawMessage {
+		b, err := discovery.JavaPayload(class, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	payloads := map[string]json.RawMessage{
+		"null":    nil,
+		"string":  json.RawMessage(`"eu-1"`),
+		"number":  json.RawMessage(`3`),
+		"boolean": json.RawMessage(`true`),
+		"object":  json.RawMessage(`{"zone":"eu-1"}`),
+		"hashmap": mustJava("java.util.HashMap", map[string]string{"zone": "eu-1"}),
+		"detail":  mustJava(detailClass, detail{Zone: "eu-1", Weight: 3}),
+		"array":   json.RawMessage(`[1]`),
+	}
+	for svc, p := range payloads {
+		inst := discovery.NewInstance(svc)
+		inst.Payload = p
+		if err := d.Register(ctx, inst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := map[string][]string{
+		"java.lang.Object": {"null", "string", "number", "boolean", "object", "hashmap", "detail"},
+		"java.util.Map":    {"null", "object", "hashmap"},
+		"java.lang.String": {"null", "string"},
+		detailClass:        {"null", "detail"},
+		"java.lang.Void":   {"null"},
+	}
+	for class, ok := range reads {
+		for svc := range payloads {
+			want := slices.Contains(ok, svc)
+			got, failure := javaTypedQuery(t, java, "/svc", svc, class)
+			if want && (failure != "" || len(got) != 1) {
+				t.Errorf("%s does not read a %s payload (%s): %+v, %s", class, svc, payloads[svc], got, failure)
+			}
+			if !want && failure == "" {
+				t.Errorf("%s reads a %s payload (%s): %+v", class, svc, payloads[svc], got)
+			}
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes"
@@ -26,7 +28,82 @@ type Cache struct {
 	closed  bool
 	view    *cache.Cache
 	fwd     sync.WaitGroup
-	feed    framework.Feed[struct{}]
+	// The forwarder's view, from the cache's events: what a subscriber's
+	// Snapshot holds. feed is published under mu.
+	feed    framework.Feed[CacheEvent]
+	known   map[string]known // by node path
+	stale   error            // nil while current
+	current chan struct{}    // closed at the forwarder's first Current
+}
+
+// known is one instance of the forwarder's view, with its node's zxids.
+type known struct {
+	inst         Instance
+	czxid, mzxid int64
+}
+
+// CacheEventType says what a CacheEvent reports.
+type CacheEventType int
+
+// The events of a Cache's subscription. A list of instances kept by
+// applying them to the first Snapshot is the Cache's view.
+const (
+	// Snapshot is a subscription's first event: the instances as they
+	// stand (Instances, sorted as Cache.Instances sorts them); Err says
+	// whether the view may be stale.
+	Snapshot CacheEventType = iota + 1
+	// Added: Instance is in the view from now on (registered, made again
+	// after its session was lost, or found after a gap).
+	Added
+	// Updated: Instance replaces Old, the same instance's node with newer
+	// data (Curator's updateService).
+	Updated
+	// Removed: Instance, as last seen, is gone from the view
+	// (unregistered, or its session ended).
+	Removed
+	// Stale: the view may no longer be the server's; Err says why (it
+	// wraps zkrecipes.ErrStale and the reason, as Instances' error does).
+	// More Stale events may follow with a graver reason (suspended, then
+	// session lost).
+	Stale
+	// Current: the view was read again after a gap, the events that bring
+	// it up to date came before, and it follows the server again.
+	Current
+)
+
+// String names the event type.
+func (t CacheEventType) String() string {
+	switch t {
+	case Snapshot:
+		return "snapshot"
+	case Added:
+		return "added"
+	case Updated:
+		return "updated"
+	case Removed:
+		return "removed"
+	case Stale:
+		return "stale"
+	case Current:
+		return "current"
+	}
+	return fmt.Sprintf("CacheEventType(%d)", int(t))
+}
+
+// CacheEvent is one event of a Cache's subscription (see CacheEventType
+// for which fields each type sets).
+type CacheEvent struct {
+	Type CacheEventType
+	// Instance: Added, Updated (the new state), Removed (the last state
+	// seen).
+	Instance Instance
+	// Old: Updated, the state before.
+	Old Instance
+	// Instances: Snapshot, the whole view.
+	Instances []Instance
+	// Err: Stale, why; Snapshot, why the view may be stale (before Start,
+	// zkrecipes.ErrNotStarted), or nil if it is current.
+	Err error
 }
 
 // NewCache returns a cache of service name's instances. Nothing is sent
@@ -38,7 +115,9 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if err := checkSegment("name", name); err != nil {
 		return nil, d.err(err)
 	}
-	return &Cache{d: d, name: name, path: d.namePath(name)}, nil
+	c := &Cache{d: d, name: name, path: d.namePath(name), known: map[string]known{}}
+	c.stale = c.err(zkrecipes.ErrNotStarted)
+	return c, nil
 }
 
 func (c *Cache) usable() error {
@@ -59,7 +138,8 @@ func (c *Cache) Path() string {
 }
 
 // Start reads the instances and follows them until Close; it returns once
-// they have been read, or with ctx's error.
+// they have been read (and a subscriber's Snapshot holds them), or with
+// ctx's error, leaving nothing running (Start may be called again).
 func (c *Cache) Start(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err
@@ -67,45 +147,162 @@ func (c *Cache) Start(ctx context.Context) error {
 	if ctx == nil {
 		return c.err(errs.ErrNilContext)
 	}
+	return c.err(c.start(ctx))
+}
+
+// start is Start with an error that names no recipe.
+func (c *Cache) start(ctx context.Context) error {
 	c.mu.Lock()
 	switch {
 	case c.closed:
 		c.mu.Unlock()
-		return c.err(zkrecipes.ErrClosed)
+		return zkrecipes.ErrClosed
 	case c.started:
 		c.mu.Unlock()
-		return c.err(zkrecipes.ErrStarted)
+		return zkrecipes.ErrStarted
 	}
 	c.started = true
 	view, err := cache.New(c.d.client, c.path, cache.Children())
 	if err != nil {
 		c.started = false
 		c.mu.Unlock()
-		return c.err(err)
+		return unwrapCache(err)
 	}
 	c.view = view
 	sub := view.Subscribe()
+	current := make(chan struct{})
+	c.current = current
 	c.fwd.Add(1)
 	c.mu.Unlock()
-	go func() {
-		defer c.fwd.Done()
-		for ev := range sub.Changes() {
-			switch ev.Type {
-			case cache.Created, cache.Changed, cache.Deleted, cache.Overflow:
-				c.feed.Publish(struct{}{})
-			}
-		}
-	}()
+	go c.forward(sub)
 	if err := view.Start(ctx); err != nil {
 		// Nothing keeps running: Start may be called again.
 		_ = view.Close()
 		c.fwd.Wait()
 		c.mu.Lock()
 		c.view, c.started = nil, false
+		c.replaceLocked(map[string]known{})
+		c.staleLocked(zkrecipes.ErrNotStarted)
 		c.mu.Unlock()
-		return c.err(unwrapCache(err))
+		return unwrapCache(err)
+	}
+	// The view is read: so is what the forwarder holds, once it has
+	// taken the cache's events up to its Current.
+	select {
+	case <-current:
+	case <-ctx.Done():
 	}
 	return nil
+}
+
+// forward turns the cache's events into the service cache's, keeping
+// the view a subscriber's Snapshot holds; it ends with the cache.
+func (c *Cache) forward(sub *framework.Subscription[cache.Event]) {
+	defer c.fwd.Done()
+	defer sub.Close()
+	for ev := range sub.Changes() {
+		c.mu.Lock()
+		switch ev.Type {
+		case cache.Snapshot, cache.Overflow:
+			next := make(map[string]known, len(ev.Nodes))
+			for _, n := range ev.Nodes {
+				if k, ok := c.decodeNode(n); ok {
+					next[n.Path] = k
+				}
+			}
+			c.replaceLocked(next)
+			c.staleLocked(ev.Err)
+		case cache.Created, cache.Changed:
+			k, ok := c.decodeNode(ev.Node)
+			c.putLocked(ev.Node.Path, k, ok)
+		case cache.Deleted:
+			c.putLocked(ev.Node.Path, known{}, false)
+		case cache.Stale:
+			c.staleLocked(ev.Err)
+		case cache.Current:
+			c.staleLocked(nil)
+		}
+		if c.stale == nil && c.current != nil && !isClosed(c.current) {
+			close(c.current)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// decodeNode reads an instance's node; false for one that is not
+// Curator's JSON (left out of the view, as Instances leaves it out).
+func (c *Cache) decodeNode(n cache.Node) (known, bool) {
+	inst, err := decode(n.Path, n.Data)
+	if err != nil {
+		c.d.client.Logger().Debug("zookeeper service cache: skipping a node", "err", err)
+		return known{}, false
+	}
+	return known{inst: inst, czxid: n.Stat.Czxid, mzxid: n.Stat.Mzxid}, true
+}
+
+// putLocked makes k the instance at path (none if !ok) and publishes
+// the change, if any.
+func (c *Cache) putLocked(path string, k known, ok bool) {
+	old, had := c.known[path]
+	switch {
+	case had && (!ok || k.czxid != old.czxid):
+		// Gone, or made again (a new node): removed, then added.
+		delete(c.known, path)
+		c.feed.Publish(CacheEvent{Type: Removed, Instance: old.inst})
+		if ok {
+			c.known[path] = k
+			c.feed.Publish(CacheEvent{Type: Added, Instance: k.inst})
+		}
+	case had && k.mzxid != old.mzxid:
+		c.known[path] = k
+		c.feed.Publish(CacheEvent{Type: Updated, Instance: k.inst, Old: old.inst})
+	case !had && ok:
+		c.known[path] = k
+		c.feed.Publish(CacheEvent{Type: Added, Instance: k.inst})
+	}
+}
+
+// replaceLocked makes next the view, publishing the changes that lead to
+// it.
+func (c *Cache) replaceLocked(next map[string]known) {
+	paths := slices.Collect(maps.Keys(c.known))
+	for path := range next {
+		if _, ok := c.known[path]; !ok {
+			paths = append(paths, path)
+		}
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		k, ok := next[path]
+		c.putLocked(path, k, ok)
+	}
+}
+
+// staleLocked records why the view may be stale (nil: it is current)
+// and publishes it if that changed.
+func (c *Cache) staleLocked(reason error) {
+	if reason == nil {
+		if c.stale != nil {
+			c.stale = nil
+			c.feed.Publish(CacheEvent{Type: Current})
+		}
+		return
+	}
+	err := c.err(unwrapCache(reason))
+	if c.stale != nil && c.stale.Error() == err.Error() {
+		return
+	}
+	c.stale = err
+	c.feed.Publish(CacheEvent{Type: Stale, Err: err})
+}
+
+// snapshotLocked is the forwarder's view, sorted by node path.
+func (c *Cache) snapshotLocked() []Instance {
+	out := make([]Instance, 0, len(c.known))
+	for _, path := range slices.Sorted(maps.Keys(c.known)) {
+		out = append(out, c.known[path].inst)
+	}
+	return out
 }
 
 // unwrapCache returns the reason inside an error of the module's cache,
@@ -119,7 +316,9 @@ func unwrapCache(err error) error {
 	return err
 }
 
-// Instances returns the instances as last read, sorted by id; nodes that
+// Instances returns the instances as last read, sorted by node name (by
+// id, but for DynamicSequential instances, whose node names begin with
+// the protected prefix); nodes that
 // are not Curator's JSON are left out. The error is nil while the view is
 // current; otherwise it wraps zkrecipes.ErrStale and the reason
 // (zkrecipes.ErrSuspended, zkrecipes.ErrSessionLost, or nothing more while
@@ -129,18 +328,25 @@ func (c *Cache) Instances() ([]Instance, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	insts, err := c.instances()
+	return insts, c.err(err)
+}
+
+// instances is Instances with an error that names no recipe: the Cache's
+// and the Provider's each name themselves.
+func (c *Cache) instances() ([]Instance, error) {
 	c.mu.Lock()
 	view, closed := c.view, c.closed
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return nil, c.err(zkrecipes.ErrClosed)
+		return nil, zkrecipes.ErrClosed
 	case view == nil:
-		return nil, c.err(zkrecipes.ErrNotStarted)
+		return nil, zkrecipes.ErrNotStarted
 	}
 	nodes, err := view.Children(c.path)
 	if err != nil {
-		return nil, c.err(unwrapCache(err))
+		return nil, unwrapCache(err)
 	}
 	out := make([]Instance, 0, len(nodes))
 	for _, n := range nodes {
@@ -151,19 +357,27 @@ func (c *Cache) Instances() ([]Instance, error) {
 		}
 		out = append(out, inst)
 	}
-	return out, c.err(unwrapCache(view.Err()))
+	return out, unwrapCache(view.Err())
 }
 
-// Subscribe returns a subscription that receives a value each time the
-// instances change (Curator's ServiceCacheListener.cacheChanged); read
-// Instances for the new list.
-func (c *Cache) Subscribe() *framework.Subscription[struct{}] {
+// Subscribe returns a subscription to the instances: first a Snapshot of
+// them as they stand (empty before Start has read them), then each
+// instance Added, Updated and Removed (Curator's
+// ServiceCacheListener.cacheChanged, with what changed), and Stale and
+// Current as the view stops and starts being current (Curator's
+// stateChanged). Its channel is closed after Close of the Cache, once
+// what was queued has been taken, or at once by Close of the
+// subscription; a reader that stops reading before then must Close it.
+// A nil or zero Cache's subscription has ended.
+func (c *Cache) Subscribe() *framework.Subscription[CacheEvent] {
 	if c.usable() != nil {
-		var f framework.Feed[struct{}]
+		var f framework.Feed[CacheEvent]
 		f.End(nil)
 		return f.Subscribe()
 	}
-	return c.feed.Subscribe()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.feed.SubscribeWith(CacheEvent{Type: Snapshot, Instances: c.snapshotLocked(), Err: c.stale})
 }
 
 // Close stops following the instances and ends the subscriptions. It is

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +18,6 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
-	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 )
 
 const recipe = "service discovery"
@@ -40,13 +41,9 @@ type Discovery struct {
 
 	mu     sync.Mutex
 	closed bool
-	regs   map[string]*registration // by instance id
-}
-
-// registration is one instance this Discovery keeps registered.
-type registration struct {
-	inst Instance
-	node *persistent.Node
+	regs   map[string]*registration      // by instance id
+	feed   framework.Feed[Registrations] // published under mu
+	fwd    sync.WaitGroup                // the registrations' forwarders
 }
 
 // New returns a Discovery whose services live under basePath
@@ -124,178 +121,6 @@ func (d *Discovery) namePath(name string) string { return framework.Join(d.baseP
 
 func (d *Discovery) instancePath(name, id string) string {
 	return framework.Join(d.namePath(name), id)
-}
-
-// Register registers inst under basePath/<name>/<id> and keeps it
-// registered until Unregister or Close: a Dynamic instance's ephemeral
-// node is made again after a session loss, or a delete by someone else,
-// as Curator re-registers on reconnection. A node at the path left by
-// another session (this instance's previous process, say) is replaced,
-// as Curator's registerService does. It returns once the node is in
-// place. Registering an id again updates it (Update). Two live
-// registrations of one id (two processes, say) do not take the node from
-// each other: the one that finds the other's node waits, and its error
-// when ctx ends wraps persistent.ErrOtherOwner.
-func (d *Discovery) Register(ctx context.Context, inst Instance) error {
-	if err := d.usable(); err != nil {
-		return err
-	}
-	if ctx == nil {
-		return d.err(errs.ErrNilContext)
-	}
-	data, err := d.check(inst)
-	if err != nil {
-		return d.err(err)
-	}
-	if inst.ServiceType == "" {
-		inst.ServiceType = Dynamic
-	}
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return d.err(zkrecipes.ErrClosed)
-	}
-	if reg, ok := d.regs[inst.ID]; ok {
-		d.mu.Unlock()
-		return d.update(ctx, reg, inst, data)
-	}
-	path := d.instancePath(inst.Name, inst.ID)
-	var opts []persistent.Option
-	switch inst.ServiceType {
-	case Static, Permanent:
-		opts = append(opts, persistent.Persistent())
-	case DynamicSequential:
-		// Protected, so that a create whose reply was lost finds its
-		// node instead of registering the instance twice (Curator's
-		// registerService does not protect it: a phantom instance
-		// stays). Curator's readers list the children and read the
-		// JSON: the prefix is invisible to them.
-		opts = append(opts, persistent.Sequential(), persistent.Protected())
-	}
-	node, err := persistent.New(d.client, path, data, opts...)
-	if err != nil {
-		d.mu.Unlock()
-		return d.err(err)
-	}
-	reg := &registration{inst: inst, node: node}
-	d.regs[inst.ID] = reg
-	d.mu.Unlock()
-
-	if inst.ServiceType != DynamicSequential {
-		if err := d.replaceForeign(ctx, path); err != nil {
-			d.forget(reg)
-			return d.err(err)
-		}
-	}
-	if err := node.Start(ctx); err != nil {
-		d.forget(reg)
-		return d.err(err)
-	}
-	return nil
-}
-
-// replaceForeign deletes an ephemeral node of another session at path,
-// as Curator's registerService deletes whatever is there.
-func (d *Discovery) replaceForeign(ctx context.Context, path string) error {
-	c := d.client
-	s, err := c.WaitConnected(ctx)
-	if err != nil {
-		return err
-	}
-	ok, st, err := c.Exists(ctx, path)
-	if err != nil || !ok || st.EphemeralOwner == 0 || st.EphemeralOwner == s.ID {
-		return err
-	}
-	// By version, so that a node made again meanwhile is not touched.
-	err = c.Delete(ctx, path, st.Version)
-	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
-		return nil
-	}
-	return err
-}
-
-func (d *Discovery) forget(reg *registration) {
-	d.mu.Lock()
-	if d.regs[reg.inst.ID] == reg {
-		delete(d.regs, reg.inst.ID)
-	}
-	d.mu.Unlock()
-	_ = reg.node.Close()
-}
-
-// Update writes inst, an instance this Discovery registered (same id),
-// over its node, as Curator's updateService. The data is kept for every
-// re-registration. It fails with ErrNotRegistered for an id it did not
-// register.
-func (d *Discovery) Update(ctx context.Context, inst Instance) error {
-	if err := d.usable(); err != nil {
-		return err
-	}
-	if ctx == nil {
-		return d.err(errs.ErrNilContext)
-	}
-	data, err := d.check(inst)
-	if err != nil {
-		return d.err(err)
-	}
-	d.mu.Lock()
-	reg, ok := d.regs[inst.ID]
-	closed := d.closed
-	d.mu.Unlock()
-	switch {
-	case closed:
-		return d.err(zkrecipes.ErrClosed)
-	case !ok:
-		return d.err(fmt.Errorf("%w: %s/%s", ErrNotRegistered, inst.Name, inst.ID))
-	}
-	return d.update(ctx, reg, inst, data)
-}
-
-func (d *Discovery) update(ctx context.Context, reg *registration, inst Instance, data []byte) error {
-	if inst.Name != reg.inst.Name || (inst.ServiceType != "" && inst.ServiceType != reg.inst.ServiceType) {
-		return d.err(fmt.Errorf("%w: instance %s is registered as %s (%s): unregister it first",
-			zkrecipes.ErrInvalidArgument, inst.ID, reg.inst.Name, reg.inst.ServiceType))
-	}
-	if err := reg.node.Set(ctx, data); err != nil {
-		return d.err(err)
-	}
-	d.mu.Lock()
-	reg.inst = inst
-	d.mu.Unlock()
-	return nil
-}
-
-// Unregister deletes the node of inst (by id), an instance this Discovery
-// registered, guaranteed, and stops keeping it registered.
-func (d *Discovery) Unregister(inst Instance) error {
-	if err := d.usable(); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	reg, ok := d.regs[inst.ID]
-	if ok {
-		delete(d.regs, inst.ID)
-	}
-	d.mu.Unlock()
-	if !ok {
-		return d.err(fmt.Errorf("%w: %s/%s", ErrNotRegistered, inst.Name, inst.ID))
-	}
-	return d.err(reg.node.Close())
-}
-
-// Registration returns where this Discovery's registration of id stands
-// (its node's persistent.Status), and false if it registered no such id.
-func (d *Discovery) Registration(id string) (persistent.Status, bool) {
-	if d.usable() != nil {
-		return persistent.Status{}, false
-	}
-	d.mu.Lock()
-	reg, ok := d.regs[id]
-	d.mu.Unlock()
-	if !ok {
-		return persistent.Status{}, false
-	}
-	return reg.node.Status(), true
 }
 
 // QueryForNames lists the services under the base path, sorted.
@@ -392,7 +217,9 @@ func decode(path string, data []byte) (Instance, error) {
 }
 
 // Close unregisters every instance this Discovery registered (deleting
-// their nodes, guaranteed), as Curator's close. Caches and providers made
+// their nodes, guaranteed), as Curator's close, and ends the
+// subscriptions (each delivers what it had queued, the registrations'
+// ends included, then its channel is closed). Caches and providers made
 // from it are the caller's to close. It is idempotent.
 func (d *Discovery) Close() error {
 	if err := d.usable(); err != nil {
@@ -404,8 +231,12 @@ func (d *Discovery) Close() error {
 		return nil
 	}
 	d.closed = true
-	regs := d.regs
-	d.regs = map[string]*registration{}
+	regs := make([]*registration, 0, len(d.regs))
+	for _, id := range slices.Sorted(maps.Keys(d.regs)) {
+		reg := d.regs[id]
+		d.removeLocked(reg)
+		regs = append(regs, reg)
+	}
 	d.mu.Unlock()
 	// Side by side: each waits up to the client's release timeout for its
 	// delete, and Close keeps that bound however many there are.
@@ -414,9 +245,11 @@ func (d *Discovery) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = reg.node.Close()
+			reg.stop()
 		}()
 	}
 	wg.Wait()
+	d.fwd.Wait()
+	d.feed.End(nil)
 	return nil
 }

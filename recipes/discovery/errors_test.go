@@ -49,11 +49,11 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		"update unknown":     testkit.Named(prefix, func() error { return d.Update(ctx, good) }, discovery.ErrNotRegistered),
 		"unregister unknown": testkit.Named(prefix, func() error { return d.Unregister(good) }, discovery.ErrNotRegistered),
 		"nil discovery":      testkit.Named("service discovery: ", func() error { return nilD.Register(ctx, good) }, zkrecipes.ErrInvalidArgument),
-		"bad policy": testkit.Named("service cache /services/svc: ", func() error {
+		"bad policy": testkit.Named("service provider /services/svc: ", func() error {
 			_, err := d.NewProvider("svc", discovery.WithDownInstancePolicy(0, 1))
 			return err
 		}, zkrecipes.ErrInvalidArgument),
-		"nil strategy": testkit.Named("service cache /services/svc: ", func() error {
+		"nil strategy": testkit.Named("service provider /services/svc: ", func() error {
 			_, err := d.NewProvider("svc", discovery.WithStrategy(nil))
 			return err
 		}, zkrecipes.ErrInvalidArgument),
@@ -63,4 +63,40 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close(), "idempotent")
 	assert.ErrorIs(t, d.Register(ctx, good), zkrecipes.ErrClosed)
+}
+
+// A Provider's errors name the provider, not the cache inside it.
+func TestProviderErrorsNameTheProvider(t *testing.T) {
+	cl := zktest.Standalone(t)
+	d := newDiscovery(t, newClient(t, cl.Addrs()), "/services")
+	p, err := d.NewProvider("none")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	named := func(err error, want error) {
+		t.Helper()
+		require.ErrorIs(t, err, want)
+		assert.True(t, strings.HasPrefix(err.Error(), "service provider /services/none: "), err.Error())
+	}
+	_, err = p.Instances()
+	named(err, zkrecipes.ErrNotStarted)
+	require.NoError(t, p.Start(ctxT(t, 30*time.Second)))
+	_, err = p.Instance()
+	named(err, discovery.ErrNoInstance)
+	assert.Equal(t, "service provider /services/none: no instance available", err.Error())
+	require.NoError(t, p.Close())
+	_, err = p.Instance()
+	named(err, zkrecipes.ErrClosed)
+}
+
+// Unregister after Close says the Discovery is closed, not that the
+// instance was never registered.
+func TestUnregisterAfterCloseIsErrClosed(t *testing.T) {
+	cl := zktest.Standalone(t)
+	d := newDiscovery(t, newClient(t, cl.Addrs()), "/services")
+	inst := discovery.NewInstance("svc")
+	require.NoError(t, d.Register(ctxT(t, 30*time.Second), inst))
+	require.NoError(t, d.Close())
+	err := d.Unregister(inst)
+	assert.ErrorIs(t, err, zkrecipes.ErrClosed)
+	assert.NotErrorIs(t, err, discovery.ErrNotRegistered)
 }

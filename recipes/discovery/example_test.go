@@ -2,7 +2,6 @@ package discovery_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -38,8 +37,13 @@ func ExampleDiscovery() {
 	port := 8080
 	inst.Port = &port
 	inst.URISpec, _ = discovery.ParseURISpec("{scheme}://{address}:{port}")
-	// Curator reads an object payload by its "@class".
-	inst.Payload = json.RawMessage(`{"@class":"java.util.HashMap","zone":"eu-1"}`)
+	// What a Curator reader of Map (or Object) payloads reads: see
+	// Payloads in the package documentation.
+	inst.Payload, err = discovery.JavaPayload("java.util.HashMap", map[string]string{"zone": "eu-1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	if err := d.Register(ctx, inst); err != nil {
 		fmt.Println(err)
 		return

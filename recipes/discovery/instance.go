@@ -49,12 +49,14 @@ type Instance struct {
 	Address string
 	// Port and SSLPort are nil when unset (JSON null).
 	Port, SSLPort *int
-	// Payload is the payload's JSON as stored, null when nil. Curator's
-	// serializer types it with Jackson's "@class" property (an object
-	// payload read by Java needs it, for instance
-	// {"@class":"java.util.HashMap","k":"v"}); a JSON string is stored
-	// as it is. The bytes are kept as read: a Go process reads a Java
-	// payload, and the other way round, unchanged.
+	// Payload is the payload's JSON as stored, null when nil. The bytes
+	// are kept as read: a Go process reads a Java payload, and the other
+	// way round, unchanged. Which JSON a Java reader reads depends on its
+	// payload class, which the Go side cannot know (see Payloads in the
+	// package documentation: a Map reads an object without "@class", a
+	// class of one's own needs its "@class"); JavaPayload writes what a
+	// given class reads, PayloadClass and DecodePayload read what Curator
+	// wrote.
 	Payload json.RawMessage
 	// RegistrationTimeUTC is milliseconds since the Unix epoch.
 	RegistrationTimeUTC int64

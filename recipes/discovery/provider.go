@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // Strategy picks one instance of a non-empty list, as Curator's
@@ -147,16 +148,23 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 		}
 	}
 	if cfg.err != nil {
-		return nil, cache.err(cfg.err)
+		return nil, framework.RecipeErr(providerRecipe, cache.path, cfg.err)
 	}
 	return &Provider{cache: cache, cfg: cfg, down: map[string]*downStatus{}}, nil
 }
 
+// providerRecipe is the Provider's name in its errors.
+const providerRecipe = "service provider"
+
 func (p *Provider) usable() error {
 	if p == nil || p.cache == nil {
-		return framework.RecipeErr("service provider", "", fmt.Errorf("%w: a nil or zero Provider: make one with Discovery.NewProvider", zkrecipes.ErrInvalidArgument))
+		return framework.RecipeErr(providerRecipe, "", fmt.Errorf("%w: a nil or zero Provider: make one with Discovery.NewProvider", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
+}
+
+func (p *Provider) err(err error) error {
+	return framework.RecipeErr(providerRecipe, p.cache.path, err)
 }
 
 // Path returns basePath/<name>.
@@ -172,7 +180,10 @@ func (p *Provider) Start(ctx context.Context) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
-	return p.cache.Start(ctx)
+	if ctx == nil {
+		return p.err(errs.ErrNilContext)
+	}
+	return p.err(p.cache.start(ctx))
 }
 
 // Instances returns every instance the cache holds, disabled and down ones
@@ -181,7 +192,8 @@ func (p *Provider) Instances() ([]Instance, error) {
 	if err := p.usable(); err != nil {
 		return nil, err
 	}
-	return p.cache.Instances()
+	insts, err := p.cache.instances()
+	return insts, p.err(err)
 }
 
 // Instance picks an enabled instance not noted down, with the strategy;
@@ -191,9 +203,9 @@ func (p *Provider) Instance() (Instance, error) {
 	if err := p.usable(); err != nil {
 		return Instance{}, err
 	}
-	all, err := p.cache.Instances()
+	all, err := p.cache.instances()
 	if all == nil && err != nil {
-		return Instance{}, err
+		return Instance{}, p.err(err)
 	}
 	p.mu.Lock()
 	now := time.Now()
@@ -210,7 +222,7 @@ func (p *Provider) Instance() (Instance, error) {
 	}
 	p.mu.Unlock()
 	if len(usable) == 0 {
-		return Instance{}, p.cache.err(ErrNoInstance)
+		return Instance{}, p.err(ErrNoInstance)
 	}
 	return p.cfg.strategy.Pick(usable), nil
 }

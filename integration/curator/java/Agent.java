@@ -1049,6 +1049,8 @@ public final class Agent {
         register("disc-unregister", 3, "<basePath> <name> <id>", this::discUnregister);
         register("disc-query", 2, "<basePath> <name>", this::discQuery);
         register("disc-provide", 2, "<basePath> <name>", this::discProvide);
+        register("disc-typed-register", 5, "<basePath> <name> <id> <payloadClass> <payloadJsonHex|->", this::discTypedRegister);
+        register("disc-typed-query", 3, "<basePath> <name> <payloadClass>", this::discTypedQuery);
         register("group-join", 3, "<path> <id> <payloadHex>", this::groupJoin);
         register("group-members", 1, "<id>", this::groupMembers);
         register("group-leave", 1, "<id>", this::groupLeave);
@@ -1153,6 +1155,66 @@ public final class Agent {
             ServiceInstance<Map> inst = p.getInstance();
             answer("disc-provided " + a[1] + " " + (inst == null ? "-" : inst.getId()));
         }
+    }
+
+    /** One started ServiceDiscovery per base path and payload class, for the disc-typed-* commands. */
+    private final Map<String, ServiceDiscovery<Object>> typedDiscoveries = new ConcurrentHashMap<>();
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private ServiceDiscovery<Object> typedDiscovery(String basePath, String payloadClass) throws Exception {
+        synchronized (typedDiscoveries) {
+            String key = basePath + " " + payloadClass;
+            ServiceDiscovery<Object> d = typedDiscoveries.get(key);
+            if (d == null) {
+                Class cls = Class.forName(payloadClass);
+                d = ServiceDiscoveryBuilder.builder(cls).client(client).basePath(basePath).build();
+                d.start();
+                typedDiscoveries.put(key, d);
+            }
+            return d;
+        }
+    }
+
+    /**
+     * disc-typed-register <basePath> <name> <id> <payloadClass> <payloadJsonHex|->:
+     * registerService, through a ServiceDiscovery of that payload class, of a
+     * DYNAMIC instance whose payload is the JSON given read as that class
+     * ("-": null), then "disc-typed-registered <id>".
+     */
+    private void discTypedRegister(String[] a) throws Exception {
+        Class<?> cls = Class.forName(a[3]);
+        Object payload = a[4].equals("-") ? null : JSON.readValue(fromHex(a[4]), cls);
+        ServiceInstance<Object> inst = ServiceInstance.<Object>builder().name(a[1]).id(a[2]).payload(payload).build();
+        typedDiscovery(a[0], a[3]).registerService(inst);
+        answer("disc-typed-registered " + a[2]);
+    }
+
+    /**
+     * disc-typed-query <basePath> <name> <payloadClass>: queryForInstances
+     * through a ServiceDiscovery of that payload class, then
+     * "disc-typed-instances <name> <hex>" (a JSON array of {id, payload,
+     * payloadClass}, sorted by id), or "disc-typed-failed <name> <exception
+     * class>" when Curator throws (an instance whose payload the class cannot
+     * read fails the whole query).
+     */
+    private void discTypedQuery(String[] a) throws Exception {
+        java.util.Collection<ServiceInstance<Object>> insts;
+        try {
+            insts = typedDiscovery(a[0], a[2]).queryForInstances(a[1]);
+        } catch (Exception e) {
+            answer("disc-typed-failed " + a[1] + " " + e.getClass().getName());
+            return;
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (ServiceInstance<Object> inst : insts) {
+            Map<String, Object> m = new java.util.TreeMap<>();
+            m.put("id", inst.getId());
+            m.put("payload", inst.getPayload());
+            m.put("payloadClass", inst.getPayload() == null ? null : inst.getPayload().getClass().getName());
+            out.add(m);
+        }
+        out.sort((x, y) -> ((String) x.get("id")).compareTo((String) y.get("id")));
+        answer("disc-typed-instances " + a[1] + " " + toHex(JSON.writeValueAsBytes(out)));
     }
 
     private static void logLine(FileOutputStream log, String line) throws IOException {
