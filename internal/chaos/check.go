@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,6 +70,11 @@ type Hold struct {
 type Violation struct {
 	Kind   string
 	Detail string
+	// Zxids are the nodes it rests on, by the zxids that created them:
+	// the fencing tokens of the holds it names (a token is its node's
+	// czxid) and the register nodes it names. A violation that rests on a
+	// node the quorum never committed may be ZooKeeper's own (attribute).
+	Zxids []int64
 }
 
 // Report is what the checker found in one run's history.
@@ -122,7 +128,12 @@ type Report struct {
 }
 
 func (r *Report) violate(kind, format string, args ...any) {
-	r.Violations = append(r.Violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	r.violateOn(nil, kind, format, args...)
+}
+
+// violateOn reports a violation that rests on the nodes created by zxids.
+func (r *Report) violateOn(zxids []int64, kind, format string, args ...any) {
+	r.Violations = append(r.Violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...), Zxids: zxids})
 }
 
 // ViolationsByKind counts the violations by kind.
@@ -312,13 +323,18 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 		for j := range active {
 			o := r.Holds[j]
 			if recipe.exclusive(h.Mode) || recipe.exclusive(o.Mode) {
-				r.violate("overlap", "%s op %d (%s, token %d) granted at %s while %s op %d (%s, token %d) held since %s",
+				r.violateOn([]int64{h.Token, o.Token}, "overlap", "%s op %d (%s, token %d) granted at %s while %s op %d (%s, token %d) held since %s",
 					h.Client, h.Op, h.Mode, h.Token, stamp(h.OK), o.Client, o.Op, o.Mode, o.Token, stamp(o.OK))
 			}
 		}
 		active[e.i] = true
 		if recipe == Semaphore && len(active) > capacity {
-			r.violate("over-capacity", "%d trusted leases at %s, max %d", len(active), stamp(h.OK), capacity)
+			var tokens []int64
+			for j := range active {
+				tokens = append(tokens, r.Holds[j].Token)
+			}
+			slices.Sort(tokens)
+			r.violateOn(tokens, "over-capacity", "%d trusted leases at %s, max %d (tokens %v)", len(active), stamp(h.OK), capacity, tokens)
 		}
 	}
 	for i, z := range r.Holds {
@@ -406,7 +422,7 @@ func (r *Report) checkMinority(recipe Recipe, events []Event, timeout time.Durat
 					continue
 				}
 				if recipe.exclusive(h.Mode) || recipe.exclusive(g.Mode) {
-					r.violate("minority-overlap", "%s op %d (token %d) granted at %s while %s op %d (token %d), cut off by %s at %s, still trusted its hold (until %s)",
+					r.violateOn([]int64{g.Token, h.Token}, "minority-overlap", "%s op %d (token %d) granted at %s while %s op %d (token %d), cut off by %s at %s, still trusted its hold (until %s)",
 						g.Client, g.Op, g.Token, stamp(g.OK), h.Client, h.Op, h.Token, e.Detail, stamp(e.T), stamp(h.End))
 				}
 			}
@@ -462,7 +478,7 @@ func (r *Report) checkEarlyGrants(recipe Recipe, timeout time.Duration) {
 				continue
 			}
 			if recipe.exclusive(h.Mode) || recipe.exclusive(d.Mode) {
-				r.violate("grant-before-expiry", "%s op %d granted %s after %s op %d was %s (%s)",
+				r.violateOn([]int64{h.Token, d.Token}, "grant-before-expiry", "%s op %d granted %s after %s op %d was %s (%s)",
 					h.Client, h.Op, time.Duration(h.OK-d.End).Round(time.Millisecond), d.Client, d.Op, d.EndedBy+"ed", "its session cannot have expired yet")
 			}
 		}
@@ -484,7 +500,7 @@ func (r *Report) checkTokens(recipe Recipe) {
 			r.Releads++
 		}
 		if last != nil && h.Token <= last.Token && !sameNode {
-			r.violate("token-order", "%s op %d got token %d after %s op %d had %d",
+			r.violateOn([]int64{h.Token, last.Token}, "token-order", "%s op %d got token %d after %s op %d had %d",
 				h.Client, h.Op, h.Token, last.Client, last.Op, last.Token)
 		}
 		last = h

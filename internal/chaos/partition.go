@@ -288,7 +288,7 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 		for j, b := range hs {
 			for _, a := range hs[:j] {
 				if b.ok < a.ok {
-					r.violate("token-order", "%s: %s was granted token %d before %s was granted the lower token %d", item, b.client, b.token, a.client, a.token)
+					r.violateOn([]int64{b.token, a.token}, "token-order", "%s: %s was granted token %d before %s was granted the lower token %d", item, b.client, b.token, a.client, a.token)
 					continue
 				}
 				if b.ok >= a.end {
@@ -298,7 +298,7 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 					s.FrozenOverlap++
 					continue
 				}
-				r.violate("owned-twice", "%s: %s was granted it (token %d) %s before %s stopped trusting its hold (token %d, ended by %s)",
+				r.violateOn([]int64{b.token, a.token}, "owned-twice", "%s: %s was granted it (token %d) %s before %s stopped trusting its hold (token %d, ended by %s)",
 					item, b.client, b.token, time.Duration(a.end-b.ok), a.client, a.token, a.endedBy)
 			}
 		}
@@ -337,9 +337,11 @@ func lossReason(detail string) string {
 func (r *run) finishPartition(history []Event) *Result {
 	r.t.Helper()
 	rep, stats := CheckPartition(history)
-	r.mu.Lock()
-	rep.Violations = append(rep.Violations, r.extra...)
-	r.mu.Unlock()
+	attribute(rep, r.replicas, holdTokens(history), func(drop map[int64]bool) []Violation {
+		again, _ := CheckPartition(withoutHolds(history, drop))
+		return again.Violations
+	})
+	r.addRunFindings(rep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, %d items, session timeout %s, %s\n",
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, partitionItems, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))
