@@ -262,6 +262,50 @@ func (c *Client) Session() conn.Session { return c.conn.Session() }
 // hold of every recipe obeys.
 func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy.Signal(s) }
 
+// CheckTrust returns nil if what was built on s (a granted node, a term, a
+// barrier's entry) may be handed to user code now, and otherwise why not:
+// zkrecipes.ErrClosed after Close, zkrecipes.ErrSessionLost or
+// zkrecipes.ErrSuspended once LossSignal(s) has fired, and
+// zkrecipes.ErrSuspended when the link has gone without proof of life for
+// longer than the loss signal allows (two thirds of the session timeout
+// under the standard policy, the whole timeout under the session-only
+// one) although the signal has not fired yet.
+//
+// That last case is a process that was frozen (SIGSTOP, a VM paused, a
+// long stop of the world) and has just been thawed: its goroutines run
+// before the connection's reader finds the link dead, and a grant decided
+// from what waited in the socket would be handed over on a session the
+// server may have expired, with its signal firing a moment later. A
+// recipe calls CheckTrust at the last moment before it hands something
+// over (hold.Node does, at every hold it hands out and whenever a hold's
+// Err is read), so that nothing reaches user code past the signal's
+// bound. Proof of life is a reply to one of this client's own requests or
+// pings, dated by when the request was sent; an idle link is proven by
+// the client's own pings, a third of the bound apart.
+func (c *Client) CheckTrust(s conn.Session) error {
+	if c.Closed() {
+		return zkrecipes.ErrClosed
+	}
+	select {
+	case <-s.Lost:
+		return zkrecipes.ErrSessionLost
+	default:
+	}
+	select {
+	case <-c.LossSignal(s):
+		return zkrecipes.ErrSuspended
+	default:
+	}
+	bound := s.Timeout
+	if c.errPolicy == StandardPolicy {
+		bound = bound * 2 / 3
+	}
+	if age := time.Since(c.conn.ProvenAt()); age >= bound {
+		return fmt.Errorf("%w: no proof of life for %v, over the %v the loss signal allows", zkrecipes.ErrSuspended, age.Round(time.Millisecond), bound)
+	}
+	return nil
+}
+
 // Closed reports whether Close was called.
 func (c *Client) Closed() bool { return c.closed.Load() }
 

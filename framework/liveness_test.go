@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
@@ -54,4 +55,36 @@ func TestRequestsDroppedSuspendsDespiteWatchEvents(t *testing.T) {
 	assert.True(t, alive, "suspended %v after the fault began, only once the server had expired the session", elapsed)
 	assert.Less(t, elapsed, timeout, "suspended after the whole session timeout")
 	p.Heal()
+}
+
+// CheckTrust vouches for a session while its link has proof of life, and
+// says why not once it has none: the link in doubt, the session lost, the
+// client closed.
+func TestCheckTrustFollowsTheLinkTheSessionAndTheClient(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second))
+	s := c.Session()
+	require.NoError(t, c.CheckTrust(s))
+	// Idle for longer than the bound: the client's own pings prove the link.
+	time.Sleep(2 * time.Second)
+	require.NoError(t, c.CheckTrust(s), "an idle, healthy link")
+
+	p.DropRequests() // no reply to us from now on; the link looks up for a while
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.ErrorIs(ct, c.CheckTrust(s), zkrecipes.ErrSuspended)
+	}, 10*time.Second, 10*time.Millisecond)
+
+	p.Blackhole()
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.ErrorIs(ct, c.CheckTrust(s), zkrecipes.ErrSessionLost)
+	}, 30*time.Second, 50*time.Millisecond, "simulated expiry")
+	p.Heal()
+	_, err := c.WaitConnected(t.Context())
+	require.NoError(t, err)
+	assert.ErrorIs(t, c.CheckTrust(s), zkrecipes.ErrSessionLost, "the old session on a new one")
+	require.NoError(t, c.CheckTrust(c.Session()))
+
+	require.NoError(t, c.Close())
+	assert.ErrorIs(t, c.CheckTrust(c.Session()), zkrecipes.ErrClosed)
 }

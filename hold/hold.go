@@ -119,6 +119,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/internal/errs"
@@ -134,6 +135,7 @@ type Hold struct {
 	node     *Node
 	release  func(*Hold) error
 	released atomic.Bool
+	granted  time.Time             // taken just before its last check of the link
 	byClose  atomic.Bool           // released by its recipe's Close
 	closeErr atomic.Pointer[error] // what Release says then
 
@@ -148,13 +150,21 @@ type Hold struct {
 // Node). If n has lost trust already, NewHold returns nil and an error
 // wrapping zkrecipes.ErrHoldLost and why: no Hold is handed out under a signal that
 // has fired.
+//
+// NewHold is the last moment before a hold reaches user code: it checks
+// that the link still has proof of life (framework.Client.CheckTrust), and
+// a node whose link has gone without it past the loss signal's bound (a
+// process thawed after a long freeze) ends there, with
+// zkrecipes.ErrSuspended, instead of being handed out.
 func (n *Node) NewHold(release func(*Hold) error) (*Hold, error) {
+	granted := time.Now()
+	n.vouch()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.err != nil {
 		return nil, fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, n.told(n.err))
 	}
-	h := &Hold{node: n, release: release, done: make(chan struct{})}
+	h := &Hold{node: n, release: release, done: make(chan struct{}), granted: granted}
 	n.holds[h] = struct{}{}
 	n.given = true
 	return h, nil
@@ -177,6 +187,19 @@ func (h *Hold) Token() int64 {
 		return 0
 	}
 	return h.node.token
+}
+
+// Granted is when the hold was handed out: the time taken just before the
+// recipe last checked that the hold's link had proof of life
+// (framework.Client.CheckTrust). The hold is trusted from then until Done
+// closes; a process that is frozen after Granted (a GC pause, SIGSTOP)
+// holds it as a zombie until it finds out, as any holder may, which is
+// what the fencing token is for. The zero time for a nil Hold.
+func (h *Hold) Granted() time.Time {
+	if h == nil {
+		return time.Time{}
+	}
+	return h.granted
 }
 
 // Path is the hold's node (without the client's namespace).
@@ -228,6 +251,7 @@ func (h *Hold) Err() error {
 }
 
 func (h *Hold) errNow() error {
+	h.node.vouch()
 	h.node.mu.Lock()
 	defer h.node.mu.Unlock()
 	return h.node.told(h.err)

@@ -221,9 +221,27 @@ func (n *Node) SessionID() int64 { return n.session.ID }
 func (n *Node) Err() error { return n.named(n.errNow()) }
 
 func (n *Node) errNow() error {
+	n.vouch()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.told(n.err)
+}
+
+// vouch ends the node if its client can no longer vouch for the link it
+// was granted on (framework.Client.CheckTrust): a process thawed after a
+// freeze longer than the loss signal's bound must not find its holds
+// trusted in the moment before its connection's reader notices the link
+// is dead. It runs before anything of the node is handed out or its error
+// read.
+func (n *Node) vouch() {
+	err := n.client.CheckTrust(n.session)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, zkrecipes.ErrClosed) {
+		err = errClientClosed
+	}
+	n.finish(err)
 }
 
 // errSuspendedThenLost: a hold that ended with its link in doubt, whose
@@ -235,8 +253,15 @@ var errSuspendedThenLost = fmt.Errorf("%w, then %w", zkrecipes.ErrSuspended, zkr
 // its session is known lost, so that errors.Is(err, zkrecipes.ErrSessionLost) holds
 // for what is lost for good.
 func (n *Node) told(err error) error {
-	if err == zkrecipes.ErrSuspended && isClosed(n.session.Lost) {
+	if err == nil || !isClosed(n.session.Lost) || errors.Is(err, zkrecipes.ErrSessionLost) {
+		return err
+	}
+	if err == zkrecipes.ErrSuspended {
 		return errSuspendedThenLost
+	}
+	if errors.Is(err, zkrecipes.ErrSuspended) {
+		// Ended in doubt with the detail of why (CheckTrust's).
+		return fmt.Errorf("%w, then %w", err, zkrecipes.ErrSessionLost)
 	}
 	return err
 }

@@ -510,6 +510,25 @@ func (c *Conn) sessionOfLocked() conn.Session {
 	return conn.Session{ID: e.id, Timeout: e.timeout, Suspended: e.suspended, Lost: e.lost}
 }
 
+// ProvenAt returns when the server last proved that it hears this client:
+// the send time of the last of our requests or pings it answered on the
+// current link (one only the leader answers, so that the quorum heard it;
+// see sniffConn), or the handshake's. It is the zero time before the first
+// link. A link whose proof is older than the receive timeout is dead, even
+// before go-zookeeper's reader has noticed (a process frozen and thawed
+// runs its other goroutines first).
+func (c *Conn) ProvenAt() time.Time {
+	l := c.link.Load()
+	if l == nil {
+		return time.Time{}
+	}
+	at := l.lastProof.Load()
+	if at == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, at)
+}
+
 // WaitConnected waits until the connection is in a connected state (Connected,
 // Reconnected or ReadOnly) and returns its session. It returns zkrecipes.ErrClosed after
 // Close and ctx's error when ctx ends first.

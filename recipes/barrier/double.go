@@ -129,7 +129,10 @@ func (d *DoubleBarrier) Node() string {
 // fails with ctx's error when ctx ends first, zkrecipes.ErrClosed when
 // the DoubleBarrier or its client is closed, zkrecipes.ErrSessionLost when the
 // session that made the node is lost meanwhile (zkrecipes.ErrNodeDeleted when
-// someone else deleted the node), ErrAlreadyEntered when entered already,
+// someone else deleted the node), zkrecipes.ErrSuspended when the link
+// was in doubt at the moment of entry (no proof of life within the loss
+// signal's bound, as after a long freeze of the process: see
+// framework.Client.CheckTrust), ErrAlreadyEntered when entered already,
 // an error wrapping zkrecipes.ErrInvalidArgument for a nil ctx (nothing is
 // sent). Whenever it fails, the node is deleted (in the background if need
 // be).
@@ -159,6 +162,9 @@ func (d *DoubleBarrier) enterCall(ctx context.Context) error {
 	d.mu.Unlock()
 
 	round, err := d.enter(ctx, name, dropped)
+	if err == nil {
+		err = d.vouch(name)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil && d.closed {
@@ -685,6 +691,24 @@ func (d *DoubleBarrier) goneErr(name string) error {
 		return fmt.Errorf("member %s: %w", name, zkrecipes.ErrSessionLost)
 	}
 	return fmt.Errorf("member %s: %w", name, zkrecipes.ErrNodeDeleted)
+}
+
+// vouch is the last check before Enter lets the caller in: the session
+// that made our node is still the client's, and its link has proof of life
+// (framework.Client.CheckTrust). A process thawed after a freeze longer
+// than the session's bound must not enter on what waited in its socket.
+func (d *DoubleBarrier) vouch(name string) error {
+	d.mu.Lock()
+	owner := d.owner
+	d.mu.Unlock()
+	s := d.client.Session()
+	if s.ID != owner {
+		return fmt.Errorf("member %s: %w", name, zkrecipes.ErrSessionLost)
+	}
+	if err := d.client.CheckTrust(s); err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	return nil
 }
 
 // sessionGone reports whether the client is on another session than the

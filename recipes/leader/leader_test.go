@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 
 // runHelper is a latch participant in a child process, so kill -9 is real.
 func runHelper(spec string) {
-	parts := strings.Split(spec, "|") // addrs|path|id|sessionTimeout
+	parts := strings.Split(spec, "|") // addrs|path|id|sessionTimeout[|thaw]
 	timeout, _ := time.ParseDuration(parts[3])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -57,6 +57,9 @@ func runHelper(spec string) {
 		os.Exit(1)
 	}
 	fmt.Println("leading")
+	if len(parts) > 4 && parts[4] == "thaw" {
+		awaitOnThaw(l)
+	}
 	select {}
 }
 

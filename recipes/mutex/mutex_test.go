@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 	if runHelper() {
 		return
 	}
+	if spec := os.Getenv(thawEnv); spec != "" {
+		runThawHelper(spec)
+		return
+	}
 	os.Exit(zktest.Main(m))
 }
 

@@ -18,7 +18,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/partition"
 )
 
-func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(thawEnv); spec != "" {
+		runThawHelper(spec)
+		return
+	}
+	os.Exit(zktest.Main(m))
+}
 
 var (
 	newClient = testkit.Client

@@ -476,8 +476,10 @@ func (p *Partitioner) acquire(item string, s *slot) {
 			p.poke()
 			return
 		}
-		if p.closed || !p.want[item] || p.slots[item] != s {
-			// Its turn came after it stopped being ours: give it back
+		if p.closed || !p.want[item] || p.slots[item] != s || h.Err() != nil {
+			// Its turn came after it stopped being ours, or it was lost
+			// on its way here (h.Err checks the link's proof of life
+			// again: a process thawed after a long freeze): give it back
 			// unseen (no one was told it was ours).
 			_ = h.Release()
 			p.poke()
@@ -493,6 +495,9 @@ func (p *Partitioner) acquire(item string, s *slot) {
 			go func() {
 				defer p.wg.Done()
 				defer close(done)
+				if h.Err() != nil {
+					return // lost before its worker began: the loop retires it
+				}
 				hctx := h.Context(wctx)
 				p.cfg.worker(hctx, item, h)
 			}()
