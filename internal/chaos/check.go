@@ -307,10 +307,19 @@ func rebuild(events []Event, r *Report) []Hold {
 		last = events[len(events)-1].T
 	}
 	out := make([]Hold, 0, len(holds))
+	prev := map[string]*Hold{} // client -> its hold before
 	for _, h := range holds {
 		if h.EndedBy == "" {
 			h.End, h.Returned, h.EndedBy = last, last, "open"
 		}
+		// A latch that leads again with the same node grants the new term
+		// only once the old one's signal has fired, but the contender
+		// reports that loss from a goroutine of its own, which may run a
+		// moment after the new grant: one leadership, not two holders.
+		if p := prev[h.Client]; p != nil && p.Token == h.Token && h.Granted < p.End {
+			h.Granted = p.End
+		}
+		prev[h.Client] = h
 		switch effect, p := freezeOf(pauses[h.Client], h.Granted, h.End); effect {
 		case frozenHolder:
 			h.Zombie = [2]int64{p.to, h.End}
