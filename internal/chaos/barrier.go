@@ -332,8 +332,7 @@ func leaveReason(detail string) string {
 // finishBarrier checks a barrier run's history and saves it.
 func (r *run) finishBarrier(history []Event) *Result {
 	rep, st := CheckBarrier(history)
-	rep.Violations = append(rep.Violations, r.extra...)
-	rep.ServerBugs = append(rep.ServerBugs, r.serverBugs...)
+	r.addRunFindings(rep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))

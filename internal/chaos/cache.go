@@ -308,9 +308,7 @@ func CheckCache(history []Event) (*Report, CacheStats) {
 func (r *run) finishCache(history []Event) *Result {
 	r.t.Helper()
 	rep, stats := CheckCache(history)
-	r.mu.Lock()
-	rep.Violations = append(rep.Violations, r.extra...)
-	r.mu.Unlock()
+	r.addRunFindings(rep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,13 +44,20 @@ type Hold struct {
 	Op     int
 	Mode   string
 	Token  int64
-	// Call and OK: when the contender asked and when it was granted.
+	// Call and OK: when the contender asked and when it reported the
+	// grant.
 	Call, OK int64
+	// Granted is when the recipe granted it (hold.Hold.Granted, taken
+	// just before the recipe's last check of the link): the hold is
+	// trusted from here. A latch's term may be granted before the Await
+	// that returns it is called. OK where the history does not say.
+	Granted int64
 	// End is when the hold stopped being trusted: the first of its loss
 	// signal, its release call and the kill of its process. For a holder
 	// frozen (SIGSTOP) until its session expired, End is the freeze: it
 	// could not act while frozen, and what it did on waking is the
-	// fenced resource's business (Zombie).
+	// fenced resource's business (Zombie). A hold granted before such a
+	// freeze and reported after the thaw is a zombie's too.
 	End int64
 	// EndedBy is "loss", "release", "kill", "freeze" or "open" (never ended:
 	// a bug).
@@ -60,15 +68,17 @@ type Hold struct {
 	// Zombie is the stretch from thaw to the loss signal of a frozen
 	// holder whose session expired meanwhile: it still believed it held.
 	Zombie [2]int64
-	// Unstamped: the freeze struck between the grant and its report, so
-	// the hold's trusted stretch is empty and its token is out of order.
-	Unstamped bool
 }
 
 // Violation is one broken guarantee.
 type Violation struct {
 	Kind   string
 	Detail string
+	// Zxids are the nodes it rests on, by the zxids that created them:
+	// the fencing tokens of the holds it names (a token is its node's
+	// czxid) and the register nodes it names. A violation that rests on a
+	// node the quorum never committed may be ZooKeeper's own (attribute).
+	Zxids []int64
 }
 
 // Report is what the checker found in one run's history.
@@ -93,10 +103,13 @@ type Report struct {
 	// LateTaken counts stale writes the register took because the newer
 	// holder had not written yet: fencing cannot refuse what it has not
 	// been told is old.
-	LateTaken      int
-	FrozenOverlap  int // holds of others granted while a frozen holder still believed
-	FaultsOnHolder int // faults that hit a contender while it held
-	Releads        int // terms led again by the same latch node after a loss
+	LateTaken     int
+	FrozenOverlap int // holds of others granted while a frozen holder still believed
+	// ReportedAfterThaw counts the holds granted before a freeze of their
+	// process and reported only after the thaw (zombies' holds).
+	ReportedAfterThaw int
+	FaultsOnHolder    int // faults that hit a contender while it held
+	Releads           int // terms led again by the same latch node after a loss
 	// MinorityHolds counts the holds trusted when a partition cut their
 	// client's server off from the quorum (checkMinority).
 	MinorityHolds int
@@ -122,7 +135,12 @@ type Report struct {
 }
 
 func (r *Report) violate(kind, format string, args ...any) {
-	r.Violations = append(r.Violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	r.violateOn(nil, kind, format, args...)
+}
+
+// violateOn reports a violation that rests on the nodes created by zxids.
+func (r *Report) violateOn(zxids []int64, kind, format string, args ...any) {
+	r.Violations = append(r.Violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...), Zxids: zxids})
 }
 
 // ViolationsByKind counts the violations by kind.
@@ -169,6 +187,37 @@ type pause struct {
 	expired  bool
 }
 
+// freezeEffect is what a contender's freezes make of one of its holds.
+type freezeEffect int
+
+const (
+	notFrozen freezeEffect = iota
+	// frozenHolder: an expired freeze began while the hold was trusted:
+	// the hold is trusted until the freeze began, and its holder is a
+	// zombie from the thaw until it learns.
+	frozenHolder
+	// grantedWhileFrozen: the grant falls while the process was stopped,
+	// which cannot be (a stopped process runs nothing): the history is
+	// wrong.
+	grantedWhileFrozen
+)
+
+// freezeOf says what ps, a contender's freezes (KindStop to KindCont),
+// make of its hold granted at granted and trusted until end, and which
+// freeze. A hold granted before a freeze counts from its grant, whenever
+// it was reported: its report may wait in a goroutine the freeze stopped.
+func freezeOf(ps []pause, granted, end int64) (freezeEffect, pause) {
+	for _, p := range ps {
+		if granted > p.from && (granted < p.to || p.to == 0) {
+			return grantedWhileFrozen, p
+		}
+		if p.expired && p.from >= granted && p.from < end {
+			return frozenHolder, p
+		}
+	}
+	return notFrozen, pause{}
+}
+
 // rebuild pairs each contender's events into holds.
 func rebuild(events []Event, r *Report) []Hold {
 	calls := map[string]int64{} // client/op -> acquire call
@@ -200,9 +249,12 @@ func rebuild(events []Event, r *Report) []Hold {
 				r.NotGranted["error"]++
 			}
 		case KindAcquireOK:
-			h = &Hold{Client: e.Client, Op: e.Op, Mode: e.Mode, Token: e.Token, Call: calls[key(e)], OK: e.T}
+			h = &Hold{Client: e.Client, Op: e.Op, Mode: e.Mode, Token: e.Token, Call: calls[key(e)], OK: e.T, Granted: e.Granted}
 			if h.Call == 0 {
 				h.Call = e.T
+			}
+			if h.Granted == 0 {
+				h.Granted = e.T
 			}
 			holds = append(holds, h)
 			open[e.Client] = h
@@ -255,27 +307,34 @@ func rebuild(events []Event, r *Report) []Hold {
 		last = events[len(events)-1].T
 	}
 	out := make([]Hold, 0, len(holds))
+	prev := map[string]*Hold{} // client -> its hold before
 	for _, h := range holds {
 		if h.EndedBy == "" {
 			h.End, h.Returned, h.EndedBy = last, last, "open"
 		}
-		for _, p := range pauses[h.Client] {
-			if !p.expired {
-				continue
+		// A latch that leads again with the same node grants the new term
+		// only once the old one's signal has fired, but the contender
+		// reports that loss from a goroutine of its own, which may run a
+		// moment after the new grant: one leadership, not two holders.
+		if p := prev[h.Client]; p != nil && p.Token == h.Token && h.Granted < p.End {
+			h.Granted = p.End
+		}
+		prev[h.Client] = h
+		switch effect, p := freezeOf(pauses[h.Client], h.Granted, h.End); effect {
+		case frozenHolder:
+			h.Zombie = [2]int64{p.to, h.End}
+			h.End, h.Returned, h.EndedBy = p.from, p.from, "freeze"
+			if h.OK >= p.to {
+				r.ReportedAfterThaw++
 			}
-			if p.from >= h.OK && p.from < h.End {
-				h.Zombie = [2]int64{p.to, h.End}
-				h.End, h.Returned, h.EndedBy = p.from, p.from, "freeze"
-				break
-			}
-			if p.from >= h.Call && p.from < h.OK && p.to <= h.OK {
-				h.Zombie = [2]int64{p.to, h.End}
-				h.OK, h.End, h.Returned, h.EndedBy, h.Unstamped = p.from, p.from, p.from, "freeze", true
-				break
-			}
+		case grantedWhileFrozen:
+			r.violate("grant-while-frozen", "%s op %d (token %d) granted at %s, while its process was stopped (from %s to %s)",
+				h.Client, h.Op, h.Token, stamp(h.Granted), stamp(p.from), stamp(p.to))
 		}
 		out = append(out, *h)
 	}
+	// In the order of the grants, as the recipes made them.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Granted < out[j].Granted })
 	return out
 }
 
@@ -291,8 +350,8 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 		if h.EndedBy == "open" {
 			r.violate("unterminated-hold", "%s op %d was granted and never released, lost or killed", h.Client, h.Op)
 		}
-		if h.OK < h.End { // an empty stretch (Unstamped) conflicts with nothing
-			edges = append(edges, edge{h.OK, true, i}, edge{h.End, false, i})
+		if h.Granted < h.End { // an empty stretch conflicts with nothing
+			edges = append(edges, edge{h.Granted, true, i}, edge{h.End, false, i})
 		}
 	}
 	// Ends first at equal times: the intervals are half-open.
@@ -312,13 +371,18 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 		for j := range active {
 			o := r.Holds[j]
 			if recipe.exclusive(h.Mode) || recipe.exclusive(o.Mode) {
-				r.violate("overlap", "%s op %d (%s, token %d) granted at %s while %s op %d (%s, token %d) held since %s",
-					h.Client, h.Op, h.Mode, h.Token, stamp(h.OK), o.Client, o.Op, o.Mode, o.Token, stamp(o.OK))
+				r.violateOn([]int64{h.Token, o.Token}, "overlap", "%s op %d (%s, token %d) granted at %s while %s op %d (%s, token %d) held since %s",
+					h.Client, h.Op, h.Mode, h.Token, stamp(h.Granted), o.Client, o.Op, o.Mode, o.Token, stamp(o.Granted))
 			}
 		}
 		active[e.i] = true
 		if recipe == Semaphore && len(active) > capacity {
-			r.violate("over-capacity", "%d trusted leases at %s, max %d", len(active), stamp(h.OK), capacity)
+			var tokens []int64
+			for j := range active {
+				tokens = append(tokens, r.Holds[j].Token)
+			}
+			slices.Sort(tokens)
+			r.violateOn(tokens, "over-capacity", "%d trusted leases at %s, max %d (tokens %v)", len(active), stamp(h.Granted), capacity, tokens)
 		}
 	}
 	for i, z := range r.Holds {
@@ -326,7 +390,7 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 			continue
 		}
 		for j, h := range r.Holds {
-			if i != j && h.OK < z.Zombie[1] && h.End > z.End && (recipe.exclusive(h.Mode) || recipe.exclusive(z.Mode)) {
+			if i != j && h.Granted < z.Zombie[1] && h.End > z.End && (recipe.exclusive(h.Mode) || recipe.exclusive(z.Mode)) {
 				r.FrozenOverlap++
 			}
 		}
@@ -356,7 +420,7 @@ func (r *Report) checkLossSignals(events []Event, timeout time.Duration) {
 			continue
 		}
 		for _, h := range r.Holds {
-			if h.Client != e.Client || h.OK > e.T || h.End <= e.T {
+			if h.Client != e.Client || h.Granted > e.T || h.End <= e.T {
 				continue
 			}
 			if h.End > e.T+limit {
@@ -390,7 +454,7 @@ func (r *Report) checkMinority(recipe Recipe, events []Event, timeout time.Durat
 			continue
 		}
 		for _, h := range r.Holds {
-			if h.Client != e.Client || h.OK > e.T || h.End <= e.T {
+			if h.Client != e.Client || h.Granted > e.T || h.End <= e.T {
 				continue
 			}
 			r.MinorityHolds++
@@ -402,12 +466,12 @@ func (r *Report) checkMinority(recipe Recipe, events []Event, timeout time.Durat
 				continue
 			}
 			for _, g := range r.Holds {
-				if g.Client == h.Client || g.Token <= h.Token || g.OK >= h.End || g.OK < e.T || g.Unstamped {
+				if g.Client == h.Client || g.Token <= h.Token || g.Granted >= h.End || g.Granted < e.T {
 					continue
 				}
 				if recipe.exclusive(h.Mode) || recipe.exclusive(g.Mode) {
-					r.violate("minority-overlap", "%s op %d (token %d) granted at %s while %s op %d (token %d), cut off by %s at %s, still trusted its hold (until %s)",
-						g.Client, g.Op, g.Token, stamp(g.OK), h.Client, h.Op, h.Token, e.Detail, stamp(e.T), stamp(h.End))
+					r.violateOn([]int64{g.Token, h.Token}, "minority-overlap", "%s op %d (token %d) granted at %s while %s op %d (token %d), cut off by %s at %s, still trusted its hold (until %s)",
+						g.Client, g.Op, g.Token, stamp(g.Granted), h.Client, h.Op, h.Token, e.Detail, stamp(e.T), stamp(h.End))
 				}
 			}
 		}
@@ -426,7 +490,7 @@ func (r *Report) checkDeletedNodeLearnt(after []Event, fault Event, limit int64)
 	// history decides: no hold open at the fault, nothing to learn.
 	held := false
 	for _, h := range r.Holds {
-		if h.Client == fault.Client && h.OK <= fault.T && h.End >= fault.T {
+		if h.Client == fault.Client && h.Granted <= fault.T && h.End >= fault.T {
 			held = true
 			break
 		}
@@ -458,12 +522,12 @@ func (r *Report) checkEarlyGrants(recipe Recipe, timeout time.Duration) {
 			continue
 		}
 		for _, h := range r.Holds {
-			if h.Client == d.Client || h.OK <= d.End || h.OK >= d.End+int64(timeout/2) {
+			if h.Client == d.Client || h.Granted <= d.End || h.Granted >= d.End+int64(timeout/2) {
 				continue
 			}
 			if recipe.exclusive(h.Mode) || recipe.exclusive(d.Mode) {
-				r.violate("grant-before-expiry", "%s op %d granted %s after %s op %d was %s (%s)",
-					h.Client, h.Op, time.Duration(h.OK-d.End).Round(time.Millisecond), d.Client, d.Op, d.EndedBy+"ed", "its session cannot have expired yet")
+				r.violateOn([]int64{h.Token, d.Token}, "grant-before-expiry", "%s op %d granted %s after %s op %d was %s (%s)",
+					h.Client, h.Op, time.Duration(h.Granted-d.End).Round(time.Millisecond), d.Client, d.Op, d.EndedBy+"ed", "its session cannot have expired yet")
 			}
 		}
 	}
@@ -474,7 +538,7 @@ func (r *Report) checkTokens(recipe Recipe) {
 	var last *Hold
 	for i := range r.Holds {
 		h := &r.Holds[i]
-		if !recipe.exclusive(h.Mode) || h.Unstamped {
+		if !recipe.exclusive(h.Mode) {
 			continue
 		}
 		// A latch that leads again with the same node after a reconnect
@@ -484,7 +548,7 @@ func (r *Report) checkTokens(recipe Recipe) {
 			r.Releads++
 		}
 		if last != nil && h.Token <= last.Token && !sameNode {
-			r.violate("token-order", "%s op %d got token %d after %s op %d had %d",
+			r.violateOn([]int64{h.Token, last.Token}, "token-order", "%s op %d got token %d after %s op %d had %d",
 				h.Client, h.Op, h.Token, last.Client, last.Op, last.Token)
 		}
 		last = h
@@ -514,7 +578,7 @@ func (r *Report) checkWrites(recipe Recipe, events []Event) {
 		if w.Kind != KindWrite {
 			continue
 		}
-		for g < len(grants) && grants[g].OK < w.T {
+		for g < len(grants) && grants[g].Granted < w.T {
 			highest = max(highest, grants[g].Token)
 			g++
 		}

@@ -208,20 +208,74 @@ func TestCheckGrantBeforeExpiry(t *testing.T) {
 	assert.Equal(t, 1, kinds(build(200))["grant-before-expiry"])
 }
 
-// A freeze between the grant and its report: the hold began before the
-// freeze; its report comes after the thaw, with an older token.
-func TestCheckFreezeBeforeTheGrantWasReported(t *testing.T) {
+func granted(ms int64) func(*Event) {
+	return func(e *Event) { e.Granted = 1e12 + ms*int64(time.Millisecond) }
+}
+
+// frozenAtTheGrant is issue 36's case: c1 asks, the recipe grants it at
+// grantedAt, c1's process is stopped at 20 ms and thawed at 5 s with its
+// session expired (c2 held in between, with a higher token), and only
+// then does c1 report its grant, with the older token; its loss signal
+// follows at once.
+func frozenAtTheGrant(grantedAt int64, tok int64) hist {
 	var h hist
 	h.at(0, "c1", KindAcquireCall, 1)
 	h.at(20, "c1", KindStop, 0)
 	h.holdOf("c2", 1, 5, 2500, 2600, 2601, token(200))
 	h.at(5000, "c1", KindCont, 0, detail("expired"))
-	h.at(5001, "c1", KindAcquireOK, 1, token(100))
-	h.at(5002, "c1", KindLoss, 1, detail("connection suspended while held"))
-	h.at(5003, "c1", KindReleaseCall, 1).at(5004, "c1", KindReleaseOK, 1)
-	r := Check(Mutex, 1, st, h)
+	opts := []func(*Event){token(tok)}
+	if grantedAt != 0 {
+		opts = append(opts, granted(grantedAt))
+	}
+	h.at(5010, "c1", KindAcquireOK, 1, opts...)
+	h.at(5012, "c1", KindLoss, 1, detail("connection suspended while held"))
+	h.at(5013, "c1", KindReleaseCall, 1).at(5014, "c1", KindReleaseOK, 1)
+	return h
+}
+
+// Granted before the freeze, reported after the thaw: a zombie's hold,
+// trusted from its grant until the freeze began, as if it had been
+// reported at once; c2's grant while c1 still believed is fencing's case.
+func TestCheckAHoldGrantedBeforeAFreezeAndReportedAfterItIsAZombies(t *testing.T) {
+	r := Check(Mutex, 1, st, frozenAtTheGrant(15, 100))
 	assert.Empty(t, r.Violations)
-	assert.True(t, r.Holds[1].Unstamped)
+	c1 := r.Holds[0]
+	assert.Equal(t, "c1", c1.Client, "holds are in grant order")
+	assert.Equal(t, "freeze", c1.EndedBy)
+	assert.Equal(t, int64(15*time.Millisecond), c1.Granted-1e12)
+	assert.Equal(t, int64(20*time.Millisecond), c1.End-1e12)
+	assert.Equal(t, [2]int64{1e12 + int64(5000*time.Millisecond), 1e12 + int64(5012*time.Millisecond)}, c1.Zombie)
+	assert.Equal(t, 1, r.FrozenOverlap)
+
+	// The report's time alone cannot tell: without the grant's time the
+	// hold counts from its report, after c2's, with a lower token.
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, st, frozenAtTheGrant(0, 100)))["token-order"])
+}
+
+// A grant while the process was stopped cannot be: the history is wrong.
+func TestCheckAHoldGrantedWhileItsProcessWasStoppedIsAViolation(t *testing.T) {
+	r := Check(Mutex, 1, st, frozenAtTheGrant(1000, 100))
+	assert.Equal(t, 1, kinds(r)["grant-while-frozen"])
+}
+
+// Granted after the thaw: a hold like any other, trusted from its grant,
+// its token above every earlier one's.
+func TestCheckAHoldGrantedAfterTheThawIsANormalHold(t *testing.T) {
+	r := Check(Mutex, 1, st, frozenAtTheGrant(5005, 300))
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, "loss", r.Holds[1].EndedBy)
+	assert.Zero(t, r.FrozenOverlap)
+
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, st, frozenAtTheGrant(5005, 100)))["token-order"])
+
+	// Granted after the thaw while c2 still holds: two holders at once.
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1).at(20, "c1", KindStop, 0)
+	h.holdOf("c2", 1, 5, 2500, 6000, 6001, token(200))
+	h.at(5000, "c1", KindCont, 0, detail("expired"))
+	h.at(5010, "c1", KindAcquireOK, 1, token(300), granted(5005))
+	h.at(5100, "c1", KindReleaseCall, 1).at(5101, "c1", KindReleaseOK, 1)
+	assert.Equal(t, 1, kinds(Check(Mutex, 1, st, h))["overlap"])
 }
 
 // A latch may lead again with its old node (same token) after losing a
@@ -301,4 +355,19 @@ func TestCheckMinorityHold(t *testing.T) {
 	assert.Equal(t, 1, kinds(build(RWLock, 1500, 1200, "w"))["minority-overlap"])
 	assert.Zero(t, kinds(build(RWLock, 1500, 1200, "r"))["minority-overlap"], "two readers exclude nothing")
 	assert.Zero(t, kinds(build(Semaphore, 1500, 1200, ""))["minority-overlap"], "two leases of two exclude nothing")
+}
+
+// A latch leading again with its node grants the new term after the old
+// one's signal fired; the contender's report of that loss may come a
+// moment after the new grant. One leadership, not two holders.
+func TestCheckReleadGrantedBeforeTheLossWasReported(t *testing.T) {
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100), granted(9))
+	h.at(40, "c1", KindLoss, 1, detail("connection suspended while held"))
+	h.at(41, "c1", KindReleaseCall, 1).at(42, "c1", KindReleaseOK, 1)
+	h.at(43, "c1", KindAcquireCall, 2).at(44, "c1", KindAcquireOK, 2, token(100), granted(39))
+	h.at(50, "c1", KindReleaseCall, 2).at(51, "c1", KindReleaseOK, 2)
+	r := Check(Latch, 1, st, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, 1, r.Releads)
 }

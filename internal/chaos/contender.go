@@ -276,7 +276,7 @@ func (c *contender) lockOnce(ctx context.Context, mode string, acquire func(cont
 		c.failed(ctx, op, mode, err)
 		return
 	}
-	c.hold(op, mode, h.Token(), h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) }, h.Fenced, leaseEnded(h))
+	c.hold(op, mode, h, h.Done(), func() string { return errString(h.Err()) }, func() error { return release(h) }, h.Fenced, leaseEnded(h))
 }
 
 // leaseTime is the lease of the mutex contenders' leased holds.
@@ -309,7 +309,7 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 			continue
 		}
 		l := leases[0]
-		c.hold(op, "", l.Token(), l.Done(), func() string { return errString(l.Err()) }, l.Release, l.Fenced, nil)
+		c.hold(op, "", l, l.Done(), func() string { return errString(l.Err()) }, l.Release, l.Fenced, nil)
 	}
 }
 
@@ -364,7 +364,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 			continue
 		}
 		keep := c.rng.IntN(2) == 0
-		c.hold(op, "", term.Token(), term.Done(), func() string { return errString(term.Err()) }, func() error {
+		c.hold(op, "", term, term.Done(), func() string { return errString(term.Err()) }, func() error {
 			if keep && term.Err() != nil && ctx.Err() == nil {
 				return nil // lost, not given up: stay in the election
 			}
@@ -394,14 +394,13 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		return current
 	}
 	s, err := leader.NewSelector(c.client, c.spec.Path, func(jctx context.Context, term *hold.Hold) error {
-		token := term.Token()
 		why := func() string {
 			if ctx.Err() != nil {
 				return "selector closed" // quiesce, not a fault
 			}
 			return errString(context.Cause(jctx))
 		}
-		c.hold(asked(), "", token, jctx.Done(), why, func() error { return nil }, nil, nil)
+		c.hold(asked(), "", term, jctx.Done(), why, func() error { return nil }, nil, nil)
 		// Returning gives leadership up, and auto-requeue asks again at once.
 		ask()
 		return nil
@@ -432,12 +431,14 @@ func (c *contender) failed(ctx context.Context, op int, mode string, err error) 
 // fencedFunc is hold.Hold.Fenced.
 type fencedFunc func(ctx context.Context, ops ...any) ([]zk.MultiResponse, error)
 
-// hold reports a granted hold, works under it, and releases it. The loss
-// signal is watched on its own goroutine so its time is when it fired, not
-// when the work noticed. fenced, if not nil, is the hold's Fenced: its
-// work writes the ZooKeeper register with it.
-func (c *contender) hold(op int, mode string, token int64, lossSignal <-chan struct{}, why func() string, release func() error, fenced fencedFunc, ended func() int64) {
-	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Session: c.client.Session().ID})
+// hold reports a granted hold h (its token, and when the recipe granted
+// it), works under it, and releases it. The loss signal is watched on its
+// own goroutine so its time is when it fired, not when the work noticed.
+// fenced, if not nil, is the hold's Fenced: its work writes the ZooKeeper
+// register with it.
+func (c *contender) hold(op int, mode string, h *hold.Hold, lossSignal <-chan struct{}, why func() string, release func() error, fenced fencedFunc, ended func() int64) {
+	token := h.Token()
+	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Granted: h.Granted().UnixNano(), Session: c.client.Session().ID})
 	if c.spec.Register == "" {
 		fenced = nil
 	}

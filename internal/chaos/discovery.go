@@ -542,9 +542,7 @@ func CheckDiscovery(history []Event, sessionTimeout time.Duration) (*Report, Dis
 func (r *run) finishDiscovery(history []Event) *Result {
 	r.t.Helper()
 	rep, s := CheckDiscovery(history, r.cfg.SessionTimeout)
-	r.mu.Lock()
-	rep.Violations = append(rep.Violations, r.extra...)
-	r.mu.Unlock()
+	r.addRunFindings(rep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))

@@ -377,21 +377,18 @@ func (r *run) markServers() {
 // counted.
 func (r *run) checkServers() {
 	servers := r.env.Cluster.Servers()
-	// A replica that truncated its log past a snapshot it then loaded
-	// diverged through ZooKeeper's own bug, and stays apart until a full
-	// snapshot sync; the ensemble lives on through the recipes' runs, so
-	// its whole log is searched, not only this run's.
-	var bug string
+	// The ensemble lives on through the recipes' runs, so each server's
+	// whole log is searched, not only this run's.
+	logs := map[int]string{}
 	for _, s := range servers {
 		if b, err := os.ReadFile(s.LogPath()); err == nil {
-			if e := truncatedPastSnapshot(string(b)); e != "" && bug == "" {
-				bug = fmt.Sprintf("server%d: %s", s.ID, e)
-			}
+			logs[s.ID] = string(b)
 		}
 	}
+	bug, unproven := serverBug(logs, r.replicas)
 	diverged := func(format string, args ...any) {
 		if bug == "" {
-			r.violate("server-divergence", format, args...)
+			r.violate("server-divergence", format+"%s", append(args, unproven)...)
 			return
 		}
 		r.mu.Lock()
@@ -430,6 +427,36 @@ func (r *run) checkServers() {
 	}
 }
 
+// serverBug finds the evidence that the servers diverged through
+// ZooKeeper's own bug: a server whose log (logs, by server ID) shows it
+// truncated its log past a snapshot it then loaded (truncatedPastSnapshot),
+// and whose snapshot's zxid the servers' data shows the quorum never
+// committed (zxidProof.neverCommitted). Such a replica stays apart until a
+// full snapshot sync. The log only says what the server did; the data says
+// it holds what the quorum never had. It returns the evidence, or why a
+// truncation found in a log is not proven.
+func serverBug(logs map[int]string, replicas func() []*replica) (bug, unproven string) {
+	ids := make([]int, 0, len(logs))
+	for id := range logs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		tr, ok := truncatedPastSnapshot(logs[id])
+		if !ok {
+			continue
+		}
+		p := proveZxid(replicas(), tr.snapshot)
+		if p.neverCommitted() {
+			return fmt.Sprintf("server%d: %s; %s", id, tr, p), ""
+		}
+		if unproven == "" {
+			unproven = fmt.Sprintf(" (server%d: %s, but the servers' data does not show that the quorum never had it: %s)", id, tr, p)
+		}
+	}
+	return "", unproven
+}
+
 // divergence counts the lines of a server's log that report its data
 // tree's digest differing from the one recorded with a transaction, but
 // those of its start-up replay (its main thread's), and returns the first.
@@ -446,6 +473,17 @@ func divergence(log string) (n int, first string) {
 	return n, first
 }
 
+// truncation is a server's truncation past a snapshot it then loaded
+// (truncatedPastSnapshot).
+type truncation struct {
+	to, snapshot int64
+	at           string // the truncation's log line's time
+}
+
+func (t truncation) String() string {
+	return fmt.Sprintf("truncated its log to 0x%x, then loaded snapshot 0x%x, which holds transactions past it (ZooKeeper's TRUNC sync keeps a newer snapshot; at %s)", t.to, t.snapshot, t.at)
+}
+
 // truncatedPastSnapshot finds, in a server's log, ZooKeeper 3.8's loss of
 // agreement through a TRUNC sync: told by a new leader to truncate its
 // log to zxid Z (it had transactions the leader does not), the follower
@@ -453,16 +491,15 @@ func divergence(log string) (n int, first string) {
 // which holds transactions past Z: its data tree keeps what the quorum
 // does not have, and every later digest check on it fails. The server
 // only reads the snapshot the truncation should have discarded; no client
-// request makes that happen. It returns the two log lines' evidence, or
-// "".
-func truncatedPastSnapshot(log string) string {
+// request makes that happen. It returns the first such truncation.
+func truncatedPastSnapshot(log string) (truncation, bool) {
 	var trunc string
-	var to uint64
+	var to int64
 	for _, l := range strings.Split(log, "\n") {
 		if i := strings.Index(l, "Truncating log to get in sync with the leader 0x"); i >= 0 {
-			z, err := strconv.ParseUint(strings.TrimSpace(l[i+len("Truncating log to get in sync with the leader 0x"):]), 16, 64)
+			z, err := strconv.ParseUint(strings.TrimSpace(l[i+len("Truncating log to get in sync with the leader 0x"):]), 16, 63)
 			if err == nil {
-				trunc, to = l, z
+				trunc, to = l, int64(z)
 			}
 			continue
 		}
@@ -470,14 +507,14 @@ func truncatedPastSnapshot(log string) string {
 			continue
 		}
 		if i := strings.Index(l, "/snapshot."); i >= 0 && strings.Contains(l, "Reading snapshot") {
-			s, err := strconv.ParseUint(strings.TrimSpace(l[i+len("/snapshot."):]), 16, 64)
-			if err == nil && s > to {
-				return fmt.Sprintf("truncated its log to 0x%x, then loaded snapshot 0x%x, which holds transactions past it (ZooKeeper's TRUNC sync keeps a newer snapshot; at %s)", to, s, strings.Fields(trunc)[0])
+			s, err := strconv.ParseUint(strings.TrimSpace(l[i+len("/snapshot."):]), 16, 63)
+			if err == nil && int64(s) > to {
+				return truncation{to: to, snapshot: int64(s), at: strings.Fields(trunc)[0]}, true
 			}
 			trunc = ""
 		}
 	}
-	return ""
+	return truncation{}, false
 }
 
 // saveServerLog copies s's log from offset from to the run's logs, and

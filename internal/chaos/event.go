@@ -20,8 +20,10 @@ const (
 	// KindAcquireCall: the contender asks for the lock (Mode for a
 	// read-write lock).
 	KindAcquireCall Kind = "acquire-call"
-	// KindAcquireOK: the recipe granted it (Token is the fencing token). The
-	// hold is trusted from here.
+	// KindAcquireOK: the recipe granted it (Token is the fencing token,
+	// Granted when the recipe granted it). The hold is trusted from
+	// Granted; the event itself is stamped when the contender reports it,
+	// which a freeze may delay.
 	KindAcquireOK Kind = "acquire-ok"
 	// KindAcquireFail: the ask ended without a hold (timeout, error).
 	KindAcquireFail Kind = "acquire-fail"
@@ -80,8 +82,11 @@ type Event struct {
 	// Mode is "r" or "w" for the read-write lock, empty otherwise.
 	Mode string `json:"mode,omitempty"`
 	// Item is the partitioner's work item a hold is of; empty otherwise.
-	Item     string `json:"item,omitempty"`
-	Token    int64  `json:"token,omitempty"`
+	Item  string `json:"item,omitempty"`
+	Token int64  `json:"token,omitempty"`
+	// Granted is when the recipe granted the hold (hold.Hold.Granted, Unix
+	// nanoseconds), for KindAcquireOK.
+	Granted  int64  `json:"granted,omitempty"`
 	Session  int64  `json:"session,omitempty"`
 	Pid      int    `json:"pid,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`

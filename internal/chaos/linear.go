@@ -79,8 +79,9 @@ func splitState(s string) []string {
 }
 
 // checkLinearizable runs porcupine over the holds: an acquire takes effect
-// somewhere between the ask and the grant, a release somewhere between the
-// end of trust and the release's return.
+// somewhere between the ask and the grant (Hold.Granted; a latch's term
+// may be granted before the Await that returns it), a release somewhere
+// between the end of trust and the release's return.
 func (r *Report) checkLinearizable(recipe Recipe, capacity int) {
 	ids := map[string]int{}
 	var ops []porcupine.Operation
@@ -91,7 +92,7 @@ func (r *Report) checkLinearizable(recipe Recipe, capacity int) {
 			ids[h.Client] = id
 		}
 		ops = append(ops,
-			porcupine.Operation{ClientId: id, Input: lockInput{true, h.Client, h.Mode}, Call: h.Call, Return: h.OK},
+			porcupine.Operation{ClientId: id, Input: lockInput{true, h.Client, h.Mode}, Call: min(h.Call, h.Granted), Return: h.Granted},
 			porcupine.Operation{ClientId: id, Input: lockInput{false, h.Client, h.Mode}, Call: h.End, Return: h.Returned})
 	}
 	r.model = lockModel(recipe, capacity)

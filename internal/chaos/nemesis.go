@@ -310,7 +310,7 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 		ends[h.EndedBy]++
 	}
 	fmt.Fprintf(&b, "  asks %d: granted %d, %s\n", rep.Asks, rep.Grants, counts(rep.NotGranted))
-	fmt.Fprintf(&b, "  grants %d, ended by %s; longest wait for a grant %s\n", rep.Grants, counts(ends), rep.MaxGap.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  grants %d, ended by %s (granted before a freeze and reported after the thaw: %d); longest wait for a grant %s\n", rep.Grants, counts(ends), rep.ReportedAfterThaw, rep.MaxGap.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  loss signals: %s\n", counts(rep.Losses))
 	fmt.Fprintf(&b, "  faults: %s; %d hit a holder\n", counts(rep.Faults), rep.FaultsOnHolder)
 	fmt.Fprintf(&b, "  holds on a server a partition cut off: %d\n", rep.MinorityHolds)

@@ -70,7 +70,7 @@ func (c *contender) partitionLoop(ctx context.Context) error {
 		c.op++
 		op := c.op
 		mu.Unlock()
-		c.emit(Event{Kind: KindAcquireOK, Op: op, Item: item, Token: h.Token(), Session: h.SessionID()})
+		c.emit(Event{Kind: KindAcquireOK, Op: op, Item: item, Token: h.Token(), Granted: h.Granted().UnixNano(), Session: h.SessionID()})
 		for think(wctx) {
 			c.emit(Event{Kind: KindTrusted, Op: op, Item: item, Token: h.Token()})
 			c.freezePoint()
@@ -183,16 +183,25 @@ type PartitionStats struct {
 	// (SIGSTOP) until its session expired still believed it held it: the
 	// fencing token's case, not the partitioner's.
 	FrozenOverlap int
-	Finals        int
-	Details       []string
+	// ReportedAfterThaw counts the holds granted before a freeze of their
+	// process and reported only after the thaw (zombies' holds).
+	ReportedAfterThaw int
+	Finals            int
+	Details           []string
 }
 
 type partHold struct {
 	client, item string
 	op           int
 	token        int64
-	ok, end      int64
+	// granted is when the partitioner granted it (hold.Hold.Granted),
+	// trusted from then until end; the report (acquire-ok) may come later.
+	granted, end int64
+	reported     int64 // its acquire-ok
 	endedBy      string
+	// zombieEnd: for a hold whose holder froze (SIGSTOP) until its session
+	// expired, end is the freeze and zombieEnd when it stopped believing.
+	zombieEnd int64
 }
 
 // CheckPartition checks a partition run's history (see the comment at the
@@ -214,7 +223,10 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 	for _, e := range events {
 		switch e.Kind {
 		case KindAcquireOK:
-			h := &partHold{client: e.Client, item: e.Item, op: e.Op, token: e.Token, ok: e.T}
+			h := &partHold{client: e.Client, item: e.Item, op: e.Op, token: e.Token, granted: e.Granted, reported: e.T}
+			if h.granted == 0 {
+				h.granted = e.T
+			}
 			if open[e.Client] == nil {
 				open[e.Client] = map[int]*partHold{}
 			}
@@ -267,19 +279,21 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 	}
 	s.Grants = len(holds)
 	r.Grants = len(holds)
-	frozen := func(h *partHold, t int64) bool {
-		for _, p := range pauses[h.client] {
-			if p.from >= h.ok && p.from <= t && (p.expired || p.to == 0) {
-				return true
-			}
-		}
-		return false
-	}
 	byItem := map[string][]*partHold{}
 	for _, h := range holds {
 		if h.endedBy == "" {
 			r.violate("open-hold", "%s: %s's hold (token %d) never ended", h.item, h.client, h.token)
 			continue
+		}
+		switch effect, p := freezeOf(pauses[h.client], h.granted, h.end); effect {
+		case frozenHolder:
+			h.zombieEnd, h.end, h.endedBy = h.end, p.from, "freeze"
+			if h.reported >= p.to {
+				s.ReportedAfterThaw++
+			}
+		case grantedWhileFrozen:
+			r.violate("grant-while-frozen", "%s: %s's hold (token %d) granted at %s, while its process was stopped (from %s to %s)",
+				h.item, h.client, h.token, stamp(h.granted), stamp(p.from), stamp(p.to))
 		}
 		byItem[h.item] = append(byItem[h.item], h)
 	}
@@ -287,19 +301,18 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 		sort.Slice(hs, func(i, j int) bool { return hs[i].token < hs[j].token })
 		for j, b := range hs {
 			for _, a := range hs[:j] {
-				if b.ok < a.ok {
-					r.violate("token-order", "%s: %s was granted token %d before %s was granted the lower token %d", item, b.client, b.token, a.client, a.token)
+				if b.granted < a.granted {
+					r.violateOn([]int64{b.token, a.token}, "token-order", "%s: %s was granted token %d before %s was granted the lower token %d", item, b.client, b.token, a.client, a.token)
 					continue
 				}
-				if b.ok >= a.end {
+				if b.granted >= a.end {
+					if b.granted < a.zombieEnd {
+						s.FrozenOverlap++
+					}
 					continue
 				}
-				if frozen(a, b.ok) {
-					s.FrozenOverlap++
-					continue
-				}
-				r.violate("owned-twice", "%s: %s was granted it (token %d) %s before %s stopped trusting its hold (token %d, ended by %s)",
-					item, b.client, b.token, time.Duration(a.end-b.ok), a.client, a.token, a.endedBy)
+				r.violateOn([]int64{b.token, a.token}, "owned-twice", "%s: %s was granted it (token %d) %s before %s stopped trusting its hold (token %d, ended by %s)",
+					item, b.client, b.token, time.Duration(a.end-b.granted), a.client, a.token, a.endedBy)
 			}
 		}
 	}
@@ -337,14 +350,16 @@ func lossReason(detail string) string {
 func (r *run) finishPartition(history []Event) *Result {
 	r.t.Helper()
 	rep, stats := CheckPartition(history)
-	r.mu.Lock()
-	rep.Violations = append(rep.Violations, r.extra...)
-	r.mu.Unlock()
+	attribute(rep, r.replicas, holdTokens(history), func(drop map[int64]bool) []Violation {
+		again, _ := CheckPartition(withoutHolds(history, drop))
+		return again.Violations
+	})
+	r.addRunFindings(rep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, %d items, session timeout %s, %s\n",
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, partitionItems, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))
-	fmt.Fprintf(&b, "  %d grants, %d releases (moves and the end), %d losses (%s); %d grants while a frozen holder's session had expired\n",
-		stats.Grants, stats.Releases, stats.Losses, counts(rep.Losses), stats.FrozenOverlap)
+	fmt.Fprintf(&b, "  %d grants, %d releases (moves and the end), %d losses (%s); %d grants while a frozen holder's session had expired; %d granted before a freeze and reported after the thaw\n",
+		stats.Grants, stats.Releases, stats.Losses, counts(rep.Losses), stats.FrozenOverlap, stats.ReportedAfterThaw)
 	fmt.Fprintf(&b, "  %d contenders saw every item owned at the end: %s\n", stats.Finals, strings.Join(stats.Details, ", "))
 	fmt.Fprintf(&b, "  faults: %s\n", counts(rep.Faults))
 	writeViolations(&b, rep)

@@ -62,3 +62,37 @@ func TestCheckPartitionCatchesEachBrokenPromise(t *testing.T) {
 	r, _ = CheckPartition(none)
 	assert.Equal(t, 2, kinds(r)["no-progress"])
 }
+
+// Issue 36's item-07: c7 froze itself at a check of item-11 as its
+// acquire of item-07 was completing; its session expired, c6 was granted
+// item-07 with a higher token and held it; c7 thawed and its worker
+// reported item-07 with the older token, its loss signal 2 ms after. The
+// grant's time decides: before the freeze, a zombie's hold (fencing's
+// case, counted); while frozen, impossible; without it, the grants are out
+// of token order.
+func TestCheckPartitionAGrantMadeBeforeAFreezeAndReportedAfterIt(t *testing.T) {
+	build := func(grantedAt int64) *Report {
+		var h hist
+		h.at(0, "c7", KindAcquireOK, 1, item("item-11"), token(210453397500), granted(0))
+		h.at(20, "c7", KindTrusted, 1, item("item-11")).at(21, "c7", KindFreezing, 0).at(22, "c7", KindStop, 0)
+		h.at(2500, "c6", KindAcquireOK, 1, item("item-07"), token(210453397642), granted(2499))
+		h.at(5000, "c7", KindCont, 0, detail("expired"))
+		opts := []func(*Event){item("item-07"), token(210453397604)}
+		if grantedAt != 0 {
+			opts = append(opts, granted(grantedAt))
+		}
+		h.at(5200, "c7", KindAcquireOK, 2, opts...)
+		h.at(5202, "c7", KindLoss, 2, detail("session lost")).at(5203, "c7", KindLoss, 1, detail("session lost"))
+		h.at(6000, "c6", KindReleaseCall, 1)
+		h.at(7000, "c6", KindPartitionFinal, 0, accepted(true))
+		r, s := CheckPartition(h)
+		r.FrozenOverlap = s.FrozenOverlap
+		return r
+	}
+	r := build(21)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, 1, r.FrozenOverlap)
+
+	assert.Equal(t, 1, kinds(build(1000))["grant-while-frozen"])
+	assert.Equal(t, 1, kinds(build(0))["token-order"], "counted from its report, it comes after c6's higher token")
+}

@@ -92,22 +92,30 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 		granted[fmt.Sprintf("%s/%d", h.Client, h.Token)] = true
 	}
 	committed := map[string]bool{}
-	var maxAny, maxExclusive int64
+	// The writes with the highest token so far, of any hold and of an
+	// exclusive one.
+	var maxAny, maxExclusive RegisterEntry
 	for _, e := range entries {
 		r.RegisterWrites++
 		committed[e.Path] = true
 		if !granted[fmt.Sprintf("%s/%d", e.Client, e.Token)] {
-			r.violate("register-non-holder", "%s (czxid %d) written by %s op %d with token %d, never granted to it",
+			r.violateOn([]int64{e.Czxid, e.Token}, "register-non-holder", "%s (czxid %d) written by %s op %d with token %d, never granted to it",
 				e.Path, e.Czxid, e.Client, e.Op, e.Token)
 		}
 		exclusive := recipe.exclusive(e.Mode)
-		if floor := map[bool]int64{true: maxAny, false: maxExclusive}[exclusive]; e.Token < floor {
-			r.violate("register-stale-write", "%s (czxid %d) written by %s op %d with token %d after a write with token %d had committed",
-				e.Path, e.Czxid, e.Client, e.Op, e.Token, floor)
-		}
-		maxAny = max(maxAny, e.Token)
+		floor := maxExclusive
 		if exclusive {
-			maxExclusive = max(maxExclusive, e.Token)
+			floor = maxAny
+		}
+		if e.Token < floor.Token {
+			r.violateOn([]int64{e.Czxid, e.Token, floor.Czxid, floor.Token}, "register-stale-write", "%s (czxid %d) written by %s op %d with token %d after a write with token %d had committed",
+				e.Path, e.Czxid, e.Client, e.Op, e.Token, floor.Token)
+		}
+		if e.Token > maxAny.Token {
+			maxAny = e
+		}
+		if exclusive && e.Token > maxExclusive.Token {
+			maxExclusive = e
 		}
 	}
 	if recipe == Semaphore {
@@ -140,26 +148,28 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 // its last, and no more spans may overlap than the recipe has leases. (The
 // token order check cannot see a stale lease: leases are shared.)
 func (r *Report) checkRegisterCapacity(entries []RegisterEntry) {
-	type span struct{ first, last int64 }
+	type span struct{ first, last, token int64 }
 	spans := map[string]*span{}
 	for _, e := range entries {
 		k := fmt.Sprintf("%s/%d", e.Client, e.Token)
 		if sp := spans[k]; sp == nil {
-			spans[k] = &span{e.Czxid, e.Czxid}
+			spans[k] = &span{e.Czxid, e.Czxid, e.Token}
 		} else {
 			sp.first, sp.last = min(sp.first, e.Czxid), max(sp.last, e.Czxid)
 		}
 	}
 	for _, e := range entries {
 		var alive []string
+		zxids := []int64{e.Czxid}
 		for k, sp := range spans {
 			if sp.first <= e.Czxid && e.Czxid <= sp.last {
 				alive = append(alive, k)
+				zxids = append(zxids, sp.token, sp.first, sp.last)
 			}
 		}
 		if r.capacity > 0 && len(alive) > r.capacity {
 			slices.Sort(alive)
-			r.violate("register-over-capacity", "%s (czxid %d): the register proves %d holds alive at once (%v), over %d",
+			r.violateOn(zxids, "register-over-capacity", "%s (czxid %d): the register proves %d holds alive at once (%v), over %d",
 				e.Path, e.Czxid, len(alive), alive, r.capacity)
 			return // one is enough; the rest would repeat it
 		}

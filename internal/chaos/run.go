@@ -182,22 +182,48 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 	case Countdown:
 		rep = CheckCountdown(history, countdownCount)
 	default:
-		rep = Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, history)
-	}
-	if cfg.Recipe.writesRegister() {
-		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		entries, err := readRegister(rctx, operator, r.registerPath())
-		rcancel()
-		if err != nil {
-			t.Fatalf("chaos: reading the register %s: %v", r.registerPath(), err)
+		var entries []RegisterEntry
+		if cfg.Recipe.writesRegister() {
+			rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			entries, err = readRegister(rctx, operator, r.registerPath())
+			rcancel()
+			if err != nil {
+				t.Fatalf("chaos: reading the register %s: %v", r.registerPath(), err)
+			}
 		}
-		rep.CheckRegister(cfg.Recipe, history, entries)
+		check := func(drop map[int64]bool) *Report {
+			h := withoutHolds(history, drop)
+			rep := Check(cfg.Recipe, cfg.MaxLeases, cfg.SessionTimeout, h)
+			if cfg.Recipe.writesRegister() {
+				rep.CheckRegister(cfg.Recipe, h, withoutEntries(entries, drop))
+			}
+			return rep
+		}
+		rep = check(nil)
+		attribute(rep, r.replicas, holdTokens(history), func(drop map[int64]bool) []Violation { return check(drop).Violations })
 	}
-	rep.Violations = append(rep.Violations, r.extra...)
-	rep.ServerBugs = append(rep.ServerBugs, r.serverBugs...)
+	r.addRunFindings(rep)
 	res := &Result{Config: cfg, Report: rep, Summary: summarize(cfg, rep, time.Since(r.started))}
 	r.save(history, res)
 	return res
+}
+
+// addRunFindings adds to rep what the run itself found beside its
+// checker: the harness's violations, and ZooKeeper's own divergence.
+func (r *run) addRunFindings(rep *Report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep.Violations = append(rep.Violations, r.extra...)
+	rep.ServerBugs = append(rep.ServerBugs, r.serverBugs...)
+}
+
+// replicas reads every server's data directory.
+func (r *run) replicas() []*replica {
+	var out []*replica
+	for _, s := range r.env.Cluster.Servers() {
+		out = append(out, readReplica(s.ID, s.SnapshotDir()))
+	}
+	return out
 }
 
 func (r *run) record(e Event) {

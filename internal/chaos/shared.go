@@ -265,9 +265,7 @@ func (r *run) finishShared(history []Event) *Result {
 	}
 	final := SharedFinal{Version: st.Version, Value: n}
 	rep, stats := CheckShared(history, final)
-	r.mu.Lock()
-	rep.Violations = append(rep.Violations, r.extra...)
-	r.mu.Unlock()
+	r.addRunFindings(rep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos %s: seed %d, %d contenders, session timeout %s, %s\n",
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))
