@@ -166,6 +166,8 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 	states := sub.Changes()
 	view := &staleView{log: log, what: "the leader"}
 	nobody := false // the last line said nobody leads
+	var last leader.Leadership
+	printed := false
 	for {
 		var now leader.Leadership
 		select {
@@ -182,6 +184,11 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 			if !open {
 				return sig.failed(log, obs.Err())
 			}
+			if leads.Stale != nil || (printed && leads.HasLeader() && leads.Node == last.Node && leads.Token == last.Token) {
+				// The link's state is said on stderr (states); the same
+				// term current again is no new line.
+				continue
+			}
 			now = leads
 		}
 		if now.HasLeader() && len(queueNodes([]string{framework.Base(now.Node)}, markLock, markLatch)) == 0 {
@@ -193,6 +200,7 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 			continue
 		}
 		nobody = !now.HasLeader()
+		last, printed = now, true
 		if asJSON {
 			err = printLeaderJSON(a.stdout, path, now, nil)
 		} else {

@@ -30,6 +30,13 @@ const (
 	// moved). A member whose node was made again (after its session
 	// ended) Left and Joined.
 	Changed
+	// Stale: the view of the members may be stale from now on (Err says
+	// why: the link dropped, the session was lost); Curator's
+	// stateChanged.
+	Stale
+	// Current: the view was read again after a Stale and is current; the
+	// changes meanwhile came before it.
+	Current
 )
 
 func (k Kind) String() string {
@@ -40,6 +47,10 @@ func (k Kind) String() string {
 		return "left"
 	case Changed:
 		return "changed"
+	case Stale:
+		return "stale"
+	case Current:
+		return "current"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -47,9 +58,13 @@ func (k Kind) String() string {
 // Event is one change of the group, as Subscribe delivers it.
 type Event struct {
 	Kind Kind
-	ID   string
-	// Payload is the member's payload (its last, for Left).
+	// ID and Payload are the member's (its last payload, for Left); empty
+	// for Stale and Current.
+	ID      string
 	Payload []byte
+	// Err says why the view may be stale (Stale only): it wraps
+	// zkrecipes.ErrStale and the reason.
+	Err error
 }
 
 // Member is Curator's GroupMember: this process's membership of a group
@@ -67,7 +82,12 @@ type Member struct {
 	closed  bool
 	view    *cache.Cache
 	fwd     sync.WaitGroup
-	feed    framework.Feed[Event]
+	// feed is published under mu, with known and stale, the members and
+	// the staleness its subscribers were told of: a new subscription
+	// begins with them (Subscribe).
+	feed  framework.Feed[Event]
+	known map[string]cache.Node
+	stale error
 }
 
 // New returns this process's membership of the group at path, with id
@@ -148,16 +168,30 @@ func (m *Member) Start(ctx context.Context) error {
 		return m.err(err)
 	}
 	m.view = view
-	sub := view.Subscribe()
-	m.fwd.Add(1)
 	m.mu.Unlock()
-	go func() {
-		defer m.fwd.Done()
-		m.forward(sub)
-	}()
 	err = node.Start(ctx)
 	if err == nil {
 		err = view.Start(ctx)
+	}
+	if err == nil {
+		// Subscribed once the view is read, its Snapshot applied before
+		// Start returns: a subscriber that comes next is told the members
+		// Start read.
+		sub := view.Subscribe()
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			sub.Close()
+			err = zkrecipes.ErrClosed
+		} else {
+			m.apply(<-sub.Changes())
+			m.fwd.Add(1)
+			m.mu.Unlock()
+			go func() {
+				defer m.fwd.Done()
+				m.forward(sub)
+			}()
+		}
 	}
 	if err != nil {
 		_ = node.Close()
@@ -178,54 +212,80 @@ func (m *Member) Start(ctx context.Context) error {
 }
 
 // forward turns the cache's events into the group's, until the cache's
-// subscription ends. It keeps the members it reported, so that an Overflow
-// (the whole view in place of the events missed) becomes the joins, leaves
-// and changes between the two.
+// subscription ends. It keeps the members it reported (known), so that an
+// Overflow (the whole view in place of the events missed) becomes the
+// joins, leaves and changes between the two.
 func (m *Member) forward(sub *framework.Subscription[cache.Event]) {
-	known := map[string]cache.Node{}
 	for ev := range sub.Changes() {
-		switch ev.Type {
-		case cache.Created:
-			m.joined(known, ev.Node)
-		case cache.Changed:
-			known[IDFromPath(ev.Node.Path)] = ev.Node
-			m.feed.Publish(Event{Kind: Changed, ID: IDFromPath(ev.Node.Path), Payload: ev.Node.Data})
-		case cache.Deleted:
-			m.left(known, ev.Node)
-		case cache.Snapshot, cache.Overflow:
-			now := make(map[string]cache.Node, len(ev.Nodes))
-			for _, n := range ev.Nodes {
-				now[IDFromPath(n.Path)] = n
+		m.mu.Lock()
+		m.apply(ev)
+		m.mu.Unlock()
+	}
+}
+
+// apply publishes what ev changes; called with m.mu held.
+func (m *Member) apply(ev cache.Event) {
+	if m.known == nil {
+		m.known = map[string]cache.Node{}
+	}
+	known := m.known
+	switch ev.Type {
+	case cache.Created:
+		m.joined(ev.Node)
+	case cache.Changed:
+		known[IDFromPath(ev.Node.Path)] = ev.Node
+		m.feed.Publish(Event{Kind: Changed, ID: IDFromPath(ev.Node.Path), Payload: ev.Node.Data})
+	case cache.Deleted:
+		m.left(ev.Node)
+	case cache.Stale:
+		m.stale = ev.Err
+		m.feed.Publish(Event{Kind: Stale, Err: ev.Err})
+	case cache.Current:
+		m.stale = nil
+		m.feed.Publish(Event{Kind: Current})
+	case cache.Snapshot, cache.Overflow:
+		now := make(map[string]cache.Node, len(ev.Nodes))
+		for _, n := range ev.Nodes {
+			now[IDFromPath(n.Path)] = n
+		}
+		for _, id := range sortedIDs(known) {
+			if n, ok := now[id]; !ok || n.Stat.Czxid != known[id].Stat.Czxid {
+				m.left(known[id])
 			}
-			for _, id := range sortedIDs(known) {
-				if n, ok := now[id]; !ok || n.Stat.Czxid != known[id].Stat.Czxid {
-					m.left(known, known[id])
-				}
+		}
+		for _, id := range sortedIDs(now) {
+			n := now[id]
+			old, ok := known[id]
+			switch {
+			case !ok:
+				m.joined(n)
+			case n.Stat.Mzxid != old.Stat.Mzxid:
+				known[id] = n
+				m.feed.Publish(Event{Kind: Changed, ID: id, Payload: n.Data})
 			}
-			for _, id := range sortedIDs(now) {
-				n := now[id]
-				old, ok := known[id]
-				switch {
-				case !ok:
-					m.joined(known, n)
-				case n.Stat.Mzxid != old.Stat.Mzxid:
-					known[id] = n
-					m.feed.Publish(Event{Kind: Changed, ID: id, Payload: n.Data})
-				}
-			}
+		}
+		if (ev.Err == nil) != (m.stale == nil) {
+			m.apply(cache.Event{Type: staleOrCurrent(ev.Err), Err: ev.Err})
 		}
 	}
 }
 
-func (m *Member) joined(known map[string]cache.Node, n cache.Node) {
+func staleOrCurrent(err error) cache.EventType {
+	if err != nil {
+		return cache.Stale
+	}
+	return cache.Current
+}
+
+func (m *Member) joined(n cache.Node) {
 	id := IDFromPath(n.Path)
-	known[id] = n
+	m.known[id] = n
 	m.feed.Publish(Event{Kind: Joined, ID: id, Payload: n.Data})
 }
 
-func (m *Member) left(known map[string]cache.Node, n cache.Node) {
+func (m *Member) left(n cache.Node) {
 	id := IDFromPath(n.Path)
-	delete(known, id)
+	delete(m.known, id)
 	m.feed.Publish(Event{Kind: Left, ID: id, Payload: n.Data})
 }
 
@@ -321,18 +381,29 @@ func (m *Member) ownNode() *persistent.Node {
 	return m.node
 }
 
-// Subscribe returns the group's changes from now on: a member joined,
-// left, or changed its payload, in the order they were seen (the first
-// members read arrive as joins). Several changes of one member between two
-// reads arrive as their net effect; a member's node made again is a Left
-// and then a Joined.
+// Subscribe returns the group as it stands, then its changes: first a
+// Joined for each member known now (in id order; none before Start has
+// read them) and a Stale if the view may be stale, then every member that
+// joined, left, or changed its payload, in the order they were seen, and
+// Stale and Current as the view stops and starts being current. Several
+// changes of one member between two reads arrive as their net effect; a
+// member's node made again is a Left and then a Joined.
 func (m *Member) Subscribe() *framework.Subscription[Event] {
 	if m.usable() != nil {
 		var f framework.Feed[Event]
 		f.End(nil)
 		return f.Subscribe()
 	}
-	return m.feed.Subscribe()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var now []Event
+	for _, id := range sortedIDs(m.known) {
+		now = append(now, Event{Kind: Joined, ID: id, Payload: m.known[id].Data})
+	}
+	if m.stale != nil {
+		now = append(now, Event{Kind: Stale, Err: m.stale})
+	}
+	return m.feed.SubscribeWith(now...)
 }
 
 // IDFromPath returns the member id of a member node's path (Curator's

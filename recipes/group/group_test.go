@@ -116,3 +116,27 @@ func TestMembersViewSaysWhenStale(t *testing.T) {
 	p.Heal()
 	waitMembers(t, m, map[string]string{"m": "pm", "o": "po"})
 }
+
+// A subscriber that comes late is told the members as they stand, then
+// each change, and when the view may be stale and is current again.
+func TestLateSubscriberIsToldTheMembersThenEachChangeAndStaleness(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	a := join(t, newClient(t, p.Addrs()), "/groups/late", "a", "pa")
+	join(t, newClient(t, cl.Addrs()), "/groups/late", "b", "pb")
+	waitMembers(t, a, map[string]string{"a": "pa", "b": "pb"})
+	sub := a.Subscribe()
+	defer sub.Close()
+	assert.Equal(t, group.Event{Kind: group.Joined, ID: "a", Payload: []byte("pa")}, next(t, sub))
+	assert.Equal(t, group.Event{Kind: group.Joined, ID: "b", Payload: []byte("pb")}, next(t, sub))
+
+	p.Blackhole()
+	stale := next(t, sub)
+	assert.Equal(t, group.Stale, stale.Kind)
+	assert.ErrorIs(t, stale.Err, zkrecipes.ErrStale)
+	assert.ErrorIs(t, stale.Err, zkrecipes.ErrSuspended)
+	join(t, newClient(t, cl.Addrs()), "/groups/late", "c", "pc")
+	p.Heal()
+	assert.Equal(t, group.Event{Kind: group.Joined, ID: "c", Payload: []byte("pc")}, next(t, sub))
+	assert.Equal(t, group.Event{Kind: group.Current}, next(t, sub))
+}

@@ -3,6 +3,7 @@ package leader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -32,6 +33,12 @@ type Leadership struct {
 	// or its link went down before it looked again), never before the
 	// node's ctime. Zero when the first look finds nobody leading.
 	Since time.Time
+	// Stale is nil while this state is known current. When the
+	// observer's link drops (it cannot look), the last state comes again
+	// with Stale set, wrapping zkrecipes.ErrStale and why; once it has
+	// looked again, the state it found comes with Stale nil, even if the
+	// leader is the same: Curator's stateChanged.
+	Stale error
 }
 
 // HasLeader reports whether somebody leads.
@@ -54,9 +61,10 @@ type Observer struct {
 
 // Changes returns the stream. The first value is the state when Observe
 // first looks; every later one differs from the one before it in the
-// leader's node or token. The channel is unbuffered and the observer waits
-// for its reader: a reader that falls behind gets the state of when it
-// reads, never a backlog. It is closed when the stream ends.
+// leader's node or token, or in whether it may be stale (Stale). The
+// channel is unbuffered and the observer waits for its reader: a reader
+// that falls behind gets the state of when it reads, never a backlog. It
+// is closed when the stream ends.
 func (o *Observer) Changes() <-chan Leadership { return o.ch }
 
 // Err returns why the stream ended, once Changes is closed (nil before):
@@ -160,18 +168,24 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 			}
 			continue
 		}
-		if !reported || !now.sameTerm(last) {
+		switch {
+		case !reported || !now.sameTerm(last):
 			// Seen happening: no earlier than when the observer woke.
 			if !now.HasLeader() || now.Since.Before(woke) {
 				now.Since = woke
 			}
-			select {
-			case o.ch <- now:
-				last, reported = now, true
-			case <-life.Done():
-				endLook()
-				return life.Err()
-			}
+		case last.Stale != nil:
+			now = last // the same term, current again
+			now.Stale = nil
+		default:
+			now.Stale = errNoChange
+		}
+		if now.Stale != errNoChange && !o.send(life, now) {
+			endLook()
+			return life.Err()
+		}
+		if now.Stale != errNoChange {
+			last, reported = now, true
 		}
 		// A watch event of any kind (the node went, the path changed, the
 		// watch ended with the session or the client), or the link going
@@ -179,10 +193,31 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 		select {
 		case <-watch:
 		case <-s.Suspended:
+			// Until it has looked again, what it said may be stale.
+			stale := last
+			stale.Stale = fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSuspended)
+			if !o.send(life, stale) {
+				endLook()
+				return life.Err()
+			}
+			last = stale
 		case <-life.Done():
 		}
 		woke = time.Now()
 		endLook()
+	}
+}
+
+// errNoChange marks a look that found what was said last: nothing to send.
+var errNoChange = errors.New("no change")
+
+// send hands l to the reader, and reports false if life ended first.
+func (o *Observer) send(life context.Context, l Leadership) bool {
+	select {
+	case o.ch <- l:
+		return true
+	case <-life.Done():
+		return false
 	}
 }
 

@@ -62,6 +62,16 @@ func leads(t *testing.T, l leader.Leadership, id string, token int64) {
 	assert.True(t, l.HasLeader(), "%+v", l)
 	assert.Equal(t, id, l.ID)
 	assert.Equal(t, token, l.Token)
+	assert.NoError(t, l.Stale, "known current")
+}
+
+// staleLeads checks that l says the term of id with token may be stale:
+// the observer's link dropped.
+func staleLeads(t *testing.T, l leader.Leadership, id string, token int64) {
+	t.Helper()
+	assert.Equal(t, id, l.ID)
+	assert.Equal(t, token, l.Token)
+	assert.ErrorIs(t, l.Stale, zkrecipes.ErrStale)
 }
 
 func await(t *testing.T, l *leader.Latch) int64 {
@@ -216,6 +226,8 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 		p.Cut()
 		expectState(t, states, conn.StateSuspended)
 		expectState(t, states, conn.StateReconnected)
+		staleLeads(t, next(t, o), "a", ta)
+		leads(t, next(t, o), "a", ta) // current again, the same term
 		quiet(t, o, "the same leader after a cut")
 	})
 
@@ -225,6 +237,7 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 			require.NoError(t, a.Close())
 			tb = await(t, b)
 		})
+		staleLeads(t, next(t, o), "a", ta)
 		leads(t, next(t, o), "b", tb)
 		quiet(t, o, "the change made during the cut, reported once")
 	})
@@ -240,6 +253,7 @@ func TestObserveOwnCutReportsExactlyTheChangesMadeDuringIt(t *testing.T) {
 			again = await(t, b)
 		})
 		require.Greater(t, again, term.Token())
+		staleLeads(t, next(t, o), "b", term.Token())
 		leads(t, next(t, o), "b", again)
 		quiet(t, o, "the new term, reported once")
 	})
@@ -277,12 +291,15 @@ func TestObserveOwnSessionExpiryReportsOnlyRealChanges(t *testing.T) {
 	leads(t, next(t, o), "a", ta)
 
 	testkit.LoseSession(t, p, obs)
+	staleLeads(t, next(t, o), "a", ta)
+	leads(t, next(t, o), "a", ta) // current again on the new session
 	quiet(t, o, "the same leader after the observer's session expired")
 
 	p.Blackhole()
 	require.NoError(t, a.Close())
 	tb := await(t, b)
 	testkit.LoseSession(t, p, obs)
+	staleLeads(t, next(t, o), "a", ta)
 	leads(t, next(t, o), "b", tb)
 	quiet(t, o, "the change made while the session expired, reported once")
 

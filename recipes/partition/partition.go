@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -594,17 +596,26 @@ func (p *Partitioner) Members() ([]string, error) {
 	return ids, nil
 }
 
-// Subscribe returns this member's item events from now on: Acquired,
-// Released and Lost, in the order they happened. Read it promptly or Close
-// it: its queue is unbounded. It ends after Close, which releases every
-// item first (their Released events are the last).
+// Subscribe returns this member's items: first an Acquired event for each
+// item it owns now (in item order; none before Start), then every
+// Acquired, Released and Lost, in the order they happened. Read it
+// promptly or Close it: its queue is unbounded. It ends after Close, which
+// releases every item first (their Released events are the last).
 func (p *Partitioner) Subscribe() *framework.Subscription[Event] {
 	if p.usable() != nil {
 		var f framework.Feed[Event]
 		f.End(nil)
 		return f.Subscribe()
 	}
-	return p.feed.Subscribe()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var now []Event
+	for _, it := range slices.Sorted(maps.Keys(p.slots)) {
+		if s := p.slots[it]; s.h != nil && !s.retiring && s.h.Err() == nil {
+			now = append(now, Event{Kind: Acquired, Item: it, Hold: s.h})
+		}
+	}
+	return p.feed.SubscribeWith(now...)
 }
 
 // Close gives up every item (stopping their workers and waiting for them,

@@ -84,6 +84,14 @@ func TestALeaveMovesTheLeaversItemsToTheOthers(t *testing.T) {
 	leaver := ps[3]
 	gone := leaver.Items()
 	sub := leaver.Subscribe()
+	var owned []string
+	for range gone { // first, where it stands: an Acquired per item it owns
+		ev := <-sub.Changes()
+		require.Equal(t, partition.Acquired, ev.Kind)
+		require.NoError(t, ev.Hold.Err())
+		owned = append(owned, ev.Item)
+	}
+	assert.ElementsMatch(t, gone, owned)
 	require.NoError(t, leaver.Close())
 	require.NoError(t, leaver.Close(), "Close is idempotent")
 	released := 0

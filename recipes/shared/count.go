@@ -27,7 +27,7 @@ func DecodeCount(data []byte) (int32, error) {
 // decodeVersioned is raw as a count, if it holds one.
 func decodeVersioned(raw Versioned[[]byte]) (Versioned[int32], bool) {
 	n, err := DecodeCount(raw.Value)
-	return Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid}, err == nil
+	return Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid, Stale: raw.Stale}, err == nil
 }
 
 // Count is a Curator SharedCount: an int32 shared through one node, in

@@ -67,11 +67,18 @@ func (f *faultSetup) caughtUp(t *testing.T, during int32) {
 	f.set(t, during+1)
 	waitCount(t, f.follower, during+1)
 	var prev int64
+	var prevStale bool
 	for {
 		select {
 		case got := <-f.sub.Changes():
-			require.Greater(t, got.Zxid, prev, "the subscription went backwards")
-			prev = got.Zxid
+			if got.Zxid == prev {
+				// The same value again: only to say it may be stale, or
+				// is current again.
+				require.NotEqual(t, prevStale, got.Stale != nil, "the same value twice")
+			} else {
+				require.Greater(t, got.Zxid, prev, "the subscription went backwards")
+			}
+			prev, prevStale = got.Zxid, got.Stale != nil
 			if got.Value == during+1 {
 				return
 			}
@@ -193,4 +200,33 @@ func TestTrySetWhoseReplyIsLostSaysOutcomeUnknown(t *testing.T) {
 	assert.True(t, errors.Is(r.err, zkrecipes.ErrOutcomeUnknown), "got %v", r.err)
 	v := waitCount(t, f.follower, 1)
 	assert.Equal(t, cur.Version+1, v.Version, "applied exactly once")
+}
+
+// A subscriber is told when the value may be stale, with why, and again
+// when it is read again: the link blackholed, then healed.
+func TestSubscriberIsToldTheValueMayBeStaleThenCurrentAgain(t *testing.T) {
+	f := newFaultSetup(t, "/shared/stale-sub")
+	f.set(t, 1)
+	waitCount(t, f.follower, 1)
+	next := func() shared.Versioned[int32] {
+		t.Helper()
+		select {
+		case got := <-f.sub.Changes():
+			return got
+		case <-time.After(30 * time.Second):
+			t.Fatal("nothing delivered")
+			return shared.Versioned[int32]{}
+		}
+	}
+	for got := next(); got.Value != 1 || got.Stale != nil; got = next() {
+	}
+	f.p.Blackhole()
+	stale := next()
+	assert.Equal(t, int32(1), stale.Value)
+	require.ErrorIs(t, stale.Stale, zkrecipes.ErrStale)
+	f.p.Heal()
+	current := next()
+	assert.Equal(t, int32(1), current.Value)
+	assert.NoError(t, current.Stale)
+	assert.Equal(t, stale.Zxid, current.Zxid)
 }

@@ -43,6 +43,12 @@ type Versioned[T any] struct {
 	// as Curator's VersionedValue.getZxid: it only grows, even when the
 	// node is deleted and made again.
 	Zxid int64
+	// Stale is nil for a value known current. On a subscription, the value
+	// held comes again with Stale set (wrapping zkrecipes.ErrStale and why,
+	// as Err) when it may have gone stale (the link dropped, a read
+	// failed), and again with Stale nil once it is read again: Curator's
+	// stateChanged. Get, Set and TrySet leave it nil (Get's error says it).
+	Stale error
 }
 
 // Value is a Curator SharedValue: a byte slice shared through one node.
@@ -75,6 +81,8 @@ type Value struct {
 	// be stale once it is down (its Suspended is closed), until a read
 	// over a new one. Zero until the first read.
 	link conn.Session
+	// staleSent: the subscriptions were last told the value may be stale.
+	staleSent bool
 }
 
 // NewValue returns a Value on path whose node, if missing when Start runs,
@@ -263,6 +271,7 @@ func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<-
 				return
 			}
 			v.readFailed(err)
+			v.goStale()
 			if errors.Is(err, zk.ErrNoAuth) {
 				select {
 				case refused <- err:
@@ -283,10 +292,27 @@ func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<-
 		select {
 		case <-watch: // changed, made, deleted, or the watch ended: read again
 		case <-link.Suspended: // read again over the next link
+			v.goStale()
 		case <-life.Done():
 		}
 		wcancel()
 	}
+}
+
+// goStale tells the subscriptions that the value held may be stale, once
+// until it is read again.
+func (v *Value) goStale() {
+	err := v.staleness()
+	if err == nil || !errors.Is(err, zkrecipes.ErrStale) {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.staleSent || v.closed {
+		return
+	}
+	v.staleSent = true
+	v.publishLocked(err)
 }
 
 // observe takes a value read or written, if it is newer than the one held,
@@ -294,10 +320,16 @@ func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<-
 func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	current := false
 	if link != nil {
 		v.link, v.missing, v.readErr = *link, false, nil
+		current = v.staleSent // read again: say it is current
 	}
 	if st.Mzxid <= v.cur.Zxid {
+		if current {
+			v.staleSent = false
+			v.publishLocked(nil)
+		}
 		return
 	}
 	v.cur = Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid}
@@ -305,15 +337,29 @@ func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 	if v.cur.Value == nil {
 		v.cur.Value = []byte{}
 	}
-	v.publishLocked()
+	if current {
+		v.staleSent = false
+	}
+	v.publishLocked(v.staleErrLocked())
 }
 
-// publishLocked hands cur to the subscriptions: a copy, which they share,
-// so that none can change cur.
-func (v *Value) publishLocked() {
-	v.feed.Publish(v.copyLocked())
+// staleErrLocked is what the subscriptions were last told of the value's
+// staleness: nil unless they were told it may be stale.
+func (v *Value) staleErrLocked() error {
+	if !v.staleSent {
+		return nil
+	}
+	return fmt.Errorf("%w: reading it again", zkrecipes.ErrStale)
+}
+
+// publishLocked hands cur to the subscriptions, with stale: a copy, which
+// they share, so that none can change cur.
+func (v *Value) publishLocked(stale error) {
+	out := v.copyLocked()
+	out.Stale = stale
+	v.feed.Publish(out)
 	if v.isCount {
-		if n, ok := decodeVersioned(v.cur); ok {
+		if n, ok := decodeVersioned(out); ok {
 			v.counts.Publish(n)
 		}
 	}
@@ -523,7 +569,9 @@ func subscribe[T any](v *Value, feed *framework.Feed[T], convert func(Versioned[
 	// follower's first read may have been published before this
 	// subscription existed.
 	if !v.closed && (v.started || v.cur.Version != -1) {
-		if x, ok := convert(v.copyLocked()); ok {
+		now := v.copyLocked()
+		now.Stale = v.staleErrLocked()
+		if x, ok := convert(now); ok {
 			return feed.SubscribeWith(x)
 		}
 	}
