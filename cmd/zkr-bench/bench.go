@@ -142,13 +142,13 @@ func (b *bench) rawFor(c *framework.Client) (*zk.Conn, error) {
 		return nil, err
 	}
 	b.later(z.Close)
-	deadline := time.After(b.cfg.connectTimeout)
+	deadline := time.After(b.cfg.dialTimeout)
 	for connected := false; !connected; {
 		select {
 		case ev := <-events:
 			connected = ev.State == zk.StateHasSession
 		case <-deadline:
-			return nil, fmt.Errorf("go-zookeeper: no session with %s after %v", b.cfg.connect, b.cfg.connectTimeout)
+			return nil, fmt.Errorf("go-zookeeper: no session with %s after %v", b.cfg.connect, b.cfg.dialTimeout)
 		case <-b.ctx.Done():
 			return nil, context.Cause(b.ctx)
 		}

@@ -123,7 +123,7 @@ OPTIONS
            go-zookeeper's sessions (--peer zklock, the floor) take none.
     --session-timeout D   [ZKR_SESSION_TIMEOUT]
            session timeout asked of the server (default 10s).
-    --connect-timeout D   [ZKR_CONNECT_TIMEOUT]
+    --dial-timeout D      [ZKR_DIAL_TIMEOUT]
            how long to try to reach ZooKeeper (default 15s).
     --auth-file FILE   [ZKR_AUTH_FILE]
            digest credentials USER:PASSWORD, the first line of FILE.
@@ -265,7 +265,7 @@ func (l *logger) printf(format string, args ...any) {
 type config struct {
 	connect        string
 	sessionTimeout time.Duration
-	connectTimeout time.Duration
+	dialTimeout    time.Duration
 	authFile       string
 	tlsCA          string
 	tlsCert        string
@@ -284,7 +284,7 @@ func defaultConfig() *config {
 	c := &config{
 		connect:        "127.0.0.1:2181",
 		sessionTimeout: conn.DefaultSessionTimeout,
-		connectTimeout: 15 * time.Second,
+		dialTimeout:    15 * time.Second,
 		auth:           os.Getenv("ZKR_AUTH"),
 		authFile:       os.Getenv("ZKR_AUTH_FILE"),
 		tlsCA:          os.Getenv("ZKR_TLS_CA"),
@@ -296,7 +296,7 @@ func defaultConfig() *config {
 			c.connect = v
 		}
 	}
-	for name, d := range map[string]*time.Duration{"ZKR_SESSION_TIMEOUT": &c.sessionTimeout, "ZKR_CONNECT_TIMEOUT": &c.connectTimeout} {
+	for name, d := range map[string]*time.Duration{"ZKR_SESSION_TIMEOUT": &c.sessionTimeout, "ZKR_DIAL_TIMEOUT": &c.dialTimeout} {
 		if v := os.Getenv(name); v != "" {
 			parsed, err := time.ParseDuration(v)
 			if err != nil {
@@ -312,7 +312,7 @@ func defaultConfig() *config {
 func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.connect, "connect", c.connect, "")
 	fs.DurationVar(&c.sessionTimeout, "session-timeout", c.sessionTimeout, "")
-	fs.DurationVar(&c.connectTimeout, "connect-timeout", c.connectTimeout, "")
+	fs.DurationVar(&c.dialTimeout, "dial-timeout", c.dialTimeout, "")
 	fs.StringVar(&c.authFile, "auth-file", c.authFile, "")
 	fs.StringVar(&c.tlsCA, "tls-ca", c.tlsCA, "")
 	fs.StringVar(&c.tlsCert, "tls-cert", c.tlsCert, "")
@@ -331,8 +331,8 @@ func (c *config) prepare() error {
 		return fmt.Errorf("--connect %q: no chroot here (go-zookeeper's sessions take none)", c.connect)
 	case c.sessionTimeout <= 0 || c.sessionTimeout > conn.MaxSessionTimeout:
 		return fmt.Errorf("--session-timeout %v: want more than 0, at most %v", c.sessionTimeout, conn.MaxSessionTimeout)
-	case c.connectTimeout <= 0:
-		return fmt.Errorf("--connect-timeout %v: must be positive", c.connectTimeout)
+	case c.dialTimeout <= 0:
+		return fmt.Errorf("--dial-timeout %v: must be positive", c.dialTimeout)
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return errors.New("--tls-cert and --tls-key go together")
 	}
@@ -354,7 +354,7 @@ func (c *config) prepare() error {
 	}
 	c.opts = []framework.Option{
 		framework.WithSessionTimeout(c.sessionTimeout),
-		framework.WithDialTimeout(c.connectTimeout),
+		framework.WithDialTimeout(c.dialTimeout),
 		framework.WithDrainTimeout(time.Second),
 	}
 	if c.auth != "" {

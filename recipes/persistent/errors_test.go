@@ -68,7 +68,7 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		"nil ctx Start":   testkit.Named("persistent node /pn/errs/ok: ", func() error { return n.Start(nilCtx) }, zkrecipes.ErrInvalidArgument),
 		"nil ctx Set":     testkit.Named("persistent node /pn/errs/ok: ", func() error { return n.Set(nilCtx, nil) }, zkrecipes.ErrInvalidArgument),
 		"nil ctx Wait":    testkit.Named("persistent node /pn/errs/ok: ", func() error { return n.Wait(nilCtx) }, zkrecipes.ErrInvalidArgument),
-		"Set too large":   testkit.Named("persistent node /pn/errs/ok: ", func() error { return n.Set(ctx, big) }, zkrecipes.ErrTooLarge),
+		"Set too large":   testkit.Named("persistent node /pn/errs/ok: set: data of ", func() error { return n.Set(ctx, big) }, zkrecipes.ErrTooLarge),
 		"Set not started": testkit.Named("persistent node /pn/errs/ok: ", func() error { return n.Set(ctx, []byte("x")) }, zkrecipes.ErrNotStarted),
 		"Wait not started": testkit.Named("persistent node /pn/errs/ok: ", func() error { return n.Wait(ctx) },
 			zkrecipes.ErrNotStarted),

@@ -180,19 +180,26 @@ func newNode(recipe string, client *framework.Client, path string, data []byte, 
 	if n.data == nil {
 		n.data = []byte{}
 	}
-	if err := n.check(data); err != nil {
+	if err := n.check("new", data); err != nil {
 		return nil, n.err(err)
 	}
 	n.status = Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}
 	return n, nil
 }
 
-// check refuses data the server would refuse in the node's create.
-func (n *Node) check(data []byte) error {
-	if err := n.client.CheckCreate(n.path, data, n.createOptions(true)...); err != nil {
-		return fmt.Errorf("data of %d bytes: %w", len(data), err)
+// check refuses data the server would refuse in the node's create (the
+// stricter of its create and its set: the node is made again with it), for
+// op ("new" or "set"), which the error names.
+func (n *Node) check(op string, data []byte) error {
+	err := n.client.CheckCreate(n.path, data, n.createOptions(true)...)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var oe *framework.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err // measured as a create; refused for the caller's op
+	}
+	return fmt.Errorf("%s: data of %d bytes: %w", op, len(data), err)
 }
 
 func (n *Node) ephemeral() bool {
@@ -542,7 +549,7 @@ func (n *Node) Set(ctx context.Context, data []byte) error {
 	if ctx == nil {
 		return n.err(errs.ErrNilContext)
 	}
-	if err := n.check(data); err != nil {
+	if err := n.check("set", data); err != nil {
 		return n.err(err)
 	}
 	n.mu.Lock()
