@@ -166,6 +166,18 @@ func closeCases() map[string]inUse {
 			must(t, n.Start(ctx(t)))
 			return n.Close
 		},
+		"persistent ttl node touched": func(t *testing.T, c *framework.Client, path string) func() error {
+			n, err := persistent.NewTTL(c, path, []byte("x"), time.Minute)
+			must(t, err)
+			must(t, n.Start(ctx(t)))
+			return n.Close
+		},
+		"leader observer following": func(t *testing.T, c *framework.Client, path string) func() error {
+			o, err := leader.Observe(context.Background(), c, path)
+			must(t, err)
+			<-o.Changes()
+			return func() error { o.Close(); return nil }
+		},
 		"group member joined": func(t *testing.T, c *framework.Client, path string) func() error {
 			m, err := group.New(c, path, "me", []byte("x"))
 			must(t, err)
