@@ -422,7 +422,12 @@ func (n *Node) leave(forget bool) {
 		return // the session and its ephemerals are gone
 	}
 	// No deadline: on a worker of the client, whose Close ends requests.
-	if err := n.deleteOurs(context.Background(), actual, owner); err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
+	// Half the release timeout for the look and the delete's send, so
+	// that what is left over goes to the client's background deletes
+	// (which Drain waits for) well before stop stops waiting.
+	ctx, cancel := context.WithTimeout(context.Background(), c.ReleaseTimeout()/2)
+	defer cancel()
+	if err := n.deleteOurs(ctx, actual, owner); err != nil && !errors.Is(err, zkrecipes.ErrDeferred) {
 		c.Logger().Debug("zookeeper persistent node: delete at close failed", "path", actual, "err", err)
 	}
 }
@@ -438,10 +443,9 @@ func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 	var st *zk.Stat
 	err := zkrecipes.ErrSuspended
 	if c.State().IsConnected() && !closedCh(s.Suspended) {
-		// Bounded: a link that died silently must not hold Close up.
-		look, cancel := context.WithTimeout(ctx, c.ReleaseTimeout())
-		ok, st, err = c.Exists(look, path)
-		cancel()
+		// Bounded by ctx: a link that died silently must not hold Close
+		// up.
+		ok, st, err = c.Exists(ctx, path)
 	}
 	switch {
 	case err != nil && n.ephemeral():
