@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Proc is a helper process a test talks to: it writes lines to the
@@ -101,4 +105,25 @@ var stdin = bufio.NewReader(os.Stdin)
 func ReadLine() string {
 	l, _ := stdin.ReadString('\n')
 	return strings.TrimSpace(l)
+}
+
+// ChildDial is a helper process's client: it dials addrs (comma-separated)
+// with the session timeout sessionTimeout (a duration's text), and on
+// failure says "error ..." on stdout, which the test reads, and exits.
+func ChildDial(addrs, sessionTimeout string) *framework.Client {
+	timeout, _ := time.ParseDuration(sessionTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Dial(ctx, strings.Split(addrs, ","), framework.WithSessionTimeout(timeout))
+	ChildCheck(err)
+	return c
+}
+
+// ChildCheck ends a helper process that met err, saying "error ..." on
+// stdout.
+func ChildCheck(err error) {
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -31,35 +29,21 @@ const thawEnv = "ZKRECIPES_MUTEX_THAW"
 // In mode "wait" it only waits in Acquire, and says what Acquire returned.
 func runThawHelper(spec string) {
 	parts := strings.Split(spec, "|") // addrs|path|sessionTimeout|mode
-	timeout, _ := time.ParseDuration(parts[2])
+	c := testkit.ChildDial(parts[0], parts[2])
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithSessionTimeout(timeout))
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
 	m, err := mutex.New(c, parts[1])
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
+	testkit.ChildCheck(err)
 	if parts[3] == "wait" {
 		fmt.Printf("session %d\n", c.Session().ID)
 		h, err := m.Acquire(ctx)
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
-		}
+		testkit.ChildCheck(err)
 		fmt.Printf("handed-over session=%d\n", h.SessionID())
 		testkit.ReadLine() // until killed
 		return
 	}
 	h, err := m.Acquire(ctx)
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
+	testkit.ChildCheck(err)
 	fmt.Printf("held %d\n", h.SessionID())
 	testkit.ReadLine()
 	again, err := m.Acquire(ctx)

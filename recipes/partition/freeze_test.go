@@ -3,7 +3,6 @@ package partition_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/partition"
@@ -26,23 +24,15 @@ const thawEnv = "ZKRECIPES_PARTITION_THAW"
 // it.
 func runThawHelper(spec string) {
 	parts := strings.Split(spec, "|") // addrs|path|sessionTimeout|items
-	timeout, _ := time.ParseDuration(parts[2])
+	c := testkit.ChildDial(parts[0], parts[2])
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := framework.Dial(ctx, strings.Split(parts[0], ","), framework.WithSessionTimeout(timeout))
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
 	items := strings.Split(parts[3], ",")
 	p, err := partition.New(c, parts[1], "frozen", partition.List(items...))
 	if err == nil {
 		err = p.Start(ctx)
 	}
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
+	testkit.ChildCheck(err)
 	for len(p.Owned()) < len(items) {
 		time.Sleep(10 * time.Millisecond)
 	}
