@@ -66,6 +66,7 @@ type Client struct {
 	log        *slog.Logger
 	drain      time.Duration
 	release    time.Duration // see WithReleaseTimeout
+	expiryPct  int           // see WithSimulatedExpiry
 	meters     metric.MeterProvider
 	pathAttr   bool
 	maxRequest int // the largest request sent (WithMaxRequestSize)
@@ -187,6 +188,7 @@ func newClient(sc *session.Conn, o options) *Client {
 		log:        o.log,
 		drain:      o.drain,
 		release:    o.release,
+		expiryPct:  o.session.ExpiryPercent,
 		meters:     o.meters,
 		pathAttr:   o.pathAttr,
 		quit:       make(chan struct{}),
@@ -288,9 +290,10 @@ func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy
 // zkrecipes.ErrClosed after Close, zkrecipes.ErrSessionLost or
 // zkrecipes.ErrSuspended once LossSignal(s) has fired, and
 // zkrecipes.ErrSuspended when the link has gone without proof of life for
-// longer than the loss signal allows (two thirds of the session timeout
-// under the standard policy, the whole timeout under the session-only
-// one) although the signal has not fired yet.
+// longer than the loss signal allows (two thirds of the session timeout,
+// the receive timeout, under the standard policy; under the session-only
+// one, that and the simulated expiry's share of the timeout, and no bound
+// with WithSimulatedExpiry(0)) although the signal has not fired yet.
 //
 // That last case is a process that was frozen (SIGSTOP, a VM paused, a
 // long stop of the world) and has just been thawed: its goroutines run
@@ -300,9 +303,11 @@ func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy
 // recipe calls CheckTrust at the last moment before it hands something
 // over (hold.Node does, at every hold it hands out and whenever a hold's
 // Err is read), so that nothing reaches user code past the signal's
-// bound. Proof of life is a reply to one of this client's own requests or
-// pings, dated by when the request was sent; an idle link is proven by
-// the client's own pings, a third of the bound apart.
+// bound. Proof of life is a reply, that only the leader gives, to one of
+// this client's own requests (a write, a sync), dated by when the request
+// was sent, or the handshake of a session; an idle link is proven by the
+// client's own syncs, a third of the receive timeout apart. It is measured
+// on the monotonic clock.
 func (c *Client) CheckTrust(s conn.Session) error {
 	if c.Closed() {
 		return zkrecipes.ErrClosed
@@ -317,9 +322,16 @@ func (c *Client) CheckTrust(s conn.Session) error {
 		return zkrecipes.ErrSuspended
 	default:
 	}
-	bound := s.Timeout
-	if c.errPolicy == StandardPolicy {
-		bound = bound * 2 / 3
+	// The receive timeout: past it without proof, the link is dead.
+	bound := s.Timeout * 2 / 3
+	if c.errPolicy == SessionOnlyPolicy {
+		// Trusted until Lost, which the client declares once the link
+		// has been down for the simulated expiry's share of the timeout;
+		// without it, only the server's word ends the session.
+		if c.expiryPct == 0 {
+			return nil
+		}
+		bound += s.Timeout * time.Duration(c.expiryPct) / 100
 	}
 	if age := time.Since(c.conn.ProvenAt()); age >= bound {
 		return fmt.Errorf("%w: no proof of life for %v, over the %v the loss signal allows", zkrecipes.ErrSuspended, age.Round(time.Millisecond), bound)

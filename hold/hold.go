@@ -118,6 +118,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -166,7 +167,14 @@ func (n *Node) NewHold(release func(*Hold) error) (*Hold, error) {
 	}
 	h := &Hold{node: n, release: release, done: make(chan struct{}), granted: granted}
 	n.holds[h] = struct{}{}
-	n.given = true
+	if !n.given {
+		n.given = true
+		n.metered = true
+		n.meter.HoldStarted()
+		if log := n.client.Logger(); log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("zookeeper hold granted", "path", n.path, "session", sessionHex(n.session.ID), "token", n.token)
+		}
+	}
 	return h, nil
 }
 
@@ -189,12 +197,14 @@ func (h *Hold) Token() int64 {
 	return h.node.token
 }
 
-// Granted is when the hold was handed out: the time taken just before the
-// recipe last checked that the hold's link had proof of life
-// (framework.Client.CheckTrust). The hold is trusted from then until Done
-// closes; a process that is frozen after Granted (a GC pause, SIGSTOP)
-// holds it as a zombie until it finds out, as any holder may, which is
-// what the fencing token is for. The zero time for a nil Hold.
+// Granted is when the hold was first handed out: the time taken just
+// before the check, at its grant, that its link had proof of life
+// (framework.Client.CheckTrust). The hold is trusted from then until it
+// ends. A process frozen after Granted (a GC pause, SIGSTOP) holds it as
+// a zombie until it finds out, as any holder may, which is what the
+// fencing token is for; Err finds out at once on thaw (it checks the link
+// again), Done and Context once the client has noticed the dead link, a
+// moment later. The zero time for a nil Hold.
 func (h *Hold) Granted() time.Time {
 	if h == nil {
 		return time.Time{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -47,11 +48,14 @@ type Node struct {
 
 	unhook func() // unregisters from the client's Close
 
-	meter   *metrics.Recipe // the recipe's instruments (nil: none)
-	metered bool            // counted as held: its end is counted too
+	meter *metrics.Recipe // the recipe's instruments (nil: none)
+	// metered: counted as held (at its first Hold handed out, under mu):
+	// its end is counted too. A node never handed out is neither.
+	metered bool
 
 	mu          sync.Mutex
 	err         error
+	ended       atomic.Bool        // err is set: read without mu by vouch
 	holds       map[*Hold]struct{} // open acquisitions of this node
 	releaseOnce sync.Once
 	releaseErr  error
@@ -168,12 +172,6 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *metrics.Re
 	signal := client.LossSignal(g.Session)
 	if isClosed(signal) {
 		n.finish(n.lossCause()) // never handed out: neither counted nor logged
-	} else {
-		n.metered = true
-		meter.HoldStarted()
-		if log := client.Logger(); log.Enabled(context.Background(), slog.LevelDebug) {
-			log.Debug("zookeeper hold granted", "path", n.path, "session", sessionHex(n.session.ID), "token", n.token)
-		}
 	}
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
@@ -234,6 +232,9 @@ func (n *Node) errNow() error {
 // is dead. It runs before anything of the node is handed out or its error
 // read.
 func (n *Node) vouch() {
+	if n.ended.Load() {
+		return // the first reason stands
+	}
 	err := n.client.CheckTrust(n.session)
 	if err == nil {
 		return
@@ -383,6 +384,7 @@ func (n *Node) endLocked(err error) bool {
 		return false
 	}
 	n.err = err
+	n.ended.Store(true)
 	close(n.done)
 	for h := range n.holds {
 		h.finishLocked(err)
@@ -623,6 +625,7 @@ func (h *Hold) extend(d time.Duration) error {
 		return fmt.Errorf("extend %s: %w", h.node.path, zkrecipes.ErrReleased)
 	}
 	n := h.node
+	n.vouch() // a lease is not extended on a link past its bound
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {

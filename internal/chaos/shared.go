@@ -65,7 +65,12 @@ func (c *contender) sharedLoop(ctx context.Context) error {
 	seen := make(chan struct{})
 	go func() {
 		defer close(seen)
+		var last int64
 		for v := range sub.Changes() {
+			if v.Zxid == last {
+				continue // the same value again, saying it may be stale or is current
+			}
+			last = v.Zxid
 			c.emit(Event{Kind: KindSeen, Token: v.Zxid, Detail: fmt.Sprintf("v=%d value=%d", v.Version, v.Value)})
 		}
 	}()

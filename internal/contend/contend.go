@@ -517,23 +517,55 @@ func Trust(ctx context.Context, c *framework.Client, owner int64, paths ...strin
 		}
 		select {
 		case <-c.LossSignal(s):
-			if _, err := c.WaitConnected(ctx); err != nil {
+			if err := reconnected(ctx, c, paths); err != nil {
 				return s, err
-			}
-			for _, p := range paths {
-				ok, st, err := c.Exists(ctx, p)
-				if err != nil {
-					return s, err
-				}
-				if !ok || st.EphemeralOwner != c.Session().ID {
-					return s, fmt.Errorf("%w: node %s gone after reconnect", errSessionLost, p)
-				}
 			}
 			continue
 		default:
 		}
+		if err := c.CheckTrust(s); err != nil {
+			if errors.Is(err, zkrecipes.ErrClosed) {
+				return s, err
+			}
+			// No proof of life for longer than the signal allows, the
+			// signal not fired yet: a process thawed after a long freeze,
+			// whose connection has not yet found its link dead. It will
+			// at once (its read deadline is past): wait for that, then
+			// look again as above.
+			t := time.NewTimer(s.Timeout)
+			select {
+			case <-s.Suspended:
+				t.Stop()
+				if err := reconnected(ctx, c, paths); err != nil {
+					return s, err
+				}
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return s, ctx.Err()
+			}
+			continue
+		}
 		return s, nil
 	}
+}
+
+// reconnected waits for the link to be back and checks that every node of
+// paths is still there and the current session's.
+func reconnected(ctx context.Context, c *framework.Client, paths []string) error {
+	if _, err := c.WaitConnected(ctx); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		ok, st, err := c.Exists(ctx, p)
+		if err != nil {
+			return err
+		}
+		if !ok || st.EphemeralOwner != c.Session().ID {
+			return fmt.Errorf("%w: node %s gone after reconnect", errSessionLost, p)
+		}
+	}
+	return nil
 }
 
 // Pause waits before a recipe that runs on its own (a latch, a selector)

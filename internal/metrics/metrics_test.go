@@ -249,6 +249,7 @@ func TestEveryDocumentedInstrumentMoves(t *testing.T) {
 
 		sub := mine.Subscribe()
 		defer sub.Close()
+		require.True(t, (<-sub.Changes()).Leader, "first, where it stands")
 		pa.Cut() // a brief cut: the term ends, then the same node leads again
 		ended := <-sub.Changes()
 		require.False(t, ended.Leader)

@@ -114,11 +114,20 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 	defer stop()
 	r := l.request
 	r.NoWait, r.Queued = noWait, queued
-	e, err := contend.Enter(ctx, r)
-	if err != nil {
-		return nil, contend.Err(err, l.life.Err() != nil)
+	for {
+		e, err := contend.Enter(ctx, r)
+		if err != nil {
+			return nil, contend.Err(err, l.life.Err() != nil)
+		}
+		h, err := l.adopt(g, l.Follow(*e))
+		if err != nil && errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !l.client.Closed() {
+			// Lost between its grant and its hand-over (a freeze longer
+			// than the session's bound): never held, so queue again, as
+			// for a session lost while waiting.
+			continue
+		}
+		return h, err
 	}
-	return l.adopt(g, l.Follow(*e))
 }
 
 // reenter opens one more acquisition if g already holds the lock. A lost
@@ -284,8 +293,19 @@ func (l *Lock) release() error {
 	}
 }
 
-// Held returns the calling goroutine's most recent acquisition, if any.
+// Held returns the calling goroutine's most recent acquisition, if any and
+// still trusted: once it is lost (its Err set) Held says false, though
+// the acquisition is still the goroutine's to release.
 func (l *Lock) Held() (*hold.Hold, bool) {
+	if h, ok := l.Current(); ok && h.Err() == nil {
+		return h, true
+	}
+	return nil, false
+}
+
+// Current returns the calling goroutine's most recent acquisition, if any,
+// trusted or not: what the goroutine has to release.
+func (l *Lock) Current() (*hold.Hold, bool) {
 	g := goid.Current()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -53,6 +53,7 @@ type Conn struct {
 	closing    context.Context
 	stopDialer context.CancelFunc
 	link       atomic.Pointer[sniffConn]
+	proven     atomic.Int64 // mono: the session's last proof, over every link
 }
 
 // rawEvent is a go-zookeeper session event with the handshake that came with
@@ -224,6 +225,7 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		return nil, err
 	}
 	sc := &sniffConn{
+		proven:      &c.proven,
 		Conn:        nc,
 		askReadOnly: c.cfg.ReadOnly,
 		onHandshake: func(h handshake) { c.lastHandshake.Store(&h) },
@@ -512,22 +514,20 @@ func (c *Conn) sessionOfLocked() conn.Session {
 }
 
 // ProvenAt returns when the server last proved that it hears this client:
-// the send time of the last of our requests or pings it answered on the
-// current link (one only the leader answers, so that the quorum heard it;
-// see sniffConn), or the handshake's. It is the zero time before the first
-// link. A link whose proof is older than the receive timeout is dead, even
-// before go-zookeeper's reader has noticed (a process frozen and thawed
-// runs its other goroutines first).
+// the send time of the last of our requests it answered that only the
+// leader answers (the quorum heard it; see sniffConn), or of the last
+// handshake that gave a session, over any link. It is the zero time before
+// the first handshake. It is read on the monotonic clock: a step of the
+// wall clock moves neither it nor time.Since of it. A session whose proof
+// is older than the receive timeout has a dead link, even before
+// go-zookeeper's reader has noticed (a process frozen and thawed runs its
+// other goroutines first).
 func (c *Conn) ProvenAt() time.Time {
-	l := c.link.Load()
-	if l == nil {
-		return time.Time{}
-	}
-	at := l.lastProof.Load()
+	at := c.proven.Load()
 	if at == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, at)
+	return monoTime(at)
 }
 
 // WaitConnected waits until the connection is in a connected state (Connected,

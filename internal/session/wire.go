@@ -95,9 +95,12 @@ type sniffConn struct {
 	// give one when nothing else does. On a read-only server, where no
 	// quorum exists to hear anyone, any reply of ours counts.
 	recvTimeout atomic.Int64 // nanoseconds; 0 until the handshake
-	lastProof   atomic.Int64 // unix nanoseconds: send time of the last request answered
-	connectSent int64        // unix nanoseconds: when the connect request went out
-	readOnly    atomic.Bool  // the server said it is read-only
+	lastProof   atomic.Int64 // mono: send time of the last request answered
+	connectSent int64        // mono: when the connect request went out
+	// proven is the session's last proof, over every link (Conn's): a
+	// reconnect within the session does not start it from nothing.
+	proven   *atomic.Int64
+	readOnly atomic.Bool // the server said it is read-only
 
 	mu      sync.Mutex
 	pending map[int32]*Trace    // xid of a traced create → its trace
@@ -140,7 +143,7 @@ func (c *sniffConn) Write(b []byte) (int, error) {
 	}
 	if !c.wrote {
 		c.wrote = true
-		c.connectSent = time.Now().UnixNano()
+		c.connectSent = mono()
 		if c.askReadOnly && len(b) >= 4 {
 			return c.writeConnectReadOnly(b)
 		}
@@ -159,7 +162,7 @@ func (c *sniffConn) noteSent(b []byte) {
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(b[4:8]))
-	s := sent{at: time.Now().UnixNano()}
+	s := sent{at: mono()}
 	if len(b) >= 12 && xid >= 0 {
 		s.quorum = throughLeader(int32(binary.BigEndian.Uint32(b[8:12])))
 	}
@@ -211,14 +214,33 @@ func (c *sniffConn) answered(xid int32) (s sent, ok bool) {
 
 // proofAge is how long ago the last proof of life was sent.
 func (c *sniffConn) proofAge() time.Duration {
-	return time.Duration(time.Now().UnixNano() - c.lastProof.Load())
+	return time.Duration(mono() - c.lastProof.Load())
 }
 
-// prove moves lastProof forward to at.
+// monoBase is the origin of mono.
+var monoBase = time.Now()
+
+// mono is the monotonic clock, in nanoseconds since monoBase: proof of life
+// is measured on it, so that a step of the wall clock (NTP) neither ends
+// every hold nor hides a freeze.
+func mono() int64 { return int64(time.Since(monoBase)) }
+
+// monoTime is the time.Time of a mono reading, with its monotonic part.
+func monoTime(at int64) time.Time { return monoBase.Add(time.Duration(at)) }
+
+// prove moves lastProof, and the session's proof, forward to at.
 func (c *sniffConn) prove(at int64) {
+	advance(&c.lastProof, at)
+	if c.proven != nil {
+		advance(c.proven, at)
+	}
+}
+
+// advance moves v forward to at.
+func advance(v *atomic.Int64, at int64) {
 	for {
-		old := c.lastProof.Load()
-		if at <= old || c.lastProof.CompareAndSwap(old, at) {
+		old := v.Load()
+		if at <= old || v.CompareAndSwap(old, at) {
 			return
 		}
 	}
@@ -275,7 +297,7 @@ func (c *sniffConn) noteRequest(b []byte) {
 // socket (go-zookeeper sets it on the goroutine that reads).
 func (c *sniffConn) SetReadDeadline(t time.Time) error {
 	if rt := c.recvTimeout.Load(); rt > 0 && !t.IsZero() {
-		if limit := time.Unix(0, c.lastProof.Load()).Add(time.Duration(rt)); limit.Before(t) {
+		if limit := monoTime(c.lastProof.Load()).Add(time.Duration(rt)); limit.Before(t) {
 			t = limit
 		}
 	}
@@ -403,8 +425,11 @@ func (c *sniffConn) frame() {
 			c.readOnly.Store(h.readOnly)
 			// A follower asks the leader before it takes a session (a new
 			// one, or one that moves to it): the handshake proves the
-			// quorum hears us.
-			c.prove(c.connectSent)
+			// quorum hears us, unless it says the session has expired
+			// (no timeout): then it proves nothing of the session.
+			if h.timeoutMs > 0 {
+				c.prove(c.connectSent)
+			}
 			// go-zookeeper's own receive timeout, from the same number.
 			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
 			c.onHandshake(h)

@@ -469,3 +469,26 @@ func TestBadInput(t *testing.T) {
 		assert.Empty(t, kids)
 	}
 }
+
+// A selector's Held never hands out a term whose loss signal has fired,
+// even while its Func has not returned yet.
+func TestSelectorHeldHandsOutNoLostTerm(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := testkit.Client(t, p.Addrs())
+	leading := make(chan *hold.Hold, 1)
+	release := make(chan struct{})
+	s := newSelector(t, c, "/elect/selector-held-lost", func(ctx context.Context, term *hold.Hold) error {
+		leading <- term
+		<-release // a Func slow to notice its context
+		return nil
+	})
+	require.NoError(t, s.Start(testkit.Ctx(t, 10*time.Second)))
+	term := <-leading
+	p.Blackhole()
+	<-term.Done()
+	_, ok := s.Held()
+	assert.False(t, ok, "a term whose loss signal fired")
+	close(release)
+	p.Heal()
+}

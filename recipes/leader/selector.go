@@ -189,14 +189,18 @@ func (s *Selector) Requeue(ctx context.Context) error {
 	}
 }
 
-// Held returns the current term, while Func runs as leader.
+// Held returns the current term, while Func runs as leader and the term is
+// still trusted (an ended term's Func is being told by its context).
 func (s *Selector) Held() (*hold.Hold, bool) {
 	if s.usable() != nil {
 		return nil, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.term, s.term != nil
+	if s.term == nil || s.term.Err() != nil {
+		return nil, false // an ended term is never handed out
+	}
+	return s.term, true
 }
 
 // Participants returns the ids of the participants, the leader first.

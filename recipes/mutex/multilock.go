@@ -44,7 +44,9 @@ func NewMultiLock(locks ...Lock) (*MultiLock, error) {
 
 // Acquire takes every lock in order under the one ctx and returns their
 // holds, in the order of the locks. If any cannot be taken, those already
-// taken are released in reverse order and the error is returned.
+// taken are released in reverse order and the error is returned; so too
+// if a hold taken first was lost while a later lock was waited for (the
+// error wraps zkrecipes.ErrHoldLost).
 func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
 	if ml == nil || len(ml.locks) == 0 {
 		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: a nil or zero MultiLock: make one with NewMultiLock", zkrecipes.ErrInvalidArgument))
@@ -60,6 +62,14 @@ func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
 			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", i, err), rollback)
 		}
 		holds = append(holds, h)
+	}
+	// A hold taken first may have been lost while a later lock was waited
+	// for: none is handed out then.
+	for i, h := range holds {
+		if err := h.Err(); err != nil {
+			rollback := hold.ReleaseAll(holds...)
+			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w: %w", i, zkrecipes.ErrHoldLost, err), rollback)
+		}
 	}
 	return holds, nil
 }

@@ -92,11 +92,12 @@ func (m *SemaphoreMutex) TryAcquire(ctx context.Context) (*hold.Hold, error) {
 }
 
 // Held returns this SemaphoreMutex's hold, if it holds the mutex (a lease
-// it took is not released yet).
+// it took is not released yet) and the hold is still trusted: once it is
+// lost, Held says false, though the hold is still to be released.
 func (m *SemaphoreMutex) Held() (*hold.Hold, bool) {
 	hs := m.Holds()
-	if len(hs) == 0 {
-		return nil, false
+	if len(hs) == 0 || hs[0].Err() != nil {
+		return nil, false // a lost hold is never handed out
 	}
 	return hs[0], true
 }

@@ -215,8 +215,8 @@ func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error)
 	if ctx == nil {
 		return nil, framework.RecipeErr(readRecipe, r.rw.path, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
-	if _, held := r.lock.Held(); !held {
-		if wh, ok := r.rw.write.lock.Held(); ok {
+	if _, held := r.lock.Current(); !held {
+		if wh, ok := r.rw.write.lock.Current(); ok {
 			h, err := r.downgrade(ctx, wh)
 			return h, framework.RecipeErr(readRecipe, r.rw.path, err)
 		}
@@ -277,7 +277,7 @@ func (r *ReadLock) Release() error {
 }
 
 // Held returns the calling goroutine's most recent read hold, if it holds
-// the read lock.
+// the read lock and the hold is still trusted (a lost one says false).
 func (r *ReadLock) Held() (*hold.Hold, bool) {
 	if r == nil || r.lock == nil {
 		return nil, false
@@ -309,8 +309,8 @@ func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error
 	if ctx == nil {
 		return nil, framework.RecipeErr(writeRecipe, w.rw.path, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
-	if _, holdsWrite := w.lock.Held(); !holdsWrite {
-		if _, holdsRead := w.rw.read.lock.Held(); holdsRead {
+	if _, holdsWrite := w.lock.Current(); !holdsWrite {
+		if _, holdsRead := w.rw.read.lock.Current(); holdsRead {
 			return nil, framework.RecipeErr(writeRecipe, w.rw.path, ErrUpgrade)
 		}
 	}
@@ -327,7 +327,7 @@ func (w *WriteLock) Release() error {
 }
 
 // Held returns the calling goroutine's most recent write hold, if it holds
-// the write lock.
+// the write lock and the hold is still trusted (a lost one says false).
 func (w *WriteLock) Held() (*hold.Hold, bool) {
 	if w == nil || w.lock == nil {
 		return nil, false
