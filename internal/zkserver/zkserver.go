@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -401,7 +402,11 @@ func FourLetter(addr, cmd string, timeout time.Duration) (string, error) {
 
 // FreePorts reserves n distinct free TCP ports on 127.0.0.1. They are
 // released just before use; another process could take one in between,
-// which the server's start then reports.
+// which the server's start then reports. They are drawn below the kernel's
+// range of ephemeral ports (ip_local_port_range), from which every
+// outgoing connection of every test takes its local port: a port from
+// that range, released, is soon some client's, and the server that was
+// to listen on it fails with "Address already in use".
 func FreePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
@@ -409,14 +414,36 @@ func FreePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
+	lo, hi := listenRange()
 	ports := make([]int, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		addr := "127.0.0.1:0"
+		if tries < 1000*n {
+			addr = "127.0.0.1:" + strconv.Itoa(lo+rand.IntN(hi-lo))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
+			if addr != "127.0.0.1:0" {
+				continue // taken: draw again
+			}
 			return nil, err
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// listenRange is where FreePorts draws from: the ports below the kernel's
+// ephemeral range, and above the well-known ones.
+func listenRange() (lo, hi int) {
+	lo, hi = 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil && first > lo+1000 {
+				hi = first
+			}
+		}
+	}
+	return lo, hi
 }
