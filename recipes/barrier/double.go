@@ -192,6 +192,7 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string
 		d.forget(old)
 	}
 	node := framework.Join(d.path, name)
+	made := d.client.Session() // the session the node is made on, unless it moves meanwhile
 	// The name is new: a node already there is our own create, retried
 	// after its reply was lost; and one a failed create may still make,
 	// even after this call returned, is deleted (UniqueName).
@@ -206,6 +207,10 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string
 		return 0, d.fail(ctx, err)
 	}
 	if !ok {
+		if s := d.client.Session(); s.ID == made.ID && !closedCh(s.Lost) {
+			// Same session, alive: someone deleted it.
+			return 0, fmt.Errorf("member %s: %w", name, zkrecipes.ErrNodeDeleted)
+		}
 		return 0, fmt.Errorf("%w: the new node %s went with its session", zkrecipes.ErrSessionLost, name)
 	}
 	d.mu.Lock()
