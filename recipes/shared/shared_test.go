@@ -228,7 +228,10 @@ func TestSubscriptionNeverGoesBackwards(t *testing.T) {
 	sub := follower.Subscribe()
 	defer sub.Close()
 	const last = 200
+	wrote := make(chan struct{})
+	defer func() { <-wrote }() // the writer's goroutine ends with the test
 	go func() {
+		defer close(wrote)
 		for i := int32(1); i <= last; i++ {
 			if _, err := writer.Set(context.Background(), i); err != nil {
 				return
