@@ -309,7 +309,9 @@ func TestDeletedNodeIsReportedAndFollowedWhenMadeAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "not made again behind the deleter's back")
 
-	_, err = obs.Create(ctxT(t, 10*time.Second), "/shared/deleted", shared.EncodeCount(42))
+	// With its parent: the container the Count made for it may have been
+	// reaped, empty, meanwhile.
+	_, err = obs.Create(ctxT(t, 10*time.Second), "/shared/deleted", shared.EncodeCount(42), framework.WithParents())
 	require.NoError(t, err)
 	got := waitCount(t, n, 42)
 	assert.Equal(t, int32(0), got.Version, "a new node's version starts again")
