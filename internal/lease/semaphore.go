@@ -176,7 +176,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		g, err := s.attempt(ctx, n, try)
 		if err == nil {
 			hs, err := s.adopt(g)
-			if err != nil && errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && s.life.Err() == nil && !s.client.Closed() {
+			if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && s.life.Err() == nil && !s.client.Closed() {
 				// Lost between their grant and their hand-over (a freeze
 				// longer than the session's bound): never held, so try
 				// again, as for a session lost while acquiring.

@@ -120,7 +120,7 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 			return nil, contend.Err(err, l.life.Err() != nil)
 		}
 		h, err := l.adopt(g, l.Follow(*e))
-		if err != nil && errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !l.client.Closed() {
+		if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !l.client.Closed() {
 			// Lost between its grant and its hand-over (a freeze longer
 			// than the session's bound): never held, so queue again, as
 			// for a session lost while waiting.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -125,8 +124,10 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 		d.mu.Unlock()
 		return d.err(err)
 	}
-	reg := &registration{id: inst.ID, inst: inst, node: node, sub: node.Subscribe(),
-		status: node.Status(), started: make(chan struct{}), shown: make(chan struct{})}
+	sub := node.Subscribe()
+	// The status as it stands, first: every later value is a change.
+	reg := &registration{id: inst.ID, inst: inst, node: node, sub: sub,
+		status: <-sub.Changes(), started: make(chan struct{}), shown: make(chan struct{})}
 	d.regs[inst.ID] = reg
 	d.publishLocked(inst.ID)
 	d.fwd.Add(1)
@@ -206,10 +207,6 @@ func (d *Discovery) replace(ctx context.Context, inst Instance, data []byte) (in
 	}
 }
 
-// dropTimeout bounds the look of dropMade, as the client's release
-// timeout bounds a release: past it the delete goes on in the background.
-const dropTimeout = 5 * time.Second
-
 // dropMade deletes the node that replace made (or may have made) at path
 // on session, for a Register that failed: only while it is that session's
 // ephemeral, and, with the link up, before anything this client sends
@@ -220,7 +217,9 @@ func (d *Discovery) dropMade(path string, session int64) {
 		_ = c.DeleteLater(path, session)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	// Bounded as a release is: past it the delete goes on in the
+	// background.
+	ctx, cancel := context.WithTimeout(context.Background(), c.ReleaseTimeout())
 	defer cancel()
 	ok, st, err := c.Exists(ctx, path)
 	switch {
@@ -412,13 +411,14 @@ func (d *Discovery) removeLocked(reg *registration) {
 	}
 }
 
-// forward publishes each status of reg's node while reg is registered;
-// it ends with reg's subscription (registration.stop).
+// forward publishes each status of reg's node while reg is registered (the
+// Node publishes only changes); it ends with reg's subscription
+// (registration.stop).
 func (d *Discovery) forward(reg *registration) {
 	defer d.fwd.Done()
 	for st := range reg.sub.Changes() {
 		d.mu.Lock()
-		if d.regs[reg.id] == reg && !sameStatus(st, reg.status) {
+		if d.regs[reg.id] == reg {
 			reg.status = st
 			d.publishLocked(reg.id)
 			if st.InPlace && !isClosed(reg.shown) {
@@ -427,13 +427,6 @@ func (d *Discovery) forward(reg *registration) {
 		}
 		d.mu.Unlock()
 	}
-}
-
-func sameStatus(a, b persistent.Status) bool {
-	if a.InPlace != b.InPlace || a.Path != b.Path || a.Czxid != b.Czxid || a.Owner != b.Owner || (a.Err == nil) != (b.Err == nil) {
-		return false
-	}
-	return a.Err == nil || a.Err.Error() == b.Err.Error()
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -186,8 +186,9 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 }
 
 // Subscribe returns a subscription to this participant's leadership: first
-// where it stands (a Change with Leader set and the term's Token while it
-// leads, else one with Leader false, Reason nil and Token 0), then every
+// where it stands (a Change with Leader set, the term's Token and its
+// Granted time while it leads, else one with Leader false, Reason nil and
+// Token 0), then every
 // change, in order, through an unbounded queue: a slow reader never blocks
 // the election or misses a change. When the latch closes, it delivers what
 // is still queued, then ends.
@@ -201,7 +202,7 @@ func (l *Latch) Subscribe() *framework.Subscription[Change] {
 	defer l.mu.Unlock()
 	now := Change{Time: time.Now()}
 	if t := l.currentLocked(); t != nil {
-		now.Leader, now.Token = true, t.Token()
+		now.Leader, now.Token, now.Time = true, t.Token(), t.Granted()
 	}
 	return l.feed.SubscribeWith(now)
 }

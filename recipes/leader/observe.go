@@ -168,6 +168,7 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 			}
 			continue
 		}
+		tell := true
 		switch {
 		case !reported || !now.sameTerm(last):
 			// Seen happening: no earlier than when the observer woke.
@@ -178,13 +179,13 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 			now = last // the same term, current again
 			now.Stale = nil
 		default:
-			now.Stale = errNoChange
+			tell = false // what it said last
 		}
-		if now.Stale != errNoChange && !o.send(life, now) {
-			endLook()
-			return life.Err()
-		}
-		if now.Stale != errNoChange {
+		if tell {
+			if !o.send(life, now) {
+				endLook()
+				return life.Err()
+			}
 			last, reported = now, true
 		}
 		// A watch event of any kind (the node went, the path changed, the
@@ -207,9 +208,6 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 		endLook()
 	}
 }
-
-// errNoChange marks a look that found what was said last: nothing to send.
-var errNoChange = errors.New("no change")
 
 // send hands l to the reader, and reports false if life ended first.
 func (o *Observer) send(life context.Context, l Leadership) bool {

@@ -17,7 +17,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 )
 
-func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(thawEnv); spec != "" {
+		runThawHelper(spec)
+		return
+	}
+	os.Exit(zktest.Main(m))
+}
 
 func newClient(t *testing.T, addrs []string, opts ...framework.Option) *framework.Client {
 	return testkit.Client(t, addrs, opts...)

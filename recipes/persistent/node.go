@@ -421,7 +421,6 @@ func (n *Node) leave(forget bool) {
 	if c.Closed() {
 		return // the session and its ephemerals are gone
 	}
-	// No deadline: on a worker of the client, whose Close ends requests.
 	// Half the release timeout for the look and the delete's send, so
 	// that what is left over goes to the client's background deletes
 	// (which Drain waits for) well before stop stops waiting.
@@ -603,20 +602,11 @@ func (n *Node) current(st Status, link conn.Session) Status {
 	if !st.InPlace {
 		return st
 	}
-	c := n.client
-	select {
-	case <-c.LossSignal(link):
-	default:
+	// CheckTrust, as for a hold: the link's signal, and its proof of life
+	// (a process thawed after a long freeze finds it stale at once).
+	reason := n.client.CheckTrust(link)
+	if reason == nil {
 		return st
-	}
-	reason := zkrecipes.ErrSuspended
-	select {
-	case <-link.Lost:
-		reason = zkrecipes.ErrSessionLost
-	default:
-	}
-	if c.Closed() {
-		reason = zkrecipes.ErrClosed
 	}
 	return Status{Path: st.Path, Err: fmt.Errorf("%w: %w", ErrNotInPlace, reason)}
 }

@@ -81,8 +81,9 @@ type Value struct {
 	// be stale once it is down (its Suspended is closed), until a read
 	// over a new one. Zero until the first read.
 	link conn.Session
-	// staleSent: the subscriptions were last told the value may be stale.
-	staleSent bool
+	// told is what the subscriptions were last told of the value's
+	// staleness: nil (current), or why it may be stale.
+	told error
 }
 
 // NewValue returns a Value on path whose node, if missing when Start runs,
@@ -308,11 +309,11 @@ func (v *Value) goStale() {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.staleSent || v.closed {
+	if v.told != nil || v.closed {
 		return
 	}
-	v.staleSent = true
-	v.publishLocked(err)
+	v.told = err
+	v.publishLocked()
 }
 
 // observe takes a value read or written, if it is newer than the one held,
@@ -320,15 +321,15 @@ func (v *Value) goStale() {
 func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	current := false
+	wasStale := false
 	if link != nil {
+		// Read again over the follower's link: current.
 		v.link, v.missing, v.readErr = *link, false, nil
-		current = v.staleSent // read again: say it is current
+		wasStale, v.told = v.told != nil, nil
 	}
 	if st.Mzxid <= v.cur.Zxid {
-		if current {
-			v.staleSent = false
-			v.publishLocked(nil)
+		if wasStale {
+			v.publishLocked() // the same value, current again
 		}
 		return
 	}
@@ -337,26 +338,14 @@ func (v *Value) observe(data []byte, st *zk.Stat, link *conn.Session) {
 	if v.cur.Value == nil {
 		v.cur.Value = []byte{}
 	}
-	if current {
-		v.staleSent = false
-	}
-	v.publishLocked(v.staleErrLocked())
+	v.publishLocked()
 }
 
-// staleErrLocked is what the subscriptions were last told of the value's
-// staleness: nil unless they were told it may be stale.
-func (v *Value) staleErrLocked() error {
-	if !v.staleSent {
-		return nil
-	}
-	return fmt.Errorf("%w: reading it again", zkrecipes.ErrStale)
-}
-
-// publishLocked hands cur to the subscriptions, with stale: a copy, which
-// they share, so that none can change cur.
-func (v *Value) publishLocked(stale error) {
+// publishLocked hands cur to the subscriptions, with what they are told of
+// its staleness: a copy, which they share, so that none can change cur.
+func (v *Value) publishLocked() {
 	out := v.copyLocked()
-	out.Stale = stale
+	out.Stale = v.told
 	v.feed.Publish(out)
 	if v.isCount {
 		if n, ok := decodeVersioned(out); ok {
@@ -570,7 +559,7 @@ func subscribe[T any](v *Value, feed *framework.Feed[T], convert func(Versioned[
 	// subscription existed.
 	if !v.closed && (v.started || v.cur.Version != -1) {
 		now := v.copyLocked()
-		now.Stale = v.staleErrLocked()
+		now.Stale = v.told
 		if x, ok := convert(now); ok {
 			return feed.SubscribeWith(x)
 		}
