@@ -163,10 +163,13 @@ func (c *Cluster) startLocal(n int) {
 	if c.cfg.tls != nil {
 		per = 4 // and the TLS client port
 	}
-	ports, err := zkserver.FreePorts(per * n)
+	ports, release, err := zkserver.FreePorts(per * n)
 	if err != nil {
 		t.Fatalf("zktest: free ports: %v", err)
 	}
+	// Registered before the servers' stop, so it runs after it: the ports
+	// stay held while a server may restart on them.
+	t.Cleanup(release)
 	if c.cfg.clientPort != 0 {
 		if n != 1 {
 			t.Fatalf("zktest: WithClientPort is for a standalone server, not a %d-node ensemble", n)

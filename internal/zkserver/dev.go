@@ -27,12 +27,13 @@ func StartDev(port int) (connect string, stop func(), err error) {
 	if port < 0 || port > 65535 {
 		return "", nil, fmt.Errorf("port %d out of range", port)
 	}
+	release := func() {}
 	if port == 0 {
-		ports, err := FreePorts(1)
+		ports, free, err := FreePorts(1)
 		if err != nil {
 			return "", nil, fmt.Errorf("free port: %w", err)
 		}
-		port = ports[0]
+		port, release = ports[0], free
 	} else {
 		// The server would only say so in its log; say it here.
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -43,10 +44,12 @@ func StartDev(port int) (connect string, stop func(), err error) {
 	}
 	in, err := Locate()
 	if err != nil {
+		release()
 		return "", nil, fmt.Errorf("no local ZooKeeper: %v\n  install one with: %s", err, devInstallHint)
 	}
 	dir, err := os.MkdirTemp("", "zkr-dev-")
 	if err != nil {
+		release()
 		return "", nil, err
 	}
 	cfg := DefaultConfig()
@@ -54,6 +57,7 @@ func StartDev(port int) (connect string, stop func(), err error) {
 	stop = sync.OnceFunc(func() {
 		s.Signal(syscall.SIGKILL, 10*time.Second)
 		os.RemoveAll(dir)
+		release()
 	})
 	if err := s.WriteConfig(nil, nil); err != nil {
 		stop()

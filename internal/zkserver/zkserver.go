@@ -400,38 +400,73 @@ func FourLetter(addr, cmd string, timeout time.Duration) (string, error) {
 	return string(b), nil
 }
 
-// FreePorts reserves n distinct free TCP ports on 127.0.0.1. They are
-// released just before use; another process could take one in between,
-// which the server's start then reports. They are drawn below the kernel's
-// range of ephemeral ports (ip_local_port_range), from which every
+// FreePorts reserves n distinct free TCP ports on 127.0.0.1 for the caller
+// until it calls release (more than once is safe). They are drawn below the
+// kernel's range of ephemeral ports (ip_local_port_range), from which every
 // outgoing connection of every test takes its local port: a port from
 // that range, released, is soon some client's, and the server that was
 // to listen on it fails with "Address already in use".
-func FreePorts(n int) ([]int, error) {
+//
+// A port is free when nothing listens on it and no other caller, in this
+// process or another (go test runs packages in parallel), holds it: the
+// port is only listened on by its server a second after the draw and after
+// each restart, and two test binaries drawing at once handed one port to
+// two servers (CI, 2026-11-28). The hold is an flock on a file per port in
+// the system's temporary directory, which the kernel drops when the
+// process dies, so a killed test run leaves nothing held.
+func FreePorts(n int) (ports []int, release func(), err error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
 			l.Close()
 		}
 	}()
+	var held []*os.File
+	release = sync.OnceFunc(func() {
+		for _, f := range held {
+			f.Close() // closing the last descriptor drops the flock
+		}
+	})
 	lo, hi := listenRange()
-	ports := make([]int, 0, n)
+	ports = make([]int, 0, n)
 	for tries := 0; len(ports) < n; tries++ {
-		addr := "127.0.0.1:0"
-		if tries < 1000*n {
-			addr = "127.0.0.1:" + strconv.Itoa(lo+rand.IntN(hi-lo))
+		if tries >= 1000*n {
+			release()
+			return nil, func() {}, fmt.Errorf("no free port in %d-%d after %d draws", lo, hi, tries)
 		}
-		l, err := net.Listen("tcp", addr)
+		port := lo + rand.IntN(hi-lo)
+		f, ok := reservePort(port)
+		if !ok {
+			continue // another caller holds it: draw again
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			if addr != "127.0.0.1:0" {
-				continue // taken: draw again
-			}
-			return nil, err
+			f.Close()
+			continue // taken by someone outside the pool: draw again
 		}
+		held = append(held, f)
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
-	return ports, nil
+	return ports, release, nil
+}
+
+// reservePort takes the pool's hold on port, or reports that another open
+// file (in any process, this one included) has it.
+func reservePort(port int) (*os.File, bool) {
+	dir := filepath.Join(os.TempDir(), "zkrecipes-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return f, true
 }
 
 // listenRange is where FreePorts draws from: the ports below the kernel's
