@@ -53,9 +53,14 @@ consumer-check:
 ## test: format check, module checks, vet, staticcheck, every module's
 ## tests against real servers under the race detector, then again without
 ## it the few (...WithoutRace) that go-zookeeper's own reconnect race would
-## trip, then the short chaos suite.
+## trip, then the short chaos suite. The race pass runs through racegate:
+## a test that any reconnect with watches set made trip go-zookeeper's race
+## on lastZxid (and only that race) is run again without -race.
+RACEGATE := $(CURDIR)/$(TOOLS)/bin/racegate
 test: deps fmt-check mod-check consumer-check vet staticcheck
-	@$(call each,$(GO) test $(GOTEST_FLAGS) ./...)
+	@GOWORK=off $(GO) -C $(TOOLS) test -count=1 ./racegate
+	@GOWORK=off $(GO) -C $(TOOLS) build -o $(RACEGATE) ./racegate
+	@$(call each,$(RACEGATE) $(GOTEST_FLAGS) ./...)
 	@$(call each,$(GO) test -count=1 -timeout 20m -run 'WithoutRace$$' ./...)
 	@$(MAKE) --no-print-directory chaos
 
