@@ -104,7 +104,7 @@ func (c *contender) atomicLoop(ctx context.Context) error {
 		if err != nil && outcome == "error" {
 			detail += " " + err.Error()
 		}
-		c.emit(Event{Kind: KindCounterReturn, Op: op, Mode: mode, Accepted: r.Succeeded && err == nil, Detail: detail})
+		c.emit(Event{Kind: KindCounterReturn, Op: op, Mode: mode, Accepted: r.Succeeded && err == nil, Detail: detail, Class: errClassOf(err)})
 		if err == nil {
 			last = r.PostValue
 			if !r.Succeeded {
@@ -268,12 +268,10 @@ func checkAtomic(history []Event, final int64, finalAt int64) *Report {
 			pre, _ := strconv.ParseInt(f[1], 10, 64)
 			post, _ := strconv.ParseInt(f[2], 10, 64)
 			in := counterInput{client: e.Client, mode: e.Mode, pre: pre, post: post, known: true}
-			var why string
 			if len(f) > 3 {
 				if n, _ := strconv.Atoi(f[3]); n > 0 {
 					cr.Promoted++
 				}
-				why = strings.Join(f[4:], " ")
 			}
 			switch f[0] {
 			case "ok":
@@ -301,7 +299,7 @@ func checkAtomic(history []Event, final int64, finalAt int64) *Report {
 				// Nothing of an operation that failed otherwise was
 				// applied: the model holds it to that by leaving it out.
 				cr.Errors++
-				r.NotGranted[errClass(why)]++
+				r.NotGranted[counterErrClass(e.Class)]++
 			}
 		case KindQuiesce:
 			maxGap = max(maxGap, e.T-lastWrite)
@@ -350,19 +348,16 @@ func delta(e Event) int64 {
 	return 0
 }
 
-// errClass shortens an error to its kind, for the summary's counts.
-func errClass(msg string) string {
-	switch {
-	case strings.Contains(msg, "hold was lost"):
+// counterErrClass names a failed counter call's error class for the
+// summary: a hold lost here is the lock the counter was promoted to.
+func counterErrClass(class string) string {
+	switch class {
+	case ClassHoldLost:
 		return "promoted lock lost"
-	case strings.Contains(msg, "deadline exceeded"):
-		return "timeout"
-	case strings.Contains(msg, "session"):
-		return "session"
-	case msg == "":
-		return "error"
+	case "":
+		return ClassError
 	}
-	return "other"
+	return class
 }
 
 // readCounter is the counter's value once every contender has stopped.

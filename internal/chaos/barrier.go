@@ -130,7 +130,7 @@ func (c *contender) doubleRound(ctx context.Context, path, round string, start t
 	err = d.Enter(ectx)
 	cancel()
 	if err != nil {
-		c.emit(Event{Kind: KindAcquireFail, Op: op, Mode: round, Detail: err.Error()})
+		c.emit(Event{Kind: KindAcquireFail, Op: op, Mode: round, Detail: err.Error(), Class: errClassOf(err)})
 		return nil
 	}
 	var token int64

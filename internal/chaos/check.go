@@ -240,13 +240,11 @@ func rebuild(events []Event, r *Report) []Hold {
 			calls[key(e)] = e.T
 			r.Asks++
 		case KindAcquireFail:
-			switch {
-			case strings.Contains(e.Detail, "deadline"):
-				r.NotGranted["timeout"]++
-			case strings.Contains(e.Detail, "cancel"), strings.Contains(e.Detail, "closed"):
-				r.NotGranted["cancelled"]++
+			switch e.Class {
+			case ClassTimeout, ClassCancelled:
+				r.NotGranted[e.Class]++
 			default:
-				r.NotGranted["error"]++
+				r.NotGranted[ClassError]++
 			}
 		case KindAcquireOK:
 			h = &Hold{Client: e.Client, Op: e.Op, Mode: e.Mode, Token: e.Token, Call: calls[key(e)], OK: e.T, Granted: e.Granted}
@@ -296,7 +294,7 @@ func rebuild(events []Event, r *Report) []Hold {
 				// A node deleted from outside ends its hold there and then:
 				// the next contender may be granted at once, and what is
 				// asked of the holder is to learn at once (checkLossSignals).
-				if h != nil && strings.HasPrefix(e.Detail, string(DeleteNode)+" ") {
+				if h != nil && (strings.HasPrefix(e.Detail, string(DeleteNode)+" ") || strings.HasPrefix(e.Detail, string(StallWrite)+" ")) {
 					end(h, e.T, "deleted")
 				}
 			}

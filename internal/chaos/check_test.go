@@ -26,6 +26,7 @@ func (h *hist) at(ms int64, client string, kind Kind, op int, opts ...func(*Even
 func token(t int64) func(*Event)     { return func(e *Event) { e.Token = t } }
 func mode(m string) func(*Event)     { return func(e *Event) { e.Mode = m } }
 func detail(d string) func(*Event)   { return func(e *Event) { e.Detail = d } }
+func class(c string) func(*Event)    { return func(e *Event) { e.Class = c } }
 func accepted(a bool) func(*Event)   { return func(e *Event) { e.Accepted = a } }
 func kinds(r *Report) map[string]int { return r.ViolationsByKind() }
 
@@ -162,7 +163,7 @@ func TestCheckTokensAndWrites(t *testing.T) {
 func TestCheckUnterminatedAndStall(t *testing.T) {
 	var h hist
 	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
-	h.at(0, "c2", KindAcquireCall, 1).at(40_000, "c2", KindAcquireFail, 1, detail("context deadline exceeded"))
+	h.at(0, "c2", KindAcquireCall, 1).at(40_000, "c2", KindAcquireFail, 1, detail("context deadline exceeded"), class(ClassTimeout))
 	r := Check(Mutex, 1, st, h)
 	assert.Equal(t, 1, kinds(r)["unterminated-hold"])
 	assert.Equal(t, 1, r.NotGranted["timeout"])
@@ -313,6 +314,24 @@ func TestCheckDeletedNode(t *testing.T) {
 	}
 	assert.Empty(t, build(20).Violations)
 	assert.Equal(t, 1, kinds(build(1500))["late-loss-signal"])
+}
+
+// A stall-write fault deletes the holder's node as delete-node does: the
+// hold ends there. One that found nothing to do ends nothing.
+func TestStallWriteEndsTheHoldOnlyWhenItDeleted(t *testing.T) {
+	build := func(fault string) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+		h.at(0, "c2", KindAcquireCall, 1)
+		h.at(100, "c1", KindFault, 0, detail(fault))
+		h.at(105, "c2", KindAcquireOK, 1, token(200))
+		h.at(120, "c1", KindLoss, 1, detail("lock node deleted by someone else while held"))
+		h.at(121, "c1", KindReleaseCall, 1).at(122, "c1", KindReleaseOK, 1)
+		h.at(2000, "c2", KindReleaseCall, 1).at(2001, "c2", KindReleaseOK, 1)
+		return Check(Mutex, 1, st, h)
+	}
+	assert.Empty(t, build("stall-write c1 /chaos/mutex/n (holding)").Violations)
+	assert.Equal(t, 1, kinds(build("stall-write c1: no write came"))["overlap"])
 }
 
 // The nemesis picks a "holding" client from the lines it has read so far;

@@ -332,7 +332,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 		if l == nil {
 			var err error
 			if l, err = leader.NewLatch(c.client, c.spec.Path, leader.WithParticipantID(c.spec.ID)); err != nil {
-				c.emit(Event{Kind: KindAcquireFail, Op: op, Detail: err.Error()})
+				c.emit(Event{Kind: KindAcquireFail, Op: op, Detail: err.Error(), Class: errClassOf(err)})
 				return
 			}
 			if err := l.Start(ctx); err != nil {
@@ -415,14 +415,14 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 	<-ctx.Done()
 	err = s.Close()
 	// The op asked for last never got a term.
-	c.emit(Event{Kind: KindAcquireFail, Op: asked(), Detail: "closed"})
+	c.emit(Event{Kind: KindAcquireFail, Op: asked(), Detail: "closed", Class: ClassCancelled})
 	return err
 }
 
 // failed reports an acquire that ended without a hold, and pauses briefly
 // after a real error so a broken link is not hammered.
 func (c *contender) failed(ctx context.Context, op int, mode string, err error) {
-	c.emit(Event{Kind: KindAcquireFail, Op: op, Mode: mode, Detail: err.Error()})
+	c.emit(Event{Kind: KindAcquireFail, Op: op, Mode: mode, Detail: err.Error(), Class: errClassOf(err)})
 	if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		sleep(ctx, 50*time.Millisecond)
 	}
@@ -528,7 +528,7 @@ func (c *contender) fencedWrite(op int, mode string, token int64, fenced fencedF
 		Path: c.spec.Register + "/w-", Data: registerData(token, c.spec.ID, op, mode), Flags: zk.FlagSequence,
 	})
 	if err != nil {
-		c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Detail: err.Error()})
+		c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Detail: err.Error(), Class: errClassOf(err)})
 		return !errors.Is(err, zkrecipes.ErrHoldLost)
 	}
 	c.emit(Event{Kind: KindFenced, Op: op, Mode: mode, Token: token, Accepted: true, Detail: res[0].String})

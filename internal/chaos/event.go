@@ -1,8 +1,14 @@
 package chaos
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // Kind names one entry of a run's history.
@@ -57,6 +63,9 @@ const (
 	// KindHeal ends it.
 	KindFault Kind = "fault"
 	KindHeal  Kind = "heal"
+	// KindDeleted: the nemesis deleted a holder's node (Client, Token: the
+	// hold's) in the transaction Zxid, read from the servers' reply.
+	KindDeleted Kind = "deleted"
 	// KindKill: the contender's process was killed with SIGKILL.
 	KindKill Kind = "kill"
 	// KindStop and KindCont: the process was frozen with SIGSTOP and thawed
@@ -91,6 +100,12 @@ type Event struct {
 	Pid      int    `json:"pid,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`
 	Detail   string `json:"detail,omitempty"`
+	// Class is the class of the error in Detail, decided where the error
+	// was (errClassOf): the checkers count by it, never by message text.
+	Class string `json:"class,omitempty"`
+	// Zxid is the zxid of what a fault did at the servers (the delete of
+	// a holder's node), for checks that order it against other writes.
+	Zxid int64 `json:"zxid,omitempty"`
 }
 
 // Time returns T as a time.Time.
@@ -105,3 +120,33 @@ func (e Event) marshal() []byte {
 }
 
 func now() int64 { return time.Now().UnixNano() }
+
+// The classes of the errors events report (Event.Class).
+const (
+	ClassTimeout        = "timeout"
+	ClassCancelled      = "cancelled"
+	ClassHoldLost       = "hold-lost"
+	ClassOutcomeUnknown = "outcome-unknown"
+	ClassSession        = "session"
+	ClassError          = "error"
+)
+
+// errClassOf names err's class by the library's sentinels and the
+// context's errors, with errors.Is: a message's wording is not an API.
+func errClassOf(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, zkrecipes.ErrHoldLost):
+		return ClassHoldLost
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
+		return ClassOutcomeUnknown
+	case errors.Is(err, context.DeadlineExceeded):
+		return ClassTimeout
+	case errors.Is(err, context.Canceled), errors.Is(err, zkrecipes.ErrClosed):
+		return ClassCancelled
+	case errors.Is(err, zkrecipes.ErrSessionLost), errors.Is(err, zkrecipes.ErrSuspended), errors.Is(err, zk.ErrSessionExpired):
+		return ClassSession
+	}
+	return ClassError
+}

@@ -15,6 +15,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
 // Fault is one kind of trouble the nemesis makes.
@@ -73,11 +76,17 @@ const (
 	// clients on it by 200-600ms for one and a half session timeouts: the
 	// follower stays in the quorum, and its clients read the past.
 	LagFollower Fault = "lag-follower"
+	// StallWrite holds a trusted holder's next multi (its fenced write,
+	// sent after every local check passed) at its proxy, deletes the
+	// hold's node meanwhile, and then lets the write go on: only the
+	// server-side check of Hold.Fenced stands between it and the register.
+	// Recipes whose holds write no register skip it.
+	StallWrite Fault = "stall-write"
 )
 
 // AllFaults is every fault kind.
 var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, BlackholeShort, BlackholeLong, RestartServer, KillLeader, SlowLink, RequestsDropped, RepliesDropped, DeleteNode,
-	PartitionLeader, PartitionFollower, PartitionLeaderClient, RollingRestart, KillServer, LagFollower}
+	PartitionLeader, PartitionFollower, PartitionLeaderClient, RollingRestart, KillServer, LagFollower, StallWrite}
 
 // nemesis injects faults one at a time, with a quiet gap between them, until
 // the run's duration is over and every kind has had its turn. It runs on
@@ -193,9 +202,10 @@ func (r *run) inject(f Fault) {
 		}
 		// Recorded before the delete: the checker ends the hold here.
 		r.record(Event{Kind: KindFault, Client: p.id, Detail: string(f) + " " + p.id + " " + path + " (holding)"})
-		if err := r.operator.Delete(context.Background(), path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			r.violate("harness", "delete-node %s: %v", path, err)
-		}
+		r.deleteHeld(p, token, path)
+	case StallWrite:
+		p, _ := r.holder()
+		r.stallWrite(p)
 	case SlowLink:
 		p := r.any()
 		d := 50*time.Millisecond + time.Duration(r.rng.IntN(250))*time.Millisecond
@@ -252,6 +262,74 @@ func (r *run) freeze() *proc {
 	r.record(Event{Kind: KindStop, Client: p.id})
 	return p
 }
+
+// stallWrite is the StallWrite fault on p (see its doc).
+func (r *run) stallWrite(p *proc) {
+	if !r.cfg.Recipe.writesRegister() {
+		return
+	}
+	nothing := func(why string) {
+		r.record(Event{Kind: KindFault, Client: p.id, Detail: string(StallWrite) + " " + p.id + ": " + why})
+	}
+	r.mu.Lock()
+	token, holding := r.tokens[p.id]
+	r.mu.Unlock()
+	if !holding {
+		nothing("nobody held")
+		return
+	}
+	proxy := r.proxies[p.slot]
+	defer proxy.Heal()
+	proxy.StallRequestsFrom(zktest.OpMulti)
+	// A holder writes every 50-180 ms while it holds: a second is plenty,
+	// and a holder that sends none has released.
+	for deadline := time.Now().Add(time.Second); !proxy.Stalled(); {
+		if time.Now().After(deadline) {
+			nothing("no write came")
+			return
+		}
+		time.Sleep(2 * time.Millisecond) // polling the proxy
+	}
+	path, err := r.nodeWithToken(token)
+	if err != nil || path == "" {
+		proxy.Release()
+		nothing("its hold ended before the write")
+		return
+	}
+	// The stall must stay well under the loss signal's bound (two thirds
+	// of the session timeout without a reply), or the client drops the
+	// link and the held write with it: the delete is one request away.
+	r.record(Event{Kind: KindFault, Client: p.id, Detail: string(StallWrite) + " " + p.id + " " + path + " (holding)"})
+	r.deleteHeld(p, token, path)
+	proxy.Release()
+	r.record(Event{Kind: KindHeal, Client: p.id, Detail: string(StallWrite) + " " + p.id})
+}
+
+// deleteHeld deletes the node of p's hold with token from outside, as an
+// operator would, and records the delete's zxid, read from the servers'
+// reply to a multi that also sets the run's marker node: the register's
+// check proves from it that no fenced write of that hold committed after.
+func (r *run) deleteHeld(p *proc, token int64, path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := r.operator.MultiOnce(ctx, &zk.DeleteRequest{Path: path, Version: -1}, &zk.SetDataRequest{Path: markerPath, Version: -1})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return // released meanwhile: the checker's end of the hold stands
+	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
+		return // committed or not, its zxid is unknown: nothing to prove with
+	case err != nil:
+		r.violate("harness", "delete %s: %v", path, err)
+		return
+	}
+	if len(res) == 2 && res[1].Stat != nil {
+		r.record(Event{Kind: KindDeleted, Client: p.id, Token: token, Zxid: res[1].Stat.Mzxid, Detail: path})
+	}
+}
+
+// markerPath is a node the nemesis sets in the multi of each delete it
+// makes, so the reply says the delete's zxid.
+const markerPath = "/chaos-marker"
 
 // nodeWithToken finds the node under the recipe's path whose czxid is
 // token: a hold's node (its token is its czxid).

@@ -121,6 +121,7 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 	if recipe == Semaphore {
 		r.checkRegisterCapacity(entries)
 	}
+	r.checkRegisterAfterDelete(history, entries)
 	for _, ev := range history {
 		if ev.Kind != KindFenced {
 			continue
@@ -131,12 +132,33 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 				r.violate("register-lost-write", "%s op %d saw its fenced write %s commit, and it is not in the register",
 					ev.Client, ev.Op, ev.Detail)
 			}
-		case strings.Contains(ev.Detail, "outcome unknown"):
+		case ev.Class == ClassOutcomeUnknown:
 			r.RegisterUnknown++
-		case strings.Contains(ev.Detail, "hold was lost"):
+		case ev.Class == ClassHoldLost:
 			r.RegisterRefused++
 		default:
 			r.RegisterFailed++
+		}
+	}
+}
+
+// checkRegisterAfterDelete: no write of a hold commits after its node was
+// deleted. The nemesis read each delete's zxid from the servers
+// (KindDeleted), and Fenced's multi checks the hold's node, so a write
+// whose czxid is later came through with no check at the server. The
+// proof is the servers' own order; no clock is involved.
+func (r *Report) checkRegisterAfterDelete(history []Event, entries []RegisterEntry) {
+	deleted := map[string]Event{} // client/token -> the delete
+	for _, ev := range history {
+		if ev.Kind == KindDeleted && ev.Zxid > 0 {
+			deleted[fmt.Sprintf("%s/%d", ev.Client, ev.Token)] = ev
+		}
+	}
+	for _, e := range entries {
+		d, ok := deleted[fmt.Sprintf("%s/%d", e.Client, e.Token)]
+		if ok && e.Czxid > d.Zxid {
+			r.violateOn([]int64{e.Czxid, e.Token, d.Zxid}, "register-write-after-delete", "%s (czxid %d) written by %s op %d with token %d after its hold's node %s was deleted (zxid %d)",
+				e.Path, e.Czxid, e.Client, e.Op, e.Token, d.Detail, d.Zxid)
 		}
 	}
 }

@@ -1,9 +1,14 @@
 package chaos
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/zkrecipes/zkrecipes"
 )
 
 func entry(czxid, token int64, client string, op int, mode string) RegisterEntry {
@@ -63,4 +68,48 @@ func TestRegisterAcknowledgedWriteMissingIsCaught(t *testing.T) {
 	r := Check(Mutex, 1, st, h)
 	r.CheckRegister(Mutex, h, nil)
 	assert.Equal(t, 1, kinds(r)["register-lost-write"])
+}
+
+// The register counts refusals by the error's class, decided at the
+// contender with errors.Is: the wording of ErrHoldLost ("hold lost before
+// release") once hid every refusal among "other errors".
+func TestRegisterCountsRefusalsByClass(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 51, token(100))
+	h.at(20, "c1", KindFenced, 1, token(100), detail("mutex /chaos/mutex: fenced write under /chaos/mutex: hold lost before release: node deleted by someone else"), class(ClassHoldLost))
+	h.at(30, "c1", KindFenced, 1, token(100), detail("whatever the words"), class(ClassOutcomeUnknown))
+	h.at(40, "c1", KindFenced, 1, token(100), detail("hold was lost"), class(ClassError))
+	r := Check(Mutex, 1, st, h)
+	r.CheckRegister(Mutex, h, nil)
+	assert.Equal(t, 1, r.RegisterRefused)
+	assert.Equal(t, 1, r.RegisterUnknown)
+	assert.Equal(t, 1, r.RegisterFailed)
+}
+
+func TestErrClassIsBySentinel(t *testing.T) {
+	wrapped := fmt.Errorf("mutex /x: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrNodeDeleted)
+	assert.Equal(t, ClassHoldLost, errClassOf(wrapped))
+	assert.Equal(t, ClassOutcomeUnknown, errClassOf(fmt.Errorf("x: %w", zkrecipes.ErrOutcomeUnknown)))
+	assert.Equal(t, ClassTimeout, errClassOf(fmt.Errorf("acquire: %w", context.DeadlineExceeded)))
+	assert.Equal(t, ClassCancelled, errClassOf(zkrecipes.ErrClosed))
+	assert.Equal(t, ClassError, errClassOf(errors.New("hold was lost")))
+	assert.Equal(t, "", errClassOf(nil))
+}
+
+// A write that commits after its hold's node was deleted (the delete's zxid
+// from the servers' reply) came through without the check at the server:
+// the planted bug of a Fenced that sends no check on the hold's node.
+func TestRegisterWriteAfterItsNodeWasDeleted(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 50, 51, token(100))
+	h.at(30, "c1", KindFault, 0, detail("stall-write c1 /chaos/mutex/n (holding)"))
+	h.at(31, "c1", KindDeleted, 0, token(100), func(e *Event) { e.Zxid = 150 }, detail("/chaos/mutex/n"))
+	r := Check(Mutex, 1, st, h)
+	r.CheckRegister(Mutex, h, []RegisterEntry{entry(120, 100, "c1", 1, ""), entry(160, 100, "c1", 1, "")})
+	assert.Equal(t, 1, kinds(r)["register-write-after-delete"], r.Violations)
+
+	// Before the delete, or another hold's write: nothing.
+	r = Check(Mutex, 1, st, h)
+	r.CheckRegister(Mutex, h, []RegisterEntry{entry(120, 100, "c1", 1, ""), entry(160, 200, "c2", 1, "")})
+	assert.Zero(t, kinds(r)["register-write-after-delete"], r.Violations)
 }

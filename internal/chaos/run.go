@@ -146,6 +146,12 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 			t.Fatalf("chaos: the register %s: %v", r.registerPath(), err)
 		}
 	}
+	mctx, mcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if _, err := operator.Create(mctx, markerPath, nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		mcancel()
+		t.Fatalf("chaos: the marker %s: %v", markerPath, err)
+	}
+	mcancel()
 	r.markServers()
 	for i := 0; i < cfg.Contenders; i++ {
 		r.proxies = append(r.proxies, env.Cluster.NewProxy())
