@@ -271,8 +271,10 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 				end(h, e.T, "loss")
 			}
 		case KindReleaseCall:
-			s.Releases++
+			// A worker returns after a loss too: only a return that ends
+			// a hold is a release.
 			if h := open[e.Client][e.Op]; h != nil {
+				s.Releases++
 				end(h, e.T, "its worker's return")
 			}
 		case KindKill:
