@@ -26,11 +26,12 @@ import (
 // holder is, takes 50-200 ms to wind down once its context ends, and
 // reports the end: release-call as it returns (the partitioner must give
 // the lock back only after that), or loss the moment the hold's loss
-// signal fired, winding down or not. The checker (CheckPartition) rebuilds each item's
-// holds and fails on an item owned by two members at once: in token order,
-// each grant must come after every earlier holder of the item stopped
-// trusting its hold (its loss signal, its release, its process killed, its
-// node deleted by the nemesis), as the mutex checker has it for a lock; a
+// signal fired, winding down or not. The checker (CheckPartition) rebuilds
+// each item's holds and fails on an item owned by two members at once: in
+// token order, each grant must come after every earlier holder of the item
+// stopped trusting its hold (its loss signal, its worker's return, its
+// process killed, its node deleted by the nemesis), as the mutex checker
+// has it for a lock; a
 // holder frozen until its session expired is the fencing token's business,
 // counted apart. Once quiet (after quiesce), each contender waits, before it
 // leaves, until every item is held by a member of the partition on the
