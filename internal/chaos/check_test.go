@@ -390,3 +390,29 @@ func TestCheckReleadGrantedBeforeTheLossWasReported(t *testing.T) {
 	assert.Empty(t, r.Violations)
 	assert.Equal(t, 1, r.Releads)
 }
+
+// A delete-node that found nothing to delete (the holder released, or
+// nobody held) is recorded without "(holding)": it ends no hold, and the
+// holder has no loss to learn of.
+func TestCheckDeleteNodeThatDeletedNothingEndsNoHold(t *testing.T) {
+	var h hist
+	h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
+	h.at(0, "c2", KindAcquireCall, 1)
+	h.at(100, "c1", KindFault, 0, detail("delete-node c1: nothing to delete"))
+	h.at(3000, "c1", KindReleaseCall, 1).at(3001, "c1", KindReleaseOK, 1)
+	h.at(3005, "c2", KindAcquireOK, 1, token(200))
+	h.at(3100, "c2", KindReleaseCall, 1).at(3101, "c2", KindReleaseOK, 1)
+	r := Check(Mutex, 1, st, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, "release", r.Holds[0].EndedBy)
+	assert.Zero(t, r.FaultsOnHolder)
+
+	var p hist
+	p.at(0, "c1", KindAcquireOK, 1, item("a"), token(10))
+	p.at(100, "c1", KindFault, 0, detail("delete-node c1: nothing to delete"))
+	p.at(3000, "c1", KindReleaseCall, 1).at(3005, "c2", KindAcquireOK, 1, item("a"), token(20))
+	p.at(3100, "c2", KindPartitionFinal, 0, accepted(true)).at(3200, "c2", KindReleaseCall, 1)
+	pr, _ := CheckPartition(p)
+	assert.Empty(t, pr.Violations)
+	assert.Zero(t, pr.FaultsOnHolder)
+}

@@ -92,6 +92,9 @@ type contender struct {
 	// comparison ("final"; see discoveryQuiet).
 	finalAsk  chan struct{}
 	finalOnce sync.Once
+	// keep is said with each grant (Event.Keep): the latch in use stays
+	// in the election when a term is lost (latchLoop).
+	keep bool
 }
 
 func (c *contender) emit(e Event) {
@@ -314,10 +317,12 @@ func (c *contender) leaseLoop(ctx context.Context, s *semaphore.Semaphore) {
 }
 
 // latchLoop joins the election, leads for a while, and steps down by
-// closing the latch. A term that ends with a loss signal instead keeps the
-// latch half of the time: it stays in the election and may lead again with
-// the same node once its session is back, the path on which a latch must
-// re-check that its node is still first and still its own.
+// closing the latch. Half of the latches (keep, drawn with each) stay in
+// the election instead when a term ends with a loss signal, on every loss:
+// they may lead again with the same node once the session is back, the
+// path on which a latch must re-check that its node is still first and
+// still its own. The nemesis's delete-node aims at such a leader (see
+// deleteTarget), whose latch must then queue anew.
 func (c *contender) latchLoop(ctx context.Context) {
 	var l *leader.Latch
 	defer func() {
@@ -330,6 +335,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 		op := c.op
 		c.asking(op, "")
 		if l == nil {
+			c.keep = c.rng.IntN(2) == 0
 			var err error
 			if l, err = leader.NewLatch(c.client, c.spec.Path, leader.WithParticipantID(c.spec.ID)); err != nil {
 				c.emit(Event{Kind: KindAcquireFail, Op: op, Detail: err.Error(), Class: errClassOf(err)})
@@ -363,7 +369,7 @@ func (c *contender) latchLoop(ctx context.Context) {
 			l = nil
 			continue
 		}
-		keep := c.rng.IntN(2) == 0
+		keep := c.keep
 		c.hold(op, "", term, term.Done(), func() string { return errString(term.Err()) }, func() error {
 			if keep && term.Err() != nil && ctx.Err() == nil {
 				return nil // lost, not given up: stay in the election
@@ -438,7 +444,7 @@ type fencedFunc func(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 // register with it.
 func (c *contender) hold(op int, mode string, h *hold.Hold, lossSignal <-chan struct{}, why func() string, release func() error, fenced fencedFunc, ended func() int64) {
 	token := h.Token()
-	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Granted: h.Granted().UnixNano(), Session: c.client.Session().ID})
+	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: mode, Token: token, Granted: h.Granted().UnixNano(), Session: c.client.Session().ID, Keep: c.keep})
 	if c.spec.Register == "" {
 		fenced = nil
 	}

@@ -95,8 +95,11 @@ type Event struct {
 	Token int64  `json:"token,omitempty"`
 	// Granted is when the recipe granted the hold (hold.Hold.Granted, Unix
 	// nanoseconds), for KindAcquireOK.
-	Granted  int64  `json:"granted,omitempty"`
-	Session  int64  `json:"session,omitempty"`
+	Granted int64 `json:"granted,omitempty"`
+	Session int64 `json:"session,omitempty"`
+	// Keep: a latch's KindAcquireOK whose latch stays in the election if
+	// the term is lost (latchLoop), the leader delete-node aims at.
+	Keep     bool   `json:"keep,omitempty"`
 	Pid      int    `json:"pid,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`
 	Detail   string `json:"detail,omitempty"`

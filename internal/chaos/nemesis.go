@@ -93,6 +93,11 @@ var AllFaults = []Fault{KillHolder, KillWaiter, PauseHolder, CutHolder, Blackhol
 // the test's goroutine: the harness may fail the test.
 func (r *run) nemesis() {
 	kinds := append([]Fault(nil), r.cfg.Faults...)
+	// The latch's leader whose node is deleted must queue anew, never lead
+	// again on what it saw before: twice a run (see deleteTarget).
+	if r.cfg.Recipe == Latch && slices.Contains(kinds, DeleteNode) {
+		kinds = append(kinds, DeleteNode)
+	}
 	r.sched.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	deadline := r.started.Add(r.cfg.Duration)
 	for i := 0; i < len(kinds) || time.Now().Before(deadline); i++ {
@@ -187,17 +192,11 @@ func (r *run) inject(f Fault) {
 		r.proxies[p.slot].Heal()
 		heal(p.id)
 	case DeleteNode:
-		p, _ := r.holder()
-		r.mu.Lock()
-		token, holding := r.tokens[p.id]
-		r.mu.Unlock()
-		if !holding {
-			fault(p.id) // nobody held: nothing to delete
-			return
-		}
-		path, err := r.nodeWithToken(token)
-		if err != nil || path == "" {
-			fault(p.id) // released meanwhile
+		p, token, path := r.deleteTarget()
+		if path == "" {
+			// Not "(holding)": nothing was deleted, so no hold ends here
+			// and nobody has anything to learn.
+			r.record(Event{Kind: KindFault, Client: p.id, Detail: string(f) + " " + p.id + ": nothing to delete"})
 			return
 		}
 		// Recorded before the delete: the checker ends the hold here.
@@ -330,6 +329,32 @@ func (r *run) deleteHeld(p *proc, token int64, path string) {
 // markerPath is a node the nemesis sets in the multi of each delete it
 // makes, so the reply says the delete's zxid.
 const markerPath = "/chaos-marker"
+
+// deleteTarget picks the holder whose node delete-node deletes, and the
+// node; an empty path when there is none. For the latch it looks, for up
+// to 20 s, for a leader whose latch stays in the election when the term
+// is lost (Event.Keep): only such a latch re-checks its node before it
+// leads again, the check a stale view would skip, and a leader that
+// closes its latch would hide it.
+func (r *run) deleteTarget() (*proc, int64, string) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p, _ := r.holder()
+		r.mu.Lock()
+		token, holding := r.tokens[p.id]
+		keep := p.keep
+		r.mu.Unlock()
+		if holding && (r.cfg.Recipe != Latch || keep) {
+			if path, err := r.nodeWithToken(token); err == nil && path != "" {
+				return p, token, path
+			}
+		}
+		if r.cfg.Recipe != Latch || time.Now().After(deadline) {
+			return p, 0, ""
+		}
+		time.Sleep(20 * time.Millisecond) // polling the live view
+	}
+}
 
 // nodeWithToken finds the node under the recipe's path whose czxid is
 // token: a hold's node (its token is its czxid).

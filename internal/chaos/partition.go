@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
@@ -22,13 +23,15 @@ import (
 // member of one partition over a fixed list of items, with a worker per
 // owned item that reports the grant (acquire-ok, with the item and its
 // fencing token), checks its hold and may be frozen there as a lock's
-// holder is, and reports the end: release-call when the item must move
-// (before the partitioner gives the lock back) or loss when the hold's
-// loss signal fired. The checker (CheckPartition) rebuilds each item's
-// holds and fails on an item owned by two members at once: in token order,
-// each grant must come after every earlier holder of the item stopped
-// trusting its hold (its loss signal, its release, its process killed, its
-// node deleted by the nemesis), as the mutex checker has it for a lock; a
+// holder is, takes 50-200 ms to wind down once its context ends, and
+// reports the end: release-call as it returns (the partitioner must give
+// the lock back only after that), or loss the moment the hold's loss
+// signal fired, winding down or not. The checker (CheckPartition) rebuilds
+// each item's holds and fails on an item owned by two members at once: in
+// token order, each grant must come after every earlier holder of the item
+// stopped trusting its hold (its loss signal, its worker's return, its
+// process killed, its node deleted by the nemesis), as the mutex checker
+// has it for a lock; a
 // holder frozen until its session expired is the fencing token's business,
 // counted apart. Once quiet (after quiesce), each contender waits, before it
 // leaves, until every item is held by a member of the partition on the
@@ -71,17 +74,41 @@ func (c *contender) partitionLoop(ctx context.Context) error {
 		op := c.op
 		mu.Unlock()
 		c.emit(Event{Kind: KindAcquireOK, Op: op, Item: item, Token: h.Token(), Granted: h.Granted().UnixNano(), Session: h.SessionID()})
+		// The loss signal is watched on its own: a loss ends the trust
+		// when the library says so, whatever the worker is doing then
+		// (winding down, say), since the library cannot stop a worker
+		// that does not listen. The signal the partitioner's own release
+		// fires is no loss: it must come after the worker returned.
+		returned, watched := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-h.Done():
+				select {
+				case <-returned:
+				default:
+					if err := h.Err(); lostHold(err) {
+						c.emit(Event{Kind: KindLoss, Op: op, Item: item, Detail: err.Error()})
+					}
+				}
+			case <-returned:
+			}
+		}()
 		for think(wctx) {
 			c.emit(Event{Kind: KindTrusted, Op: op, Item: item, Token: h.Token()})
 			c.freezePoint()
 		}
-		// Said before the worker returns, so before the partitioner gives
-		// the lock back: the holder stops trusting the hold here.
-		if err := h.Err(); err != nil {
-			c.emit(Event{Kind: KindLoss, Op: op, Item: item, Detail: err.Error()})
-		} else {
-			c.emit(Event{Kind: KindReleaseCall, Op: op, Item: item})
-		}
+		// A real worker takes its time to stop (a flush, a checkpoint),
+		// deaf to its context: the partitioner must wait for it before
+		// it gives the lock back, and a lock given back sooner shows as
+		// the next grant of the item before this report.
+		mu.Lock()
+		windDown := 50*time.Millisecond + time.Duration(c.rng.IntN(151))*time.Millisecond
+		mu.Unlock()
+		time.Sleep(windDown)
+		c.emit(Event{Kind: KindReleaseCall, Op: op, Item: item})
+		close(returned)
+		<-watched
 	}
 	items := partitionItemNames()
 	p, err := partition.New(c.client, c.spec.Path, c.spec.ID, partition.List(items...), partition.WithWorker(worker))
@@ -95,6 +122,12 @@ func (c *contender) partitionLoop(ctx context.Context) error {
 	<-ctx.Done()
 	c.partitionFinal(p, items)
 	return p.Close()
+}
+
+// lostHold reports whether a hold's Err is a loss: not its release nor its
+// recipe's Close, the holder's own doing.
+func lostHold(err error) bool {
+	return err != nil && !errors.Is(err, zkrecipes.ErrReleased) && !errors.Is(err, zkrecipes.ErrClosed)
 }
 
 // partitionFinal waits until every item is held, on the server, by a
@@ -239,9 +272,11 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 				end(h, e.T, "loss")
 			}
 		case KindReleaseCall:
-			s.Releases++
+			// A worker returns after a loss too: only a return that ends
+			// a hold is a release.
 			if h := open[e.Client][e.Op]; h != nil {
-				end(h, e.T, "release")
+				s.Releases++
+				end(h, e.T, "its worker's return")
 			}
 		case KindKill:
 			for _, h := range open[e.Client] {

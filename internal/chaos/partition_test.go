@@ -96,3 +96,29 @@ func TestCheckPartitionAGrantMadeBeforeAFreezeAndReportedAfterIt(t *testing.T) {
 	assert.Equal(t, 1, kinds(build(1000))["grant-while-frozen"])
 	assert.Equal(t, 1, kinds(build(0))["token-order"], "counted from its report, it comes after c6's higher token")
 }
+
+// A worker winds down after its context ends and reports the end as it
+// returns. The next grant of the item must come after that report, unless
+// the loss signal fired first: then the trust ended at the signal (the
+// library cannot stop a worker that does not listen), and the worker's
+// later return counts for nothing.
+func TestCheckPartitionTrustEndsAtTheWorkersReturnOrTheLossSignal(t *testing.T) {
+	build := func(c1 func(h *hist)) *Report {
+		var h hist
+		h.at(0, "c1", KindAcquireOK, 1, item("a"), token(10), granted(0))
+		c1(&h)
+		h.at(100, "c2", KindAcquireOK, 1, item("a"), token(20), granted(100))
+		h.at(500, "c2", KindReleaseCall, 1)
+		h.at(600, "c2", KindPartitionFinal, 0, accepted(true))
+		r, _ := CheckPartition(h)
+		return r
+	}
+	// Moved: the worker returned before the lock went to c2.
+	assert.Empty(t, build(func(h *hist) { h.at(90, "c1", KindReleaseCall, 1) }).Violations)
+	// Moved, the lock given back while the worker was still winding down.
+	assert.Equal(t, 1, kinds(build(func(h *hist) { h.at(180, "c1", KindReleaseCall, 1) }))["owned-twice"])
+	// Lost: the session's loss ended the trust; the worker returned later.
+	assert.Empty(t, build(func(h *hist) {
+		h.at(50, "c1", KindLoss, 1, detail("partition /p: suspended")).at(180, "c1", KindReleaseCall, 1)
+	}).Violations)
+}

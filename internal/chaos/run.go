@@ -75,6 +75,7 @@ type proc struct {
 	freeze   chan Kind     // answers to "freeze" and "nofreeze"
 	killed   bool
 	sessions []int64 // every session it reported (guarded by run.mu)
+	keep     bool    // its last grant's Event.Keep (guarded by run.mu)
 }
 
 type run struct {
@@ -329,6 +330,7 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindAcquireOK:
 			r.holding[p.id] = e.Session
 			r.tokens[p.id] = e.Token
+			p.keep = e.Keep
 			// A grant may come under a session the contender has not
 			// reported yet: the one the nemesis must ask about is this.
 			if n := len(p.sessions); e.Session != 0 && (n == 0 || p.sessions[n-1] != e.Session) {
