@@ -2,8 +2,10 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +38,15 @@ import (
 // the token, so the nemesis can aim at entered members and delete their
 // nodes, KindAcquireFail), Leave as a release (KindReleaseCall,
 // KindReleaseOK whose Detail is Leave's error); Mode carries the round.
+//
+// Members arrive staggered, hundreds of milliseconds apart, so a round
+// spends a while with fewer than barrierMembers present: an Enter that
+// does not wait lets its caller in alone. When Enter was called proves
+// little (a member node of an earlier round may still count, and let a
+// correct barrier in early), so each entered member also reports what
+// ZooKeeper showed it (KindBarrierWitness): the directory just before
+// Enter and, after a sync, its own node, the ready node and the directory
+// just after. The checker proves early entry from those zxids alone.
 const Barrier Recipe = "barrier"
 
 const (
@@ -60,7 +71,38 @@ const (
 	KindGateWaitCall Kind = "gate-wait-call"
 	KindGateWaitOK   Kind = "gate-wait-ok"
 	KindGateWaitFail Kind = "gate-wait-fail"
+	// KindBarrierWitness follows a KindAcquireOK (same Op and Mode): its
+	// Detail is a barrierWitness in JSON.
+	KindBarrierWitness Kind = "barrier-witness"
 )
+
+// barrierWitness is what an entered member read of the double barrier.
+type barrierWitness struct {
+	ID string `json:"id"` // the participant id, the data of a ready node it makes
+	// Before is the directory listed before Enter was called; nil when it
+	// could not be listed (it was not there).
+	Before *dirListing `json:"before,omitempty"`
+	// Mine is the czxid of the member's own node, read after Enter returned
+	// and a sync; 0 if it was gone.
+	Mine int64 `json:"mine"`
+	// Ready is the ready node read after that (nil: there was none).
+	Ready *readyStat `json:"ready,omitempty"`
+	// After is the directory listed after that.
+	After *dirListing `json:"after,omitempty"`
+}
+
+type dirListing struct {
+	Czxid    int64    `json:"czxid"`
+	Cversion int32    `json:"cversion"`
+	Kids     []string `json:"kids"`
+}
+
+type readyStat struct {
+	Czxid   int64  `json:"czxid"`
+	Mzxid   int64  `json:"mzxid"`
+	Version int32  `json:"version"`
+	Data    string `json:"data"`
+}
 
 // barrierLoop runs rounds until ctx ends.
 func (c *contender) barrierLoop(ctx context.Context) error {
@@ -115,7 +157,13 @@ func (c *contender) gateRound(ctx context.Context, path, round string, start tim
 }
 
 func (c *contender) doubleRound(ctx context.Context, path, round string, start time.Time) error {
-	if !sleep(ctx, time.Until(start.Add(barrierSlot/2))) {
+	// Staggered: most arrive within 600 ms, one in four later still, so
+	// the first arrivals wait a while for the rest.
+	delay := time.Duration(c.rng.IntN(600)) * time.Millisecond
+	if c.rng.IntN(4) == 0 {
+		delay += 300 * time.Millisecond
+	}
+	if !sleep(ctx, time.Until(start.Add(barrierSlot/2+delay))) {
 		return nil
 	}
 	d, err := barrier.NewDouble(c.client, path, barrierMembers, barrier.WithParticipantID(c.spec.ID))
@@ -123,10 +171,12 @@ func (c *contender) doubleRound(ctx context.Context, path, round string, start t
 		return err
 	}
 	defer d.Close()
+	w := barrierWitness{ID: c.spec.ID}
+	w.Before = c.listDir(ctx, path)
 	c.op++
 	op := c.op
 	c.asking(op, round)
-	ectx, cancel := context.WithDeadline(ctx, start.Add(barrierSlot*3/4))
+	ectx, cancel := context.WithDeadline(ctx, start.Add(barrierSlot*4/5))
 	err = d.Enter(ectx)
 	cancel()
 	if err != nil {
@@ -138,6 +188,10 @@ func (c *contender) doubleRound(ctx context.Context, path, round string, start t
 		token = st.Czxid
 	}
 	c.emit(Event{Kind: KindAcquireOK, Op: op, Mode: round, Token: token, Session: c.client.Session().ID})
+	c.witness(ctx, path, d.Node(), &w)
+	if b, err := json.Marshal(w); err == nil {
+		c.emit(Event{Kind: KindBarrierWitness, Op: op, Mode: round, Detail: string(b)})
+	}
 	// The work inside the barrier; a freeze asked for by the nemesis
 	// strikes here, where the member is entered.
 	sleep(ctx, 50*time.Millisecond+time.Duration(c.rng.IntN(400))*time.Millisecond)
@@ -152,17 +206,57 @@ func (c *contender) doubleRound(ctx context.Context, path, round string, start t
 	return nil
 }
 
+// listDir lists the barrier's directory with its stat; nil if it cannot.
+func (c *contender) listDir(ctx context.Context, path string) *dirListing {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	kids, st, err := c.client.Children(rctx, path)
+	if err != nil || st == nil {
+		return nil
+	}
+	return &dirListing{Czxid: st.Czxid, Cversion: st.Cversion, Kids: kids}
+}
+
+// witness reads, after a sync (so that every write committed before Enter
+// returned shows), the member's own node, then the ready node, then the
+// directory: each read sees at least what the one before it saw. A read
+// that fails leaves its part empty, which proves nothing.
+func (c *contender) witness(ctx context.Context, path, node string, w *barrierWitness) {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if node == "" || c.client.Sync(rctx, path) != nil {
+		return
+	}
+	ok, st, err := c.client.Exists(rctx, node)
+	if err != nil || !ok {
+		return
+	}
+	w.Mine = st.Czxid
+	data, rst, err := c.client.Get(rctx, path+"/ready")
+	switch {
+	case err == nil:
+		w.Ready = &readyStat{Czxid: rst.Czxid, Mzxid: rst.Mzxid, Version: rst.Version, Data: string(data)}
+	case !errors.Is(err, zk.ErrNoNode):
+		return
+	}
+	w.After = c.listDir(rctx, path)
+}
+
 // BarrierStats is what a barrier run did.
 type BarrierStats struct {
 	Rounds int // rounds any contender took part in
 	// Complete counts rounds in which at least barrierMembers members
 	// entered and left without error.
-	Complete        int
-	Entered, Left   int
-	LeaveErrors     map[string]int
-	GateWaits       int // Waits that returned nil
-	GateWaitsFailed int
-	GateRemoves     int
+	Complete      int
+	Entered, Left int
+	// Witnessed counts entered members' witnesses; Accounted those that
+	// made the ready node themselves with every change of the directory
+	// around their Enter accounted for, which can prove an early entry.
+	Witnessed, Accounted int
+	LeaveErrors          map[string]int
+	GateWaits            int // Waits that returned nil
+	GateWaitsFailed      int
+	GateRemoves          int
 }
 
 // barrierMember is one contender's part in one round.
@@ -172,8 +266,8 @@ type barrierMember struct {
 	leftOK, leaveFailed           bool
 }
 
-// CheckBarrier checks a barrier run: no Enter returns before
-// barrierMembers members of its round have called Enter; no Leave returns
+// CheckBarrier checks a barrier run: no member enters early, as its
+// witness proves (see checkWitness); no Leave returns
 // nil while a member that had entered before it began to leave has not
 // begun to leave itself, unless that member does not leave without error
 // (its node went with its session, or was deleted: it must say so); no
@@ -234,6 +328,14 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 				m.leaveFailed = true
 				st.LeaveErrors[leaveReason(e.Detail)]++
 			}
+		case KindBarrierWitness:
+			var w barrierWitness
+			if err := json.Unmarshal([]byte(e.Detail), &w); err != nil {
+				r.violate("harness", "%s's barrier witness %q: %v", e.Client, e.Detail, err)
+				continue
+			}
+			st.Witnessed++
+			checkWitness(r, &st, e, w)
 		case KindGateSet:
 			if gr := g(e.Mode); e.Accepted && gr.firstSet == 0 {
 				gr.firstSet = e.T
@@ -258,12 +360,8 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 
 	for round, ms := range rounds {
 		st.Rounds++
-		var calls []int64
 		left := 0
 		for _, m := range ms {
-			if m.call != 0 {
-				calls = append(calls, m.call)
-			}
 			if m.ok != 0 && m.leftOK {
 				left++
 			}
@@ -271,16 +369,8 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 		if left >= barrierMembers {
 			st.Complete++
 		}
-		sort.Slice(calls, func(i, j int) bool { return calls[i] < calls[j] })
 		for _, m := range ms {
-			if m.ok == 0 {
-				continue
-			}
-			if n := sort.Search(len(calls), func(i int) bool { return calls[i] >= m.ok }); n < barrierMembers {
-				r.violate("barrier-early-enter", "round %s: %s entered at %s when only %d of %d members had called Enter",
-					round, m.client, stamp(m.ok), n, barrierMembers)
-			}
-			if !m.leftOK {
+			if m.ok == 0 || !m.leftOK {
 				continue
 			}
 			for _, o := range ms {
@@ -319,6 +409,71 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 	return r, st
 }
 
+// checkWitness proves early entry from what an entered member read of
+// ZooKeeper (e is its KindBarrierWitness). Counting Enter calls cannot:
+// a member node of an earlier round that is still there counts for a
+// correct barrier, and a late arrival rightly joins a round that is on.
+//
+// barrier-enter-unjoined: the member's node is newer than the ready node's
+// last change. A correct member is in a round only if its node was there
+// when the ready node was made (older than its czxid) or it joined by
+// bumping the ready node (older than that bump), and the ready node only
+// changes later, or goes and a new one is made after the member entered.
+//
+// barrier-early-enter: the member made the ready node itself (its data is
+// the member's id, version 0, made after its node), and every change of
+// the directory's children between the listing before Enter and the one
+// after is one of the differences between the two (same directory, the
+// cversion grew by exactly that many). Then the members it could have
+// counted before making the ready node are among the two listings; fewer
+// than barrierMembers there is a ready node made too soon.
+func checkWitness(r *Report, st *BarrierStats, e Event, w barrierWitness) {
+	rd := w.Ready
+	if w.Mine == 0 || rd == nil {
+		return
+	}
+	if w.Mine > rd.Mzxid {
+		r.violate("barrier-enter-unjoined", "round %s: %s entered with its node (czxid %#x) newer than the ready node (czxid %#x) and its last change (%#x): it neither was there when the round began nor joined it",
+			e.Mode, e.Client, w.Mine, rd.Czxid, rd.Mzxid)
+		return
+	}
+	b, a := w.Before, w.After
+	if rd.Czxid < w.Mine || rd.Version != 0 || rd.Data != w.ID || b == nil || a == nil || b.Czxid != a.Czxid || !slices.Contains(a.Kids, "ready") {
+		return
+	}
+	in := func(kids []string) map[string]bool {
+		m := map[string]bool{}
+		for _, k := range kids {
+			m[k] = true
+		}
+		return m
+	}
+	before, after := in(b.Kids), in(a.Kids)
+	changes := 0
+	seen := map[string]bool{} // every child of either listing
+	for k := range before {
+		if !after[k] {
+			changes++
+		}
+		seen[k] = true
+	}
+	for k := range after {
+		if !before[k] {
+			changes++
+		}
+		seen[k] = true
+	}
+	if int(a.Cversion-b.Cversion) != changes {
+		return
+	}
+	st.Accounted++
+	delete(seen, "ready")
+	if len(seen) < barrierMembers {
+		r.violate("barrier-early-enter", "round %s: %s entered by the ready node it made (czxid %#x) when at most %d of %d member nodes had been there since before its Enter (directory cversion %d to %d, all changes accounted for)",
+			e.Mode, e.Client, rd.Czxid, len(seen), barrierMembers, b.Cversion, a.Cversion)
+	}
+}
+
 // leaveReason sorts Leave's errors for the summary.
 func leaveReason(detail string) string {
 	for _, s := range []error{zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted, zkrecipes.ErrClosed, context.DeadlineExceeded, context.Canceled} {
@@ -338,6 +493,7 @@ func (r *run) finishBarrier(history []Event) *Result {
 		r.cfg.Recipe, r.cfg.Seed, r.cfg.Contenders, r.cfg.SessionTimeout, time.Since(r.started).Round(time.Second))
 	fmt.Fprintf(&b, "  rounds %d, complete %d (%d of %d members in and out); enters asked %d, entered %d, not entered: %s\n",
 		st.Rounds, st.Complete, barrierMembers, r.cfg.Contenders, rep.Asks, st.Entered, counts(rep.NotGranted))
+	fmt.Fprintf(&b, "  witnesses %d, %d of a ready node the member made with every change accounted for\n", st.Witnessed, st.Accounted)
 	fmt.Fprintf(&b, "  left %d; leave errors: %s\n", st.Left, counts(st.LeaveErrors))
 	fmt.Fprintf(&b, "  gate: waits returned %d, failed %d; removes %d\n", st.GateWaits, st.GateWaitsFailed, st.GateRemoves)
 	fmt.Fprintf(&b, "  faults: %s; %d hit an entered member\n", counts(rep.Faults), rep.FaultsOnHolder)
