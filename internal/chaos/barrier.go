@@ -202,7 +202,7 @@ func (c *contender) doubleRound(ctx context.Context, path, round string, start t
 	lctx, cancel := context.WithDeadline(context.Background(), start.Add(barrierSlot-100*time.Millisecond))
 	err = d.Leave(lctx)
 	cancel()
-	c.emit(Event{Kind: KindReleaseOK, Op: op, Mode: round, Detail: errString(err)})
+	c.emit(Event{Kind: KindReleaseOK, Op: op, Mode: round, Detail: errString(err), Class: leaveReason(err)})
 	return nil
 }
 
@@ -326,7 +326,7 @@ func CheckBarrier(history []Event) (*Report, BarrierStats) {
 				st.Left++
 			} else {
 				m.leaveFailed = true
-				st.LeaveErrors[leaveReason(e.Detail)]++
+				st.LeaveErrors[e.Class]++
 			}
 		case KindBarrierWitness:
 			var w barrierWitness
@@ -474,10 +474,14 @@ func checkWitness(r *Report, st *BarrierStats, e Event, w barrierWitness) {
 	}
 }
 
-// leaveReason sorts Leave's errors for the summary.
-func leaveReason(detail string) string {
+// leaveReason sorts Leave's errors for the summary, by sentinel (the
+// contender's side of Event.Class for a Leave).
+func leaveReason(err error) string {
+	if err == nil {
+		return ""
+	}
 	for _, s := range []error{zkrecipes.ErrSessionLost, zkrecipes.ErrNodeDeleted, zkrecipes.ErrClosed, context.DeadlineExceeded, context.Canceled} {
-		if strings.Contains(detail, s.Error()) {
+		if errors.Is(err, s) {
 			return s.Error()
 		}
 	}
