@@ -73,6 +73,7 @@ func main() {
 	if cfg.asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // edges read "a -> b", not "a -\u003e b"
 		if err := enc.Encode(r); err != nil {
 			fatal(err)
 		}

@@ -81,10 +81,10 @@ type spellings struct {
 func measure(r *repo, cfg config) *report {
 	rep := &report{}
 	rep.Imports = measureImports(r, cfg.layers)
-	rep.Lifecycle = lifecycle{GoStmtsPerFile: map[string]int{}, GoStmtsPerLayer: map[string]int{}, UsableCallsByFile: map[string]int{}}
+	rep.Lifecycle = lifecycle{GoStmtsPerFile: map[string]int{}, GoStmtsPerLayer: map[string]int{}, UsableCallsByFile: map[string]int{}, BackoffFuncs: []string{}}
 	rep.Size = size{MaxFile: cfg.maxFile, MaxFunc: cfg.maxFunc, BigFileMap: map[string]int{}, LongFunc: map[string]int{}}
 	rep.Exported = exported{PerPackage: map[string]int{}}
-	rep.Spellings = spellings{OptionsPerFile: map[string]int{}}
+	rep.Spellings = spellings{OptionsPerFile: map[string]int{}, WithPartDefs: []string{}}
 	for _, p := range r.pkgs {
 		if !p.library {
 			continue
@@ -104,7 +104,9 @@ func measure(r *repo, cfg config) *report {
 }
 
 func measureImports(r *repo, layers []string) imports {
-	im := imports{Layers: layers}
+	// Empty lists, not nulls: a baseline reads the same however it began.
+	im := imports{Layers: layers, UpwardEdges: []string{}, UnrankedEdges: []string{},
+		RecipesToInternalList: []string{}, InternalToUpperList: []string{}, ZkrToInternalList: []string{}}
 	rank := map[string]int{}
 	for i, l := range layers {
 		rank[l] = i
