@@ -16,7 +16,7 @@ TOOLS := internal/tools
 each = for m in $(MODULES); do echo "== $$m: $(1)"; (cd $$m && $(1)) || exit 1; done
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: deps build test chaos chaos-long demo bench bench-peers bench-engine vet fmt-check staticcheck mod-check consumer-check
+.PHONY: deps build test chaos chaos-long demo bench bench-peers bench-engine vet fmt-check staticcheck mod-check consumer-check structure
 
 ## deps: ZooKeeper 3.8, a JDK and the Curator 5.4 jars from Debian; the Go
 ## modules and pinned tools (downloads only: go.mod pins their versions).
@@ -98,6 +98,12 @@ bench: deps
 bench-peers: deps
 	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 90m ./integration/peers/ \
 		-args -peers.out=$(CURDIR)/docs/benchmarks.md
+
+## structure: the numbers issue 38's redesign is judged by (docs/layout.md);
+## BASELINE=docs/structure-baseline.json adds those that moved since it.
+## Not part of test: it measures, it does not judge.
+structure:
+	@GOWORK=off $(GO) -C $(TOOLS) run ./structure -root $(CURDIR) $(if $(BASELINE),-baseline $(abspath $(BASELINE)))
 
 ## bench-engine: the engine's hot paths, allocations included.
 bench-engine:
