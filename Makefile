@@ -34,9 +34,11 @@ fmt-check:
 ## standard-library call newer than that fails here.
 vet:
 	@$(call each,$(GO) vet ./...)
+	@GOWORK=off $(GO) -C $(TOOLS) vet ./...
 
 staticcheck:
 	@$(call each,$(CURDIR)/scripts/staticcheck ./...)
+	@cd $(TOOLS) && GOWORK=off $(CURDIR)/scripts/staticcheck ./...
 
 ## mod-check: every go.mod and go.sum tidy, and go.work in sync (the
 ## modules agree on the versions they share), changing nothing.
@@ -58,7 +60,7 @@ consumer-check:
 ## on lastZxid (and only that race) is run again without -race.
 RACEGATE := $(CURDIR)/$(TOOLS)/bin/racegate
 test: deps fmt-check mod-check consumer-check vet staticcheck
-	@GOWORK=off $(GO) -C $(TOOLS) test -count=1 ./racegate
+	@GOWORK=off $(GO) -C $(TOOLS) test -count=1 ./...
 	@GOWORK=off $(GO) -C $(TOOLS) build -o $(RACEGATE) ./racegate
 	@$(call each,$(RACEGATE) $(GOTEST_FLAGS) ./...)
 	@$(call each,$(GO) test -count=1 -timeout 20m -run 'WithoutRace$$' ./...)
