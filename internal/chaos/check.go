@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,9 +118,13 @@ type Report struct {
 	// refused because the hold was lost, with an unknown outcome, and
 	// failed otherwise.
 	RegisterWrites, RegisterRefused, RegisterUnknown, RegisterFailed int
-	MaxGap                                                           time.Duration
-	Linearizable                                                     porcupine.CheckResult
-	Violations                                                       []Violation
+	// StalledWrites counts the fenced writes a stall-write held while
+	// their hold's node was deleted, whose outcome came after the delete:
+	// the writes only the server-side check could refuse.
+	StalledWrites int
+	MaxGap        time.Duration
+	Linearizable  porcupine.CheckResult
+	Violations    []Violation
 	// ServerBugs: the servers' own divergence that follows from a known
 	// bug of ZooKeeper's (see truncatedPastSnapshot), with its evidence:
 	// reported, not counted among the recipe's violations.
@@ -220,6 +225,7 @@ func freezeOf(ps []pause, granted, end int64) (freezeEffect, pause) {
 
 // rebuild pairs each contender's events into holds.
 func rebuild(events []Event, r *Report) []Hold {
+	deleted := provenDeletes(events)
 	calls := map[string]int64{} // client/op -> acquire call
 	open := map[string]*Hold{}  // client -> its current hold
 	pauses := map[string][]pause{}
@@ -291,10 +297,12 @@ func rebuild(events []Event, r *Report) []Hold {
 			r.Faults[strings.Fields(e.Detail)[0]]++
 			if strings.HasSuffix(e.Detail, "(holding)") {
 				r.FaultsOnHolder++
-				// A node deleted from outside ends its hold there and then:
-				// the next contender may be granted at once, and what is
-				// asked of the holder is to learn at once (checkLossSignals).
-				if h != nil && (strings.HasPrefix(e.Detail, string(DeleteNode)+" ") || strings.HasPrefix(e.Detail, string(StallWrite)+" ")) {
+				// A node deleted from outside ends its hold when the delete
+				// was sent: the next contender may be granted at once, and
+				// what is asked of the holder is to learn at once
+				// (checkLossSignals). Only a delete the servers' reply
+				// proves, of the hold with that token.
+				if f, ok := deleted[e.Client+"/"+strconv.FormatInt(e.Token, 10)]; ok && f.T == e.T && h != nil && h.Token == e.Token {
 					end(h, e.T, "deleted")
 				}
 			}
@@ -405,15 +413,15 @@ func (r *Report) checkOverlap(recipe Recipe, capacity int) {
 // must learn within a session timeout of thawing.
 func (r *Report) checkLossSignals(events []Event, timeout time.Duration) {
 	limit := int64(timeout*2/3 + timeout/4)
-	for i, e := range events {
+	for _, e := range events {
+		if e.Kind == KindDeleted {
+			r.checkDeletedNodeLearnt(events, e, int64(timeout/2))
+			continue
+		}
 		if e.Kind != KindFault {
 			continue
 		}
 		kind := strings.Fields(e.Detail)[0]
-		if kind == string(DeleteNode) {
-			r.checkDeletedNodeLearnt(events[i:], e, int64(timeout/2))
-			continue
-		}
 		if kind != string(CutHolder) && kind != string(BlackholeLong) && kind != string(RequestsDropped) && kind != string(RepliesDropped) {
 			continue
 		}
@@ -476,37 +484,54 @@ func (r *Report) checkMinority(recipe Recipe, events []Event, timeout time.Durat
 	}
 }
 
-// checkDeletedNodeLearnt: a holder whose node was deleted from outside must
-// stop trusting its hold (loss signal, or its own release) within limit:
-// its own watch tells it as soon as the waiter behind is told.
-func (r *Report) checkDeletedNodeLearnt(after []Event, fault Event, limit int64) {
-	if !strings.HasSuffix(fault.Detail, "(holding)") {
-		return
-	}
-	// "(holding)" is the nemesis's belief from the lines it had read; a
-	// release the contender made just before may not have reached it. The
-	// history decides: no hold open at the fault, nothing to learn.
-	held := false
-	for _, h := range r.Holds {
-		if h.Client == fault.Client && h.Granted <= fault.T && h.End >= fault.T {
-			held = true
-			break
+// provenDeletes pairs each delete the nemesis recorded before sending it
+// (a "(holding)" fault with the hold's token) with the KindDeleted that the
+// servers' reply proves it by: client/token -> that fault. A delete that
+// found no node, or whose outcome stayed unknown, is not in it.
+func provenDeletes(events []Event) map[string]Event {
+	faults := map[string]Event{}
+	proven := map[string]Event{}
+	for _, e := range events {
+		k := e.Client + "/" + strconv.FormatInt(e.Token, 10)
+		switch {
+		case e.Kind == KindFault && e.Token != 0 && strings.HasSuffix(e.Detail, "(holding)"):
+			faults[k] = e
+		case e.Kind == KindDeleted:
+			if f, ok := faults[k]; ok {
+				proven[k] = f
+			}
 		}
 	}
-	if !held {
+	return proven
+}
+
+// checkDeletedNodeLearnt: a holder whose node was deleted from outside must
+// stop trusting its hold (loss signal, or its own release) within limit of
+// the delete's proof (del, stamped when the servers' reply came): its own
+// watch tells it as soon as the waiter behind is told. The hold is the one
+// rebuild ended at the delete; a hold its holder had ended before has
+// nothing to learn.
+func (r *Report) checkDeletedNodeLearnt(events []Event, del Event, limit int64) {
+	var held *Hold
+	for i := range r.Holds {
+		if h := &r.Holds[i]; h.Client == del.Client && h.Token == del.Token && h.EndedBy == "deleted" {
+			held = h
+		}
+	}
+	if held == nil {
 		return
 	}
-	for _, e := range after[1:] {
-		if e.Client != fault.Client || (e.Kind != KindLoss && e.Kind != KindReleaseCall && e.Kind != KindKill) {
+	for _, e := range events {
+		if e.Client != del.Client || e.T < held.End || (e.Kind != KindLoss && e.Kind != KindReleaseCall && e.Kind != KindKill) {
 			continue
 		}
-		if e.T-fault.T > limit {
-			r.violate("late-loss-signal", "%s still trusted its hold %s after %s",
-				fault.Client, time.Duration(e.T-fault.T).Round(time.Millisecond), fault.Detail)
+		if e.T-del.T > limit {
+			r.violate("late-loss-signal", "%s op %d (token %d) still trusted its hold %s after the delete of %s",
+				del.Client, held.Op, held.Token, time.Duration(e.T-del.T).Round(time.Millisecond), del.Detail)
 		}
 		return
 	}
-	r.violate("late-loss-signal", "%s never learnt of %s", fault.Client, fault.Detail)
+	r.violate("late-loss-signal", "%s op %d (token %d) never learnt of the delete of %s", del.Client, held.Op, held.Token, del.Detail)
 }
 
 // checkEarlyGrants: a holder killed or frozen keeps its node until its

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ func token(t int64) func(*Event)     { return func(e *Event) { e.Token = t } }
 func mode(m string) func(*Event)     { return func(e *Event) { e.Mode = m } }
 func detail(d string) func(*Event)   { return func(e *Event) { e.Detail = d } }
 func class(c string) func(*Event)    { return func(e *Event) { e.Class = c } }
+func zxid(z int64) func(*Event)      { return func(e *Event) { e.Zxid = z } }
 func accepted(a bool) func(*Event)   { return func(e *Event) { e.Accepted = a } }
 func kinds(r *Report) map[string]int { return r.ViolationsByKind() }
 
@@ -305,7 +307,8 @@ func TestCheckDeletedNode(t *testing.T) {
 		var h hist
 		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
 		h.at(0, "c2", KindAcquireCall, 1)
-		h.at(100, "c1", KindFault, 0, detail("delete-node c1 /chaos/mutex/n (holding)"))
+		h.at(100, "c1", KindFault, 0, token(100), detail("delete-node c1 /chaos/mutex/n (holding)"))
+		h.at(104, "c1", KindDeleted, 0, token(100), zxid(150), detail("/chaos/mutex/n"))
 		h.at(105, "c2", KindAcquireOK, 1, token(200))
 		h.at(100+lossAfter, "c1", KindLoss, 1, detail("lock node deleted by someone else while held"))
 		h.at(100+lossAfter+1, "c1", KindReleaseCall, 1).at(100+lossAfter+2, "c1", KindReleaseOK, 1)
@@ -316,14 +319,42 @@ func TestCheckDeletedNode(t *testing.T) {
 	assert.Equal(t, 1, kinds(build(1500))["late-loss-signal"])
 }
 
+// A delete the nemesis recorded but the servers' reply did not prove
+// (the node was gone already: its holder had released it and holds a new
+// one; or the reply was lost and the marker says it was not applied) ends
+// no hold and asks nobody to learn anything. Before, the record alone
+// ended whatever hold the client had: a correct holder of a newer hold
+// was called late.
+func TestAnUnprovenDeleteEndsNoHold(t *testing.T) {
+	var h hist
+	h.holdOf("c1", 1, 0, 10, 90, 91, token(100))
+	h.at(92, "c1", KindAcquireCall, 2).at(95, "c1", KindAcquireOK, 2, token(200))
+	h.at(100, "c1", KindFault, 0, token(100), detail("delete-node c1 /chaos/mutex/n (holding)"))
+	h.at(3000, "c1", KindReleaseCall, 2).at(3001, "c1", KindReleaseOK, 2)
+	r := Check(Mutex, 1, st, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, "release", r.Holds[1].EndedBy)
+
+	// The same delete proven, of the hold with that token only: the newer
+	// hold is not its business.
+	h.at(101, "c1", KindDeleted, 0, token(100), zxid(150))
+	r = Check(Mutex, 1, st, h)
+	assert.Empty(t, r.Violations)
+	assert.Equal(t, "release", r.Holds[1].EndedBy)
+}
+
 // A stall-write fault deletes the holder's node as delete-node does: the
-// hold ends there. One that found nothing to do ends nothing.
+// hold ends there, once the delete is proven. One that found nothing to do
+// ends nothing.
 func TestStallWriteEndsTheHoldOnlyWhenItDeleted(t *testing.T) {
 	build := func(fault string) *Report {
 		var h hist
 		h.at(0, "c1", KindAcquireCall, 1).at(10, "c1", KindAcquireOK, 1, token(100))
 		h.at(0, "c2", KindAcquireCall, 1)
-		h.at(100, "c1", KindFault, 0, detail(fault))
+		h.at(100, "c1", KindFault, 0, token(100), detail(fault))
+		if strings.HasSuffix(fault, "(holding)") {
+			h.at(103, "c1", KindDeleted, 0, token(100), zxid(150))
+		}
 		h.at(105, "c2", KindAcquireOK, 1, token(200))
 		h.at(120, "c1", KindLoss, 1, detail("lock node deleted by someone else while held"))
 		h.at(121, "c1", KindReleaseCall, 1).at(122, "c1", KindReleaseOK, 1)

@@ -17,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -199,12 +200,20 @@ func (r *run) inject(f Fault) {
 			r.record(Event{Kind: KindFault, Client: p.id, Detail: string(f) + " " + p.id + ": nothing to delete"})
 			return
 		}
-		// Recorded before the delete: the checker ends the hold here.
-		r.record(Event{Kind: KindFault, Client: p.id, Detail: string(f) + " " + p.id + " " + path + " (holding)"})
+		// Recorded before the delete, with the hold's token: the checker
+		// ends that hold here if, and only if, a KindDeleted proves the
+		// delete.
+		r.record(Event{Kind: KindFault, Client: p.id, Token: token, Detail: string(f) + " " + p.id + " " + path + " (holding)"})
 		r.deleteHeld(p, token, path)
 	case StallWrite:
-		p, _ := r.holder()
-		r.stallWrite(p)
+		// A stall that caught no write of the hold it aimed at proves
+		// nothing: try again, a few times, with whoever holds then.
+		for try := 0; try < 5 && r.cfg.Recipe.writesRegister(); try++ {
+			p, _ := r.holder()
+			if r.stallWrite(p) {
+				break
+			}
+		}
 	case SlowLink:
 		p := r.any()
 		d := 50*time.Millisecond + time.Duration(r.rng.IntN(250))*time.Millisecond
@@ -262,11 +271,10 @@ func (r *run) freeze() *proc {
 	return p
 }
 
-// stallWrite is the StallWrite fault on p (see its doc).
-func (r *run) stallWrite(p *proc) {
-	if !r.cfg.Recipe.writesRegister() {
-		return
-	}
+// stallWrite is the StallWrite fault on p (see its doc). The hold's node
+// is found before the stall is armed, so that what the stall holds (pings
+// too) is held only for the one request the delete is.
+func (r *run) stallWrite(p *proc) (deleted bool) {
 	nothing := func(why string) {
 		r.record(Event{Kind: KindFault, Client: p.id, Detail: string(StallWrite) + " " + p.id + ": " + why})
 	}
@@ -275,7 +283,12 @@ func (r *run) stallWrite(p *proc) {
 	r.mu.Unlock()
 	if !holding {
 		nothing("nobody held")
-		return
+		return false
+	}
+	path, err := r.nodeWithToken(token)
+	if err != nil || path == "" {
+		nothing("its hold ended")
+		return false
 	}
 	proxy := r.proxies[p.slot]
 	defer proxy.Heal()
@@ -285,45 +298,62 @@ func (r *run) stallWrite(p *proc) {
 	for deadline := time.Now().Add(time.Second); !proxy.Stalled(); {
 		if time.Now().After(deadline) {
 			nothing("no write came")
-			return
+			return false
 		}
 		time.Sleep(2 * time.Millisecond) // polling the proxy
 	}
-	path, err := r.nodeWithToken(token)
-	if err != nil || path == "" {
-		proxy.Release()
-		nothing("its hold ended before the write")
-		return
-	}
+	struck := time.Now()
+	// Recorded before the delete, with the hold's token: the checker ends
+	// that hold here if, and only if, a KindDeleted proves the delete.
+	r.record(Event{Kind: KindFault, Client: p.id, Token: token, Detail: string(StallWrite) + " " + p.id + " " + path + " (holding)"})
+	deleted = r.deleteHeld(p, token, path)
+	proxy.Release()
 	// The stall must stay well under the loss signal's bound (two thirds
 	// of the session timeout without a reply), or the client drops the
-	// link and the held write with it: the delete is one request away.
-	r.record(Event{Kind: KindFault, Client: p.id, Detail: string(StallWrite) + " " + p.id + " " + path + " (holding)"})
-	r.deleteHeld(p, token, path)
-	proxy.Release()
-	r.record(Event{Kind: KindHeal, Client: p.id, Detail: string(StallWrite) + " " + p.id})
+	// link and the held write with it; the heal says how long it was.
+	r.record(Event{Kind: KindHeal, Client: p.id, Detail: fmt.Sprintf("%s %s after %s", StallWrite, p.id, time.Since(struck).Round(time.Millisecond))})
+	return deleted
 }
 
 // deleteHeld deletes the node of p's hold with token from outside, as an
-// operator would, and records the delete's zxid, read from the servers'
-// reply to a multi that also sets the run's marker node: the register's
-// check proves from it that no fenced write of that hold committed after.
-func (r *run) deleteHeld(p *proc, token int64, path string) {
+// operator would, in a multi that also sets the run's marker node to a
+// value of this delete's own: the reply's stat of the marker says the
+// delete's zxid, and when the reply is lost the marker says whether the
+// multi was applied. Only a delete so proven is recorded (KindDeleted):
+// the checkers end a hold, and ask its holder to learn, on nothing less.
+func (r *run) deleteHeld(p *proc, token int64, path string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := r.operator.MultiOnce(ctx, &zk.DeleteRequest{Path: path, Version: -1}, &zk.SetDataRequest{Path: markerPath, Version: -1})
+	mark := []byte(fmt.Sprintf("%s %d %d", path, token, now()))
+	res, err := r.operator.MultiOnce(ctx, &zk.DeleteRequest{Path: path, Version: -1}, &zk.SetDataRequest{Path: markerPath, Data: mark, Version: -1})
+	var me *framework.MultiOpError
+	var zxid int64
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return // released meanwhile: the checker's end of the hold stands
+	case err == nil && len(res) == 2 && res[1].Stat != nil:
+		zxid = res[1].Stat.Mzxid
+	case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
+		return false // released meanwhile: nothing was deleted
 	case errors.Is(err, zkrecipes.ErrOutcomeUnknown):
-		return // committed or not, its zxid is unknown: nothing to prove with
-	case err != nil:
+		// Applied or not, the marker says: read it once the servers agree.
+		if err := r.operator.Sync(ctx, markerPath); err != nil {
+			r.violate("harness", "delete %s: outcome unknown, and the marker's sync: %v", path, err)
+			return false
+		}
+		data, st, err := r.operator.Get(ctx, markerPath)
+		if err != nil {
+			r.violate("harness", "delete %s: outcome unknown, and the marker's read: %v", path, err)
+			return false
+		}
+		if string(data) != string(mark) {
+			return false // not applied
+		}
+		zxid = st.Mzxid
+	default:
 		r.violate("harness", "delete %s: %v", path, err)
-		return
+		return false
 	}
-	if len(res) == 2 && res[1].Stat != nil {
-		r.record(Event{Kind: KindDeleted, Client: p.id, Token: token, Zxid: res[1].Stat.Mzxid, Detail: path})
-	}
+	r.record(Event{Kind: KindDeleted, Client: p.id, Token: token, Zxid: zxid, Detail: path})
+	return true
 }
 
 // markerPath is a node the nemesis sets in the multi of each delete it
@@ -426,6 +456,7 @@ func summarize(cfg Config, rep *Report, took time.Duration) string {
 		fmt.Fprintf(&b, "  fenced ZooKeeper register (hold.Fenced): %d writes committed, checked in zxid order (non-holder or stale: %d); refused as the hold was lost %d, outcome unknown %d, other errors %d\n",
 			rep.RegisterWrites, rep.ViolationsByKind()["register-non-holder"]+rep.ViolationsByKind()["register-stale-write"],
 			rep.RegisterRefused, rep.RegisterUnknown, rep.RegisterFailed)
+		fmt.Fprintf(&b, "  writes held by stall-write while their hold's node was deleted: %d\n", rep.StalledWrites)
 	}
 	if cfg.Recipe == Latch {
 		fmt.Fprintf(&b, "  terms led again with the same node after a loss signal: %d\n", rep.Releads)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -245,6 +246,7 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 	r := &Report{Losses: map[string]int{}, Faults: map[string]int{}, NotGranted: map[string]int{}}
 	var s PartitionStats
 	open := map[string]map[int]*partHold{} // client -> op -> hold
+	deleted := provenDeletes(events)
 	pauses := map[string][]pause{}
 	var holds []*partHold
 	end := func(h *partHold, t int64, by string) {
@@ -293,11 +295,13 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 			r.Faults[strings.Fields(e.Detail + " ?")[0]]++
 			// A lock node deleted from outside ends its hold there and
 			// then: the next member may be granted the item at once.
+			// Only a delete the servers' reply proves, of the hold with
+			// that token.
 			if f := strings.Fields(e.Detail); len(f) >= 3 && f[0] == string(DeleteNode) && strings.HasSuffix(e.Detail, "(holding)") {
 				r.FaultsOnHolder++
-				if it := itemOf(f[2]); it != "" {
+				if d, ok := deleted[e.Client+"/"+strconv.FormatInt(e.Token, 10)]; ok && d.T == e.T {
 					for _, h := range open[e.Client] {
-						if h.item == it {
+						if h.token == e.Token {
 							end(h, e.T, "deleted")
 						}
 					}
@@ -359,17 +363,6 @@ func CheckPartition(history []Event) (*Report, PartitionStats) {
 	}
 	slices.Sort(s.Details)
 	return r, s
-}
-
-// itemOf is the item of a lock node's path: the segment after "items".
-func itemOf(path string) string {
-	seg := strings.Split(path, "/")
-	for i := 0; i+1 < len(seg); i++ {
-		if seg[i] == "items" {
-			return seg[i+1]
-		}
-	}
-	return ""
 }
 
 // lossReason is the short form of a loss's error, for the counts.

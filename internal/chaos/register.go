@@ -122,6 +122,7 @@ func (r *Report) CheckRegister(recipe Recipe, history []Event, entries []Registe
 		r.checkRegisterCapacity(entries)
 	}
 	r.checkRegisterAfterDelete(history, entries)
+	r.StalledWrites = stalledWrites(history)
 	for _, ev := range history {
 		if ev.Kind != KindFenced {
 			continue
@@ -161,6 +162,24 @@ func (r *Report) checkRegisterAfterDelete(history []Event, entries []RegisterEnt
 				e.Path, e.Czxid, e.Client, e.Op, e.Token, d.Detail, d.Zxid)
 		}
 	}
+}
+
+// stalledWrites counts the fenced writes whose outcome a hold reported
+// after a stall-write's proven delete of its node: the held ones.
+func stalledWrites(history []Event) int {
+	deletedAt := map[string]int64{}
+	for k, f := range provenDeletes(history) {
+		if strings.HasPrefix(f.Detail, string(StallWrite)+" ") {
+			deletedAt[k] = f.T
+		}
+	}
+	n := 0
+	for _, e := range history {
+		if t, ok := deletedAt[e.Client+"/"+strconv.FormatInt(e.Token, 10)]; ok && e.Kind == KindFenced && e.T > t {
+			n++
+		}
+	}
+	return n
 }
 
 // checkRegisterCapacity checks a shared recipe's register against its

@@ -102,7 +102,7 @@ func TestErrClassIsBySentinel(t *testing.T) {
 func TestRegisterWriteAfterItsNodeWasDeleted(t *testing.T) {
 	var h hist
 	h.holdOf("c1", 1, 0, 10, 50, 51, token(100))
-	h.at(30, "c1", KindFault, 0, detail("stall-write c1 /chaos/mutex/n (holding)"))
+	h.at(30, "c1", KindFault, 0, token(100), detail("stall-write c1 /chaos/mutex/n (holding)"))
 	h.at(31, "c1", KindDeleted, 0, token(100), func(e *Event) { e.Zxid = 150 }, detail("/chaos/mutex/n"))
 	r := Check(Mutex, 1, st, h)
 	r.CheckRegister(Mutex, h, []RegisterEntry{entry(120, 100, "c1", 1, ""), entry(160, 100, "c1", 1, "")})
