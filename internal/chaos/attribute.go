@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -103,14 +104,7 @@ func attribute(rep *Report, replicas func() []*replica, tokens []int64, recheck 
 	rep.Violations = kept
 }
 
-func sortedZxids(m map[int64]zxidProof) []int64 {
-	out := make([]int64, 0, len(m))
-	for z := range m {
-		out = append(out, z)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedZxids(m map[int64]zxidProof) []int64 { return slices.Sorted(maps.Keys(m)) }
 
 // withoutHolds is history without the events of the holds whose token is
 // in drop (every event of the contender's op that was granted it).
