@@ -68,7 +68,7 @@ for name in "${names[@]}"; do
 		(cd "$wt" && flock /tmp/zkr-chaos.lock env ZKR_CHAOS=short ZKR_CHAOS_OUT="$o" ZKR_CHAOS_RECIPES="$recipe" ZKR_CHAOS_SEED="$seed" \
 			go -C internal/chaos test -count=1 -v -timeout 30m -run '^TestChaos$' . >"$o/test.log" 2>&1) || true
 		# The violations the run reported, by kind: "    chaos_test.go:NN: KIND: detail".
-		kinds=$(grep -oE '^\s+chaos_test\.go:[0-9]+: [a-z0-9-]+:' "$o/test.log" | awk '{print $2}' | tr -d ':' | sort | uniq -c | awk '{print $2"="$1}' | paste -sd' ' -)
+		kinds=$(grep -oE '^\s+chaos_test\.go:[0-9]+: [a-z0-9-]+:' "$o/test.log" | awk '{print $2}' | tr -d ':' | sort | uniq -c | awk '{print $2"="$1}' | paste -sd' ' - || true)
 		caught=no
 		grep -qE "^\s+chaos_test\.go:[0-9]+: $kind:" "$o/test.log" && caught=yes
 		[ "$caught" = yes ] || failed=1

@@ -153,11 +153,11 @@ func (r *run) inject(f Fault) {
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)
 		heal(p.id)
 	case CutHolder:
-		p, _ := r.holder()
+		p, _ := r.longHolder()
 		fault(p.id)
 		r.proxies[p.slot].Cut()
 	case BlackholeShort, BlackholeLong:
-		p, _ := r.holder()
+		p, _ := r.longHolder()
 		fault(p.id)
 		r.proxies[p.slot].Blackhole()
 		if f == BlackholeShort {
@@ -181,7 +181,7 @@ func (r *run) inject(f Fault) {
 		s.Start()
 		heal(fmt.Sprintf("server%d", s.ID))
 	case RequestsDropped, RepliesDropped:
-		p, _ := r.holder()
+		p, _ := r.longHolder()
 		fault(p.id)
 		if f == RequestsDropped {
 			r.proxies[p.slot].DropRequests()

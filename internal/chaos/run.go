@@ -90,10 +90,11 @@ type run struct {
 
 	mu      sync.Mutex
 	history []Event
-	procs   []*proc          // every process ever started
-	live    []*proc          // by slot
-	holding map[string]int64 // client -> session of its trusted hold
-	tokens  map[string]int64 // client -> token of its trusted hold
+	procs   []*proc              // every process ever started
+	live    []*proc              // by slot
+	holding map[string]int64     // client -> session of its trusted hold
+	tokens  map[string]int64     // client -> token of its trusted hold
+	since   map[string]time.Time // client -> when its trusted hold was reported
 	// operator is the nemesis's own client, for faults made with requests.
 	operator *framework.Client
 	next     int
@@ -134,7 +135,7 @@ func Run(t testing.TB, env Env, cfg Config) *Result {
 		t.Fatalf("chaos: the nemesis's client: %v", err)
 	}
 	defer operator.Close()
-	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, started: time.Now()}
+	r := &run{operator: operator, t: t, env: env, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), sched: rand.New(rand.NewPCG(cfg.Seed, 0x5c4ed)), holding: map[string]int64{}, tokens: map[string]int64{}, since: map[string]time.Time{}, started: time.Now()}
 	t.Cleanup(r.killAll)
 	if cfg.Recipe == Atomic {
 		r.resetCounter()
@@ -330,6 +331,7 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindAcquireOK:
 			r.holding[p.id] = e.Session
 			r.tokens[p.id] = e.Token
+			r.since[p.id] = time.Now()
 			p.keep = e.Keep
 			// A grant may come under a session the contender has not
 			// reported yet: the one the nemesis must ask about is this.
@@ -339,6 +341,7 @@ func (r *run) read(p *proc, out io.Reader) {
 		case KindLoss, KindReleaseCall:
 			delete(r.holding, p.id)
 			delete(r.tokens, p.id)
+			delete(r.since, p.id)
 		case KindDiscoveryPlace:
 			// A registration in place is a discovery contender's "hold":
 			// holder faults aim at it, delete-node deletes its node (its
@@ -388,6 +391,7 @@ func (r *run) read(p *proc, out io.Reader) {
 	r.mu.Lock()
 	delete(r.holding, p.id)
 	delete(r.tokens, p.id)
+	delete(r.since, p.id)
 	r.mu.Unlock()
 }
 
@@ -415,6 +419,38 @@ func (r *run) holder() (*proc, int64) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling the live view
 	}
+}
+
+// longHolder is holder for the link faults whose checks need the hold to
+// outlast the loss signal's bound (late-loss-signal): for the lock
+// recipes, a holder whose hold was reported at least 800 ms ago, which is
+// one of the contenders' long holds (a short one ends within about 750 ms;
+// see work). A fault that struck a short hold ended by its release tested
+// nothing, and a bug that ends holds late (the standard policy ending them
+// only on Lost) went unseen in one run of four. It waits up to 5 s for one,
+// then takes any holder.
+func (r *run) longHolder() (*proc, int64) {
+	if !slices.Contains([]Recipe{Mutex, RWLock, Semaphore, Latch, Selector}, r.cfg.Recipe) {
+		return r.holder()
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		r.mu.Lock()
+		var ps []*proc
+		for _, p := range r.live {
+			if t, ok := r.since[p.id]; ok && time.Since(t) >= 800*time.Millisecond {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) > 0 {
+			p := ps[r.rng.IntN(len(ps))]
+			s := r.holding[p.id]
+			r.mu.Unlock()
+			return p, s
+		}
+		r.mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // polling the live view
+	}
+	return r.holder()
 }
 
 // waiter returns a live contender that does not hold, or any live one.
