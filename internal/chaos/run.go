@@ -398,27 +398,10 @@ func (r *run) read(p *proc, out io.Reader) {
 // holder returns a live contender that holds now (waiting up to 3s for one),
 // or any live one.
 func (r *run) holder() (*proc, int64) {
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		r.mu.Lock()
-		var ps []*proc
-		for _, p := range r.live {
-			if _, ok := r.holding[p.id]; ok {
-				ps = append(ps, p)
-			}
-		}
-		if len(ps) > 0 {
-			p := ps[r.rng.IntN(len(ps))]
-			s := r.holding[p.id]
-			r.mu.Unlock()
-			return p, s
-		}
-		r.mu.Unlock()
-		if time.Now().After(deadline) {
-			return r.any(), 0
-		}
-		time.Sleep(20 * time.Millisecond) // polling the live view
+	if p, s, ok := r.pickWithin(3*time.Second, func(p *proc) bool { _, ok := r.holding[p.id]; return ok }); ok {
+		return p, s
 	}
+	return r.any(), 0
 }
 
 // longHolder is holder for the link faults whose checks need the hold to
@@ -433,11 +416,22 @@ func (r *run) longHolder() (*proc, int64) {
 	if !slices.Contains([]Recipe{Mutex, RWLock, Semaphore, Latch, Selector}, r.cfg.Recipe) {
 		return r.holder()
 	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+	long := func(p *proc) bool { t, ok := r.since[p.id]; return ok && time.Since(t) >= 800*time.Millisecond }
+	if p, s, ok := r.pickWithin(5*time.Second, long); ok {
+		return p, s
+	}
+	return r.holder()
+}
+
+// pickWithin returns a live contender that fits (called under r.mu), at
+// random, and the session of its hold, polling the live view for up to
+// wait; false if none fitted by then.
+func (r *run) pickWithin(wait time.Duration, fits func(*proc) bool) (*proc, int64, bool) {
+	for deadline := time.Now().Add(wait); ; {
 		r.mu.Lock()
 		var ps []*proc
 		for _, p := range r.live {
-			if t, ok := r.since[p.id]; ok && time.Since(t) >= 800*time.Millisecond {
+			if fits(p) {
 				ps = append(ps, p)
 			}
 		}
@@ -445,12 +439,14 @@ func (r *run) longHolder() (*proc, int64) {
 			p := ps[r.rng.IntN(len(ps))]
 			s := r.holding[p.id]
 			r.mu.Unlock()
-			return p, s
+			return p, s, true
 		}
 		r.mu.Unlock()
+		if time.Now().After(deadline) {
+			return nil, 0, false
+		}
 		time.Sleep(20 * time.Millisecond) // polling the live view
 	}
-	return r.holder()
 }
 
 // waiter returns a live contender that does not hold, or any live one.
