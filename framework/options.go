@@ -135,7 +135,10 @@ func WithTLS(cfg *tls.Config) Option { return clientOption(func(o *options) { o.
 // reported Lost even though the server has not said so, as Curator's
 // simulatedSessionExpirationPercent. 0 turns simulated expiry off: Lost
 // then comes only from the server, which a partitioned client may not hear
-// for a long time.
+// for a long time. A session declared lost is never resumed, even if the
+// server still has it when the link comes back: the client asks for a new
+// one and leaves the old one to expire on the server, with its ephemeral
+// nodes (as Curator's injected expiry does).
 func WithSimulatedExpiry(percent int) Option {
 	return clientOption(func(o *options) { o.session.ExpiryPercent = percent })
 }

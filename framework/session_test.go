@@ -151,6 +151,40 @@ func TestLongSuspensionIsLostBeforeTheServerSaysSo(t *testing.T) {
 	assert.True(t, ev.NewSession)
 }
 
+// A session the client declared lost (simulated expiry) is never resumed,
+// even though the server still has it: with the replies dropped, the server
+// hears the pings and keeps the session while the client hears nothing and
+// gives it up. Had the client resumed it once the link healed, what its
+// recipes abandoned at the loss (a lock node left for the server's expiry)
+// would never be deleted: the session would live on under a new epoch.
+// Instead it gets a new session, and the old one expires on the server with
+// its ephemeral nodes.
+func TestASessionDeclaredLostIsNeverResumed(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second))
+	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
+	before := c.Session()
+	_, err := c.Create(t.Context(), "/abandoned", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+
+	p.DropReplies()
+	evs := expect(t, sub, 20*time.Second, conn.StateSuspended, conn.StateLost)
+	require.True(t, evs[1].Simulated)
+	require.True(t, cl.SessionAlive(before.ID), "the server still has the session the client gave up")
+
+	p.Heal()
+	ev := expect(t, sub, 20*time.Second, conn.StateReconnected)[0]
+	assert.True(t, ev.NewSession)
+	require.NotEqual(t, before.ID, ev.SessionID, "the session declared lost was resumed")
+	require.Eventually(t, func() bool { return !cl.SessionAlive(before.ID) }, 20*time.Second, 50*time.Millisecond,
+		"the old session, never resumed, expires on the server")
+	ok, _, err := c.Exists(t.Context(), "/abandoned")
+	require.NoError(t, err)
+	assert.False(t, ok, "the old session's ephemeral node went with it")
+}
+
 func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()

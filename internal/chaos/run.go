@@ -546,22 +546,34 @@ func (r *run) quiesce() {
 	r.checkEmpty()
 }
 
-// waitDeadSessions waits until the sessions of killed contenders are gone
-// from every server, so their ephemeral nodes are too.
+// waitDeadSessions waits until the sessions of killed contenders, and
+// those a live one left behind for a new session, are gone from every
+// server, so their ephemeral nodes are too. A session left behind that
+// lives on was resumed after the client gave it up: what the client
+// abandoned at the loss then never goes.
 func (r *run) waitDeadSessions() {
 	r.mu.Lock()
-	var sessions []int64
+	type dead struct {
+		id  int64
+		why string
+	}
+	var sessions []dead
 	for _, p := range r.procs {
-		if p.killed {
-			sessions = append(sessions, p.sessions...)
+		for i, s := range p.sessions {
+			switch {
+			case p.killed:
+				sessions = append(sessions, dead{s, "of a killed contender"})
+			case i < len(p.sessions)-1 && !slices.Contains(p.sessions[i+1:], s):
+				sessions = append(sessions, dead{s, "that " + p.id + " left behind"})
+			}
 		}
 	}
 	r.mu.Unlock()
 	deadline := time.Now().Add(3*r.cfg.SessionTimeout + 20*time.Second)
 	for _, s := range sessions {
-		for r.env.Cluster.SessionAlive(s) {
+		for r.env.Cluster.SessionAlive(s.id) {
 			if time.Now().After(deadline) {
-				r.violate("stuck", "session 0x%x of a killed contender still alive", s)
+				r.violate("stuck", "session 0x%x %s still alive", s.id, s.why)
 				break
 			}
 			time.Sleep(100 * time.Millisecond) // polling the servers' session lists

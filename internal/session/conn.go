@@ -42,6 +42,15 @@ type Conn struct {
 	observers map[*func(conn.Event)]struct{} // Observe
 	connected chan struct{}                  // closed at the first session
 
+	// dead is the last session declared lost: go-zookeeper may not resume
+	// it (see sniffConn.mayResume). resumed says a handshake resumed the
+	// current session while it was suspended, and expiryDue that the
+	// simulated expiry came after it: the HasSession event that follows
+	// ends the suspension, or, should the link fail first, the expiry
+	// takes effect then.
+	dead               int64
+	resumed, expiryDue bool
+
 	closeOnce sync.Once
 	quit      chan struct{}
 	wg        sync.WaitGroup
@@ -228,7 +237,8 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		proven:      &c.proven,
 		Conn:        nc,
 		askReadOnly: c.cfg.ReadOnly,
-		onHandshake: func(h handshake) { c.lastHandshake.Store(&h) },
+		mayResume:   c.mayResume,
+		onHandshake: c.admit,
 		tracer:      &c.tracer,
 	}
 	c.link.Store(sc)
@@ -236,6 +246,32 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		nc.Close() // Close ran while we dialled
 	}
 	return sc, nil
+}
+
+// mayResume says whether go-zookeeper may ask to resume session id: not if
+// it was declared lost.
+func (c *Conn) mayResume(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return id != c.dead
+}
+
+// admit decides, before go-zookeeper reads the handshake, whether it may
+// have the session the server gave. It is ordered with the simulated
+// expiry by c.mu: a session the expiry declared lost first is refused (its
+// connect request went out before), and an expiry after a resume waits for
+// the event of that resume.
+func (c *Conn) admit(h handshake) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h.sessionID != 0 && h.sessionID == c.dead {
+		return false
+	}
+	if h.sessionID != 0 && h.sessionID == c.epoch.id && c.state == conn.StateSuspended {
+		c.resumed = true
+	}
+	c.lastHandshake.Store(&h)
+	return true
 }
 
 // onEvent is go-zookeeper's callback. It runs on the client's own goroutine,
@@ -320,11 +356,7 @@ func (c *Conn) run() {
 			return
 		case <-expiryC:
 			expiry, expiryC = nil, nil
-			c.mu.Lock()
-			if c.state == conn.StateSuspended {
-				c.loseLocked(time.Now(), true, "suspended for the session timeout (simulated expiry)")
-			}
-			c.mu.Unlock()
+			c.expire(time.Now())
 		case <-c.inboxSignal:
 			c.inboxMu.Lock()
 			batch := c.inbox
@@ -345,6 +377,24 @@ func (c *Conn) run() {
 		}
 	}
 }
+
+// expire is the simulated expiry's timer firing: the session is lost
+// unless a handshake resumed it meanwhile (see admit).
+func (c *Conn) expire(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.state != conn.StateSuspended:
+	case c.resumed:
+		c.expiryDue = true
+	default:
+		c.loseLocked(at, true, simulatedExpiry)
+	}
+}
+
+// simulatedExpiry is the reason logged when the client gives the session up
+// on its own.
+const simulatedExpiry = "suspended for the session timeout (simulated expiry)"
 
 type timerAction int
 
@@ -373,9 +423,19 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 		return cancelExpiry
 	case zk.StateDisconnected, zk.StateAuthFailed:
 		if c.state.IsConnected() {
+			c.resumed, c.expiryDue = false, false
 			close(c.epoch.suspended)
 			c.transitionLocked(conn.Event{State: conn.StateSuspended, SessionID: c.epoch.id, Time: ev.at})
 			return startExpiry
+		}
+		if c.resumed {
+			// The link of an admitted resume failed before its event.
+			c.resumed = false
+			if c.expiryDue {
+				c.expiryDue = false
+				c.loseLocked(ev.at, true, simulatedExpiry)
+				return cancelExpiry
+			}
 		}
 	case zk.StateExpired:
 		if c.state != conn.StateLost && c.state != 0 {
@@ -387,6 +447,7 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 }
 
 func (c *Conn) sessionLocked(ev rawEvent) {
+	c.resumed, c.expiryDue = false, false
 	var h handshake
 	if ev.hs != nil {
 		h = *ev.hs
@@ -436,6 +497,7 @@ func (c *Conn) loseLocked(at time.Time, simulated bool, reason string) {
 	}
 	c.log.Warn("zookeeper session lost", "session", sessionHex(e.id), "reason", reason)
 	e.end()
+	c.dead = e.id
 	c.transitionLocked(conn.Event{State: conn.StateLost, SessionID: e.id, Simulated: simulated, Time: at})
 }
 

@@ -98,7 +98,7 @@ func TestReadAheadHandsOutFramesInOrderFromOneSocketRead(t *testing.T) {
 	b := reply(-1, 11, 0, stringBody("/watched")) // a watch event
 	c := reply(8, 12, 0, stringBody("/q/c"))
 	sock := &scriptedConn{chunks: [][]byte{append(append(append([]byte{}, a...), b...), c...)}}
-	s := &sniffConn{Conn: sock, onHandshake: func(handshake) {}, wrote: true, handshaken: true}
+	s := &sniffConn{Conn: sock, onHandshake: func(handshake) bool { return true }, wrote: true, handshaken: true}
 	s.sent = map[int32]sendTimes{7: {first: sent{at: 100, quorum: true}}, 8: {first: sent{at: 200, quorum: true}}}
 
 	got := readFrames(t, s, 3)
@@ -118,7 +118,7 @@ func TestReadAheadSplitAndLongFrames(t *testing.T) {
 	short := reply(10, 14, 0, stringBody("/q/s"))
 	stream := append(append([]byte{}, short...), long...)
 	sock := &scriptedConn{chunks: [][]byte{stream[:3], stream[3:20], stream[20:]}}
-	s := &sniffConn{Conn: sock, onHandshake: func(handshake) {}, wrote: true, handshaken: true}
+	s := &sniffConn{Conn: sock, onHandshake: func(handshake) bool { return true }, wrote: true, handshaken: true}
 	s.sent = map[int32]sendTimes{9: {first: sent{at: 300, quorum: true}}, 10: {first: sent{at: 250, quorum: true}}}
 
 	got := readFrames(t, s, 2)
@@ -132,7 +132,7 @@ func TestReadAheadSplitAndLongFrames(t *testing.T) {
 func TestReadAheadAppliesTheDeadlineInForceAtTheSocketRead(t *testing.T) {
 	a := reply(7, 10, 0, stringBody("/q/a"))
 	sock := &scriptedConn{chunks: [][]byte{a}}
-	s := &sniffConn{Conn: sock, onHandshake: func(handshake) {}, wrote: true, handshaken: true}
+	s := &sniffConn{Conn: sock, onHandshake: func(handshake) bool { return true }, wrote: true, handshaken: true}
 	readFrames(t, s, 1)
 
 	require.NoError(t, s.SetReadDeadline(time.Now().Add(-time.Second)))
@@ -146,7 +146,7 @@ func TestReadAheadAppliesTheDeadlineInForceAtTheSocketRead(t *testing.T) {
 func TestReadAheadReportsTheSocketsErrorAfterItsBytes(t *testing.T) {
 	a := reply(7, 10, 0, stringBody("/q/a"))
 	sock := &scriptedConn{chunks: [][]byte{a}, err: io.EOF}
-	s := &sniffConn{Conn: sock, onHandshake: func(handshake) {}, wrote: true, handshaken: true}
+	s := &sniffConn{Conn: sock, onHandshake: func(handshake) bool { return true }, wrote: true, handshaken: true}
 	assert.Equal(t, [][]byte{a}, readFrames(t, s, 1))
 	for range 2 {
 		_, err := s.Read(make([]byte, 4))

@@ -73,8 +73,15 @@ func isCreate(op int32) bool {
 type sniffConn struct {
 	net.Conn
 	askReadOnly bool
-	onHandshake func(handshake)
+	// mayResume says whether go-zookeeper may resume a session on this
+	// link; onHandshake whether it may have the session the server gave
+	// (see Conn.admit). A session the client declared lost must never
+	// come back: what its recipes abandoned (a lock node left for the
+	// server's expiry) would stay for as long as it lived.
+	mayResume   func(sessionID int64) bool
+	onHandshake func(handshake) bool
 	tracer      *tracer
+	refused     bool // the handshake gave a session go-zookeeper may not have
 
 	wrote bool // the connect request has gone out
 
@@ -144,10 +151,7 @@ func (c *sniffConn) Write(b []byte) (int, error) {
 	if !c.wrote {
 		c.wrote = true
 		c.connectSent = mono()
-		if c.askReadOnly && len(b) >= 4 {
-			return c.writeConnectReadOnly(b)
-		}
-		return c.Conn.Write(b)
+		return c.writeConnect(b)
 	}
 	c.noteRequest(b)
 	c.noteSent(b)
@@ -246,22 +250,54 @@ func advance(v *atomic.Int64, at int64) {
 	}
 }
 
-// writeConnectReadOnly appends the readOnly byte the protocol allows after
-// the connect request; servers refuse clients without it in read-only mode.
-func (c *sniffConn) writeConnectReadOnly(b []byte) (int, error) {
-	n := binary.BigEndian.Uint32(b[:4])
-	if int(n)+4 != len(b) {
-		return c.Conn.Write(b)
+// writeConnect writes go-zookeeper's connect request (length-prefixed:
+// protocolVersion int32, lastZxidSeen int64, timeOut int32, sessionId
+// int64, passwd buffer), changed in two ways go-zookeeper has no option
+// for:
+//   - the readOnly byte the protocol allows after it, when read-only
+//     sessions are asked for: servers refuse clients without it in
+//     read-only mode;
+//   - a session that may not be resumed goes with a wrong password: the
+//     server answers that it has expired (as it does for any session
+//     whose password does not match), and go-zookeeper does what it does
+//     on an expiry: it drops the session and its watches, and asks for a
+//     new one. The old one is left alone, to expire on the server.
+func (c *sniffConn) writeConnect(b []byte) (int, error) {
+	if len(b) < 4 || int(binary.BigEndian.Uint32(b))+4 != len(b) {
+		return c.Conn.Write(b) // not one whole frame: not ours to change
 	}
-	out := make([]byte, len(b)+1)
-	copy(out, b)
-	binary.BigEndian.PutUint32(out[:4], n+1)
-	out[len(b)] = 1
+	var pw []byte // the password's bytes, if the session may not be resumed
+	if len(b) >= connectPasswd {
+		id := int64(binary.BigEndian.Uint64(b[connectSessionID:]))
+		n := int(int32(binary.BigEndian.Uint32(b[connectPasswd-4:])))
+		if id != 0 && n > 0 && connectPasswd+n <= len(b) && c.mayResume != nil && !c.mayResume(id) {
+			pw = b[connectPasswd : connectPasswd+n]
+		}
+	}
+	out := b
+	if pw != nil || c.askReadOnly {
+		out = make([]byte, len(b), len(b)+1)
+		copy(out, b)
+	}
+	for i := range pw {
+		out[connectPasswd+i] = ^pw[i] // differs from the password in every byte
+	}
+	if c.askReadOnly {
+		binary.BigEndian.PutUint32(out, uint32(len(b)-4+1))
+		out = append(out, 1)
+	}
 	if _, err := c.Conn.Write(out); err != nil {
 		return 0, err
 	}
 	return len(b), nil
 }
+
+// Offsets in a connect request frame: its session id, and its password's
+// bytes (after their int32 length).
+const (
+	connectSessionID = 4 + 4 + 8 + 4
+	connectPasswd    = connectSessionID + 8 + 4
+)
 
 // noteRequest registers a traced create before its bytes leave, so its
 // reply cannot be read before we know to look for it.
@@ -364,11 +400,22 @@ func (c *sniffConn) Read(b []byte) (int, error) {
 			}
 		}
 	}
+	if c.refused {
+		// Not one byte of the answer reaches go-zookeeper: it takes the
+		// link as failed before it could send anything on the session.
+		_ = c.Conn.Close()
+		c.rbuf, c.rpos, c.rerr = nil, 0, errResumeRefused
+		return 0, errResumeRefused
+	}
 	if err == nil {
 		return n, nil // the hot path: errors.As would make ne escape on every read
 	}
 	return n, c.readFailed(err)
 }
+
+// errResumeRefused fails the link on which the server resumed a session
+// that the client had declared lost meanwhile.
+var errResumeRefused = errors.New("zookeeper resumed a session this client had declared lost; link dropped")
 
 // readFailed is err, from reading the socket.
 func (c *sniffConn) readFailed(err error) error {
@@ -432,7 +479,7 @@ func (c *sniffConn) frame() {
 			}
 			// go-zookeeper's own receive timeout, from the same number.
 			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
-			c.onHandshake(h)
+			c.refused = !c.onHandshake(h)
 		}
 		return
 	}

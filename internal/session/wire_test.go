@@ -52,7 +52,7 @@ func TestSniffConnAddsReadOnlyFlagToConnectRequestOnly(t *testing.T) {
 	client, server := net.Pipe()
 	defer client.Close()
 	defer server.Close()
-	s := &sniffConn{Conn: client, askReadOnly: true, onHandshake: func(handshake) {}}
+	s := &sniffConn{Conn: client, askReadOnly: true, onHandshake: func(handshake) bool { return true }}
 
 	req := append(binary.BigEndian.AppendUint32(nil, 3), 'a', 'b', 'c')
 	got := make(chan []byte, 2)
@@ -71,6 +71,96 @@ func TestSniffConnAddsReadOnlyFlagToConnectRequestOnly(t *testing.T) {
 	_, err = s.Write(req)
 	require.NoError(t, err)
 	assert.Equal(t, req, <-got, "later writes pass through untouched")
+}
+
+// connectRequest is go-zookeeper's connect request frame.
+func connectRequest(sid int64, pw []byte) []byte {
+	body := binary.BigEndian.AppendUint32(nil, 0)    // protocol version
+	body = binary.BigEndian.AppendUint64(body, 42)   // last zxid seen
+	body = binary.BigEndian.AppendUint32(body, 4000) // timeout
+	body = binary.BigEndian.AppendUint64(body, uint64(sid))
+	body = binary.BigEndian.AppendUint32(body, uint32(len(pw)))
+	return frameOf(append(body, pw...))
+}
+
+func TestConnectRequestOfASessionThatMayNotBeResumedGoesWithAWrongPassword(t *testing.T) {
+	pw := []byte("0123456789abcdef")
+	for name, tc := range map[string]struct {
+		sid      int64
+		resume   bool
+		readOnly bool
+	}{
+		"resumable":                {sid: 7, resume: true},
+		"declared lost":            {sid: 7},
+		"declared lost, read-only": {sid: 7, readOnly: true},
+		"new session is not asked": {sid: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client, server := net.Pipe()
+			defer client.Close()
+			defer server.Close()
+			var asked []int64
+			s := &sniffConn{Conn: client, askReadOnly: tc.readOnly,
+				mayResume:   func(id int64) bool { asked = append(asked, id); return tc.resume },
+				onHandshake: func(handshake) bool { return true }}
+			req := connectRequest(tc.sid, pw)
+			if tc.sid == 0 {
+				req = connectRequest(0, make([]byte, 16))
+			}
+			got := make(chan []byte, 1)
+			go func() {
+				buf := make([]byte, 128)
+				n, _ := io.ReadAtLeast(server, buf, len(req))
+				got <- buf[:n]
+			}()
+			n, err := s.Write(req)
+			require.NoError(t, err)
+			assert.Equal(t, len(req), n, "the caller sees its own length")
+			out := <-got
+			if tc.sid == 0 {
+				assert.Empty(t, asked, "a request for a new session resumes nothing")
+				assert.Equal(t, req, out)
+				return
+			}
+			assert.Equal(t, []int64{tc.sid}, asked)
+			want := append([]byte(nil), req...)
+			if !tc.resume {
+				for i := range pw {
+					want[connectPasswd+i] = ^pw[i]
+					assert.NotEqual(t, pw[i], out[connectPasswd+i], "byte %d of the password", i)
+				}
+			}
+			if tc.readOnly {
+				binary.BigEndian.PutUint32(want, uint32(len(req)-4+1))
+				want = append(want, 1)
+			}
+			assert.Equal(t, want, out)
+			assert.Equal(t, pw, req[connectPasswd:], "go-zookeeper's own buffer is left alone")
+		})
+	}
+}
+
+func TestHandshakeGivingASessionThatMayNotBeHadFailsTheLinkBeforeGoZookeeperReadsIt(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		sock := &scriptedConn{}
+		resp := connectResponse(4000, 7, make([]byte, 16), nil)
+		if split {
+			sock.chunks = [][]byte{resp[:4], resp[4:]}
+		} else {
+			sock.chunks = [][]byte{resp}
+		}
+		s := &sniffConn{Conn: sock, wrote: true, onHandshake: func(h handshake) bool { return h.sessionID != 7 }}
+		buf := make([]byte, 4)
+		_, err := io.ReadFull(s, buf)
+		if split {
+			require.NoError(t, err, "the length alone decides nothing")
+			_, err = io.ReadFull(s, make([]byte, len(resp)-4))
+		}
+		require.ErrorIs(t, err, errResumeRefused)
+		assert.True(t, sock.closed, "the link is closed")
+		_, err = s.Read(buf)
+		assert.ErrorIs(t, err, errResumeRefused, "and stays failed")
+	}
 }
 
 func frameOf(body []byte) []byte {
@@ -103,7 +193,7 @@ func TestTracedCreateIsFollowedThroughSplitReads(t *testing.T) {
 	defer client.Close()
 	defer server.Close()
 	var tr tracer
-	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
+	s := &sniffConn{Conn: client, onHandshake: func(handshake) bool { return true }, tracer: &tr, wrote: true}
 	trace := &Trace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
 	tr.add(trace)
 
@@ -138,7 +228,7 @@ func TestFailedTracedCreateHasNoResult(t *testing.T) {
 	defer client.Close()
 	defer server.Close()
 	go func() { _, _ = io.Copy(io.Discard, server) }()
-	s := &sniffConn{Conn: client, onHandshake: func(handshake) {}, tracer: &tr, wrote: true}
+	s := &sniffConn{Conn: client, onHandshake: func(handshake) bool { return true }, tracer: &tr, wrote: true}
 	trace := &Trace{prefix: "/q/_c_abc-", tr: &tr, sent: make(chan struct{})}
 	tr.add(trace)
 	_, err := s.Write(createRequest(3, "/q/_c_abc-x"))
