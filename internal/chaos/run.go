@@ -75,6 +75,7 @@ type proc struct {
 	freeze   chan Kind     // answers to "freeze" and "nofreeze"
 	killed   bool
 	sessions []int64 // every session it reported (guarded by run.mu)
+	own      []int64 // the sessions its client was on, in order (start and session events)
 	keep     bool    // its last grant's Event.Keep (guarded by run.mu)
 }
 
@@ -328,6 +329,7 @@ func (r *run) read(p *proc, out io.Reader) {
 		switch e.Kind {
 		case KindStart, KindSession:
 			p.sessions = append(p.sessions, e.Session)
+			p.own = append(p.own, e.Session)
 		case KindAcquireOK:
 			r.holding[p.id] = e.Session
 			r.tokens[p.id] = e.Token
@@ -559,11 +561,17 @@ func (r *run) waitDeadSessions() {
 	}
 	var sessions []dead
 	for _, p := range r.procs {
-		for i, s := range p.sessions {
-			switch {
-			case p.killed:
+		if p.killed {
+			for _, s := range p.sessions {
 				sessions = append(sessions, dead{s, "of a killed contender"})
-			case i < len(p.sessions)-1 && !slices.Contains(p.sessions[i+1:], s):
+			}
+			continue
+		}
+		// Its client moved on from every session but its last: the
+		// sessions a grant or a registration named may be stale, so only
+		// the client's own reports count here.
+		for i, s := range p.own {
+			if i < len(p.own)-1 && !slices.Contains(p.own[i+1:], s) {
 				sessions = append(sessions, dead{s, "that " + p.id + " left behind"})
 			}
 		}

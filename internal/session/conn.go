@@ -32,6 +32,7 @@ type Conn struct {
 
 	inboxMu     sync.Mutex
 	inbox       []rawEvent
+	queued      uint64        // events numbered so far (rawEvent.seq)
 	inboxSignal chan struct{} // capacity 1: "inbox is not empty"
 
 	mu        sync.Mutex
@@ -44,12 +45,14 @@ type Conn struct {
 
 	// dead is the last session declared lost: go-zookeeper may not resume
 	// it (see sniffConn.mayResume). resumed says a handshake resumed the
-	// current session while it was suspended, and expiryDue that the
-	// simulated expiry came after it: the HasSession event that follows
-	// ends the suspension, or, should the link fail first, the expiry
-	// takes effect then.
+	// current session and its event is not applied yet: it is the first
+	// event numbered after resumeAfter (events queued before it, such as
+	// the disconnect of an earlier failed attempt, say nothing of it).
+	// expiryDue says the simulated expiry fired meanwhile: it gives way
+	// to the resume, or takes effect if the resume's link fails instead.
 	dead               int64
 	resumed, expiryDue bool
+	resumeAfter        uint64
 
 	closeOnce sync.Once
 	quit      chan struct{}
@@ -71,6 +74,7 @@ type rawEvent struct {
 	state zk.State
 	hs    *handshake
 	at    time.Time
+	seq   uint64 // in the order go-zookeeper reported them, from 1
 }
 
 // epoch is one stretch of trust in one session: it begins with Connected or
@@ -267,8 +271,12 @@ func (c *Conn) admit(h handshake) bool {
 	if h.sessionID != 0 && h.sessionID == c.dead {
 		return false
 	}
-	if h.sessionID != 0 && h.sessionID == c.epoch.id && c.state == conn.StateSuspended {
-		c.resumed = true
+	if h.sessionID != 0 && h.sessionID == c.epoch.id && !c.epoch.isLost {
+		// admit runs on go-zookeeper's goroutine, as onEvent does: the
+		// HasSession that follows gets the next number.
+		c.inboxMu.Lock()
+		c.resumed, c.resumeAfter = true, c.queued
+		c.inboxMu.Unlock()
 	}
 	c.lastHandshake.Store(&h)
 	return true
@@ -287,6 +295,8 @@ func (c *Conn) onEvent(ev zk.Event) {
 		re.hs = c.lastHandshake.Load()
 	}
 	c.inboxMu.Lock()
+	c.queued++
+	re.seq = c.queued
 	c.inbox = append(c.inbox, re)
 	c.inboxMu.Unlock()
 	select {
@@ -417,25 +427,27 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 	if c.state == conn.StateClosed {
 		return cancelExpiry
 	}
+	due := false
+	if c.resumed && ev.seq > c.resumeAfter {
+		// The first event after an admitted resume: its HasSession, or
+		// (only if go-zookeeper could not read the answer it was
+		// admitted from) the failure of its link.
+		due = c.expiryDue
+		c.resumed, c.expiryDue = false, false
+	}
 	switch ev.state {
 	case zk.StateHasSession:
 		c.sessionLocked(ev)
 		return cancelExpiry
 	case zk.StateDisconnected, zk.StateAuthFailed:
 		if c.state.IsConnected() {
-			c.resumed, c.expiryDue = false, false
 			close(c.epoch.suspended)
 			c.transitionLocked(conn.Event{State: conn.StateSuspended, SessionID: c.epoch.id, Time: ev.at})
 			return startExpiry
 		}
-		if c.resumed {
-			// The link of an admitted resume failed before its event.
-			c.resumed = false
-			if c.expiryDue {
-				c.expiryDue = false
-				c.loseLocked(ev.at, true, simulatedExpiry)
-				return cancelExpiry
-			}
+		if due {
+			c.loseLocked(ev.at, true, simulatedExpiry)
+			return cancelExpiry
 		}
 	case zk.StateExpired:
 		if c.state != conn.StateLost && c.state != 0 {
@@ -447,13 +459,22 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 }
 
 func (c *Conn) sessionLocked(ev rawEvent) {
-	c.resumed, c.expiryDue = false, false
 	var h handshake
 	if ev.hs != nil {
 		h = *ev.hs
 	}
 	if h.sessionID == 0 {
 		h.sessionID = c.zk.SessionID()
+	}
+	if h.sessionID == c.dead {
+		// admit refuses such a handshake, so this is never reached; if it
+		// were, the session stays lost: its link is dropped, and the next
+		// connect request asks for it with a wrong password.
+		c.log.Error("zookeeper resumed a session declared lost; dropping its link", "session", sessionHex(h.sessionID))
+		if l := c.link.Load(); l != nil {
+			_ = l.Conn.Close()
+		}
+		return
 	}
 	timeout := time.Duration(h.timeoutMs) * time.Millisecond
 	if timeout <= 0 {

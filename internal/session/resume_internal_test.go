@@ -20,14 +20,37 @@ func suspendedConn() *Conn {
 	return c
 }
 
-func hasSession(id int64) rawEvent {
-	return rawEvent{state: zk.StateHasSession, hs: &handshake{timeoutMs: 1000, sessionID: id}, at: time.Now()}
+// report is go-zookeeper reporting a session state: the event is numbered
+// and queued as onEvent does, not applied yet.
+func report(c *Conn, st zk.State) {
+	c.onEvent(zk.Event{Type: zk.EventSession, State: st})
+}
+
+// shake is go-zookeeper reading a connect answer for session id (the
+// sniffer asks admit first), and reporting HasSession if it may have it.
+func shake(c *Conn, id int64) bool {
+	if !c.admit(handshake{timeoutMs: 1000, sessionID: id}) {
+		return false
+	}
+	report(c, zk.StateHasSession)
+	return true
+}
+
+// applyQueued is run applying what is queued, in order.
+func applyQueued(c *Conn) {
+	c.inboxMu.Lock()
+	batch := c.inbox
+	c.inbox = nil
+	c.inboxMu.Unlock()
+	for _, ev := range batch {
+		c.apply(ev)
+	}
 }
 
 // The simulated expiry and a handshake that resumes the session race: the
 // server may resume it (go-zookeeper's connect request went out first)
 // while the timer declares it lost. Whichever c.mu orders first decides,
-// and the other follows it.
+// and the other follows it; a session declared lost is never adopted.
 func TestExpiryAndResumeAreOrdered(t *testing.T) {
 	t.Run("expiry first: the resume is refused and never asked again", func(t *testing.T) {
 		c := suspendedConn()
@@ -35,44 +58,62 @@ func TestExpiryAndResumeAreOrdered(t *testing.T) {
 		c.expire(time.Now())
 		require.Equal(t, conn.StateLost, c.state)
 		assert.True(t, closed(lost))
-		assert.False(t, c.admit(handshake{timeoutMs: 1000, sessionID: 7}), "the server resumed a session declared lost")
+		assert.False(t, shake(c, 7), "the server resumed a session declared lost")
 		assert.False(t, c.mayResume(7))
 		assert.True(t, c.mayResume(8))
-		assert.True(t, c.admit(handshake{timeoutMs: 1000, sessionID: 8}), "a new session is taken")
-		c.apply(hasSession(8))
+		assert.True(t, shake(c, 8), "a new session is taken")
+		applyQueued(c)
 		assert.Equal(t, conn.StateReconnected, c.state)
 		assert.True(t, c.last.NewSession)
 		assert.Equal(t, int64(8), c.epoch.id)
 	})
-	t.Run("resume first: the expiry gives way to it", func(t *testing.T) {
+	// Each order in which run may see the expiry, the resume and the
+	// disconnect of an earlier failed attempt (queued before the resume):
+	// the resume wins, the session lives on.
+	for name, steps := range map[string][]string{
+		"resume, expiry, its event":             {"resume", "expire", "apply"},
+		"stale disconnect applied after expiry": {"disconnect", "resume", "expire", "apply"},
+		"stale disconnect applied, then expiry": {"disconnect", "resume", "applyOne", "expire", "apply"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := suspendedConn()
+			lost := c.epoch.lost
+			for _, s := range steps {
+				switch s {
+				case "disconnect":
+					report(c, zk.StateDisconnected)
+				case "resume":
+					require.True(t, shake(c, 7))
+				case "expire":
+					c.expire(time.Now())
+				case "applyOne":
+					c.inboxMu.Lock()
+					ev := c.inbox[0]
+					c.inbox = c.inbox[1:]
+					c.inboxMu.Unlock()
+					c.apply(ev)
+				case "apply":
+					applyQueued(c)
+				}
+			}
+			assert.Equal(t, conn.StateReconnected, c.state)
+			assert.False(t, c.last.NewSession)
+			assert.Equal(t, int64(7), c.epoch.id)
+			assert.False(t, closed(lost), "the session lives on")
+			assert.True(t, c.mayResume(7))
+		})
+	}
+	t.Run("resume admitted but its answer unread: the link fails, the expiry takes effect", func(t *testing.T) {
 		c := suspendedConn()
 		lost := c.epoch.lost
 		require.True(t, c.admit(handshake{timeoutMs: 1000, sessionID: 7}))
 		c.expire(time.Now())
-		assert.Equal(t, conn.StateSuspended, c.state)
-		c.apply(hasSession(7))
-		assert.Equal(t, conn.StateReconnected, c.state)
-		assert.False(t, c.last.NewSession)
-		assert.False(t, closed(lost), "the session lives on")
-		assert.True(t, c.mayResume(7))
-	})
-	t.Run("resume first, then its link fails: the expiry takes effect", func(t *testing.T) {
-		c := suspendedConn()
-		lost := c.epoch.lost
-		require.True(t, c.admit(handshake{timeoutMs: 1000, sessionID: 7}))
-		c.expire(time.Now())
-		c.apply(rawEvent{state: zk.StateDisconnected, at: time.Now()})
+		assert.Equal(t, conn.StateSuspended, c.state, "the expiry waits for the resume's outcome")
+		report(c, zk.StateDisconnected)
+		applyQueued(c)
 		assert.Equal(t, conn.StateLost, c.state)
 		assert.True(t, closed(lost))
 		assert.False(t, c.mayResume(7))
-	})
-	t.Run("resume first, its link fails before the expiry: the timer still decides", func(t *testing.T) {
-		c := suspendedConn()
-		require.True(t, c.admit(handshake{timeoutMs: 1000, sessionID: 7}))
-		c.apply(rawEvent{state: zk.StateDisconnected, at: time.Now()})
-		assert.Equal(t, conn.StateSuspended, c.state)
-		c.expire(time.Now())
-		assert.Equal(t, conn.StateLost, c.state)
 	})
 }
 

@@ -466,6 +466,15 @@ func (c *sniffConn) frame() {
 	if !c.handshaken {
 		c.handshaken = true
 		if h, ok := parseConnectResponse(head); ok {
+			if c.refused = !c.onHandshake(h); c.refused {
+				return
+			}
+			if h.sessionID == 0 {
+				// Expired: go-zookeeper reads the answer (read from the
+				// socket already) and dials again, but never closes
+				// this link itself.
+				_ = c.Conn.Close()
+			}
 			c.mu.Lock()
 			c.session = h.sessionID
 			c.mu.Unlock()
@@ -479,7 +488,6 @@ func (c *sniffConn) frame() {
 			}
 			// go-zookeeper's own receive timeout, from the same number.
 			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
-			c.refused = !c.onHandshake(h)
 		}
 		return
 	}
