@@ -2,6 +2,7 @@ package zkrecipes
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -22,6 +23,9 @@ var (
 	// context or client, a count or an option out of its range, a zero or
 	// nil recipe), reported before anything is sent.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNilContext is wrapped by the error of a call given a nil context,
+	// before anything is sent. It also matches ErrInvalidArgument.
+	ErrNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	// ErrInvalidPath is wrapped by errors about a malformed path (or the
 	// root, as a recipe's path), reported before anything is sent. It also
 	// matches zk.ErrInvalidPath.

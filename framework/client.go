@@ -17,7 +17,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/participant"
 	"github.com/zkrecipes/zkrecipes/internal/session"
@@ -252,7 +251,7 @@ func (c *Client) Subscribe() *Subscription[conn.Event] {
 // returns the session. On a closed client it returns zkrecipes.ErrClosed.
 func (c *Client) WaitConnected(ctx context.Context) (conn.Session, error) {
 	if ctx == nil {
-		return conn.Session{}, opErr("wait connected", "", errs.ErrNilContext)
+		return conn.Session{}, opErr("wait connected", "", zkrecipes.ErrNilContext)
 	}
 	if c.Closed() {
 		return conn.Session{}, zkrecipes.ErrClosed
@@ -417,7 +416,7 @@ func (c *Client) OnClose(f func()) (remove func()) {
 // Drain waits until every background delete has finished, or ctx ends.
 func (c *Client) Drain(ctx context.Context) error {
 	if ctx == nil {
-		return opErr("drain", "", errs.ErrNilContext)
+		return opErr("drain", "", zkrecipes.ErrNilContext)
 	}
 	return c.deleter.drain(ctx)
 }
@@ -667,7 +666,7 @@ func (c *Client) closedErr(err error) error {
 // anything is sent.
 func (c *Client) check(ctx context.Context, op, path string, sequential bool) error {
 	if ctx == nil {
-		return opErr(op, path, errs.ErrNilContext)
+		return opErr(op, path, zkrecipes.ErrNilContext)
 	}
 	if c.closed.Load() {
 		return opErr(op, path, zkrecipes.ErrClosed)

@@ -11,7 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -168,7 +167,7 @@ func (c *Client) DeleteLater(path string, owner int64) error {
 // (WithReleaseTimeout), whichever ends first.
 func (c *Client) DeleteOwned(ctx context.Context, path string, owner int64) error {
 	if ctx == nil {
-		return opErr("delete", path, errs.ErrNilContext)
+		return opErr("delete", path, zkrecipes.ErrNilContext)
 	}
 	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
 		return c.deleteAsync(ctx, path, -1, c.release)

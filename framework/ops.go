@@ -9,7 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -327,7 +326,7 @@ func (e *multiFailed) Unwrap() error { return e.err }
 // client, before anything is sent.
 func (c *Client) checkMultiCall(ctx context.Context) error {
 	if ctx == nil {
-		return opErr("multi", "", errs.ErrNilContext)
+		return opErr("multi", "", zkrecipes.ErrNilContext)
 	}
 	if c.closed.Load() {
 		return opErr("multi", "", zkrecipes.ErrClosed)

@@ -123,7 +123,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // Hold is one acquisition: its fencing token (Token), the signal that it
@@ -285,7 +284,7 @@ func (h *Hold) Context(parent context.Context) context.Context {
 func untilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
 	if parent == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(fmt.Errorf("hold context: %w", errs.ErrNilContext))
+		cancel(fmt.Errorf("hold context: %w", zkrecipes.ErrNilContext))
 		return ctx
 	}
 	ctx, cancel := context.WithCancelCause(parent)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/zkrecipes/zkrecipes/internal/errs"
+	"github.com/zkrecipes/zkrecipes"
 )
 
 // Option adjusts one call of Do. It has the module's one option shape (see
@@ -62,8 +62,8 @@ func WithRetryable(f func(error) bool) Option {
 // Do does not interrupt op itself: op receives ctx and is expected to honour
 // it.
 func Do(ctx context.Context, p Policy, op func(ctx context.Context) error, opts ...Option) error {
-	if err := errs.NilContext(ctx, "retry"); err != nil {
-		return err
+	if ctx == nil {
+		return fmt.Errorf("retry: %w", zkrecipes.ErrNilContext)
 	}
 	cfg := doConfig(opts)
 	if err := ctx.Err(); err != nil {

@@ -17,7 +17,6 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -663,7 +662,7 @@ func (l *Countdown) begin(ctx context.Context) (context.Context, func(), error) 
 		return nil, nil, err
 	}
 	if ctx == nil {
-		return nil, nil, framework.RecipeErr(recipe, l.path, errs.ErrNilContext)
+		return nil, nil, framework.RecipeErr(recipe, l.path, zkrecipes.ErrNilContext)
 	}
 	if l.isClosed() {
 		return nil, nil, framework.RecipeErr(recipe, l.path, zkrecipes.ErrClosed)

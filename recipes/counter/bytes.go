@@ -14,7 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -162,7 +161,7 @@ func (v *Bytes) begin(ctx context.Context) (context.Context, context.CancelFunc,
 		return nil, nil, err
 	}
 	if ctx == nil {
-		return nil, nil, v.fail(errs.ErrNilContext)
+		return nil, nil, v.fail(zkrecipes.ErrNilContext)
 	}
 	if v.closed.Load() || v.client.Closed() {
 		return nil, nil, v.fail(zkrecipes.ErrClosed)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
 
@@ -145,7 +144,7 @@ func (c *Cache) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return c.err(errs.ErrNilContext)
+		return c.err(zkrecipes.ErrNilContext)
 	}
 	return c.err(c.start(ctx))
 }

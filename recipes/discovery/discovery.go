@@ -17,7 +17,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 const recipe = "service discovery"
@@ -129,7 +128,7 @@ func (d *Discovery) QueryForNames(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, d.err(errs.ErrNilContext)
+		return nil, d.err(zkrecipes.ErrNilContext)
 	}
 	names, _, err := d.client.Children(ctx, d.basePath)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -150,7 +149,7 @@ func (d *Discovery) QueryForInstances(ctx context.Context, name string) ([]Insta
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, d.err(errs.ErrNilContext)
+		return nil, d.err(zkrecipes.ErrNilContext)
 	}
 	if err := checkSegment("name", name); err != nil {
 		return nil, d.err(err)
@@ -183,7 +182,7 @@ func (d *Discovery) QueryForInstance(ctx context.Context, name, id string) (Inst
 		return Instance{}, false, err
 	}
 	if ctx == nil {
-		return Instance{}, false, d.err(errs.ErrNilContext)
+		return Instance{}, false, d.err(zkrecipes.ErrNilContext)
 	}
 	if err := checkSegment("name", name); err != nil {
 		return Instance{}, false, d.err(err)

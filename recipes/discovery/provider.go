@@ -9,7 +9,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // Strategy picks one instance of a non-empty list, as Curator's
@@ -181,7 +180,7 @@ func (p *Provider) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return p.err(errs.ErrNilContext)
+		return p.err(zkrecipes.ErrNilContext)
 	}
 	return p.err(p.cache.start(ctx))
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 )
 
@@ -79,7 +78,7 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 		return err
 	}
 	if ctx == nil {
-		return d.err(errs.ErrNilContext)
+		return d.err(zkrecipes.ErrNilContext)
 	}
 	data, err := d.check(inst)
 	if err != nil {
@@ -271,7 +270,7 @@ func (d *Discovery) Update(ctx context.Context, inst Instance) error {
 		return err
 	}
 	if ctx == nil {
-		return d.err(errs.ErrNilContext)
+		return d.err(zkrecipes.ErrNilContext)
 	}
 	data, err := d.check(inst)
 	if err != nil {

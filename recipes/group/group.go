@@ -10,7 +10,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 )
@@ -148,7 +147,7 @@ func (m *Member) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return m.err(errs.ErrNilContext)
+		return m.err(zkrecipes.ErrNilContext)
 	}
 	m.mu.Lock()
 	switch {
@@ -316,7 +315,7 @@ func (m *Member) Set(ctx context.Context, payload []byte) error {
 		return err
 	}
 	if ctx == nil {
-		return m.err(errs.ErrNilContext)
+		return m.err(zkrecipes.ErrNilContext)
 	}
 	return m.err(m.ownNode().Set(ctx, payload))
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -225,7 +224,7 @@ func (p *Partitioner) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return p.err(errs.ErrNilContext)
+		return p.err(zkrecipes.ErrNilContext)
 	}
 	p.mu.Lock()
 	switch {

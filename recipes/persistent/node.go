@@ -14,7 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // The recipes' names in their errors.
@@ -300,7 +299,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return n.err(errs.ErrNilContext)
+		return n.err(zkrecipes.ErrNilContext)
 	}
 	return n.err(n.start(ctx))
 }
@@ -526,7 +525,7 @@ func (n *Node) Wait(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return n.err(errs.ErrNilContext)
+		return n.err(zkrecipes.ErrNilContext)
 	}
 	n.mu.Lock()
 	started, closed, gen := n.started, n.closed, n.gen
@@ -550,7 +549,7 @@ func (n *Node) Set(ctx context.Context, data []byte) error {
 		return err
 	}
 	if ctx == nil {
-		return n.err(errs.ErrNilContext)
+		return n.err(zkrecipes.ErrNilContext)
 	}
 	if err := n.check("set", data); err != nil {
 		return n.err(err)

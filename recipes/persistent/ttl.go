@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // TTLNode is a Curator PersistentTtlNode: a container node at its path,
@@ -163,7 +162,7 @@ func (n *TTLNode) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return n.err(errs.ErrNilContext)
+		return n.err(zkrecipes.ErrNilContext)
 	}
 	// Close ends a Start in progress: the first touch too.
 	ctx, stop := context.WithCancel(ctx)

@@ -14,7 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/errs"
 )
 
 // The recipes' names in their errors.
@@ -147,7 +146,7 @@ func (v *Value) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return v.err(errs.ErrNilContext)
+		return v.err(zkrecipes.ErrNilContext)
 	}
 	return v.err(v.start(ctx))
 }
@@ -514,7 +513,7 @@ func (v *Value) writable(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return v.err(errs.ErrNilContext)
+		return v.err(zkrecipes.ErrNilContext)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
