@@ -4,7 +4,7 @@ GO ?= go
 # The repository's Go modules (docs/modules.md): the library at the root,
 # the zkr CLI and the chaos suite in modules of their own, all three in
 # go.work, so that a user of the library gets none of their requirements.
-MODULES := . cmd/zkr internal/chaos
+MODULES := . cmd/zkr integration/chaos
 # Developer tools are pinned in the tools module's go.mod (tool directive)
 # and run from there: nothing is installed into GOPATH/bin, nothing found
 # on PATH is trusted (scripts/staticcheck runs the pinned one). The module
@@ -74,7 +74,7 @@ test: deps fmt-check mod-check consumer-check vet staticcheck
 CHAOS_OUT ?= $(CURDIR)/chaos-out
 chaos: deps
 	set -o pipefail; ZKR_CHAOS=$(if $(LONG),long,short) ZKR_CHAOS_OUT=$(CHAOS_OUT) \
-		$(GO) -C internal/chaos test -count=1 -v -timeout 120m -run '^TestChaos$$' . | grep -v '^=== RUN'
+		$(GO) -C integration/chaos test -count=1 -v -timeout 120m -run '^TestChaos$$' . | grep -v '^=== RUN'
 
 ## chaos-long: the fault suite with five minutes of faults per recipe.
 chaos-long:

@@ -4,9 +4,9 @@
 #
 #   scripts/plant.sh [-s SEEDS] [NAME...]
 #
-# Each bug is internal/chaos/planted/NAME.patch (a diff against the
+# Each bug is integration/chaos/planted/NAME.patch (a diff against the
 # library, applied with git apply in a detached worktree of HEAD, never in
-# this checkout), with its row in internal/chaos/planted/bugs.tsv: name,
+# this checkout), with its row in integration/chaos/planted/bugs.tsv: name,
 # recipe, the violation kind that names the bug, what the bug is. For each
 # bug and each seed (default: three drawn at random) it runs
 # `ZKR_CHAOS_RECIPES=<recipe> ZKR_CHAOS_SEED=<seed> make chaos` and says
@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-dir=internal/chaos/planted
+dir=integration/chaos/planted
 
 seeds=()
 while getopts "s:" o; do
@@ -49,14 +49,14 @@ for name in "${names[@]}"; do
 	git worktree add --detach "$wt" HEAD >/dev/null 2>&1
 	# The working tree's own uncommitted changes to the suite go too: a
 	# check being written is tested against the bugs before it is committed.
-	git diff HEAD -- internal/chaos | (cd "$wt" && git apply --allow-empty)
+	git diff HEAD -- integration/chaos | (cd "$wt" && git apply --allow-empty)
 	if ! (cd "$wt" && git apply "$root/$dir/$name.patch"); then
 		echo "plant: $name.patch does not apply to HEAD" >&2
 		failed=1
 		git worktree remove --force "$wt"
 		continue
 	fi
-	if ! (cd "$wt" && go build ./... && go -C internal/chaos vet . >/dev/null); then
+	if ! (cd "$wt" && go build ./... && go -C integration/chaos vet . >/dev/null); then
 		echo "plant: $name does not build" >&2
 		failed=1
 		git worktree remove --force "$wt"
@@ -66,7 +66,7 @@ for name in "${names[@]}"; do
 		o="$out/$name/$seed"
 		mkdir -p "$o"
 		(cd "$wt" && flock /tmp/zkr-chaos.lock env ZKR_CHAOS=short ZKR_CHAOS_OUT="$o" ZKR_CHAOS_RECIPES="$recipe" ZKR_CHAOS_SEED="$seed" \
-			go -C internal/chaos test -count=1 -v -timeout 30m -run '^TestChaos$' . >"$o/test.log" 2>&1) || true
+			go -C integration/chaos test -count=1 -v -timeout 30m -run '^TestChaos$' . >"$o/test.log" 2>&1) || true
 		# The violations the run reported, by kind: "    chaos_test.go:NN: KIND: detail".
 		kinds=$(grep -oE '^\s+chaos_test\.go:[0-9]+: [a-z0-9-]+:' "$o/test.log" | awk '{print $2}' | tr -d ':' | sort | uniq -c | awk '{print $2"="$1}' | paste -sd' ' - || true)
 		caught=no

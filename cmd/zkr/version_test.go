@@ -46,7 +46,7 @@ func TestZkrLinksNoTestCode(t *testing.T) {
 			strings.Contains(pkg, "testcontainers"),
 			strings.Contains(pkg, "github.com/moby/"),
 			strings.HasSuffix(pkg, "/integration/zktest"),
-			strings.HasSuffix(pkg, "/internal/testkit"):
+			strings.HasSuffix(pkg, "/integration/testkit"):
 			t.Errorf("zkr links %s", pkg)
 		}
 	}

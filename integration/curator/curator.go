@@ -157,7 +157,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/testkit"
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
 )
 
 // InstallHint installs what the Agent needs on Debian.

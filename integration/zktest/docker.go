@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkserver"
+	"github.com/zkrecipes/zkrecipes/integration/zkserver"
 )
 
 // The Docker backend drives the docker command line, not a Docker client

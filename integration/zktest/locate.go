@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkserver"
+	"github.com/zkrecipes/zkrecipes/integration/zkserver"
 )
 
 // InstallHint is the command that installs what the harness needs on the

@@ -3,8 +3,8 @@ package group_test
 import (
 	"testing"
 
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/testkit"
 )
 
 // A member cut off every way in turn, for less than its session timeout,

@@ -1,4 +1,4 @@
-module github.com/zkrecipes/zkrecipes/internal/chaos
+module github.com/zkrecipes/zkrecipes/integration/chaos
 
 go 1.26.0
 
