@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
@@ -183,6 +185,42 @@ func TestASessionDeclaredLostIsNeverResumed(t *testing.T) {
 	ok, _, err := c.Exists(t.Context(), "/abandoned")
 	require.NoError(t, err)
 	assert.False(t, ok, "the old session's ephemeral node went with it")
+}
+
+// The race the expiry can lose: the client's connect request resumes the
+// session on the server, and the answer comes back only after the client
+// declared the session lost. That answer never reaches go-zookeeper (it
+// would have sent on the session at once): the link is dropped and the
+// client takes a new session.
+func TestAResumeAnsweredAfterTheExpiryIsRefused(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	var logs testkit.SyncBuffer
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second),
+		framework.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	sub := c.Subscribe()
+	t.Cleanup(sub.Close)
+	before := c.Session()
+	_, err := c.Create(t.Context(), "/abandoned", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+
+	// Replies 4s late: the link is given up (Suspended) at 2/3 of the
+	// timeout; go-zookeeper dials again a second later, and the server
+	// resumes the session on hearing the request; the simulated expiry
+	// declares it lost 2s after Suspended, before the answer arrives.
+	p.DelayReplies(4 * time.Second)
+	evs := expect(t, sub, 20*time.Second, conn.StateSuspended, conn.StateLost)
+	require.True(t, evs[1].Simulated)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "declared lost; link dropped") }, 20*time.Second, 50*time.Millisecond,
+		"the late answer resuming the session was refused")
+	p.Heal()
+	ev := expect(t, sub, 30*time.Second, conn.StateReconnected)[0]
+	require.True(t, ev.NewSession)
+	require.NotEqual(t, before.ID, ev.SessionID)
+	require.Eventually(t, func() bool { return !cl.SessionAlive(before.ID) }, 20*time.Second, 50*time.Millisecond)
+	ok, _, err := c.Exists(t.Context(), "/abandoned")
+	require.NoError(t, err)
+	assert.False(t, ok)
 }
 
 func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {

@@ -269,6 +269,7 @@ func (c *Conn) admit(h handshake) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h.sessionID != 0 && h.sessionID == c.dead {
+		c.log.Warn(refusedResume, "session", sessionHex(h.sessionID))
 		return false
 	}
 	if h.sessionID != 0 && h.sessionID == c.epoch.id && !c.epoch.isLost {
@@ -401,6 +402,10 @@ func (c *Conn) expire(at time.Time) {
 		c.loseLocked(at, true, simulatedExpiry)
 	}
 }
+
+// refusedResume is logged when a server resumed a session after the
+// client declared it lost: the answer is not given to go-zookeeper.
+const refusedResume = "zookeeper resumed a session this client had declared lost; link dropped, a new session follows"
 
 // simulatedExpiry is the reason logged when the client gives the session up
 // on its own.
