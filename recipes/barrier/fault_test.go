@@ -124,13 +124,20 @@ func TestEnterIsNotWokenIntoSuccessByLinkFaults(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	p := cl.NewProxy()
-	a := newDouble(t, newClient(t, p.Addrs()), "/b/spurious", 2)
+	ca := newClient(t, p.Addrs())
+	a := newDouble(t, ca, "/b/spurious", 2)
 	got := async(func() error { return a.Enter(ctxT(t, 90*time.Second)) })
 	members(t, obs, "/b/spurious", 1)
 	for name, fault := range linkFaults {
 		fault(p)
 		blocked(t, got, "Enter during "+name)
 		p.Heal()
+		// Back on its session before the next fault: faults back to back,
+		// with go-zookeeper's second between dials, would keep the client
+		// off every link for the session timeout, and a session declared
+		// lost ends Enter, as it must (TestSessionLostWhileEntering...).
+		_, _, err := ca.Exists(ctxT(t, 30*time.Second), "/")
+		require.NoError(t, err, "reconnected after "+name)
 		blocked(t, got, "Enter after "+name)
 	}
 	b := newDouble(t, newClient(t, cl.Addrs()), "/b/spurious", 2)
