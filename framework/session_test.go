@@ -196,7 +196,7 @@ func TestAResumeAnsweredAfterTheExpiryIsRefused(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	var logs testkit.SyncBuffer
-	c := dial(t, p.Addrs(), framework.WithSessionTimeout(2*time.Second),
+	c := dial(t, p.Addrs(), framework.WithSessionTimeout(9*time.Second), framework.WithSimulatedExpiry(30),
 		framework.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	sub := c.Subscribe()
 	t.Cleanup(sub.Close)
@@ -204,11 +204,13 @@ func TestAResumeAnsweredAfterTheExpiryIsRefused(t *testing.T) {
 	_, err := c.Create(t.Context(), "/abandoned", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
-	// Replies 4s late: the link is given up (Suspended) at 2/3 of the
-	// timeout; go-zookeeper dials again a second later, and the server
-	// resumes the session on hearing the request; the simulated expiry
-	// declares it lost 2s after Suspended, before the answer arrives.
-	p.DelayReplies(4 * time.Second)
+	// The link is cut (Suspended) and every answer comes 4.3s late: the
+	// client dials again within a second, the server resumes the session
+	// on hearing the request, and the simulated expiry declares it lost
+	// 2.7s after Suspended, before the answer arrives and well before the
+	// client would give up waiting for it (2/3 of the timeout, 6s).
+	p.DelayReplies(4300 * time.Millisecond)
+	p.Cut()
 	evs := expect(t, sub, 20*time.Second, conn.StateSuspended, conn.StateLost)
 	require.True(t, evs[1].Simulated)
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "declared lost; link dropped") }, 20*time.Second, 50*time.Millisecond,
@@ -468,6 +470,43 @@ func TestDialGivesUpPromptlyOnAServerThatDoesNotAnswer(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second, "Dial (and its Close) waited for the handshake")
 	p.Heal()
+}
+
+// A server that takes the connection and never answers the connect
+// request (a restart caught halfway, a lost answer) is given up after the
+// Java client's connect timeout, not go-zookeeper's ten receive timeouts
+// (20s here): the client dials again, as it must to find its session
+// before the server expires it.
+func TestAConnectRequestNeverAnsweredIsGivenUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	_, err = framework.Dial(t.Context(), []string{ln.Addr().String()},
+		framework.WithSessionTimeout(3*time.Second), framework.WithDialTimeout(8*time.Second))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	// 2s per attempt (2/3 of the timeout) and go-zookeeper's second
+	// between attempts on one server: three in 8s.
+	assert.GreaterOrEqual(t, len(accepted), 3, "connection attempts while the server said nothing")
 }
 
 func TestDialRejectsBadOptionsBeforeConnecting(t *testing.T) {

@@ -62,10 +62,15 @@ type Conn struct {
 	// go-zookeeper uses now: Close closes it, so that a handshake stuck on
 	// a server that does not answer (go-zookeeper waits up to ten receive
 	// timeouts for it) cannot hold Close up.
-	closing    context.Context
-	stopDialer context.CancelFunc
-	link       atomic.Pointer[sniffConn]
-	proven     atomic.Int64 // mono: the session's last proof, over every link
+	closing context.Context
+	// handshakeWithin is how long a server may take to answer the connect
+	// request: the ZooKeeper Java client's connect timeout (the session
+	// timeout over the number of servers), and never more than the
+	// receive timeout any other answer gets (2/3 of it).
+	handshakeWithin time.Duration
+	stopDialer      context.CancelFunc
+	link            atomic.Pointer[sniffConn]
+	proven          atomic.Int64 // mono: the session's last proof, over every link
 }
 
 // rawEvent is a go-zookeeper session event with the handshake that came with
@@ -109,6 +114,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		epoch:       closedEpoch(),
 	}
 	c.closing, c.stopDialer = context.WithCancel(context.Background())
+	c.handshakeWithin = min(cfg.SessionTimeout*2/3, cfg.SessionTimeout/time.Duration(len(servers)))
 	var hosts zk.HostProvider = zk.NewDNSHostProvider()
 	if cfg.TLS != nil {
 		hosts = &namedHosts{} // the certificate is checked against the name given
@@ -238,12 +244,13 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		return nil, err
 	}
 	sc := &sniffConn{
-		proven:      &c.proven,
-		Conn:        nc,
-		askReadOnly: c.cfg.ReadOnly,
-		mayResume:   c.mayResume,
-		onHandshake: c.admit,
-		tracer:      &c.tracer,
+		proven:          &c.proven,
+		Conn:            nc,
+		askReadOnly:     c.cfg.ReadOnly,
+		mayResume:       c.mayResume,
+		onHandshake:     c.admit,
+		tracer:          &c.tracer,
+		handshakeWithin: c.handshakeWithin,
 	}
 	c.link.Store(sc)
 	if c.closing.Err() != nil {

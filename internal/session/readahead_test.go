@@ -171,3 +171,23 @@ func TestWriteDeadlineAppliedAtTheWrite(t *testing.T) {
 	_, err := s.Write(createRequest(2, "/q/b"))
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 }
+
+// go-zookeeper waits ten receive timeouts for the connect response; the
+// sniffer brings that in to handshakeWithin from the request, and leaves
+// later deadlines (and a cleared one) alone.
+func TestHandshakeWaitIsBounded(t *testing.T) {
+	sock := &scriptedConn{}
+	s := &sniffConn{Conn: sock, handshakeWithin: 50 * time.Millisecond, onHandshake: func(handshake) bool { return true }}
+	_, err := s.Write(connectRequest(0, make([]byte, 16)))
+	require.NoError(t, err)
+	require.NoError(t, s.SetReadDeadline(time.Now().Add(time.Minute)))
+	_, _ = s.Read(make([]byte, 4)) // applies the deadline to the socket
+	require.NotEmpty(t, sock.readDL)
+	assert.WithinDuration(t, monoTime(s.connectSent).Add(50*time.Millisecond), sock.readDL[len(sock.readDL)-1], 10*time.Millisecond)
+
+	soon := time.Now().Add(10 * time.Millisecond)
+	require.NoError(t, s.SetReadDeadline(soon))
+	assert.Equal(t, soon, s.readDeadline, "an earlier deadline stands")
+	require.NoError(t, s.SetReadDeadline(time.Time{}))
+	assert.True(t, s.readDeadline.IsZero(), "a cleared deadline stays cleared")
+}

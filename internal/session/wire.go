@@ -102,8 +102,14 @@ type sniffConn struct {
 	// give one when nothing else does. On a read-only server, where no
 	// quorum exists to hear anyone, any reply of ours counts.
 	recvTimeout atomic.Int64 // nanoseconds; 0 until the handshake
-	lastProof   atomic.Int64 // mono: send time of the last request answered
-	connectSent int64        // mono: when the connect request went out
+	// handshakeWithin bounds the wait for the connect response, which
+	// go-zookeeper sets at ten receive timeouts (6.7 session timeouts):
+	// a server that took the connection and never answers (a restart
+	// caught halfway, a lost reply) would keep the client off every link
+	// for longer than the session lives. See Conn.dial.
+	handshakeWithin time.Duration
+	lastProof       atomic.Int64 // mono: send time of the last request answered
+	connectSent     int64        // mono: when the connect request went out
 	// proven is the session's last proof, over every link (Conn's): a
 	// reconnect within the session does not start it from nothing.
 	proven   *atomic.Int64
@@ -334,6 +340,10 @@ func (c *sniffConn) noteRequest(b []byte) {
 func (c *sniffConn) SetReadDeadline(t time.Time) error {
 	if rt := c.recvTimeout.Load(); rt > 0 && !t.IsZero() {
 		if limit := monoTime(c.lastProof.Load()).Add(time.Duration(rt)); limit.Before(t) {
+			t = limit
+		}
+	} else if !c.handshaken && c.wrote && c.handshakeWithin > 0 && !t.IsZero() {
+		if limit := monoTime(c.connectSent).Add(c.handshakeWithin); limit.Before(t) {
 			t = limit
 		}
 	}
