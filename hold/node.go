@@ -14,7 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // errClientClosed: the client the hold was made through was closed. For the
@@ -48,7 +47,7 @@ type Node struct {
 
 	unhook func() // unregisters from the client's Close
 
-	meter *metrics.Recipe // the recipe's instruments (nil: none)
+	meter *framework.RecipeMeter // the recipe's instruments (nil: none)
 	// metered: counted as held (at its first Hold handed out, under mu):
 	// its end is counted too. A node never handed out is neither.
 	metered bool
@@ -93,7 +92,7 @@ type Option interface{ applyNode(*nodeConfig) }
 
 type nodeConfig struct {
 	revocable  bool
-	kind       metrics.Kind
+	kind       string
 	path       string
 	recipe     string
 	recipePath string
@@ -111,7 +110,7 @@ func WithRevocable() Option { return nodeOption(func(c *nodeConfig) { c.revocabl
 // framework.WithMeterProvider) as a hold of recipe kind ("mutex", or your
 // recipe's name) on recipePath, the path the recipe was made with.
 func WithMetrics(kind, recipePath string) Option {
-	return nodeOption(func(c *nodeConfig) { c.kind, c.path = metrics.Kind(kind), recipePath })
+	return nodeOption(func(c *nodeConfig) { c.kind, c.path = kind, recipePath })
 }
 
 // WithRecipe names the recipe the Node's holds belong to: the errors of
@@ -137,9 +136,9 @@ func Follow(client *framework.Client, g Grant, opts ...Option) *Node {
 			o.applyNode(&cfg)
 		}
 	}
-	var meter *metrics.Recipe
+	var meter *framework.RecipeMeter
 	if cfg.kind != "" {
-		meter = metrics.For(client.MeterProvider()).Recipe(cfg.kind, cfg.path, client.MetricPathAttribute())
+		meter = client.RecipeMeter(cfg.kind, cfg.path)
 	}
 	return follow(client, g, cfg, meter)
 }
@@ -153,7 +152,7 @@ func (n *Node) named(err error) error {
 }
 
 // follow is Follow with the recipe's instruments made already.
-func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *metrics.Recipe) *Node {
+func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.RecipeMeter) *Node {
 	life, stop := context.WithCancel(context.Background())
 	n := &Node{
 		life:      life,
@@ -411,18 +410,18 @@ func (n *Node) report(err error) {
 
 // lossReason is the metrics' reason for a node that ended with err, and
 // whether that is a loss at all (a release or a recipe's Close is not).
-func lossReason(err error) (metrics.Reason, bool) {
+func lossReason(err error) (framework.LossReason, bool) {
 	switch {
 	case errors.Is(err, errClientClosed):
-		return metrics.Closed, true
+		return framework.LostClientClosed, true
 	case errors.Is(err, zkrecipes.ErrSuspended):
-		return metrics.Suspended, true
+		return framework.LostSuspended, true
 	case errors.Is(err, zkrecipes.ErrSessionLost):
-		return metrics.SessionLost, true
+		return framework.LostSession, true
 	case errors.Is(err, zkrecipes.ErrNodeDeleted):
-		return metrics.NodeDeleted, true
+		return framework.LostNodeDeleted, true
 	case errors.Is(err, zkrecipes.ErrLeaseExpired):
-		return metrics.LeaseExpired, true
+		return framework.LostLeaseExpired, true
 	}
 	return 0, false
 }

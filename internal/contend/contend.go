@@ -35,7 +35,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // errSessionLost is returned when the session our node belonged to is gone
@@ -55,21 +54,6 @@ func Err(err error, closed bool) error {
 		return errors.Join(zkrecipes.ErrClosed, err)
 	}
 	return err
-}
-
-// Outcome is the metrics' outcome of an acquire that ended with err.
-func Outcome(err error) metrics.Outcome {
-	switch {
-	case err == nil:
-		return metrics.Acquired
-	case errors.Is(err, zkrecipes.ErrWouldBlock):
-		return metrics.WouldBlock
-	case errors.Is(err, context.DeadlineExceeded):
-		return metrics.Timeout
-	case errors.Is(err, context.Canceled), errors.Is(err, zkrecipes.ErrClosed):
-		return metrics.Cancelled
-	}
-	return metrics.Failed
 }
 
 // Decision is a Driver's verdict on one sorted snapshot.

@@ -20,7 +20,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // errNoRoom is the semaphore's zkrecipes.ErrWouldBlock.
@@ -48,8 +47,8 @@ type Semaphore struct {
 	fixed     int    // the fixed maximum, 0 with a shared count
 	id        []byte
 	lease     time.Duration // each lease node's lease time (WithLeaseTime); 0: none
-	meter     *metrics.Recipe
-	kind      metrics.Kind
+	meter     *framework.RecipeMeter
+	kind      string
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -69,7 +68,7 @@ type Semaphore struct {
 type Config struct {
 	// Recipe names it in errors, Kind in the metrics.
 	Recipe string
-	Kind   metrics.Kind
+	Kind   string
 	Path   string
 	// CountPath is the Curator SharedCount node of the maximum, or "" for
 	// the fixed Max.
@@ -93,7 +92,7 @@ func New(client *framework.Client, cfg Config) *Semaphore {
 		id:         cfg.ID,
 		lease:      cfg.LeaseTime,
 		kind:       cfg.Kind,
-		meter:      metrics.For(client.MeterProvider()).Recipe(cfg.Kind, cfg.Path, client.MetricPathAttribute()),
+		meter:      client.RecipeMeter(cfg.Kind, cfg.Path),
 		maxChanged: make(chan struct{}),
 		held:       map[*hold.Hold]struct{}{},
 	}
@@ -167,7 +166,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		return nil, err
 	}
 	start := time.Now()
-	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
+	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
@@ -346,7 +345,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	nodes := make([]*hold.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path), hold.WithRecipe(s.recipe, s.path))
+		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(s.kind, s.path), hold.WithRecipe(s.recipe, s.path))
 		if s.lease > 0 {
 			_ = n.Lease(s.lease) // positive: checked by the recipe
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // A forgotten lease leaves nothing behind. The semaphore forgets leases
@@ -24,7 +23,7 @@ import (
 func TestForgottenLeasesOfEndedGoroutinesAreNotKept(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
-	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/forgotten", Name: "lock-", Driver: contend.First(1)}, false, 30*time.Millisecond)
+	l := New(c, "mutex", "mutex", contend.Request{Dir: "/re/forgotten", Name: "lock-", Driver: contend.First(1)}, false, 30*time.Millisecond)
 	t.Cleanup(func() { l.Close() })
 	const n = 20
 	holds := make([]*hold.Hold, n)

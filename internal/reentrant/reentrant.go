@@ -19,7 +19,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
@@ -29,8 +28,8 @@ type Lock struct {
 	request   contend.Request
 	revocable bool
 	lease     time.Duration // each node's lease time; 0: none
-	kind      metrics.Kind  // the recipe, in the metrics
-	meter     *metrics.Recipe
+	kind      string        // the recipe, in the metrics
+	meter     *framework.RecipeMeter
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -61,10 +60,10 @@ type entry struct {
 // its path), kind in the metrics. lease, if
 // positive, is the lease time of every node it is granted
 // (hold.Node.Lease), renewed by each reentrant acquire.
-func New(client *framework.Client, recipe string, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
+func New(client *framework.Client, recipe, kind string, request contend.Request, revocable bool, lease time.Duration) *Lock {
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
-	meter := metrics.For(client.MeterProvider()).Recipe(kind, request.Dir, client.MetricPathAttribute())
+	meter := client.RecipeMeter(kind, request.Dir)
 	return &Lock{client: client, recipe: recipe, request: request, revocable: revocable, lease: lease, kind: kind, meter: meter,
 		life: life, cancel: cancel, holds: map[int64]*entry{}}
 }
@@ -72,7 +71,7 @@ func New(client *framework.Client, recipe string, kind metrics.Kind, request con
 // Follow follows g, a node granted to this lock (by its queue, or another
 // way: the read-write lock's downgrade), as the lock's holds are followed.
 func (l *Lock) Follow(g hold.Grant) *hold.Node {
-	opts := []hold.Option{hold.WithMetrics(string(l.kind), l.request.Dir), hold.WithRecipe(l.recipe, l.request.Dir)}
+	opts := []hold.Option{hold.WithMetrics(l.kind, l.request.Dir), hold.WithRecipe(l.recipe, l.request.Dir)}
 	if l.revocable {
 		opts = append(opts, hold.WithRevocable())
 	}
@@ -107,7 +106,7 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 		return h, err
 	}
 	start := time.Now()
-	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
+	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(l.life, cancel)

@@ -16,7 +16,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // The goroutine's Release picks its most recent acquisition; if another
@@ -35,7 +34,7 @@ import (
 func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
-	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/race", Name: "lock-", Driver: contend.First(1)}, false, 0)
+	l := New(c, "mutex", "mutex", contend.Request{Dir: "/re/race", Name: "lock-", Driver: contend.First(1)}, false, 0)
 	t.Cleanup(func() { l.Close() })
 	g := testkit.NewGoroutine(t) // the holder
 	var h1, h2 *hold.Hold

@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // latchName is Curator's LeaderLatch node name.
@@ -27,7 +26,7 @@ type Latch struct {
 	client *framework.Client
 	path   string
 	id     string
-	meter  *metrics.Recipe
+	meter  *framework.RecipeMeter
 	feed   framework.Feed[Change]
 
 	life   context.Context
@@ -61,7 +60,7 @@ func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latc
 	}
 	life, cancel := context.WithCancel(context.Background())
 	return &Latch{client: client, path: path, id: cfg.id, life: life, cancel: cancel,
-		meter:   metrics.For(client.MeterProvider()).Recipe(metrics.Latch, path, client.MetricPathAttribute()),
+		meter:   client.RecipeMeter(latchKind, path),
 		changed: make(chan struct{})}, nil
 }
 
@@ -290,7 +289,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 			e, err = contend.Enter(life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1), Queued: j.queue})
 		}
 		if err != nil {
-			l.meter.Acquire(life, start, contend.Outcome(err))
+			l.meter.Acquire(life, start, err)
 			if life.Err() != nil {
 				return
 			}
@@ -307,7 +306,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 		// The term is a hold of the node, as every hold: it follows the
 		// session's loss signal and the node itself (deleted by someone
 		// else, the term is over at once). Its Release steps down.
-		followed := hold.Follow(c, *e, hold.WithMetrics(string(metrics.Latch), l.path), hold.WithRecipe(latchRecipe, l.path))
+		followed := hold.Follow(c, *e, hold.WithMetrics(latchKind, l.path), hold.WithRecipe(latchRecipe, l.path))
 		stepDown, over := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		term, err := followed.NewHold(func(*hold.Hold) error {
@@ -315,7 +314,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 			<-over
 			return nil
 		})
-		l.meter.Acquire(life, start, contend.Outcome(err))
+		l.meter.Acquire(life, start, err)
 		if err != nil {
 			// Lost between the grant and now: never hand it out.
 			followed.Forget(followed.Err())

@@ -25,6 +25,12 @@ const (
 	observeRecipe  = "leader observer"
 )
 
+// The recipes' kinds in the metrics (the kind attribute).
+const (
+	latchKind    = "latch"
+	selectorKind = "selector"
+)
+
 // Change is one change of leadership of a participant.
 type Change struct {
 	// Leader: this participant now leads; false: it stopped.

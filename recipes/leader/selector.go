@@ -10,7 +10,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
@@ -33,7 +32,7 @@ type Selector struct {
 	requeue  bool
 	onError  func(error)
 	lock     *reentrant.Lock
-	meter    *metrics.Recipe
+	meter    *framework.RecipeMeter
 	life     context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -72,9 +71,9 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	}
 	// Curator's LeaderSelector is an InterProcessMutex on path: the same
 	// queue, counted in the metrics as a selector.
-	s.lock = reentrant.New(client, selectorRecipe, metrics.Selector,
+	s.lock = reentrant.New(client, selectorRecipe, selectorKind,
 		contend.Request{Dir: path, Name: "lock-", Data: []byte(s.id), Driver: contend.First(1)}, false, 0)
-	s.meter = metrics.For(client.MeterProvider()).Recipe(metrics.Selector, path, client.MetricPathAttribute())
+	s.meter = client.RecipeMeter(selectorKind, path)
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }

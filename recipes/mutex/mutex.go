@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
@@ -50,7 +49,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err := contend.CheckData(client, path, cfg.id, lockName); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	l := reentrant.New(client, recipe, metrics.Mutex, contend.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: contend.First(1)}, cfg.revocable, cfg.lease)
+	l := reentrant.New(client, recipe, "mutex", contend.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: contend.First(1)}, cfg.revocable, cfg.lease)
 	return &Mutex{client: client, path: path, lock: l}, nil
 }
 

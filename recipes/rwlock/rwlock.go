@@ -12,7 +12,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
@@ -80,10 +79,10 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	}
 	l := &RWLock{client: client, path: path, id: cfg.id}
 	markers := []string{readName, writeName}
-	l.read = &ReadLock{rw: l, lock: reentrant.New(client, readRecipe, metrics.RWLockRead, contend.Request{
+	l.read = &ReadLock{rw: l, lock: reentrant.New(client, readRecipe, "rwlock_read", contend.Request{
 		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
 	}, cfg.revocable, cfg.lease)}
-	l.write = &WriteLock{rw: l, lock: reentrant.New(client, writeRecipe, metrics.RWLockWrite, contend.Request{
+	l.write = &WriteLock{rw: l, lock: reentrant.New(client, writeRecipe, "rwlock_write", contend.Request{
 		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
 	}, cfg.revocable, cfg.lease)}
 	return l, nil

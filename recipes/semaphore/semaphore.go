@@ -8,7 +8,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/lease"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // recipe names a Semaphore in its errors.
@@ -77,7 +76,7 @@ func build(client *framework.Client, path string, opts []Option) (lease.Config, 
 	if err := lease.CheckID(client, path, c.id); err != nil {
 		return lease.Config{}, framework.RecipeErr(recipe, path, err)
 	}
-	return lease.Config{Recipe: recipe, Kind: metrics.Semaphore, Path: path, ID: c.id, LeaseTime: c.lease}, nil
+	return lease.Config{Recipe: recipe, Kind: "semaphore", Path: path, ID: c.id, LeaseTime: c.lease}, nil
 }
 
 // Path returns the semaphore's path.
