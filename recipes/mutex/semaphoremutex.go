@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine/lease"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/lease"
 )
 
 // semaphoreRecipe names a SemaphoreMutex in its errors.
