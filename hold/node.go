@@ -285,7 +285,7 @@ func (n *Node) lossCause() error {
 // never does network calls itself, so nothing can delay the signal.
 //
 // changed, if not nil, is a child watch on the node's directory set after
-// the node was made (engine.Entry.Changed): the node cannot be deleted, or
+// the node was made (Grant.Changed): the node cannot be deleted, or
 // deleted and made again, without firing it, so the node's own watch
 // (watchNode, a goroutine of its own since it makes network calls) starts
 // only when it fires.
