@@ -109,4 +109,4 @@ structure:
 
 ## bench-engine: the engine's hot paths, allocations included.
 bench-engine:
-	$(GO) test -run '^$$' -bench Engine -benchmem ./internal/contend/ ./framework/
+	$(GO) test -run '^$$' -bench Engine -benchmem ./engine/ ./framework/

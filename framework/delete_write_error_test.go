@@ -21,7 +21,7 @@ import (
 // and deleteUnfinished did not know it, the delete was neither retried nor
 // handed to the background deleter. DeleteAsync had already returned nil
 // (its trace fires just before the write), so a lock's Release
-// (contend.Leave) reported success while its node stayed for as long as the
+// (engine.Leave) reported success while its node stayed for as long as the
 // session lived, and every waiter behind it waited for ever: rule 4 (no
 // orphans). The session here survives the cut.
 func TestDeleteAsyncWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {

@@ -3,7 +3,6 @@ package framework_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,48 +11,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
 )
 
 // firstCome is a recipe a user could write with this module's public
-// framework alone, as Curator's users write theirs on CuratorFramework:
+// packages alone, as Curator's users write theirs on CuratorFramework:
 // whoever makes the node at path first holds it (no queue, no fairness),
 // and learns the moment that can no longer be trusted. It uses what the
-// module's own recipes use: the session and its loss signal under the
-// client's error policy, a watch on its own node, a delete bound to the
-// session that made the node, the client's workers and its Close.
+// module's own recipes use: the client's protected create and owner
+// checks, engine.Trust before a hold is handed out, and hold.Follow, which
+// watches the node and the session's loss signal under the client's error
+// policy and deletes the node, bound to its session, at Release.
 type firstCome struct {
 	c    *framework.Client
 	path string
 }
 
-// firstComeHold is one holding of a firstCome lock.
-type firstComeHold struct {
-	c       *framework.Client
-	path    string
-	session int64
-	lost    chan struct{} // closed when the hold can no longer be trusted
-	end     sync.Once
-	stop    context.CancelFunc
-}
-
-func (h *firstComeHold) finish() { h.end.Do(func() { close(h.lost) }) }
-
-// Release gives the lock back: the node goes, bound to the session that
-// made it (a node of another session at the path is left alone).
-func (h *firstComeHold) Release() error {
-	h.stop()
-	h.finish()
-	err := h.c.DeleteOwned(context.Background(), h.path, h.session)
-	if errors.Is(err, zkrecipes.ErrDeferred) {
-		return nil // the client goes on with it
-	}
-	return err
-}
-
-func (l firstCome) Acquire(ctx context.Context) (*firstComeHold, error) {
+func (l firstCome) Acquire(ctx context.Context) (*hold.Hold, error) {
 	for {
 		s, err := l.c.WaitConnected(ctx)
 		if err != nil {
@@ -70,7 +47,7 @@ func (l firstCome) Acquire(ctx context.Context) (*firstComeHold, error) {
 			return nil, err
 		}
 		if ok && st.EphemeralOwner == s.ID {
-			return l.follow(s), nil
+			return l.follow(ctx, s.ID, st.Czxid)
 		}
 		if ok {
 			select {
@@ -82,36 +59,26 @@ func (l firstCome) Acquire(ctx context.Context) (*firstComeHold, error) {
 	}
 }
 
-// follow turns the node into a hold whose lost channel closes on the
-// session's loss signal, on the node's deletion or change of hands, and at
-// the client's Close, whichever comes first.
-func (l firstCome) follow(s conn.Session) *firstComeHold {
-	ctx, stop := context.WithCancel(context.Background())
-	h := &firstComeHold{c: l.c, path: l.path, session: s.ID, lost: make(chan struct{}), stop: stop}
-	remove := l.c.OnClose(h.finish)
-	if !l.c.Go(func() {
-		defer remove()
-		defer h.finish()
-		_, st, watch, err := l.c.GetW(ctx, l.path)
-		if err != nil || st.EphemeralOwner != s.ID {
-			return
-		}
-		select {
-		case <-l.c.LossSignal(s):
-		case <-watch:
-		case <-ctx.Done():
-		}
-	}) {
-		h.finish() // the client is closing
+// follow hands the node out as a hold, under a session Trust vouches for.
+func (l firstCome) follow(ctx context.Context, owner, czxid int64) (*hold.Hold, error) {
+	s, err := engine.Trust(ctx, l.c, owner, l.path)
+	if err != nil {
+		_ = engine.Leave(l.c, l.path, owner)
+		return nil, err
 	}
-	return h
+	n := hold.Follow(l.c, hold.Grant{Path: l.path, Token: czxid, Session: s}, hold.WithRecipe("first come", l.path))
+	h, err := n.NewHold(func(*hold.Hold) error { return n.Release() })
+	if err != nil {
+		return nil, errors.Join(err, n.Release())
+	}
+	return h, nil
 }
 
-// A recipe built on the public framework alone stays exclusive when its
+// A recipe built on the public packages alone stays exclusive when its
 // holder's link is cut: the holder is told (at 2/3 of the session timeout)
 // before the server expires its session and deletes the node, and so
 // before the next contender holds.
-func TestARecipeOfYourOwnOnThePublicFrameworkStaysExclusiveUnderACut(t *testing.T) {
+func TestARecipeOfYourOwnOnThePublicPackagesStaysExclusiveUnderACut(t *testing.T) {
 	cl := zktest.Standalone(t)
 	a, p := dialFault(t, cl)
 	b := observer(t, cl)
@@ -121,7 +88,7 @@ func TestARecipeOfYourOwnOnThePublicFrameworkStaysExclusiveUnderACut(t *testing.
 	held, err := firstCome{a, "/own/lock"}.Acquire(ctx)
 	require.NoError(t, err)
 	type grant struct {
-		h   *firstComeHold
+		h   *hold.Hold
 		at  time.Time
 		err error
 	}
@@ -139,7 +106,7 @@ func TestARecipeOfYourOwnOnThePublicFrameworkStaysExclusiveUnderACut(t *testing.
 	p.Blackhole() // a's session expires on the server: its node goes
 	var lostAt time.Time
 	select {
-	case <-held.lost:
+	case <-held.Done():
 		lostAt = time.Now()
 	case <-time.After(30 * time.Second):
 		t.Fatal("the holder was never told")
@@ -148,11 +115,11 @@ func TestARecipeOfYourOwnOnThePublicFrameworkStaysExclusiveUnderACut(t *testing.
 	require.NoError(t, g.err)
 	assert.True(t, lostAt.Before(g.at), "granted %v before the holder was told", lostAt.Sub(g.at))
 	select {
-	case <-g.h.lost:
+	case <-g.h.Done():
 		t.Fatal("the new holder's hold is not trusted")
 	default:
 	}
 	require.NoError(t, g.h.Release())
 	p.Heal()
-	require.NoError(t, held.Release(), "a lost hold still releases cleanly")
+	assert.ErrorIs(t, held.Release(), zkrecipes.ErrHoldLost, "a lost hold still releases, and says it was lost")
 }

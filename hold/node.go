@@ -14,7 +14,6 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // errClientClosed: the client the hold was made through was closed. For the
@@ -48,7 +47,7 @@ type Node struct {
 
 	unhook func() // unregisters from the client's Close
 
-	meter *metrics.Recipe // the recipe's instruments (nil: none)
+	meter *framework.RecipeMeter // the recipe's instruments (nil: none)
 	// metered: counted as held (at its first Hold handed out, under mu):
 	// its end is counted too. A node never handed out is neither.
 	metered bool
@@ -93,7 +92,7 @@ type Option interface{ applyNode(*nodeConfig) }
 
 type nodeConfig struct {
 	revocable  bool
-	kind       metrics.Kind
+	kind       string
 	path       string
 	recipe     string
 	recipePath string
@@ -111,7 +110,7 @@ func WithRevocable() Option { return nodeOption(func(c *nodeConfig) { c.revocabl
 // framework.WithMeterProvider) as a hold of recipe kind ("mutex", or your
 // recipe's name) on recipePath, the path the recipe was made with.
 func WithMetrics(kind, recipePath string) Option {
-	return nodeOption(func(c *nodeConfig) { c.kind, c.path = metrics.Kind(kind), recipePath })
+	return nodeOption(func(c *nodeConfig) { c.kind, c.path = kind, recipePath })
 }
 
 // WithRecipe names the recipe the Node's holds belong to: the errors of
@@ -137,9 +136,9 @@ func Follow(client *framework.Client, g Grant, opts ...Option) *Node {
 			o.applyNode(&cfg)
 		}
 	}
-	var meter *metrics.Recipe
+	var meter *framework.RecipeMeter
 	if cfg.kind != "" {
-		meter = metrics.For(client.MeterProvider()).Recipe(cfg.kind, cfg.path, client.MetricPathAttribute())
+		meter = client.RecipeMeter(cfg.kind, cfg.path)
 	}
 	return follow(client, g, cfg, meter)
 }
@@ -153,7 +152,7 @@ func (n *Node) named(err error) error {
 }
 
 // follow is Follow with the recipe's instruments made already.
-func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *metrics.Recipe) *Node {
+func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.RecipeMeter) *Node {
 	life, stop := context.WithCancel(context.Background())
 	n := &Node{
 		life:      life,
@@ -286,7 +285,7 @@ func (n *Node) lossCause() error {
 // never does network calls itself, so nothing can delay the signal.
 //
 // changed, if not nil, is a child watch on the node's directory set after
-// the node was made (contend.Entry.Changed): the node cannot be deleted, or
+// the node was made (Grant.Changed): the node cannot be deleted, or
 // deleted and made again, without firing it, so the node's own watch
 // (watchNode, a goroutine of its own since it makes network calls) starts
 // only when it fires.
@@ -411,18 +410,18 @@ func (n *Node) report(err error) {
 
 // lossReason is the metrics' reason for a node that ended with err, and
 // whether that is a loss at all (a release or a recipe's Close is not).
-func lossReason(err error) (metrics.Reason, bool) {
+func lossReason(err error) (framework.LossReason, bool) {
 	switch {
 	case errors.Is(err, errClientClosed):
-		return metrics.Closed, true
+		return framework.LostClientClosed, true
 	case errors.Is(err, zkrecipes.ErrSuspended):
-		return metrics.Suspended, true
+		return framework.LostSuspended, true
 	case errors.Is(err, zkrecipes.ErrSessionLost):
-		return metrics.SessionLost, true
+		return framework.LostSession, true
 	case errors.Is(err, zkrecipes.ErrNodeDeleted):
-		return metrics.NodeDeleted, true
+		return framework.LostNodeDeleted, true
 	case errors.Is(err, zkrecipes.ErrLeaseExpired):
-		return metrics.LeaseExpired, true
+		return framework.LostLeaseExpired, true
 	}
 	return 0, false
 }
@@ -513,160 +512,6 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// Lease makes the node end by itself d from now, unless it ends first or
-// is extended: its holds' signals fire with zkrecipes.ErrLeaseExpired and its node is
-// deleted, whether or not the holder ever releases it. A node that has a
-// lease already keeps the later of the two ends (a reentrant acquire
-// renews it, as Redisson's lock(leaseTime) does). Call it before the
-// node's first Hold is handed out; on a node that has ended it does
-// nothing. d must be positive, else it returns an error wrapping
-// zkrecipes.ErrInvalidArgument and changes nothing.
-func (n *Node) Lease(d time.Duration) error {
-	if d <= 0 {
-		return n.named(fmt.Errorf("lease %s: %w: %v is not positive", n.path, zkrecipes.ErrInvalidArgument, d))
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.err != nil || n.releasing {
-		return nil
-	}
-	n.pushLocked(d)
-	return nil
-}
-
-// pushLocked moves the lease's end to now+d if that is later.
-func (n *Node) pushLocked(d time.Duration) {
-	end := time.Now().Add(d)
-	if !n.deadline.IsZero() && !end.After(n.deadline) {
-		return
-	}
-	n.deadline = end
-	if n.timer == nil {
-		n.timer = time.AfterFunc(d, n.expire)
-	} else {
-		// A callback already on its way finds the new end later than now
-		// and returns; the reset one comes at the new end.
-		n.timer.Reset(d)
-	}
-}
-
-// expire is the lease's end: the node stops being trusted (the first reason
-// wins: a hold lost before says why it was lost) and its node is deleted in
-// the background, only while it is still our session's (a lost hold's node
-// may be gone or belong to a session being replaced). It deletes even a
-// node lost before, since a holder that forgets to release must not keep
-// others out for as long as its session lives: that is what a lease is
-// for. It never blocks: the client's background deleter does the work and
-// Client.Drain waits for it.
-func (n *Node) expire() {
-	n.mu.Lock()
-	// Released (every acquisition given back: the release owns the node,
-	// even if it has not reached endLease yet), or extended since the
-	// timer was set.
-	if n.releasing || n.expired || (n.given && len(n.holds) == 0) || n.deadline.IsZero() || time.Now().Before(n.deadline) {
-		n.mu.Unlock()
-		return
-	}
-	n.expired = true
-	// Ended in the same step: an Extend or a reentrant acquire that comes
-	// after this sees the hold lost, never a lease that still seems to run.
-	first := n.endLocked(zkrecipes.ErrLeaseExpired)
-	n.mu.Unlock()
-	if first {
-		n.report(zkrecipes.ErrLeaseExpired)
-	}
-	// Nothing of a forgotten hold stays behind: its watchers end now (its
-	// signal has fired), not at a Release that may never come, and the
-	// recipe forgets it (outside n.mu: recipes lock themselves first).
-	n.unhook()
-	n.stop()
-	if f := n.expireHook(); f != nil {
-		f()
-	}
-	if err := n.client.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, zkrecipes.ErrClosed) {
-		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
-			"path", n.path, "session", sessionHex(n.session.ID), "err", err)
-	}
-}
-
-// endLease stops the lease for a release (or the client's Close, or
-// Forget), and reports whether its end came first and deleted the node.
-func (n *Node) endLease() (expired bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.releasing = true
-	if n.timer != nil {
-		n.timer.Stop()
-	}
-	return n.expired
-}
-
-// Extend moves the end of the hold's lease (a recipe's WithLeaseTime) to d
-// from now, if that is later than it is: it never shortens a lease. A
-// reentrant hold shares one lease with the other acquisitions of its
-// node. Extend fails with zkrecipes.ErrNoLeaseTime for a hold without a lease, with
-// zkrecipes.ErrReleased after Release, and with an error wrapping zkrecipes.ErrHoldLost and
-// the reason once the hold has ended otherwise (zkrecipes.ErrLeaseExpired if its
-// lease ran out first): a lease that ended is not brought back.
-func (h *Hold) Extend(d time.Duration) error {
-	if h == nil {
-		return errNilHold
-	}
-	return h.node.named(h.extend(d))
-}
-
-func (h *Hold) extend(d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, zkrecipes.ErrInvalidArgument, d)
-	}
-	if h.released.Load() {
-		return fmt.Errorf("extend %s: %w", h.node.path, zkrecipes.ErrReleased)
-	}
-	n := h.node
-	n.vouch() // a lease is not extended on a link past its bound
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	switch {
-	case h.err != nil && errors.Is(h.err, zkrecipes.ErrReleased):
-		return fmt.Errorf("extend %s: %w", n.path, h.err)
-	case h.err != nil:
-		return fmt.Errorf("extend %s: %w: %w", n.path, zkrecipes.ErrHoldLost, n.told(h.err))
-	case n.releasing:
-		return fmt.Errorf("extend %s: %w", n.path, zkrecipes.ErrReleased)
-	case n.deadline.IsZero():
-		return fmt.Errorf("extend %s: %w", n.path, zkrecipes.ErrNoLeaseTime)
-	}
-	n.pushLocked(d)
-	return nil
-}
-
-// Expiry is when the hold's lease ends, and false for a hold without a
-// lease time (or a nil Hold).
-func (h *Hold) Expiry() (time.Time, bool) {
-	if h == nil {
-		return time.Time{}, false
-	}
-	n := h.node
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.deadline, !n.deadline.IsZero()
-}
-
-// OnExpire sets f, run once if the node's lease ends it (not if it is
-// released first), so that the recipe can forget it: its holder may never
-// release it. f runs without the node's lock held.
-func (n *Node) OnExpire(f func()) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.onExpire = f
-}
-
-func (n *Node) expireHook() func() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.onExpire
 }
 
 // leave deletes the node, ours or session owner's: sent at once while

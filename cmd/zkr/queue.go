@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // What zkr ls reads: the queue of a lock path in any of the recipes' node
@@ -125,18 +125,18 @@ func readQueue(ctx context.Context, c *framework.Client, path string, watch bool
 	switch q.Kind {
 	case kindNone:
 	case kindSemaphore:
-		lease, err := readNodes(ctx, c, path, semLeases, contend.Sort(l.leases, markLease))
+		lease, err := readNodes(ctx, c, path, semLeases, engine.Sort(l.leases, markLease))
 		if err != nil {
 			return nil, nil, err
 		}
-		lock, err := readNodes(ctx, c, path, semLocks, contend.Sort(l.locks, markLock))
+		lock, err := readNodes(ctx, c, path, semLocks, engine.Sort(l.locks, markLock))
 		if err != nil {
 			return nil, nil, err
 		}
 		q.Nodes = semaphoreRoles(lease, lock)
 	default:
 		markers := kindMarkers[q.Kind]
-		nodes, err := readNodes(ctx, c, path, "", contend.Sort(queueNodes(l.kids, markers...), markers...))
+		nodes, err := readNodes(ctx, c, path, "", engine.Sort(queueNodes(l.kids, markers...), markers...))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -363,7 +363,7 @@ func rwlockRoles(nodes []nodeInfo) []queueEntry {
 // its downgrade: the same session and sequence number, one of each.
 func downgradePair(a, b nodeInfo) bool {
 	return a.owner == b.owner && isWrite(a.name) != isWrite(b.name) &&
-		contend.SortKey(a.name, markRead, markWrite) == contend.SortKey(b.name, markRead, markWrite)
+		engine.SortKey(a.name, markRead, markWrite) == engine.SortKey(b.name, markRead, markWrite)
 }
 
 // isWrite tells a write node from a read node by the later of the two

@@ -14,9 +14,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/recipes/partition"
 )
 
@@ -195,7 +195,7 @@ func (c *contender) readOwners(ctx context.Context, items []string) (map[string]
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, k := range contend.Sort(kids, "lock-") {
+		for _, k := range engine.Sort(kids, "lock-") {
 			data, _, err := c.client.Get(ctx, framework.Join(dir, k))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue // released meanwhile: the next one is first

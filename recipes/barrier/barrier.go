@@ -10,8 +10,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -118,7 +118,7 @@ func (b *Barrier) set(ctx context.Context) error {
 		}
 		return b.fail(ctx, "set", fmt.Errorf("%w: the barrier is not there now: removed since, or never set", err))
 	}
-	return contend.Err(err, b.closed())
+	return engine.Err(err, b.closed())
 }
 
 // Remove deletes the barrier node, if it exists, as Curator's
@@ -139,7 +139,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 func (b *Barrier) remove(ctx context.Context) error {
 	ok, st, err := b.client.Exists(ctx, b.path)
 	if err != nil {
-		return contend.Err(err, b.closed())
+		return engine.Err(err, b.closed())
 	}
 	if !ok {
 		return nil
@@ -150,7 +150,7 @@ func (b *Barrier) remove(ctx context.Context) error {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil
 		case !errors.Is(err, zkrecipes.ErrOutcomeUnknown):
-			return contend.Err(err, b.closed())
+			return engine.Err(err, b.closed())
 		}
 		stands, now, rerr := b.look(ctx)
 		switch {
@@ -176,7 +176,7 @@ func (b *Barrier) look(ctx context.Context) (bool, *zk.Stat, error) {
 // fail names the barrier in an error of op, preferring ctx's own error
 // when ctx ended.
 func (b *Barrier) fail(ctx context.Context, op string, err error) error {
-	return waitErr(ctx, fmt.Errorf("%s: %w", op, contend.Err(err, b.closed())))
+	return waitErr(ctx, fmt.Errorf("%s: %w", op, engine.Err(err, b.closed())))
 }
 
 // Wait blocks until the barrier node does not exist (at once if it does
@@ -210,7 +210,7 @@ func (b *Barrier) wait(ctx context.Context) error {
 			cancel()
 			if err := b.client.Sync(ctx, b.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				if ctx.Err() != nil || b.closed() || !retry.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired) {
-					return waitErr(ctx, contend.Err(err, b.closed()))
+					return waitErr(ctx, engine.Err(err, b.closed()))
 				}
 				pause = min(max(2*pause, 20*time.Millisecond), time.Second)
 				if err := b.sleep(ctx, pause); err != nil {
@@ -226,7 +226,7 @@ func (b *Barrier) wait(ctx context.Context) error {
 		case err != nil:
 			cancel()
 			if ctx.Err() != nil || b.closed() || !retry.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired) {
-				return waitErr(ctx, contend.Err(err, b.closed()))
+				return waitErr(ctx, engine.Err(err, b.closed()))
 			}
 			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
 			if err := b.sleep(ctx, pause); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -620,7 +620,7 @@ func (d *DoubleBarrier) deleteOurs(name string) error {
 	d.mu.Lock()
 	owner := d.owner
 	d.mu.Unlock()
-	if err := contend.Leave(d.client, framework.Join(d.path, name), owner); err != nil {
+	if err := engine.Leave(d.client, framework.Join(d.path, name), owner); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -675,7 +675,7 @@ func (d *DoubleBarrier) dropLocked() {
 	if d.name != "" {
 		node := framework.Join(d.path, d.name)
 		if d.owner != 0 {
-			_ = contend.Leave(d.client, node, d.owner)
+			_ = engine.Leave(d.client, node, d.owner)
 		} else {
 			_ = d.client.DeleteLater(node, 0)
 		}
@@ -749,7 +749,7 @@ func (d *DoubleBarrier) fail(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	return waitErr(ctx, contend.Err(err, closedCh(d.closing)))
+	return waitErr(ctx, engine.Err(err, closedCh(d.closing)))
 }
 
 func (d *DoubleBarrier) sleep(ctx context.Context, p time.Duration, lost <-chan struct{}) error {

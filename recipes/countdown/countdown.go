@@ -15,8 +15,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -679,7 +679,7 @@ func (l *Countdown) begin(ctx context.Context) (context.Context, func(), error) 
 // (the handle's or the client's) and zkrecipes.ErrOutcomeUnknown if a
 // write may have been applied, and names the latch.
 func (l *Countdown) fail(err error, maybe bool) error {
-	err = contend.Err(err, l.isClosed())
+	err = engine.Err(err, l.isClosed())
 	if maybe && !errors.Is(err, zkrecipes.ErrOutcomeUnknown) {
 		err = fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -151,7 +151,7 @@ func (v *Bytes) fail(err error) error {
 	if err == nil {
 		return nil
 	}
-	return framework.RecipeErr(v.recipe, v.path, contend.Err(err, v.closed.Load()))
+	return framework.RecipeErr(v.recipe, v.path, engine.Err(err, v.closed.Load()))
 }
 
 // begin refuses a nil ctx, and a closed counter or client, before anything

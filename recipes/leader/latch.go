@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // latchName is Curator's LeaderLatch node name.
@@ -27,7 +26,7 @@ type Latch struct {
 	client *framework.Client
 	path   string
 	id     string
-	meter  *metrics.Recipe
+	meter  *framework.RecipeMeter
 	feed   framework.Feed[Change]
 
 	life   context.Context
@@ -56,12 +55,12 @@ func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latc
 	if err != nil {
 		return nil, err
 	}
-	if err := contend.CheckData(client, path, []byte(cfg.id), latchName); err != nil {
+	if err := engine.CheckData(client, path, []byte(cfg.id), latchName); err != nil {
 		return nil, framework.RecipeErr(latchRecipe, path, err)
 	}
 	life, cancel := context.WithCancel(context.Background())
 	return &Latch{client: client, path: path, id: cfg.id, life: life, cancel: cancel,
-		meter:   metrics.For(client.MeterProvider()).Recipe(metrics.Latch, path, client.MetricPathAttribute()),
+		meter:   client.RecipeMeter(latchKind, path),
 		changed: make(chan struct{})}, nil
 }
 
@@ -287,10 +286,10 @@ func (l *Latch) run(life context.Context, j *joining) {
 				_ = c.DeleteLater(node, owner)
 				node = ""
 			}
-			e, err = contend.Enter(life, contend.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: contend.First(1), Queued: j.queue})
+			e, err = engine.Enter(life, engine.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: engine.First(1), Queued: j.queue})
 		}
 		if err != nil {
-			l.meter.Acquire(life, start, contend.Outcome(err))
+			l.meter.Acquire(life, start, err)
 			if life.Err() != nil {
 				return
 			}
@@ -298,7 +297,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 				return // Start returns it
 			}
 			c.Logger().Warn("leader latch: will try again", "path", l.path, "err", err)
-			if !contend.Pause(life) {
+			if !engine.Pause(life) {
 				return
 			}
 			continue
@@ -307,7 +306,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 		// The term is a hold of the node, as every hold: it follows the
 		// session's loss signal and the node itself (deleted by someone
 		// else, the term is over at once). Its Release steps down.
-		followed := hold.Follow(c, *e, hold.WithMetrics(string(metrics.Latch), l.path), hold.WithRecipe(latchRecipe, l.path))
+		followed := hold.Follow(c, *e, hold.WithMetrics(latchKind, l.path), hold.WithRecipe(latchRecipe, l.path))
 		stepDown, over := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		term, err := followed.NewHold(func(*hold.Hold) error {
@@ -315,7 +314,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 			<-over
 			return nil
 		})
-		l.meter.Acquire(life, start, contend.Outcome(err))
+		l.meter.Acquire(life, start, err)
 		if err != nil {
 			// Lost between the grant and now: never hand it out.
 			followed.Forget(followed.Err())
@@ -357,14 +356,14 @@ func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (
 	if _, err := c.WaitConnected(life); err != nil {
 		return nil, err
 	}
-	nodes, err := contend.Nodes(life, c, l.path, latchName)
+	nodes, err := engine.Nodes(life, c, l.path, latchName)
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) == 0 || nodes[0] != node {
 		return nil, nil
 	}
-	s, err := contend.Trust(life, c, owner, node)
+	s, err := engine.Trust(life, c, owner, node)
 	if errors.Is(err, zkrecipes.ErrSessionLost) {
 		return nil, nil // the node is gone or not ours: queue anew
 	}
@@ -375,7 +374,7 @@ func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (
 }
 
 func (l *Latch) deleteNode(node string, owner int64) error {
-	if err := contend.Leave(l.client, node, owner); err != nil {
+	if err := engine.Leave(l.client, node, owner); err != nil {
 		return fmt.Errorf("leave %s: %w", node, err)
 	}
 	return nil

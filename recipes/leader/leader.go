@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // ErrPanic wraps a panic of a Selector's Func. A term's Err, and a
@@ -25,6 +25,12 @@ const (
 	observeRecipe  = "leader observer"
 )
 
+// The recipes' kinds in the metrics (the kind attribute).
+const (
+	latchKind    = "latch"
+	selectorKind = "selector"
+)
+
 // Change is one change of leadership of a participant.
 type Change struct {
 	// Leader: this participant now leads; false: it stopped.
@@ -39,7 +45,7 @@ type Change struct {
 // Participants returns the participant ids queued on a latch or selector
 // path (or any Curator lock path), in queue order: the leader first.
 func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
-	if err := contend.CheckCall(client, ctx); err != nil {
+	if err := engine.CheckCall(client, ctx); err != nil {
 		return nil, framework.RecipeErr("leader", path, err)
 	}
 	ids, err := participants(ctx, client, path, latchName, "lock-")
@@ -59,8 +65,8 @@ func Leader(ctx context.Context, client *framework.Client, path string) (string,
 // participants lists the ids; a closed client is zkrecipes.ErrClosed, as everywhere
 // in the package.
 func participants(ctx context.Context, client *framework.Client, path string, markers ...string) ([]string, error) {
-	ids, err := contend.Participants(ctx, client, path, markers...)
-	return ids, contend.Err(err, false)
+	ids, err := engine.Participants(ctx, client, path, markers...)
+	return ids, engine.Err(err, false)
 }
 
 // joining is what a Start (or a Requeue) waits for from the participant's

@@ -10,8 +10,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // Leadership is who leads a latch or selector path: one state of the
@@ -108,7 +108,7 @@ var errObserverClosed = errors.New("observer closed")
 // reads. A nil client or context is zkrecipes.ErrInvalidArgument, a bad
 // path zkrecipes.ErrInvalidPath and a closed client zkrecipes.ErrClosed.
 func Observe(ctx context.Context, client *framework.Client, path string) (*Observer, error) {
-	if err := contend.CheckCall(client, ctx); err != nil {
+	if err := engine.CheckCall(client, ctx); err != nil {
 		return nil, framework.RecipeErr(observeRecipe, path, err)
 	}
 	if err := framework.ValidateRecipePath(path); err != nil {
@@ -133,7 +133,7 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 		case ctx.Err() != nil:
 			err = framework.RecipeErr(observeRecipe, path, ctx.Err())
 		case errors.Is(cause, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrClosed):
-			err = framework.RecipeErr(observeRecipe, path, contend.Err(zkrecipes.ErrClosed, false))
+			err = framework.RecipeErr(observeRecipe, path, engine.Err(zkrecipes.ErrClosed, false))
 		default:
 			err = framework.RecipeErr(observeRecipe, path, err)
 		}
@@ -163,7 +163,7 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 				return err
 			}
 			c.Logger().Warn("leader observer: will look again", "path", path, "err", err)
-			if !contend.Pause(life) {
+			if !engine.Pause(life) {
 				return life.Err()
 			}
 			continue
@@ -224,7 +224,7 @@ func (o *Observer) send(life context.Context, l Leadership) bool {
 // path) on the path's creation. The watch lives as long as ctx.
 func look(ctx context.Context, c *framework.Client, path string) (Leadership, <-chan zk.Event, error) {
 	for {
-		nodes, err := contend.Nodes(ctx, c, path, latchName, "lock-")
+		nodes, err := engine.Nodes(ctx, c, path, latchName, "lock-")
 		if err != nil {
 			return Leadership{}, nil, err
 		}

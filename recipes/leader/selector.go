@@ -7,11 +7,10 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
+	"github.com/zkrecipes/zkrecipes/engine/reentrant"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
 // Func is the work a Selector runs while it leads. term is the term of
@@ -33,7 +32,7 @@ type Selector struct {
 	requeue  bool
 	onError  func(error)
 	lock     *reentrant.Lock
-	meter    *metrics.Recipe
+	meter    *framework.RecipeMeter
 	life     context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -62,7 +61,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	if err != nil {
 		return nil, err
 	}
-	if err := contend.CheckData(client, path, []byte(cfg.id), "lock-"); err != nil {
+	if err := engine.CheckData(client, path, []byte(cfg.id), "lock-"); err != nil {
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
 	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
@@ -72,9 +71,9 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	}
 	// Curator's LeaderSelector is an InterProcessMutex on path: the same
 	// queue, counted in the metrics as a selector.
-	s.lock = reentrant.New(client, selectorRecipe, metrics.Selector,
-		contend.Request{Dir: path, Name: "lock-", Data: []byte(s.id), Driver: contend.First(1)}, false, 0)
-	s.meter = metrics.For(client.MeterProvider()).Recipe(metrics.Selector, path, client.MetricPathAttribute())
+	s.lock = reentrant.New(client, reentrant.Config{Recipe: selectorRecipe, Kind: selectorKind,
+		Request: engine.Request{Dir: path, Name: "lock-", Data: []byte(s.id), Driver: engine.First(1)}})
+	s.meter = client.RecipeMeter(selectorKind, path)
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -259,7 +258,7 @@ func (s *Selector) run(life context.Context, j *joining) {
 		if life.Err() != nil {
 			return
 		}
-		if !led && !contend.Pause(life) {
+		if !led && !engine.Pause(life) {
 			// Not leading, nothing held: it paused before trying again.
 			return
 		}

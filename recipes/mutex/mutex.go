@@ -8,11 +8,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
+	"github.com/zkrecipes/zkrecipes/engine/reentrant"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
 // lockName is Curator's node name for InterProcessMutex.
@@ -47,10 +46,12 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := contend.CheckData(client, path, cfg.id, lockName); err != nil {
+	if err := engine.CheckData(client, path, cfg.id, lockName); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	l := reentrant.New(client, recipe, metrics.Mutex, contend.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: contend.First(1)}, cfg.revocable, cfg.lease)
+	l := reentrant.New(client, reentrant.Config{Recipe: recipe, Kind: "mutex",
+		Request:   engine.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: engine.First(1)},
+		Revocable: cfg.revocable, LeaseTime: cfg.lease})
 	return &Mutex{client: client, path: path, lock: l}, nil
 }
 
@@ -165,10 +166,10 @@ func (m *Mutex) usable() error {
 
 // ParticipantNodes lists the lock nodes under path in Curator's queue order.
 func ParticipantNodes(ctx context.Context, client *framework.Client, path string) ([]string, error) {
-	if err := contend.CheckCall(client, ctx); err != nil {
+	if err := engine.CheckCall(client, ctx); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	nodes, err := contend.Nodes(ctx, client, path, lockName)
+	nodes, err := engine.Nodes(ctx, client, path, lockName)
 	return nodes, framework.RecipeErr(recipe, path, err)
 }
 
@@ -176,10 +177,10 @@ func ParticipantNodes(ctx context.Context, client *framework.Client, path string
 // under path in queue order, holder first. It works on any Curator lock
 // directory (InterProcessMutex, LeaderSelector).
 func Participants(ctx context.Context, client *framework.Client, path string) ([]string, error) {
-	if err := contend.CheckCall(client, ctx); err != nil {
+	if err := engine.CheckCall(client, ctx); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	ids, err := contend.Participants(ctx, client, path, lockName)
+	ids, err := engine.Participants(ctx, client, path, lockName)
 	return ids, framework.RecipeErr(recipe, path, err)
 }
 
@@ -188,12 +189,12 @@ func Participants(ctx context.Context, client *framework.Client, path string) ([
 // with WithRevocable sees it on Hold.Revoked and decides what to do. A node
 // that is gone was released already: that is no error.
 func Revoke(ctx context.Context, client *framework.Client, nodePath string) error {
-	if err := contend.CheckCall(client, ctx); err != nil {
+	if err := engine.CheckCall(client, ctx); err != nil {
 		return framework.RecipeErr(recipe, nodePath, err)
 	}
 	_, err := client.Set(ctx, nodePath, []byte(hold.RevokeMessage), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
-	return framework.RecipeErr(recipe, nodePath, contend.Err(err, false))
+	return framework.RecipeErr(recipe, nodePath, engine.Err(err, false))
 }

@@ -5,10 +5,9 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine/lease"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/lease"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // semaphoreRecipe names a SemaphoreMutex in its errors.
@@ -51,7 +50,7 @@ func NewSemaphoreMutex(client *framework.Client, path string, opts ...SemaphoreM
 		return nil, framework.RecipeErr(semaphoreRecipe, path, err)
 	}
 	return &SemaphoreMutex{sem: lease.New(client, lease.Config{
-		Recipe: semaphoreRecipe, Kind: metrics.SemaphoreMutex, Path: path, Max: 1, ID: cfg.id, LeaseTime: cfg.lease,
+		Recipe: semaphoreRecipe, Kind: "semaphore_mutex", Path: path, Max: 1, ID: cfg.id, LeaseTime: cfg.lease,
 	})}, nil
 }
 

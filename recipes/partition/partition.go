@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/group"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -383,7 +383,7 @@ func (p *Partitioner) currentOwners(items []string) map[string]string {
 		var head *cache.Node
 		var headKey string
 		for i := range nodes {
-			k := contend.SortKey(framework.Base(nodes[i].Path), "lock-")
+			k := engine.SortKey(framework.Base(nodes[i].Path), "lock-")
 			if head == nil || k < headKey || (k == headKey && nodes[i].Path < head.Path) {
 				head, headKey = &nodes[i], k
 			}

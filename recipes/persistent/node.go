@@ -12,8 +12,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // The recipes' names in their errors.
@@ -321,7 +321,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	if n.client.Closed() {
 		n.mu.Unlock()
-		return contend.Err(zkrecipes.ErrClosed, true)
+		return engine.Err(zkrecipes.ErrClosed, true)
 	}
 	if leaving := n.leaving; leaving != nil {
 		n.mu.Unlock()
@@ -512,7 +512,7 @@ func (n *Node) wait(ctx context.Context, gen uint64) error {
 			}
 			return ctx.Err()
 		case <-n.client.Done():
-			return contend.Err(zkrecipes.ErrClosed, true)
+			return engine.Err(zkrecipes.ErrClosed, true)
 		}
 	}
 }

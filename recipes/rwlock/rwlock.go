@@ -9,11 +9,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
+	"github.com/zkrecipes/zkrecipes/engine/reentrant"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
-	"github.com/zkrecipes/zkrecipes/internal/reentrant"
 )
 
 // Curator's node names for the two sides.
@@ -75,25 +74,25 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if cfg.id == nil {
 		cfg.id = []byte(framework.DefaultParticipantID())
 	}
-	if err := contend.CheckData(client, path, cfg.id, readName, writeName); err != nil {
+	if err := engine.CheckData(client, path, cfg.id, readName, writeName); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
 	l := &RWLock{client: client, path: path, id: cfg.id}
 	markers := []string{readName, writeName}
-	l.read = &ReadLock{rw: l, lock: reentrant.New(client, readRecipe, metrics.RWLockRead, contend.Request{
-		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(readDecision),
-	}, cfg.revocable, cfg.lease)}
-	l.write = &WriteLock{rw: l, lock: reentrant.New(client, writeRecipe, metrics.RWLockWrite, contend.Request{
-		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: contend.DriverFunc(writeDecision),
-	}, cfg.revocable, cfg.lease)}
+	l.read = &ReadLock{rw: l, lock: reentrant.New(client, reentrant.Config{Recipe: readRecipe, Kind: "rwlock_read", Request: engine.Request{
+		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: engine.DriverFunc(readDecision),
+	}, Revocable: cfg.revocable, LeaseTime: cfg.lease})}
+	l.write = &WriteLock{rw: l, lock: reentrant.New(client, reentrant.Config{Recipe: writeRecipe, Kind: "rwlock_write", Request: engine.Request{
+		Dir: path, Name: writeName, Markers: markers, Data: l.id, Driver: engine.DriverFunc(writeDecision),
+	}, Revocable: cfg.revocable, LeaseTime: cfg.lease})}
 	return l, nil
 }
 
 // readDecision is Curator's read-lock predicate: a reader holds when no
 // writer is queued before it, and otherwise waits on the nearest writer
-// before it. Only nodes before ours are given (contend.Ahead), so a writer
+// before it. Only nodes before ours are given (engine.Ahead), so a writer
 // that came later can never hold a reader up.
-func readDecision(sorted []string, ours int) contend.Decision {
+func readDecision(sorted []string, ours int) engine.Decision {
 	nearest, writers := -1, 0
 	for i := 0; i < ours; i++ {
 		if strings.Contains(sorted[i], writeName) {
@@ -102,17 +101,17 @@ func readDecision(sorted []string, ours int) contend.Decision {
 		}
 	}
 	if writers == 0 {
-		return contend.Decision{Holds: true}
+		return engine.Decision{Holds: true}
 	}
-	return contend.Decision{Watch: nearest, OnlyObstacle: writers == 1}
+	return engine.Decision{Watch: nearest, OnlyObstacle: writers == 1}
 }
 
 // writeDecision: a writer holds when it is first of all. Unlike the mutex it
 // never takes the lock on its predecessor's deletion without looking again:
 // a downgrade puts a read node in the place of the write node it came from,
 // so here, and only here, a node can appear ahead of a waiter.
-func writeDecision(sorted []string, ours int) contend.Decision {
-	d := contend.First(1).Decide(sorted, ours)
+func writeDecision(sorted []string, ours int) engine.Decision {
+	d := engine.First(1).Decide(sorted, ours)
 	d.OnlyObstacle = false
 	return d
 }
@@ -156,10 +155,10 @@ func (l *RWLock) ParticipantNodes(ctx context.Context) ([]string, error) {
 	if err := l.usable(); err != nil {
 		return nil, err
 	}
-	if err := contend.CheckCall(l.client, ctx); err != nil {
+	if err := engine.CheckCall(l.client, ctx); err != nil {
 		return nil, framework.RecipeErr(recipe, l.path, err)
 	}
-	nodes, err := contend.Nodes(ctx, l.client, l.path, readName, writeName)
+	nodes, err := engine.Nodes(ctx, l.client, l.path, readName, writeName)
 	return nodes, framework.RecipeErr(recipe, l.path, err)
 }
 
@@ -169,10 +168,10 @@ func (l *RWLock) Participants(ctx context.Context) ([]string, error) {
 	if err := l.usable(); err != nil {
 		return nil, err
 	}
-	if err := contend.CheckCall(l.client, ctx); err != nil {
+	if err := engine.CheckCall(l.client, ctx); err != nil {
 		return nil, framework.RecipeErr(recipe, l.path, err)
 	}
-	ids, err := contend.Participants(ctx, l.client, l.path, readName, writeName)
+	ids, err := engine.Participants(ctx, l.client, l.path, readName, writeName)
 	return ids, framework.RecipeErr(recipe, l.path, err)
 }
 
@@ -234,7 +233,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	}
 	c := r.rw.client
 	name := framework.Base(wh.Path())
-	seq := contend.SortKey(name, writeName)
+	seq := engine.SortKey(name, writeName)
 	s := c.Session()
 	if s.ID != wh.SessionID() {
 		return nil, fmt.Errorf("downgrade: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost)
@@ -242,7 +241,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 	path, err := c.Create(ctx, framework.Join(r.rw.path, readName+seq), r.rw.id,
 		framework.WithMode(framework.Ephemeral), framework.Protected())
 	if err != nil {
-		return nil, fmt.Errorf("downgrade: %w", contend.Err(err, false))
+		return nil, fmt.Errorf("downgrade: %w", engine.Err(err, false))
 	}
 	ok, st, err := c.Exists(ctx, path)
 	if err == nil && (!ok || st.EphemeralOwner != s.ID || c.Session().ID != s.ID) {
@@ -261,8 +260,8 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 		}
 	}
 	if err != nil {
-		_ = contend.Leave(c, path, s.ID)
-		return nil, fmt.Errorf("downgrade: %w", contend.Err(err, false))
+		_ = engine.Leave(c, path, s.ID)
+		return nil, fmt.Errorf("downgrade: %w", engine.Err(err, false))
 	}
 	return r.lock.Adopt(r.lock.Follow(hold.Grant{Path: path, Token: st.Czxid, Session: s}))
 }

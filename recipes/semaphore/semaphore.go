@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine/lease"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/lease"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 // recipe names a Semaphore in its errors.
@@ -51,8 +51,14 @@ func NewShared(client *framework.Client, path, countPath string, opts ...Option)
 	if err := framework.ValidateRecipePath(countPath); err != nil {
 		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("count path: %w", err))
 	}
-	cfg.CountPath = countPath
+	cfg.CountPath, cfg.DecodeMax = countPath, decodeMax
 	return &Semaphore{lease.New(client, cfg)}, nil
+}
+
+// decodeMax reads the maximum as Curator's SharedCount writes it.
+func decodeMax(data []byte) (int, error) {
+	n, err := shared.DecodeCount(data)
+	return int(n), err
 }
 
 func build(client *framework.Client, path string, opts []Option) (lease.Config, error) {
@@ -77,7 +83,7 @@ func build(client *framework.Client, path string, opts []Option) (lease.Config, 
 	if err := lease.CheckID(client, path, c.id); err != nil {
 		return lease.Config{}, framework.RecipeErr(recipe, path, err)
 	}
-	return lease.Config{Recipe: recipe, Kind: metrics.Semaphore, Path: path, ID: c.id, LeaseTime: c.lease}, nil
+	return lease.Config{Recipe: recipe, Kind: "semaphore", Path: path, ID: c.id, LeaseTime: c.lease}, nil
 }
 
 // Path returns the semaphore's path.

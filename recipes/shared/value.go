@@ -12,8 +12,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // The recipes' names in their errors.
@@ -178,7 +178,7 @@ func (v *Value) start(ctx context.Context) error {
 		if ctxErr := ctx.Err(); ctxErr != nil && !closed {
 			return ctxErr
 		}
-		return contend.Err(err, closed)
+		return engine.Err(err, closed)
 	}
 
 	_, err := v.client.Create(life, v.path, v.seed, framework.WithParentContainers())
@@ -216,7 +216,7 @@ func (v *Value) start(ctx context.Context) error {
 	case err := <-refused:
 		cancel()
 		<-stopped
-		return contend.Err(err, false)
+		return engine.Err(err, false)
 	case <-stopped: // ctx ended, Close was called, or the client closed
 		return fail(zkrecipes.ErrClosed)
 	}
@@ -393,7 +393,7 @@ func (v *Value) usableLocked() error {
 	case !v.started:
 		return zkrecipes.ErrNotStarted
 	case v.client.Closed():
-		return contend.Err(zkrecipes.ErrClosed, false)
+		return engine.Err(zkrecipes.ErrClosed, false)
 	}
 	return nil
 }
@@ -527,7 +527,7 @@ func (v *Value) writeErr(err error) error {
 	v.mu.Lock()
 	closed := v.closed
 	v.mu.Unlock()
-	return v.err(contend.Err(err, closed))
+	return v.err(engine.Err(err, closed))
 }
 
 // Subscribe returns a subscription to the values read or written from now

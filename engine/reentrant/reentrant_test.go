@@ -12,11 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // The goroutine's Release picks its most recent acquisition; if another
@@ -35,7 +34,7 @@ import (
 func TestReleaseRacingAHandleReleaseGivesBackTheNextAcquisition(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
-	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/race", Name: "lock-", Driver: contend.First(1)}, false, 0)
+	l := New(c, Config{Recipe: "mutex", Kind: "mutex", Request: engine.Request{Dir: "/re/race", Name: "lock-", Driver: engine.First(1)}})
 	t.Cleanup(func() { l.Close() })
 	g := testkit.NewGoroutine(t) // the holder
 	var h1, h2 *hold.Hold

@@ -1,4 +1,4 @@
-package contend
+package engine
 
 import (
 	"sync"
@@ -6,29 +6,29 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
-// heads is each client's Heads, made at the client's first grant and
+// heads is each client's headSet, made at the client's first grant and
 // dropped at its Close.
-var heads sync.Map // *framework.Client → *Heads
+var heads sync.Map // *framework.Client → *headSet
 
-// headsOf returns c's Heads.
-func headsOf(c *framework.Client) *Heads {
+// headsOf returns c's headSet.
+func headsOf(c *framework.Client) *headSet {
 	if h, ok := heads.Load(c); ok {
-		return h.(*Heads)
+		return h.(*headSet)
 	}
-	h, loaded := heads.LoadOrStore(c, &Heads{})
+	h, loaded := heads.LoadOrStore(c, &headSet{})
 	if !loaded {
 		c.OnClose(func() { heads.Delete(c) })
 	}
-	return h.(*Heads)
+	return h.(*headSet)
 }
 
-// Heads remembers the last queue nodes a client granted with nothing ahead
+// headSet remembers the last queue nodes a client granted with nothing ahead
 // of them, by path and czxid: a waiter of the same client that watched
 // such a node knows, when it goes, that nothing is ahead of it either
 // (sequence numbers only grow, so nothing can queue ahead later), and need
 // not list the queue again. A node forgotten only costs that listing, so
 // the memory is a small ring. The zero value is ready to use.
-type Heads struct {
+type headSet struct {
 	mu   sync.Mutex
 	set  map[headKey]struct{}
 	ring [headsKept]headKey
@@ -45,9 +45,9 @@ type headKey struct {
 	czxid int64
 }
 
-// Note remembers that the node at path, created at czxid, was granted with
+// note remembers that the node at path, created at czxid, was granted with
 // nothing ahead of it.
-func (h *Heads) Note(path string, czxid int64) {
+func (h *headSet) note(path string, czxid int64) {
 	k := headKey{path, czxid}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -60,9 +60,9 @@ func (h *Heads) Note(path string, czxid int64) {
 	h.set[k] = struct{}{}
 }
 
-// Was reports whether the node at path created at czxid was noted, and
+// was reports whether the node at path created at czxid was noted, and
 // forgets it: a node has one successor.
-func (h *Heads) Was(path string, czxid int64) bool {
+func (h *headSet) was(path string, czxid int64) bool {
 	k := headKey{path, czxid}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -1,4 +1,4 @@
-package contend_test
+package engine_test
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 // A deep queue of one process hands over without listing the queue again:
@@ -28,11 +28,11 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 	holder := dial(t, cl.Addrs())
 	p := cl.NewProxy() // the waiters' wire: their listings are counted there
 	q := dial(t, p.Addrs())
-	req := func(c *framework.Client) contend.Request {
-		return contend.Request{Client: c, Dir: "/deep", Name: "lock-", Driver: contend.First(1)}
+	req := func(c *framework.Client) engine.Request {
+		return engine.Request{Client: c, Dir: "/deep", Name: "lock-", Driver: engine.First(1)}
 	}
 	ctx := testkit.Ctx(t, 60*time.Second)
-	held, err := contend.Enter(ctx, req(holder))
+	held, err := engine.Enter(ctx, req(holder))
 	require.NoError(t, err)
 	watches := p.RequestsOf(zktest.OpGetData)
 
@@ -53,7 +53,7 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := contend.Enter(wctx, req(q))
+			e, err := engine.Enter(wctx, req(q))
 			if i == quitter {
 				assert.ErrorIs(t, err, context.Canceled)
 				return
@@ -66,7 +66,7 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 			order = append(order, i)
 			mu.Unlock()
 			holding.Add(-1)
-			assert.NoError(t, contend.Leave(q, e.Path, e.Session.ID))
+			assert.NoError(t, engine.Leave(q, e.Path, e.Session.ID))
 		}()
 		// One at a time, so that each waiter's snapshot holds all before it.
 		testkit.WaitChildren(t, obs, "/deep", i+2)
@@ -79,7 +79,7 @@ func TestDeepQueueHandsOverWithoutListingAgainButNotPastAWaiterWhoGaveUp(t *test
 	cancelQuitter()
 	testkit.WaitChildren(t, obs, "/deep", n) // the quitter's node is gone
 	holding.Add(1)
-	require.NoError(t, contend.Leave(holder, held.Path, held.Session.ID))
+	require.NoError(t, engine.Leave(holder, held.Path, held.Session.ID))
 	holding.Add(-1)
 	wg.Wait()
 

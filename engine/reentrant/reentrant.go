@@ -1,8 +1,9 @@
-// Package reentrant makes a queue of contenders (internal/contend) into a
-// lock that is reentrant per goroutine, as Curator's locks are per thread:
-// the goroutine holding it may acquire again without a round trip and must
-// release as often. Goroutines of one Lock contend like separate processes.
-// The mutex and both sides of the read-write lock are Locks.
+// Package reentrant makes a queue of package engine into a lock that is
+// reentrant per goroutine, as Curator's locks are per thread: the goroutine
+// holding it may acquire again without a round trip and must release as
+// often. Goroutines of one Lock contend like separate processes. The mutex,
+// both sides of the read-write lock and the leader selector are Locks; a
+// lock of your own with a driver of its own can be one too.
 package reentrant
 
 import (
@@ -15,22 +16,21 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
 type Lock struct {
 	client    *framework.Client
 	recipe    string // names the recipe in its errors
-	request   contend.Request
+	request   engine.Request
 	revocable bool
 	lease     time.Duration // each node's lease time; 0: none
-	kind      metrics.Kind  // the recipe, in the metrics
-	meter     *metrics.Recipe
+	kind      string        // the recipe, in the metrics
+	meter     *framework.RecipeMeter
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -56,23 +56,39 @@ type entry struct {
 	holds []*hold.Hold
 }
 
-// New returns a lock whose contenders queue as described by request (its
-// Client must be client). recipe names it in its errors (with request.Dir,
-// its path), kind in the metrics. lease, if
-// positive, is the lease time of every node it is granted
-// (hold.Node.Lease), renewed by each reentrant acquire.
-func New(client *framework.Client, recipe string, kind metrics.Kind, request contend.Request, revocable bool, lease time.Duration) *Lock {
+// Config is a Lock's.
+type Config struct {
+	// Recipe names the lock in its errors, with Request.Dir as its path
+	// ("mutex /locks/a: ..."); Kind names it in the metrics (the kind
+	// attribute, see framework.RecipeMeter).
+	Recipe string
+	Kind   string
+	// Request is the queue each goroutine's node enters; its Client is
+	// the Lock's client.
+	Request engine.Request
+	// Revocable makes its holds follow Curator's revocation requests
+	// (hold.WithRevocable).
+	Revocable bool
+	// LeaseTime, if positive, is the lease time of every node it is
+	// granted (hold.Node.Lease), renewed by each reentrant acquire.
+	LeaseTime time.Duration
+}
+
+// New returns a lock on client as cfg says. Nothing is sent until the
+// first Acquire.
+func New(client *framework.Client, cfg Config) *Lock {
+	request := cfg.Request
 	request.Client = client
 	life, cancel := context.WithCancel(context.Background())
-	meter := metrics.For(client.MeterProvider()).Recipe(kind, request.Dir, client.MetricPathAttribute())
-	return &Lock{client: client, recipe: recipe, request: request, revocable: revocable, lease: lease, kind: kind, meter: meter,
+	return &Lock{client: client, recipe: cfg.Recipe, request: request, revocable: cfg.Revocable, lease: cfg.LeaseTime,
+		kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir),
 		life: life, cancel: cancel, holds: map[int64]*entry{}}
 }
 
 // Follow follows g, a node granted to this lock (by its queue, or another
 // way: the read-write lock's downgrade), as the lock's holds are followed.
 func (l *Lock) Follow(g hold.Grant) *hold.Node {
-	opts := []hold.Option{hold.WithMetrics(string(l.kind), l.request.Dir), hold.WithRecipe(l.recipe, l.request.Dir)}
+	opts := []hold.Option{hold.WithMetrics(l.kind, l.request.Dir), hold.WithRecipe(l.recipe, l.request.Dir)}
 	if l.revocable {
 		opts = append(opts, hold.WithRevocable())
 	}
@@ -107,7 +123,7 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 		return h, err
 	}
 	start := time.Now()
-	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
+	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(l.life, cancel)
@@ -115,9 +131,9 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 	r := l.request
 	r.NoWait, r.Queued = noWait, queued
 	for {
-		e, err := contend.Enter(ctx, r)
+		e, err := engine.Enter(ctx, r)
 		if err != nil {
-			return nil, contend.Err(err, l.life.Err() != nil)
+			return nil, engine.Err(err, l.life.Err() != nil)
 		}
 		h, err := l.adopt(g, l.Follow(*e))
 		if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !l.client.Closed() {

@@ -1,8 +1,11 @@
 // Package lease is the counting semaphore of Curator's
-// InterProcessSemaphoreV2, the one engine under package semaphore and
-// mutex.SemaphoreMutex (a semaphore of one lease): the recipes are faces
-// that check their input and options and name themselves in errors and
-// metrics.
+// InterProcessSemaphoreV2 (its wire layout: path/locks, a mutex that
+// admits one acquirer at a time, and path/leases, a node per lease), the
+// engine under package semaphore and mutex.SemaphoreMutex (a semaphore of
+// one lease). Those recipes are faces that check their input and options
+// and name themselves in errors and metrics; a semaphore of your own (a
+// maximum read from a node of your own format, see Config.DecodeMax) can
+// be one too.
 package lease
 
 import (
@@ -17,10 +20,9 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // errNoRoom is the semaphore's zkrecipes.ErrWouldBlock.
@@ -45,11 +47,12 @@ type Semaphore struct {
 	locks     string // path/locks: the internal mutex
 	leases    string // path/leases: one node per lease
 	countPath string // the SharedCount node, "" for a fixed maximum
-	fixed     int    // the fixed maximum, 0 with a shared count
+	decode    func([]byte) (int, error)
+	fixed     int // the fixed maximum, 0 with a shared count
 	id        []byte
 	lease     time.Duration // each lease node's lease time (WithLeaseTime); 0: none
-	meter     *metrics.Recipe
-	kind      metrics.Kind
+	meter     *framework.RecipeMeter
+	kind      string
 
 	life   context.Context // cancelled by Close: ends waits in progress
 	cancel context.CancelFunc
@@ -69,11 +72,17 @@ type Semaphore struct {
 type Config struct {
 	// Recipe names it in errors, Kind in the metrics.
 	Recipe string
-	Kind   metrics.Kind
+	Kind   string
 	Path   string
-	// CountPath is the Curator SharedCount node of the maximum, or "" for
-	// the fixed Max.
+	// CountPath is the node whose data is the maximum (Curator's
+	// SharedCount), or "" for the fixed Max. It is followed with a watch:
+	// a change applies to the next acquire, and while the node is missing
+	// or unreadable the last maximum read stays in force.
 	CountPath string
+	// DecodeMax reads the maximum from CountPath's data (for Curator's
+	// SharedCount, a 4-byte big-endian int: shared.DecodeCount). Data it
+	// refuses is logged and ignored. Required with a CountPath.
+	DecodeMax func(data []byte) (int, error)
 	Max       int
 	// ID is the data of its lease nodes; LeaseTime, if positive, each
 	// lease's lease time.
@@ -93,7 +102,7 @@ func New(client *framework.Client, cfg Config) *Semaphore {
 		id:         cfg.ID,
 		lease:      cfg.LeaseTime,
 		kind:       cfg.Kind,
-		meter:      metrics.For(client.MeterProvider()).Recipe(cfg.Kind, cfg.Path, client.MetricPathAttribute()),
+		meter:      client.RecipeMeter(cfg.Kind, cfg.Path),
 		maxChanged: make(chan struct{}),
 		held:       map[*hold.Hold]struct{}{},
 	}
@@ -102,7 +111,12 @@ func New(client *framework.Client, cfg Config) *Semaphore {
 		s.fixed, s.max, s.known = cfg.Max, cfg.Max, true
 		return s
 	}
-	s.countPath = cfg.CountPath
+	s.countPath, s.decode = cfg.CountPath, cfg.DecodeMax
+	if s.decode == nil {
+		s.decode = func([]byte) (int, error) {
+			return 0, fmt.Errorf("%w: no DecodeMax for the count at %s", zkrecipes.ErrInvalidArgument, cfg.CountPath)
+		}
+	}
 	s.wg.Add(1)
 	go s.follow()
 	return s
@@ -167,7 +181,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		return nil, err
 	}
 	start := time.Now()
-	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, contend.Outcome(err)) }(ctx)
+	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
@@ -186,7 +200,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 		}
 		switch {
 		case s.life.Err() != nil || s.client.Closed():
-			return nil, contend.Err(err, true)
+			return nil, engine.Err(err, true)
 		// zkrecipes.ErrSessionLost: the nodes of the attempt (lease or
 		// internal lock) are gone or belong to a session that is (being)
 		// replaced; the acquire starts over. Never returned to callers.
@@ -196,7 +210,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 			s.client.Logger().Info("zookeeper semaphore: lease nodes lost while acquiring; starting over", "path", s.path, "err", err)
 			continue
 		}
-		return nil, contend.Err(err, false)
+		return nil, engine.Err(err, false)
 	}
 }
 
@@ -225,8 +239,8 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (_ *grant, err
 		return nil, err
 	}
 	if !try {
-		lock, lerr := contend.Enter(ctx, contend.Request{
-			Client: c, Dir: s.locks, Name: lockName, Data: s.id, Driver: contend.First(1),
+		lock, lerr := engine.Enter(ctx, engine.Request{
+			Client: c, Dir: s.locks, Name: lockName, Data: s.id, Driver: engine.First(1),
 		})
 		if lerr != nil {
 			return nil, lerr
@@ -311,7 +325,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 		}
 		select {
 		case ev := <-watch:
-			if err := contend.WatchEnded(ctx, s.leases, ev); err != nil {
+			if err := engine.WatchEnded(ctx, s.leases, ev); err != nil {
 				return err
 			}
 			if err := list(); err != nil { // the children changed: look again
@@ -328,7 +342,7 @@ func (s *Semaphore) waitRoom(ctx context.Context, sess conn.Session, q *framewor
 	}
 }
 
-// verify is the grant, the contenders engine's own (contend.Trust): the
+// verify is the grant, the contenders engine's own (engine.Trust): the
 // leases are handed out only under a session that owns every node and that
 // the error policy still trusts.
 func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn.Session, error) {
@@ -336,7 +350,7 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn
 	for i, q := range nodes {
 		paths[i] = q.Path
 	}
-	return contend.Trust(ctx, s.client, nodes[0].Owner, paths...)
+	return engine.Trust(ctx, s.client, nodes[0].Owner, paths...)
 }
 
 // adopt turns granted nodes into leases, unless the Semaphore was closed
@@ -346,7 +360,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	nodes := make([]*hold.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(string(s.kind), s.path), hold.WithRecipe(s.recipe, s.path))
+		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(s.kind, s.path), hold.WithRecipe(s.recipe, s.path))
 		if s.lease > 0 {
 			_ = n.Lease(s.lease) // positive: checked by the recipe
 		}
@@ -398,13 +412,13 @@ func (s *Semaphore) pruneLocked() {
 // of a failed attempt.
 func (s *Semaphore) unlock(lock *hold.Grant) { s.remove(lock.Path, lock.Session.ID) }
 
-// remove leaves a node of ours (contend.Leave): while its session is the
+// remove leaves a node of ours (engine.Leave): while its session is the
 // current one and the link is up, the delete is only sent; ZooKeeper
 // applies it before anything this client sends next, so a retry cannot
 // count the node, and the next holder of the internal mutex is woken by the
 // delete itself.
 func (s *Semaphore) remove(path string, owner int64) {
-	if err := contend.Leave(s.client, path, owner); err != nil {
+	if err := engine.Leave(s.client, path, owner); err != nil {
 		s.client.Logger().Warn("zookeeper semaphore: cannot delete node", "path", path, "err", err)
 	}
 }
@@ -435,22 +449,22 @@ func (s *Semaphore) Holds() []*hold.Hold {
 // As Curator's getParticipantNodes, they include the node of an acquirer
 // that is waiting for room (at most one: it holds the internal mutex).
 func (s *Semaphore) ParticipantNodes(ctx context.Context) ([]string, error) {
-	if err := contend.CheckCall(s.client, ctx); err != nil {
+	if err := engine.CheckCall(s.client, ctx); err != nil {
 		return nil, s.err(err)
 	}
-	nodes, err := contend.Nodes(ctx, s.client, s.leases, leaseName)
-	return nodes, s.err(contend.Err(err, false))
+	nodes, err := engine.Nodes(ctx, s.client, s.leases, leaseName)
+	return nodes, s.err(engine.Err(err, false))
 }
 
 // Participants returns the participant ids (node data) of the lease nodes
 // in sequence order (see ParticipantNodes). Curator's leases carry its
 // default node data, the host's address.
 func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
-	if err := contend.CheckCall(s.client, ctx); err != nil {
+	if err := engine.CheckCall(s.client, ctx); err != nil {
 		return nil, s.err(err)
 	}
-	ids, err := contend.Participants(ctx, s.client, s.leases, leaseName)
-	return ids, s.err(contend.Err(err, false))
+	ids, err := engine.Participants(ctx, s.client, s.leases, leaseName)
+	return ids, s.err(engine.Err(err, false))
 }
 
 // Close ends waits in progress with zkrecipes.ErrClosed, closes every lease still
@@ -483,8 +497,8 @@ func (s *Semaphore) Close() error {
 // its lease and lock nodes' creates would be over the client's request
 // size limit.
 func CheckID(c *framework.Client, path string, id []byte) error {
-	if err := contend.CheckData(c, framework.Join(path, leasesDir), id, leaseName); err != nil {
+	if err := engine.CheckData(c, framework.Join(path, leasesDir), id, leaseName); err != nil {
 		return err
 	}
-	return contend.CheckData(c, framework.Join(path, locksDir), id, lockName)
+	return engine.CheckData(c, framework.Join(path, locksDir), id, lockName)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
 // currentMax returns the maximum, whether it is known, and a channel closed
@@ -45,10 +44,10 @@ func (s *Semaphore) follow() {
 				continue // made meanwhile: read it
 			}
 		} else if err == nil {
-			if v, derr := shared.DecodeCount(data); derr != nil {
+			if v, derr := s.decode(data); derr != nil {
 				c.Logger().Warn("zookeeper semaphore: ignoring shared count", "path", s.countPath, "err", derr)
 			} else {
-				s.setMax(int(v))
+				s.setMax(v)
 			}
 		}
 		if err != nil {

@@ -7,11 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
-	"github.com/zkrecipes/zkrecipes/internal/metrics"
 )
 
 // A forgotten lease leaves nothing behind. The semaphore forgets leases
@@ -24,7 +23,7 @@ import (
 func TestForgottenLeasesOfEndedGoroutinesAreNotKept(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
-	l := New(c, "mutex", metrics.Mutex, contend.Request{Dir: "/re/forgotten", Name: "lock-", Driver: contend.First(1)}, false, 30*time.Millisecond)
+	l := New(c, Config{Recipe: "mutex", Kind: "mutex", Request: engine.Request{Dir: "/re/forgotten", Name: "lock-", Driver: engine.First(1)}, LeaseTime: 30 * time.Millisecond})
 	t.Cleanup(func() { l.Close() })
 	const n = 20
 	holds := make([]*hold.Hold, n)

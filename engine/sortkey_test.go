@@ -1,4 +1,4 @@
-package contend
+package engine
 
 import "testing"
 

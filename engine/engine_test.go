@@ -1,4 +1,4 @@
-package contend
+package engine
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func TestFirstWaitsOnTheNodeMaxHoldersAhead(t *testing.T) {
 // The engine's hot paths, run with allocations reported so that a
 // regression shows in review:
 //
-//	go test -run '^$' -bench Engine -benchmem ./internal/contend/
+//	go test -run '^$' -bench Engine -benchmem ./engine/
 
 func queueOf(n int) []string {
 	var kids []string

@@ -1,4 +1,4 @@
-package contend_test
+package engine_test
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
-	"github.com/zkrecipes/zkrecipes/internal/contend"
 )
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
@@ -41,21 +41,21 @@ func TestWaiterWhoseSessionIsReplacedBeforeItsWatchQueuesAgainAtOnce(t *testing.
 	holder := dial(t, cl.Addrs())
 	p := cl.NewProxy()
 	waiterClient := dial(t, p.Addrs())
-	req := func(c *framework.Client) contend.Request {
-		return contend.Request{Client: c, Dir: "/q", Name: "lock-", Driver: contend.First(1)}
+	req := func(c *framework.Client) engine.Request {
+		return engine.Request{Client: c, Dir: "/q", Name: "lock-", Driver: engine.First(1)}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	held, err := contend.Enter(ctx, req(holder))
+	held, err := engine.Enter(ctx, req(holder))
 	require.NoError(t, err)
 
 	// The waiter's first read is its watch on the holder's node.
 	p.StallRequestsFrom(zktest.OpGetData)
 	got := make(chan error, 1)
 	go func() {
-		e, err := contend.Enter(ctx, req(waiterClient))
+		e, err := engine.Enter(ctx, req(waiterClient))
 		if err == nil {
-			err = contend.Leave(waiterClient, e.Path, e.Session.ID)
+			err = engine.Leave(waiterClient, e.Path, e.Session.ID)
 		}
 		got <- err
 	}()
@@ -72,6 +72,6 @@ func TestWaiterWhoseSessionIsReplacedBeforeItsWatchQueuesAgainAtOnce(t *testing.
 	// The holder's node is untouched, so only the waiter's own look at its
 	// session can make it queue again.
 	testkit.Requeued(t, obs, "/q", before)
-	require.NoError(t, contend.Leave(holder, held.Path, held.Session.ID))
+	require.NoError(t, engine.Leave(holder, held.Path, held.Session.ID))
 	require.NoError(t, <-got)
 }
