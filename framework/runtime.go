@@ -125,12 +125,12 @@ func (r *Runtime) Started() bool {
 	return r.started
 }
 
-// Closed reports whether Close was called on the recipe or its client.
+// Closed reports whether Close was called on the recipe (Check also sees
+// the client's).
 func (r *Runtime) Closed() bool {
 	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	return closed || r.client.Closed()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // Start runs begin, the recipe's start, and marks the recipe started if it
@@ -185,7 +185,7 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 	switch {
 	case ctx.Err() != nil && errors.Is(err, context.Cause(bctx)):
 		return r.Err(ctx.Err())
-	case r.Closed() && errors.Is(err, context.Canceled):
+	case (r.Closed() || r.client.Closed()) && errors.Is(err, context.Canceled):
 		// begin saw its context end because the recipe or client closed.
 		return r.Err(zkrecipes.ErrClosed)
 	}
