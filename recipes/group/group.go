@@ -194,6 +194,9 @@ func (m *Member) begin(ctx context.Context) error {
 // Overflow (the whole view in place of the events missed) becomes the
 // joins, leaves and changes between the two.
 func (m *Member) forward(life context.Context, sub *framework.Subscription[cache.Event]) {
+	// Closed here: a reader gone at Close would leave the subscription's
+	// queue undrained, and its goroutine waiting.
+	defer sub.Close()
 	for {
 		select {
 		case ev, ok := <-sub.Changes():
