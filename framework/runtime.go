@@ -151,23 +151,24 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 	}
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
+	// The checks and the life under one lock: a Close that comes after
+	// them ends this life, so that begin cannot outlast it.
 	r.mu.Lock()
+	var refused error
 	switch {
 	case r.closed:
-		r.mu.Unlock()
-		return r.Err(zkrecipes.ErrClosed)
+		refused = zkrecipes.ErrClosed
 	case r.started:
+		refused = zkrecipes.ErrStarted
+	case r.client.Closed():
+		refused = zkrecipes.ErrClosed
+	default:
+		refused = ctx.Err()
+	}
+	if refused != nil {
 		r.mu.Unlock()
-		return r.Err(zkrecipes.ErrStarted)
+		return r.Err(refused)
 	}
-	r.mu.Unlock()
-	if r.client.Closed() {
-		return r.Err(zkrecipes.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return r.Err(err)
-	}
-	r.mu.Lock()
 	life := r.lifeLocked()
 	r.mu.Unlock()
 	bctx, cancel := context.WithCancel(ctx)
