@@ -101,20 +101,6 @@ func reconnected(ctx context.Context, c *framework.Client, paths []string) error
 	return nil
 }
 
-// Pause waits before a recipe that runs on its own (a latch, a selector)
-// queues again after a failure, so that a persistent one (no auth, a
-// server refusing) does not spin; false if ctx ended first.
-func Pause(ctx context.Context) bool {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // Leave deletes a queue node that session owner made: the one way every
 // recipe leaves a queue, whether it gave up, failed or released. While
 // owner is the current session and the link is up, the delete is only sent

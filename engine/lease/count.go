@@ -2,7 +2,6 @@ package lease
 
 import (
 	"errors"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -34,7 +33,7 @@ func (s *Semaphore) setMax(max int) {
 func (s *Semaphore) follow() {
 	defer s.wg.Done()
 	c := s.client
-	pause := 50 * time.Millisecond
+	pacer := c.RetryPolicy().Pacer()
 	for s.life.Err() == nil {
 		data, _, watch, err := c.GetW(s.life, s.countPath)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -55,15 +54,12 @@ func (s *Semaphore) follow() {
 				return
 			}
 			c.Logger().Debug("zookeeper semaphore: reading shared count failed; will retry", "path", s.countPath, "err", err)
-			select {
-			case <-time.After(pause):
-			case <-s.life.Done():
+			if !pacer.Wait(s.life) {
 				return
 			}
-			pause = min(2*pause, time.Second)
 			continue
 		}
-		pause = 50 * time.Millisecond
+		pacer.Reset()
 		select {
 		case <-watch: // changed, made, deleted, or the watch ended: read again
 		case <-s.life.Done():

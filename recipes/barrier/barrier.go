@@ -195,7 +195,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 
 func (b *Barrier) wait(ctx context.Context) error {
 	clientClosing := b.client.Done()
-	var pause time.Duration
+	pacer := b.client.RetryPolicy().Pacer()
 	synced := false
 	for {
 		lost := b.client.Session().Lost
@@ -212,8 +212,7 @@ func (b *Barrier) wait(ctx context.Context) error {
 				if ctx.Err() != nil || b.closed() || !retry.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired) {
 					return waitErr(ctx, engine.Err(err, b.closed()))
 				}
-				pause = min(max(2*pause, 20*time.Millisecond), time.Second)
-				if err := b.sleep(ctx, pause); err != nil {
+				if err := b.sleep(ctx, pacer.Next()); err != nil {
 					return err
 				}
 				continue
@@ -228,13 +227,12 @@ func (b *Barrier) wait(ctx context.Context) error {
 			if ctx.Err() != nil || b.closed() || !retry.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired) {
 				return waitErr(ctx, engine.Err(err, b.closed()))
 			}
-			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
-			if err := b.sleep(ctx, pause); err != nil {
+			if err := b.sleep(ctx, pacer.Next()); err != nil {
 				return err
 			}
 			continue
 		}
-		pause = 0
+		pacer.Reset()
 		select {
 		case <-changed:
 		// A new session has none of the old one's watches: check again.

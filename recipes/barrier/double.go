@@ -219,7 +219,7 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string
 	mine := st.Czxid
 	clientClosing := d.client.Done()
 	lost := d.sessionLost(st.EphemeralOwner)
-	var pause time.Duration
+	pacer := d.client.RetryPolicy().Pacer()
 	for {
 		wctx, cancel := context.WithCancel(ctx)
 		round, kidsChanged, readyChanged, err := d.enterOnce(wctx, name, mine)
@@ -229,13 +229,12 @@ func (d *DoubleBarrier) enter(ctx context.Context, name string, dropped []string
 		}
 		if err != nil {
 			cancel()
-			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
-			if err := d.sleep(ctx, pause, nil); err != nil {
+			if err := d.sleep(ctx, pacer.Next(), nil); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		pause = 0
+		pacer.Reset()
 		select {
 		case <-kidsChanged:
 		case <-readyChanged:
@@ -442,7 +441,7 @@ func (d *DoubleBarrier) leaveCall(ctx context.Context) error {
 func (d *DoubleBarrier) leave(ctx context.Context, name string, round int64) error {
 	clientClosing := d.client.Done()
 	ours := true // our node should still be there
-	var pause time.Duration
+	pacer := d.client.RetryPolicy().Pacer()
 	for {
 		// Known locally, this needs no request: a member that wakes from a
 		// long pause past its deadline still learns why it is out.
@@ -453,8 +452,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string, round int64) err
 		done, member, ready, err := d.leaveOnce(wctx, name, round, &ours)
 		if err != nil && transient(err) {
 			cancel()
-			pause = min(max(2*pause, 20*time.Millisecond), time.Second)
-			if err := d.sleep(ctx, pause, nil); err != nil {
+			if err := d.sleep(ctx, pacer.Next(), nil); err != nil {
 				return err
 			}
 			continue
@@ -463,7 +461,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string, round int64) err
 			cancel()
 			return d.fail(ctx, err)
 		}
-		pause = 0
+		pacer.Reset()
 		select {
 		case <-member:
 		case <-ready:

@@ -113,23 +113,18 @@ type Cache struct {
 	path   string
 	shape  Shape
 	cfg    config
-
-	startMu sync.Mutex // serialises Start and Close
-	wg      sync.WaitGroup
+	rt     *framework.Runtime
 
 	// mu guards the view and the feed: every change of the view and its
 	// event are made under it, so that a snapshot is always the sum of the
 	// events published before it.
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	view    map[string]*Node  // the published view, by path
-	ents    map[string]*entry // what the engine knows, by path; the root's even when hidden
-	stale   error             // nil while current
-	loaded  chan struct{}     // closed at the first Current
-	fatal   error             // a read the server refused for good, before loaded
-	stop    func()            // ends what Start started; nil when nothing runs
-	feed    framework.Feed[Event]
+	mu     sync.Mutex
+	view   map[string]*Node  // the published view, by path
+	ents   map[string]*entry // what the engine knows, by path; the root's even when hidden
+	stale  error             // nil while current
+	loaded chan struct{}     // closed at the first Current
+	fatal  error             // a read the server refused for good, before loaded
+	feed   framework.Feed[Event]
 
 	// in is what the watches and the session tell the engine.
 	in inbox
@@ -167,6 +162,7 @@ func New(client *framework.Client, path string, shape Shape, opts ...Option) (*C
 		path:   path,
 		shape:  shape,
 		cfg:    cfg,
+		rt:     framework.NewRuntime(client, recipe, path),
 		view:   map[string]*Node{},
 		ents:   map[string]*entry{},
 		stale:  errLoading,
@@ -178,13 +174,13 @@ func New(client *framework.Client, path string, shape Shape, opts ...Option) (*C
 
 // usable says why c cannot be used: it is nil or a zero Cache.
 func (c *Cache) usable() error {
-	if c == nil || c.client == nil {
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Cache: make one with New", zkrecipes.ErrInvalidArgument))
+	if c == nil || c.rt == nil {
+		return framework.Invalid(recipe, "Cache", "New")
 	}
 	return nil
 }
 
-func (c *Cache) err(err error) error { return framework.RecipeErr(recipe, c.path, err) }
+func (c *Cache) err(err error) error { return c.rt.Err(err) }
 
 // Path returns the path the cache was made with.
 func (c *Cache) Path() string {
@@ -212,73 +208,32 @@ func (c *Cache) Start(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return c.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
-	}
-	c.startMu.Lock()
-	defer c.startMu.Unlock()
-	c.mu.Lock()
-	switch {
-	case c.closed:
-		c.mu.Unlock()
-		return c.err(zkrecipes.ErrClosed)
-	case c.started:
-		c.mu.Unlock()
-		return c.err(zkrecipes.ErrStarted)
-	case c.client.Closed():
-		c.mu.Unlock()
-		return c.err(zkrecipes.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		c.mu.Unlock()
-		return c.err(err)
-	}
-	c.fatal = nil
-	loaded := c.loaded
-	// Set under mu, so that a Close from now on ends what Start starts.
-	life, stop := context.WithCancel(context.Background())
-	remove := c.client.OnClose(stop)
-	c.stop = func() { stop(); remove() }
-	c.mu.Unlock()
-
-	c.in.reset()
-	c.in.markResync()
-	c.wg.Add(2)
-	go func() { defer c.wg.Done(); c.followSession(life) }()
-	go func() { defer c.wg.Done(); c.run(life) }()
-
-	select {
-	case <-loaded:
-		c.mu.Lock()
-		c.started = true
-		c.mu.Unlock()
-		return nil
-	case <-c.in.refused:
-	case <-ctx.Done():
-	case <-life.Done(): // the client closed
-	}
-	c.halt()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.fatal != nil:
-		return c.err(c.fatal)
-	case ctx.Err() != nil:
-		return c.err(ctx.Err())
-	}
-	return c.err(zkrecipes.ErrClosed)
+	return c.rt.Start(ctx, c.begin)
 }
 
-// halt stops what Start started and waits for it.
-func (c *Cache) halt() {
+// begin starts the engine and waits for the view to be current, or for
+// the first read to be refused for good.
+func (c *Cache) begin(ctx context.Context) error {
 	c.mu.Lock()
-	stop := c.stop
-	c.stop = nil
+	c.fatal = nil
+	loaded := c.loaded
 	c.mu.Unlock()
-	if stop != nil {
-		stop()
+	c.in.reset()
+	c.in.markResync()
+	refused := c.in.refused
+	if !c.rt.Go(c.followSession) || !c.rt.Go(c.run) {
+		return zkrecipes.ErrClosed
 	}
-	c.wg.Wait()
+	select {
+	case <-loaded:
+		return nil
+	case <-refused:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.fatal
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Close stops following the path and ends every subscription (each
@@ -292,37 +247,12 @@ func (c *Cache) Close() error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	return c.rt.Close(func(context.Context) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.feed.End(nil)
 		return nil
-	}
-	c.closed = true
-	c.mu.Unlock()
-	// First end what runs, a Start that waits included; then wait for it
-	// behind that Start.
-	c.halt()
-	c.startMu.Lock()
-	c.halt()
-	c.startMu.Unlock()
-	c.mu.Lock()
-	c.feed.End(nil)
-	c.mu.Unlock()
-	return nil
-}
-
-// readable says why the view cannot be read: the cache is closed (or its
-// client), or not started. Under mu.
-func (c *Cache) readableLocked() error {
-	switch {
-	case c.closed:
-		return zkrecipes.ErrClosed
-	case !c.started:
-		return zkrecipes.ErrNotStarted
-	case c.client.Closed():
-		return zkrecipes.ErrClosed
-	}
-	return nil
+	})
 }
 
 // Get returns the node at path from the view, and whether it is there. It
@@ -335,11 +265,11 @@ func (c *Cache) Get(path string) (Node, bool, error) {
 	if err := framework.ValidatePath(path); err != nil {
 		return Node{}, false, c.err(err)
 	}
+	if err := c.rt.Ready(context.Background()); err != nil {
+		return Node{}, false, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.readableLocked(); err != nil {
-		return Node{}, false, c.err(err)
-	}
 	n, ok := c.view[path]
 	if !ok {
 		return Node{}, false, nil
@@ -357,11 +287,11 @@ func (c *Cache) Children(path string) ([]Node, error) {
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, c.err(err)
 	}
+	if err := c.rt.Ready(context.Background()); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.readableLocked(); err != nil {
-		return nil, c.err(err)
-	}
 	e, ok := c.ents[path]
 	if !ok {
 		return nil, nil
@@ -381,11 +311,11 @@ func (c *Cache) Nodes() ([]Node, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if err := c.rt.Ready(context.Background()); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.readableLocked(); err != nil {
-		return nil, c.err(err)
-	}
 	out := c.snapshotLocked()
 	for i := range out {
 		out[i] = out[i].clone()
@@ -413,13 +343,12 @@ func (c *Cache) Err() error {
 	if err := c.usable(); err != nil {
 		return err
 	}
+	if err := c.rt.Ready(context.Background()); err != nil {
+		return err
+	}
 	c.mu.Lock()
-	err := c.readableLocked()
 	stale := c.stale
 	c.mu.Unlock()
-	if err != nil {
-		return c.err(err)
-	}
 	// The client knows of a dead link before the engine hears of it.
 	switch c.client.State() {
 	case conn.StateLost:

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -32,10 +31,8 @@ func TestSuspendedBetweenTheEnginesLastReadAndCurrentKeepsTheViewStale(t *testin
 	t.Cleanup(sub.Close)
 	require.Equal(t, Snapshot, (<-sub.Changes()).Type)
 
-	life, stop := context.WithCancel(context.Background())
-	c.wg.Add(1)
-	go func() { defer c.wg.Done(); c.followSession(life) }()
-	t.Cleanup(func() { stop(); c.wg.Wait() })
+	require.True(t, c.rt.Go(c.followSession))
+	t.Cleanup(func() { _ = c.rt.Close(nil) })
 
 	// The engine is between its decision and goCurrent: the link drops.
 	stale := func() bool {

@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // kind is what of a node a read or a watch is about.
@@ -178,7 +178,7 @@ func (c *Cache) goStale(reason error, forgetWatches bool) {
 // run is the engine: it reads what the inbox says, applies the difference
 // to the view, and waits for more, until life ends.
 func (c *Cache) run(life context.Context) {
-	pause := 50 * time.Millisecond
+	pacer := c.rt.Pacer()
 	var epochCtx context.Context
 	epoch := -1
 	for life.Err() == nil {
@@ -204,13 +204,13 @@ func (c *Cache) run(life context.Context) {
 			again := func() { c.in.mu.Lock(); c.in.resync = true; c.in.mu.Unlock() }
 			sid := c.client.Session().ID
 			if err := c.client.Sync(life, c.syncPath()); err != nil {
-				c.retryLater(life, err, &pause, again)
+				c.retryLater(life, err, pacer, again)
 				continue
 			}
 			if c.client.Session().ID != sid {
 				// Retried on a new session, which may have been made
 				// after the Sync reached the server: sync it again.
-				c.retryLater(life, errUnsynced, &pause, again)
+				c.retryLater(life, errUnsynced, pacer, again)
 				continue
 			}
 			c.in.mu.Lock()
@@ -221,9 +221,9 @@ func (c *Cache) run(life context.Context) {
 		work := c.takeDirty()
 		if len(work) > 0 {
 			if err := c.round(life, epochCtx, epoch, work); err != nil {
-				c.retryLater(life, err, &pause, nil)
+				c.retryLater(life, err, pacer, nil)
 			} else {
-				pause = 50 * time.Millisecond
+				pacer.Reset()
 			}
 			continue
 		}
@@ -247,23 +247,16 @@ func (c *Cache) syncPath() string {
 	return "/"
 }
 
-// retryLater logs err and waits a little before the engine tries again
+// retryLater waits for pacer's next pause before the engine tries again
 // (again: what to mark again, if anything).
-func (c *Cache) retryLater(life context.Context, err error, pause *time.Duration, again func()) {
+func (c *Cache) retryLater(life context.Context, err error, pacer *retry.Pacer, again func()) {
 	if again != nil {
 		again()
 	}
 	if life.Err() != nil || errors.Is(err, zkrecipes.ErrClosed) {
 		return
 	}
-	c.client.Logger().Debug("zookeeper cache: read failed; will read again", "path", c.path, "err", err)
-	t := time.NewTimer(*pause)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-life.Done():
-	}
-	*pause = min(2**pause, time.Second)
+	c.rt.Retry(life, pacer, err)
 }
 
 // goCurrent makes the view current, and says so if it was stale, unless
@@ -383,11 +376,17 @@ func (c *Cache) round(life, epochCtx context.Context, epoch int, jobs []job) err
 	for i, j := range jobs {
 		sem <- struct{}{}
 		wg.Add(1)
-		go func() {
+		read := func(context.Context) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			results[i] = c.read(life, epochCtx, epoch, j)
-		}()
+		}
+		if !c.rt.Go(read) {
+			// Closing: the round's reads are in vain.
+			results[i] = result{job: j, err: zkrecipes.ErrClosed}
+			wg.Done()
+			<-sem
+		}
 	}
 	wg.Wait()
 	var firstErr error
@@ -511,10 +510,10 @@ func (c *Cache) arm(epochCtx context.Context, epoch int, k kind, path string, ch
 		return // the session changed during the read: the next resync sets it again
 	}
 	c.in.armed[k][path] = struct{}{}
-	c.wg.Add(1)
 	c.in.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
+	// Refused only once the cache closes or a failed Start halts it: a
+	// new Start resets the inbox, and with it what was armed.
+	c.rt.Go(func(context.Context) {
 		var ev zk.Event
 		select {
 		case ev = <-ch:
@@ -543,7 +542,7 @@ func (c *Cache) arm(epochCtx context.Context, epoch int, k kind, path string, ch
 			c.in.dirty[k][path] = struct{}{}
 		}
 		c.in.signal()
-	}()
+	})
 }
 
 // keyed is an event and the zxid that orders it among a round's.
@@ -564,11 +563,10 @@ func (c *Cache) apply(results []result) {
 		}
 		return cmp.Compare(strings.Count(a.path, "/"), strings.Count(b.path, "/"))
 	})
+	// A round that ends as the cache closes applies what it read, as if it
+	// had ended just before: Close ends the feed only after the engine.
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
 	// The nodes listed in this round, by the Czxid of the incarnation the
 	// listing found: a new node needs no other listing only if this one is
 	// of the same incarnation as its data read. A listing that found

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
@@ -153,14 +152,14 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 	defer done()
 	gen := genPrefix + uuid.NewString()
 	genPath := framework.Join(l.path, gen)
-	var p pause
+	p := l.client.RetryPolicy().Pacer()
 	maybe := false // a create we sent may have been applied
 	fail := func(err error) (bool, error) { return false, l.fail(err, maybe) }
 	synced := false
 	for {
 		if !synced {
 			if err := l.sync(ctx); err != nil {
-				if l.transient(ctx, err) && p.wait(ctx) {
+				if l.transient(ctx, err) && p.Wait(ctx) {
 					continue
 				}
 				return fail(err)
@@ -169,7 +168,7 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 		}
 		s, err := l.read(ctx)
 		if err != nil {
-			if l.transient(ctx, err) && p.wait(ctx) {
+			if l.transient(ctx, err) && p.Wait(ctx) {
 				continue
 			}
 			return fail(err)
@@ -192,7 +191,7 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 				return false, nil
 			}
 			if err := l.finish(ctx); err != nil {
-				if l.transient(ctx, err) && p.wait(ctx) {
+				if l.transient(ctx, err) && p.Wait(ctx) {
 					continue
 				}
 				return fail(fmt.Errorf("deleting the finished latch: %w", err))
@@ -219,7 +218,7 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 			continue // set by someone else meanwhile: read it
 		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
 			if err := l.makeParent(ctx); err != nil {
-				if l.transient(ctx, err) && p.wait(ctx) {
+				if l.transient(ctx, err) && p.Wait(ctx) {
 					continue
 				}
 				return fail(err)
@@ -231,7 +230,7 @@ func (l *Countdown) TrySetCount(ctx context.Context) (bool, error) {
 		if sent(err) {
 			maybe = true
 		}
-		if l.transient(ctx, err) && p.wait(ctx) {
+		if l.transient(ctx, err) && p.Wait(ctx) {
 			continue // the next read tells whether it was applied
 		}
 		return fail(err)
@@ -285,7 +284,7 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 	}
 	defer done()
 	mine := framework.Join(l.path, cdPrefix+uuid.NewString())
-	var p pause
+	p := l.client.RetryPolicy().Pacer()
 	maybe := false     // a multi we sent may have been applied
 	var sentGen string // the latch that multi was for
 	fail := func(err error) (bool, error) { return false, l.fail(err, maybe) }
@@ -293,7 +292,7 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 	for {
 		if !synced {
 			if err := l.sync(ctx); err != nil {
-				if l.transient(ctx, err) && p.wait(ctx) {
+				if l.transient(ctx, err) && p.Wait(ctx) {
 					continue
 				}
 				return fail(err)
@@ -314,7 +313,7 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 			}
 		}
 		if err != nil {
-			if l.transient(ctx, err) && p.wait(ctx) {
+			if l.transient(ctx, err) && p.Wait(ctx) {
 				continue
 			}
 			return fail(err)
@@ -353,13 +352,13 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 		case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
 			// The latch this handle knew finished: learn the one there.
 			l.remember(s.gen, "")
-			p.reset()
+			p.Reset()
 			continue
 		case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, zk.ErrNodeExists),
 			errors.As(err, &me) && me.Index == 2 && errors.Is(me.Err, zk.ErrBadVersion):
 			// Ours was applied already, or another count-down went
 			// first: the next read tells which.
-			p.reset()
+			p.Reset()
 			continue
 		case me != nil:
 			return fail(err)
@@ -367,7 +366,7 @@ func (l *Countdown) CountDown(ctx context.Context) (bool, error) {
 		if sent(err) {
 			maybe = true
 		}
-		if l.transient(ctx, err) && p.wait(ctx) {
+		if l.transient(ctx, err) && p.Wait(ctx) {
 			continue
 		}
 		return fail(err)
@@ -415,13 +414,13 @@ func (l *Countdown) Wait(ctx context.Context) error {
 		return err
 	}
 	defer done()
-	var p pause
+	p := l.client.RetryPolicy().Pacer()
 	var czxid int64
 	synced := false
 	for {
 		if !synced {
 			if err := l.sync(ctx); err != nil {
-				if l.transient(ctx, err) && p.wait(ctx) {
+				if l.transient(ctx, err) && p.Wait(ctx) {
 					continue
 				}
 				return l.fail(err, false)
@@ -433,10 +432,10 @@ func (l *Countdown) Wait(ctx context.Context) error {
 			return nil
 		}
 		if err == nil {
-			p.reset()
+			p.Reset()
 			continue
 		}
-		if l.transient(ctx, err) && p.wait(ctx) {
+		if l.transient(ctx, err) && p.Wait(ctx) {
 			continue
 		}
 		return l.fail(err, false)
@@ -714,25 +713,6 @@ func sent(err error) bool {
 	return !errors.As(err, &me) && !errors.Is(err, zk.ErrNoServer) &&
 		!errors.Is(err, zkrecipes.ErrInvalidArgument) && !errors.Is(err, zkrecipes.ErrClosed) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// pause spaces the retries of a call that waits for the link to come back.
-type pause struct{ d time.Duration }
-
-func (p *pause) reset() { p.d = 0 }
-
-// wait sleeps, longer each time up to a second, and reports false if ctx
-// ended first.
-func (p *pause) wait(ctx context.Context) bool {
-	p.d = min(max(2*p.d, 20*time.Millisecond), time.Second)
-	t := time.NewTimer(p.d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func encode(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(int32(n))) }

@@ -22,11 +22,11 @@ type Cache struct {
 	name string
 	path string
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	view    *cache.Cache
-	fwd     sync.WaitGroup
+	// rt is named as the service cache, or as the Provider that owns it.
+	rt *framework.Runtime
+
+	mu   sync.Mutex
+	view *cache.Cache
 	// The forwarder's view, from the cache's events: what a subscriber's
 	// Snapshot holds. feed is published under mu.
 	feed    framework.Feed[CacheEvent]
@@ -114,19 +114,23 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if err := checkSegment("name", name); err != nil {
 		return nil, d.err(err)
 	}
-	c := &Cache{d: d, name: name, path: d.namePath(name), known: map[string]known{}}
+	path := d.namePath(name)
+	c := &Cache{d: d, name: name, path: path, rt: framework.NewRuntime(d.client, cacheRecipe, path), known: map[string]known{}}
 	c.stale = c.err(zkrecipes.ErrNotStarted)
 	return c, nil
 }
 
 func (c *Cache) usable() error {
-	if c == nil || c.d == nil {
-		return framework.RecipeErr("service cache", "", fmt.Errorf("%w: a nil or zero Cache: make one with Discovery.NewCache", zkrecipes.ErrInvalidArgument))
+	if c == nil || c.rt == nil {
+		return framework.Invalid(cacheRecipe, "Cache", "Discovery.NewCache")
 	}
 	return nil
 }
 
-func (c *Cache) err(err error) error { return framework.RecipeErr("service cache", c.path, err) }
+// cacheRecipe is the Cache's name in its errors.
+const cacheRecipe = "service cache"
+
+func (c *Cache) err(err error) error { return framework.RecipeErr(cacheRecipe, c.path, err) }
 
 // Path returns basePath/<name>.
 func (c *Cache) Path() string {
@@ -143,43 +147,34 @@ func (c *Cache) Start(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return c.err(zkrecipes.ErrNilContext)
-	}
-	return c.err(c.start(ctx))
+	return c.rt.Start(ctx, c.begin)
 }
 
-// start is Start with an error that names no recipe.
-func (c *Cache) start(ctx context.Context) error {
-	c.mu.Lock()
-	switch {
-	case c.closed:
-		c.mu.Unlock()
-		return zkrecipes.ErrClosed
-	case c.started:
-		c.mu.Unlock()
-		return zkrecipes.ErrStarted
-	}
-	c.started = true
+// begin reads the instances and starts the forwarder; if the read fails,
+// it stops the forwarder and forgets what it saw.
+func (c *Cache) begin(ctx context.Context) error {
 	view, err := cache.New(c.d.client, c.path, cache.Children())
 	if err != nil {
-		c.started = false
-		c.mu.Unlock()
 		return unwrapCache(err)
 	}
+	c.mu.Lock()
 	c.view = view
 	sub := view.Subscribe()
-	current := make(chan struct{})
+	current, forwarded := make(chan struct{}), make(chan struct{})
 	c.current = current
-	c.fwd.Add(1)
 	c.mu.Unlock()
-	go c.forward(sub)
-	if err := view.Start(ctx); err != nil {
-		// Nothing keeps running: Start may be called again.
+	if !c.rt.Go(func(life context.Context) { defer close(forwarded); c.forward(life, sub) }) {
+		sub.Close()
+		close(forwarded)
+		err = zkrecipes.ErrClosed
+	} else {
+		err = view.Start(ctx)
+	}
+	if err != nil {
 		_ = view.Close()
-		c.fwd.Wait()
+		<-forwarded // it applies nothing after the reset below
 		c.mu.Lock()
-		c.view, c.started = nil, false
+		c.view = nil
 		c.replaceLocked(map[string]known{})
 		c.staleLocked(zkrecipes.ErrNotStarted)
 		c.mu.Unlock()
@@ -195,11 +190,21 @@ func (c *Cache) start(ctx context.Context) error {
 }
 
 // forward turns the cache's events into the service cache's, keeping
-// the view a subscriber's Snapshot holds; it ends with the cache.
-func (c *Cache) forward(sub *framework.Subscription[cache.Event]) {
-	defer c.fwd.Done()
+// the view a subscriber's Snapshot holds; it ends with the cache, or
+// with life.
+func (c *Cache) forward(life context.Context, sub *framework.Subscription[cache.Event]) {
 	defer sub.Close()
-	for ev := range sub.Changes() {
+	for {
+		var ev cache.Event
+		select {
+		case e, ok := <-sub.Changes():
+			if !ok {
+				return
+			}
+			ev = e
+		case <-life.Done():
+			return
+		}
 		c.mu.Lock()
 		switch ev.Type {
 		case cache.Snapshot, cache.Overflow:
@@ -335,10 +340,10 @@ func (c *Cache) Instances() ([]Instance, error) {
 // and the Provider's each name themselves.
 func (c *Cache) instances() ([]Instance, error) {
 	c.mu.Lock()
-	view, closed := c.view, c.closed
+	view := c.view
 	c.mu.Unlock()
 	switch {
-	case closed:
+	case c.rt.Closed():
 		return nil, zkrecipes.ErrClosed
 	case view == nil:
 		return nil, zkrecipes.ErrNotStarted
@@ -385,18 +390,14 @@ func (c *Cache) Close() error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.closed {
+	return c.rt.Close(func(context.Context) error {
+		c.mu.Lock()
+		view := c.view
 		c.mu.Unlock()
+		if view != nil {
+			_ = view.Close()
+		}
+		c.feed.End(nil)
 		return nil
-	}
-	c.closed = true
-	view := c.view
-	c.mu.Unlock()
-	if view != nil {
-		_ = view.Close()
-	}
-	c.fwd.Wait()
-	c.feed.End(nil)
-	return nil
+	})
 }

@@ -149,6 +149,8 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 	if cfg.err != nil {
 		return nil, framework.RecipeErr(providerRecipe, cache.path, cfg.err)
 	}
+	// The cache's lifecycle is the Provider's, and says so in its errors.
+	cache.rt = framework.NewRuntime(d.client, providerRecipe, cache.path)
 	return &Provider{cache: cache, cfg: cfg, down: map[string]*downStatus{}}, nil
 }
 
@@ -179,10 +181,7 @@ func (p *Provider) Start(ctx context.Context) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return p.err(zkrecipes.ErrNilContext)
-	}
-	return p.err(p.cache.start(ctx))
+	return p.cache.rt.Start(ctx, p.cache.begin)
 }
 
 // Instances returns every instance the cache holds, disabled and down ones

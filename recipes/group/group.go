@@ -75,12 +75,10 @@ type Member struct {
 	path   string
 	id     string
 	node   *persistent.Node
+	rt     *framework.Runtime
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	view    *cache.Cache
-	fwd     sync.WaitGroup
+	mu   sync.Mutex
+	view *cache.Cache
 	// feed is published under mu, with known and stale, the members and
 	// the staleness its subscribers were told of: a new subscription
 	// begins with them (Subscribe).
@@ -111,17 +109,17 @@ func New(client *framework.Client, path, id string, payload []byte) (*Member, er
 	if err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	return &Member{client: client, path: path, id: id, node: node}, nil
+	return &Member{client: client, path: path, id: id, node: node, rt: framework.NewRuntime(client, recipe, path)}, nil
 }
 
 func (m *Member) usable() error {
-	if m == nil || m.client == nil {
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Member: make one with New", zkrecipes.ErrInvalidArgument))
+	if m == nil || m.rt == nil {
+		return framework.Invalid(recipe, "Member", "New")
 	}
 	return nil
 }
 
-func (m *Member) err(err error) error { return framework.RecipeErr(recipe, m.path, err) }
+func (m *Member) err(err error) error { return m.rt.Err(err) }
 
 // Path returns the group's path.
 func (m *Member) Path() string {
@@ -146,27 +144,19 @@ func (m *Member) Start(ctx context.Context) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return m.err(zkrecipes.ErrNilContext)
-	}
-	m.mu.Lock()
-	switch {
-	case m.closed:
-		m.mu.Unlock()
-		return m.err(zkrecipes.ErrClosed)
-	case m.started:
-		m.mu.Unlock()
-		return m.err(zkrecipes.ErrStarted)
-	}
-	m.started = true
-	node := m.node
+	return m.rt.Start(ctx, m.begin)
+}
+
+// begin makes this member's node and reads the members; if either fails,
+// it undoes both.
+func (m *Member) begin(ctx context.Context) error {
 	view, err := cache.New(m.client, m.path, cache.Children())
 	if err != nil {
-		m.started = false
-		m.mu.Unlock()
-		return m.err(err)
+		return err
 	}
+	m.mu.Lock()
 	m.view = view
+	node := m.node
 	m.mu.Unlock()
 	err = node.Start(ctx)
 	if err == nil {
@@ -178,47 +168,47 @@ func (m *Member) Start(ctx context.Context) error {
 		// Start read.
 		sub := view.Subscribe()
 		m.mu.Lock()
-		if m.closed {
-			m.mu.Unlock()
-			sub.Close()
-			err = zkrecipes.ErrClosed
-		} else {
-			m.apply(<-sub.Changes())
-			m.fwd.Add(1)
-			m.mu.Unlock()
-			go func() {
-				defer m.fwd.Done()
-				m.forward(sub)
-			}()
-		}
-	}
-	if err != nil {
-		_ = node.Close()
-		_ = view.Close()
-		m.fwd.Wait()
-		m.mu.Lock()
-		closed := m.closed
-		m.view, m.started = nil, false
-		if !closed {
-			// A Node that failed to start can start again; one closed
-			// cannot, so the Member gets a fresh one.
-			m.node, _ = persistent.New(m.client, framework.Join(m.path, m.id), node.Data())
-		}
+		m.apply(<-sub.Changes())
 		m.mu.Unlock()
-		return m.err(unwrapCache(err))
+		if m.rt.Go(func(life context.Context) { m.forward(life, sub) }) {
+			return nil
+		}
+		sub.Close()
+		err = zkrecipes.ErrClosed
 	}
-	return nil
+	_ = node.Close()
+	_ = view.Close()
+	m.mu.Lock()
+	m.view = nil
+	if !m.rt.Closed() {
+		// A Node that failed to start can start again; one closed
+		// cannot, so the Member gets a fresh one.
+		m.node, _ = persistent.New(m.client, framework.Join(m.path, m.id), node.Data())
+	}
+	m.mu.Unlock()
+	return unwrapCache(err)
 }
 
 // forward turns the cache's events into the group's, until the cache's
-// subscription ends. It keeps the members it reported (known), so that an
+// subscription or life ends. It keeps the members it reported (known), so that an
 // Overflow (the whole view in place of the events missed) becomes the
 // joins, leaves and changes between the two.
-func (m *Member) forward(sub *framework.Subscription[cache.Event]) {
-	for ev := range sub.Changes() {
-		m.mu.Lock()
-		m.apply(ev)
-		m.mu.Unlock()
+func (m *Member) forward(life context.Context, sub *framework.Subscription[cache.Event]) {
+	// Closed here: a reader gone at Close would leave the subscription's
+	// queue undrained, and its goroutine waiting.
+	defer sub.Close()
+	for {
+		select {
+		case ev, ok := <-sub.Changes():
+			if !ok {
+				return
+			}
+			m.mu.Lock()
+			m.apply(ev)
+			m.mu.Unlock()
+		case <-life.Done():
+			return
+		}
 	}
 }
 
@@ -314,8 +304,8 @@ func (m *Member) Set(ctx context.Context, payload []byte) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return m.err(zkrecipes.ErrNilContext)
+	if err := m.rt.Check(ctx); err != nil {
+		return err
 	}
 	return m.err(m.ownNode().Set(ctx, payload))
 }
@@ -331,15 +321,12 @@ func (m *Member) Members() (map[string][]byte, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	view, closed := m.view, m.closed
-	m.mu.Unlock()
-	switch {
-	case closed:
-		return nil, m.err(zkrecipes.ErrClosed)
-	case view == nil:
-		return nil, m.err(zkrecipes.ErrNotStarted)
+	if err := m.rt.Ready(context.Background()); err != nil {
+		return nil, err
 	}
+	m.mu.Lock()
+	view := m.view
+	m.mu.Unlock()
 	nodes, err := view.Children(m.path)
 	if err != nil {
 		return nil, m.err(unwrapCache(err))
@@ -415,19 +402,15 @@ func (m *Member) Close() error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	if m.closed {
+	return m.rt.Close(func(context.Context) error {
+		m.mu.Lock()
+		view, node := m.view, m.node
 		m.mu.Unlock()
+		_ = node.Close()
+		if view != nil {
+			_ = view.Close()
+		}
+		m.feed.End(nil)
 		return nil
-	}
-	m.closed = true
-	view, node := m.view, m.node
-	m.mu.Unlock()
-	_ = node.Close()
-	if view != nil {
-		_ = view.Close()
-	}
-	m.fwd.Wait()
-	m.feed.End(nil)
-	return nil
+	})
 }

@@ -269,6 +269,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 			l.closeErr = l.deleteNode(node, owner)
 		}
 	}()
+	pacer := c.RetryPolicy().Pacer()
 	for life.Err() == nil {
 		// From here to a term is the latch's acquire, whether it queues
 		// anew or its node leads again after a cut.
@@ -297,11 +298,12 @@ func (l *Latch) run(life context.Context, j *joining) {
 				return // Start returns it
 			}
 			c.Logger().Warn("leader latch: will try again", "path", l.path, "err", err)
-			if !engine.Pause(life) {
+			if !pacer.Wait(life) {
 				return
 			}
 			continue
 		}
+		pacer.Reset()
 		node, owner, czxid = e.Path, e.Session.ID, e.Token
 		// The term is a hold of the node, as every hold: it follows the
 		// session's loss signal and the node itself (deleted by someone

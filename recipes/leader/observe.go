@@ -150,6 +150,7 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 	var last Leadership
 	reported := false
 	var woke time.Time // when the last wait ended; zero before the first look
+	pacer := c.RetryPolicy().Pacer()
 	for {
 		s, err := c.WaitConnected(life)
 		if err != nil {
@@ -163,11 +164,12 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 				return err
 			}
 			c.Logger().Warn("leader observer: will look again", "path", path, "err", err)
-			if !engine.Pause(life) {
+			if !pacer.Wait(life) {
 				return life.Err()
 			}
 			continue
 		}
+		pacer.Reset()
 		tell := true
 		switch {
 		case !reported || !now.sameTerm(last):

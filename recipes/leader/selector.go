@@ -247,6 +247,7 @@ func (s *Selector) err(err error) error { return framework.RecipeErr(selectorRec
 
 func (s *Selector) run(life context.Context, j *joining) {
 	defer s.wg.Done()
+	pacer := s.client.RetryPolicy().Pacer()
 	for {
 		led, err := s.lead(life, j.queue)
 		if err != nil && life.Err() == nil {
@@ -258,7 +259,9 @@ func (s *Selector) run(life context.Context, j *joining) {
 		if life.Err() != nil {
 			return
 		}
-		if !led && !engine.Pause(life) {
+		if led {
+			pacer.Reset()
+		} else if !pacer.Wait(life) {
 			// Not leading, nothing held: it paused before trying again.
 			return
 		}

@@ -673,8 +673,7 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 	defer sub.Close()
 	<-sub.Changes() // the state as it stands: each turn below looks at it
 	c := n.client
-	const minPause, maxPause = 20 * time.Millisecond, time.Second
-	pause := minPause
+	pacer := c.RetryPolicy().Pacer()
 	for life.Err() == nil {
 		var watch <-chan zk.Event
 		var retry <-chan time.Time
@@ -695,7 +694,8 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 			w, err := n.reconcile(wctx, link)
 			switch {
 			case err == nil:
-				watch, pause = w, minPause
+				watch = w
+				pacer.Reset()
 			case errors.Is(err, errAgain):
 				wcancel()
 				continue
@@ -705,12 +705,11 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 			case wctx.Err() != nil:
 				// The link dropped: the subscription says what next, or,
 				// if it has said it already, a look after a pause.
-				retry = time.After(pause)
+				retry = time.After(pacer.Next())
 			default:
 				n.notInPlace(err)
 				c.Logger().Debug("zookeeper persistent node: will try again", "path", n.path, "err", err)
-				retry = time.After(pause)
-				pause = min(2*pause, maxPause)
+				retry = time.After(pacer.Next())
 			}
 		}
 		select {

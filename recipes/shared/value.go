@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -57,10 +56,7 @@ type Value struct {
 	client *framework.Client
 	path   string
 	seed   []byte
-
-	startMu sync.Mutex // serialises Start and Close
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
+	rt     *framework.Runtime
 
 	// feed delivers the values read or written; counts, those of a
 	// Count's Value, decoded. Both are published under mu, so a
@@ -70,8 +66,6 @@ type Value struct {
 	counts  framework.Feed[Versioned[int32]]
 
 	mu       sync.Mutex
-	started  bool
-	closed   bool
 	cur      Versioned[[]byte]
 	curCzxid int64 // the czxid of the node cur was read from (0: none)
 	missing  bool  // the follower's last read found no node
@@ -111,6 +105,7 @@ func newValue(recipe string, client *framework.Client, path string, seed []byte)
 		client:  client,
 		path:    path,
 		seed:    seed,
+		rt:      framework.NewRuntime(client, recipe, path),
 		isCount: recipe == countRecipe,
 		cur:     Versioned[[]byte]{Value: seed, Version: -1, Zxid: -1},
 	}, nil
@@ -145,91 +140,29 @@ func (v *Value) Start(ctx context.Context) error {
 	if err := v.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return v.err(zkrecipes.ErrNilContext)
-	}
-	return v.err(v.start(ctx))
+	return v.rt.Start(ctx, v.begin)
 }
 
-func (v *Value) start(ctx context.Context) error {
-	v.startMu.Lock()
-	defer v.startMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return err // before anything is sent
-	}
-	// One context for the create and the follower's first read, which
-	// Close ends too: a Start waiting on a dead link must not outlive it.
-	life, cancel := context.WithCancel(context.Background())
-	v.mu.Lock()
-	if err := v.startableLocked(); err != nil {
-		v.mu.Unlock()
-		cancel()
-		return err
-	}
-	v.cancel = cancel
-	v.mu.Unlock()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	fail := func(err error) error {
-		cancel()
-		v.mu.Lock()
-		closed := v.closed
-		v.mu.Unlock()
-		if ctxErr := ctx.Err(); ctxErr != nil && !closed {
-			return ctxErr
-		}
-		return engine.Err(err, closed)
-	}
-
-	_, err := v.client.Create(life, v.path, v.seed, framework.WithParentContainers())
+// begin makes the node if it is missing and starts the follower; it
+// returns once the follower has read the node and set its watch.
+func (v *Value) begin(ctx context.Context) error {
+	_, err := v.client.Create(ctx, v.path, v.seed, framework.WithParentContainers())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return fail(err)
+		return engine.Err(err, false)
 	}
-	armed, stopped := make(chan struct{}), make(chan struct{})
-	refused := make(chan error, 1)
-	v.mu.Lock()
-	if v.closed {
-		v.mu.Unlock()
-		return fail(zkrecipes.ErrClosed)
+	armed, refused := make(chan struct{}), make(chan error, 1)
+	if !v.rt.Go(func(life context.Context) { v.follow(life, armed, refused) }) {
+		return zkrecipes.ErrClosed
 	}
-	v.wg.Add(1) // under mu, so that Close, once it has set closed, waits for it
-	v.mu.Unlock()
-	go func() {
-		defer v.wg.Done()
-		defer close(stopped)
-		v.follow(life, armed, refused)
-	}()
 	select {
 	case <-armed:
-		if !stop() && ctx.Err() != nil {
-			// ctx ended as the read came in: the caller has given up.
-			<-stopped
-			return fail(ctx.Err())
-		}
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		if v.closed {
-			return zkrecipes.ErrClosed
-		}
-		v.started = true
-		return nil
+		// ctx may have ended as the read came in: the caller has given up.
+		return ctx.Err()
 	case err := <-refused:
-		cancel()
-		<-stopped
-		return engine.Err(err, false)
-	case <-stopped: // ctx ended, Close was called, or the client closed
-		return fail(zkrecipes.ErrClosed)
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-}
-
-func (v *Value) startableLocked() error {
-	switch {
-	case v.closed:
-		return zkrecipes.ErrClosed
-	case v.started:
-		return zkrecipes.ErrStarted
-	}
-	return nil
 }
 
 // follow reads the node with a watch, and again on every change, and again
@@ -239,7 +172,7 @@ func (v *Value) startableLocked() error {
 func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<- error) {
 	c := v.client
 	once := sync.OnceFunc(func() { close(armed) })
-	pause := 50 * time.Millisecond
+	pacer := v.rt.Pacer()
 	for life.Err() == nil {
 		// Taken before the read: if the link drops during it, the value
 		// counts as stale until the next read.
@@ -278,16 +211,12 @@ func (v *Value) follow(life context.Context, armed chan struct{}, refused chan<-
 				default:
 				}
 			}
-			c.Logger().Debug("zookeeper shared value: read failed; will retry", "path", v.path, "err", err)
-			select {
-			case <-time.After(pause):
-			case <-life.Done():
+			if !v.rt.Retry(life, pacer, err) {
 				return
 			}
-			pause = min(2*pause, time.Second)
 			continue
 		}
-		pause = 50 * time.Millisecond
+		pacer.Reset()
 		once()
 		select {
 		case <-watch: // changed, made, deleted, or the watch ended: read again
@@ -308,7 +237,7 @@ func (v *Value) goStale() {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.told != nil || v.closed {
+	if v.told != nil || v.rt.Closed() {
 		return
 	}
 	v.told = err
@@ -372,11 +301,11 @@ func (v *Value) Get() (Versioned[[]byte], error) {
 	if err := v.usable(); err != nil {
 		return Versioned[[]byte]{}, err
 	}
+	if err := v.rt.Ready(context.Background()); err != nil {
+		return Versioned[[]byte]{}, err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.usableLocked(); err != nil {
-		return Versioned[[]byte]{}, v.err(err)
-	}
 	return v.copyLocked(), nil
 }
 
@@ -384,18 +313,6 @@ func (v *Value) copyLocked() Versioned[[]byte] {
 	out := v.cur
 	out.Value = bytes.Clone(out.Value)
 	return out
-}
-
-func (v *Value) usableLocked() error {
-	switch {
-	case v.closed:
-		return zkrecipes.ErrClosed
-	case !v.started:
-		return zkrecipes.ErrNotStarted
-	case v.client.Closed():
-		return engine.Err(zkrecipes.ErrClosed, false)
-	}
-	return nil
 }
 
 // Err is nil while Get returns the node's latest value as far as
@@ -413,14 +330,15 @@ func (v *Value) Err() error {
 	return v.err(v.staleness())
 }
 
+// staleness says why the value may be stale; before Start has returned
+// (the follower's first reads) and after Close, why it cannot be read.
 func (v *Value) staleness() error {
-	v.mu.Lock()
-	err := v.usableLocked()
-	link, missing, readErr := v.link, v.missing, v.readErr
-	v.mu.Unlock()
-	if err != nil {
+	if err := v.rt.Ready(context.Background()); err != nil {
 		return err
 	}
+	v.mu.Lock()
+	link, missing, readErr := v.link, v.missing, v.readErr
+	v.mu.Unlock()
 	switch v.client.State() {
 	case conn.StateClosed:
 		return zkrecipes.ErrClosed
@@ -512,22 +430,14 @@ func (v *Value) writable(ctx context.Context) error {
 	if err := v.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return v.err(zkrecipes.ErrNilContext)
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.err(v.usableLocked())
+	return v.rt.Ready(ctx)
 }
 
 func (v *Value) writeErr(err error) error {
 	if errors.Is(err, zk.ErrNoNode) {
 		return v.err(fmt.Errorf("%w: %w", zkrecipes.ErrNodeDeleted, err))
 	}
-	v.mu.Lock()
-	closed := v.closed
-	v.mu.Unlock()
-	return v.err(engine.Err(err, closed))
+	return v.err(engine.Err(err, v.rt.Closed()))
 }
 
 // Subscribe returns a subscription to the values read or written from now
@@ -556,7 +466,7 @@ func subscribe[T any](v *Value, feed *framework.Feed[T], convert func(Versioned[
 	// Whatever has been read is delivered, even before Start returns: the
 	// follower's first read may have been published before this
 	// subscription existed.
-	if !v.closed && (v.started || v.cur.Version != -1) {
+	if !v.rt.Closed() && (v.rt.Started() || v.cur.Version != -1) {
 		now := v.copyLocked()
 		now.Stale = v.told
 		if x, ok := convert(now); ok {
@@ -583,19 +493,9 @@ func (v *Value) Close() error {
 	if err := v.usable(); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	if v.closed {
-		v.mu.Unlock()
+	return v.rt.Close(func(context.Context) error {
+		v.feed.End(nil)
+		v.counts.End(nil)
 		return nil
-	}
-	v.closed = true
-	cancel := v.cancel
-	v.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	v.wg.Wait()
-	v.feed.End(nil)
-	v.counts.End(nil)
-	return nil
+	})
 }

@@ -1,0 +1,303 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// RetryPolicy returns the policy the client retries its requests under
+// (WithRetryPolicy); a recipe's background loops pace their retries by it
+// too, through Runtime.Pacer, unless the recipe was given its own.
+func (c *Client) RetryPolicy() retry.Policy { return c.retry }
+
+// Runtime is the lifecycle of one recipe value, written once for every
+// recipe of the module and for a recipe of your own: its started and
+// closed state and the checks every call makes against it, a Start that
+// undoes a failed start, an idempotent Close bounded by the client's
+// release timeout, the background work that Close waits for, and the
+// pacing of retries under a retry.Policy. Every error it returns names
+// the recipe and its path (a *RecipeError).
+//
+// A recipe makes one with NewRuntime in its constructor, keeps it, and
+// begins each method with Check or Ready (after its own nil check, which
+// Invalid words). Its methods may be called from any goroutine.
+type Runtime struct {
+	client *Client
+	recipe string
+	path   string
+	policy retry.Policy
+
+	// startMu serialises Start and Close, so that Close waits for a Start
+	// under way and a Start never begins after Close.
+	startMu sync.Mutex
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	halting bool            // halt waits: Go starts nothing
+	life    context.Context // of the running background work; nil when none runs
+	stop    func()          // ends life
+	wg      sync.WaitGroup  // the background work; Add under mu
+}
+
+// NewRuntime returns the runtime of the recipe named recipe (as "cache"
+// or "double barrier") at path, on client. Its background loops pace
+// their retries by the client's RetryPolicy.
+func NewRuntime(client *Client, recipe, path string) *Runtime {
+	return &Runtime{client: client, recipe: recipe, path: path, policy: client.RetryPolicy()}
+}
+
+// WithPolicy has r's background loops pace their retries by p rather than
+// by the client's policy, and returns r. Call it before any work begins.
+func (r *Runtime) WithPolicy(p retry.Policy) *Runtime {
+	r.policy = p
+	return r
+}
+
+// Client returns the client the recipe runs on.
+func (r *Runtime) Client() *Client { return r.client }
+
+// Path returns the recipe's path; "" for a nil Runtime.
+func (r *Runtime) Path() string {
+	if r == nil {
+		return ""
+	}
+	return r.path
+}
+
+// Err returns err naming the recipe and its path (see RecipeErr), or nil
+// for nil.
+func (r *Runtime) Err(err error) error { return RecipeErr(r.recipe, r.path, err) }
+
+// Invalid is the error of a call on a nil or zero recipe value, without a
+// Runtime: it names the recipe, wraps zkrecipes.ErrInvalidArgument, and
+// says which constructor makes a usable one (as "a nil or zero Cache: make
+// one with New").
+func Invalid(recipe, typ, ctor string) error {
+	return RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero %s: make one with %s", zkrecipes.ErrInvalidArgument, typ, ctor))
+}
+
+// Check is the check of a call that does not need Start: a nil ctx wraps
+// zkrecipes.ErrNilContext, a recipe or client closed zkrecipes.ErrClosed.
+// A call that takes no context passes context.Background(). It sends
+// nothing.
+func (r *Runtime) Check(ctx context.Context) error {
+	if ctx == nil {
+		return r.Err(zkrecipes.ErrNilContext)
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed || r.client.Closed() {
+		return r.Err(zkrecipes.ErrClosed)
+	}
+	return nil
+}
+
+// Ready is Check for a call that needs Start first: before Start (or
+// after a Start that failed) it wraps zkrecipes.ErrNotStarted.
+func (r *Runtime) Ready(ctx context.Context) error {
+	if ctx == nil {
+		return r.Err(zkrecipes.ErrNilContext)
+	}
+	r.mu.Lock()
+	closed, started := r.closed, r.started
+	r.mu.Unlock()
+	switch {
+	case closed:
+		return r.Err(zkrecipes.ErrClosed)
+	case !started:
+		return r.Err(zkrecipes.ErrNotStarted)
+	case r.client.Closed():
+		return r.Err(zkrecipes.ErrClosed)
+	}
+	return nil
+}
+
+// Started reports whether a Start succeeded.
+func (r *Runtime) Started() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started
+}
+
+// Closed reports whether Close was called on the recipe (Check also sees
+// the client's).
+func (r *Runtime) Closed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+// Start runs begin, the recipe's start, and marks the recipe started if it
+// returns nil. begin gets a context that ends with ctx or when the recipe
+// or its client closes; it starts the recipe's background work with Go,
+// and returns once the recipe has joined (nil), has failed, or its context
+// is done (its error). If begin fails, Start ends the background work it
+// started and waits for it before it returns, so that nothing keeps running
+// and Start may be called again.
+//
+// Before begin runs, a nil ctx wraps zkrecipes.ErrNilContext, a second
+// Start after one succeeded zkrecipes.ErrStarted, a closed recipe or client
+// zkrecipes.ErrClosed, and a done ctx its error. A begin that fails because
+// Close came meanwhile fails Start with zkrecipes.ErrClosed.
+func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) error) error {
+	if ctx == nil {
+		return r.Err(zkrecipes.ErrNilContext)
+	}
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	// The checks and the life under one lock: a Close that comes after
+	// them ends this life, so that begin cannot outlast it.
+	r.mu.Lock()
+	var refused error
+	switch {
+	case r.closed:
+		refused = zkrecipes.ErrClosed
+	case r.started:
+		refused = zkrecipes.ErrStarted
+	case r.client.Closed():
+		refused = zkrecipes.ErrClosed
+	default:
+		refused = ctx.Err()
+	}
+	if refused != nil {
+		r.mu.Unlock()
+		return r.Err(refused)
+	}
+	life := r.lifeLocked()
+	r.mu.Unlock()
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(life, cancel)
+	defer stop()
+	err := begin(bctx)
+	if err == nil {
+		r.mu.Lock()
+		r.started = true
+		r.mu.Unlock()
+		return nil
+	}
+	r.halt()
+	switch {
+	case ctx.Err() != nil && errors.Is(err, context.Cause(bctx)):
+		return r.Err(ctx.Err())
+	case (r.Closed() || r.client.Closed()) && errors.Is(err, context.Canceled):
+		// begin saw its context end because the recipe or client closed.
+		return r.Err(zkrecipes.ErrClosed)
+	}
+	return r.Err(err)
+}
+
+// lifeLocked returns the context of the background work, made if none
+// runs: it ends at Close of the recipe or of its client. Under mu, not
+// closed.
+func (r *Runtime) lifeLocked() context.Context {
+	if r.life == nil {
+		life, cancel := context.WithCancel(context.Background())
+		remove := r.client.OnClose(cancel)
+		r.life, r.stop = life, func() { cancel(); remove() }
+	}
+	return r.life
+}
+
+// halt ends the background work and waits for it. While it waits, Go
+// starts nothing: work that a halted task would start must not outlive
+// the halt under a fresh context.
+func (r *Runtime) halt() {
+	r.mu.Lock()
+	stop := r.stop
+	r.life, r.stop = nil, nil
+	r.halting = true
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	r.wg.Wait()
+	r.mu.Lock()
+	r.halting = false
+	r.mu.Unlock()
+}
+
+// Go runs f on one of the client's workers (Client.Go) as the recipe's
+// background work, and reports true; Close ends f's context and waits for
+// f to return. Once the recipe or its client is closed it runs nothing and
+// reports false. f must return soon after its context ends.
+func (r *Runtime) Go(f func(life context.Context)) bool {
+	r.mu.Lock()
+	if r.closed || r.halting {
+		r.mu.Unlock()
+		return false
+	}
+	life := r.lifeLocked()
+	r.wg.Add(1)
+	r.mu.Unlock()
+	if !r.client.Go(func() { defer r.wg.Done(); f(life) }) {
+		r.wg.Done()
+		return false
+	}
+	return true
+}
+
+// Close closes the recipe once: it ends the background work and waits for
+// it (behind a Start under way), then runs release, if not nil, with a
+// context bounded by the client's ReleaseTimeout, for what the recipe
+// must undo on the server (its node, say). It returns release's error,
+// named; a second Close returns nil at once.
+func (r *Runtime) Close(release func(ctx context.Context) error) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	// First end what runs, a Start that waits included; then wait for that
+	// Start to return, and for what it left.
+	r.halt()
+	r.startMu.Lock()
+	r.halt()
+	r.startMu.Unlock()
+	if release == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.client.ReleaseTimeout())
+	defer cancel()
+	return r.Err(release(ctx))
+}
+
+// Pacer returns a pacer for one of the recipe's background loops: Wait
+// after a failed attempt sleeps the policy's next pause, Reset after one
+// that succeeded starts the schedule over. See retry.Pacer.
+func (r *Runtime) Pacer() *retry.Pacer { return r.policy.Pacer() }
+
+// Loop runs step again and again until ctx ends: the one watch, wait and
+// retry loop of a recipe that follows the server. step reads what it
+// follows, sets its watches and waits for one to fire (or ctx to end),
+// and returns nil; or it fails, and Loop logs the error and sleeps the
+// pacer's next pause before it runs step again. A step that succeeds
+// starts the pauses over.
+func (r *Runtime) Loop(ctx context.Context, step func(ctx context.Context) error) {
+	pacer := r.Pacer()
+	for ctx.Err() == nil {
+		if err := step(ctx); err != nil {
+			if ctx.Err() != nil || !r.Retry(ctx, pacer, err) {
+				return
+			}
+			continue
+		}
+		pacer.Reset()
+	}
+}
+
+// Retry logs err, the failure of an attempt of one of the recipe's
+// background loops, and sleeps pacer's next pause; it reports false,
+// without sleeping it out, if ctx ends first.
+func (r *Runtime) Retry(ctx context.Context, pacer *retry.Pacer, err error) bool {
+	r.client.Logger().Debug("zookeeper "+r.recipe+": will try again", "path", r.path, "err", err)
+	return pacer.Wait(ctx)
+}
