@@ -177,14 +177,7 @@ func TestASessionDeclaredLostIsNeverResumed(t *testing.T) {
 	require.True(t, cl.SessionAlive(before.ID), "the server still has the session the client gave up")
 
 	p.Heal()
-	ev := expect(t, sub, 20*time.Second, conn.StateReconnected)[0]
-	assert.True(t, ev.NewSession)
-	require.NotEqual(t, before.ID, ev.SessionID, "the session declared lost was resumed")
-	require.Eventually(t, func() bool { return !cl.SessionAlive(before.ID) }, 20*time.Second, 50*time.Millisecond,
-		"the old session, never resumed, expires on the server")
-	ok, _, err := c.Exists(t.Context(), "/abandoned")
-	require.NoError(t, err)
-	assert.False(t, ok, "the old session's ephemeral node went with it")
+	backOnANewSession(t, cl, c, sub, before.ID)
 }
 
 // The race the expiry can lose: the client's connect request resumes the
@@ -216,13 +209,22 @@ func TestAResumeAnsweredAfterTheExpiryIsRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "declared lost; link dropped") }, 20*time.Second, 50*time.Millisecond,
 		"the late answer resuming the session was refused")
 	p.Heal()
+	backOnANewSession(t, cl, c, sub, before.ID)
+}
+
+// backOnANewSession checks that c, whose session old was declared lost
+// with its node /abandoned, comes back on a new session, and that old ends
+// on the server with the node.
+func backOnANewSession(t *testing.T, cl *zktest.Cluster, c *framework.Client, sub *framework.Subscription[conn.Event], old int64) {
+	t.Helper()
 	ev := expect(t, sub, 30*time.Second, conn.StateReconnected)[0]
-	require.True(t, ev.NewSession)
-	require.NotEqual(t, before.ID, ev.SessionID)
-	require.Eventually(t, func() bool { return !cl.SessionAlive(before.ID) }, 20*time.Second, 50*time.Millisecond)
+	assert.True(t, ev.NewSession)
+	require.NotEqual(t, old, ev.SessionID, "the session declared lost was resumed")
+	require.Eventually(t, func() bool { return !cl.SessionAlive(old) }, 20*time.Second, 50*time.Millisecond,
+		"the old session, never resumed, expires on the server")
 	ok, _, err := c.Exists(t.Context(), "/abandoned")
 	require.NoError(t, err)
-	assert.False(t, ok)
+	assert.False(t, ok, "the old session's ephemeral node went with it")
 }
 
 func TestSimulatedExpiryCanBeTurnedOff(t *testing.T) {
