@@ -1,25 +1,13 @@
 package session
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"net"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// handshake is what the server said in its answer to the connect request,
-// which go-zookeeper keeps to itself: the negotiated session timeout and
-// whether the server is read-only.
-type handshake struct {
-	timeoutMs int32
-	sessionID int64
-	readOnly  bool
-}
 
 // xidWatchEvent is the xid of a frame the server sends on its own: a watch
 // notification. Every other frame answers a request of ours (pings are
@@ -256,55 +244,6 @@ func advance(v *atomic.Int64, at int64) {
 	}
 }
 
-// writeConnect writes go-zookeeper's connect request (length-prefixed:
-// protocolVersion int32, lastZxidSeen int64, timeOut int32, sessionId
-// int64, passwd buffer), changed in two ways go-zookeeper has no option
-// for:
-//   - the readOnly byte the protocol allows after it, when read-only
-//     sessions are asked for: servers refuse clients without it in
-//     read-only mode;
-//   - a session that may not be resumed goes with a wrong password: the
-//     server answers that it has expired (as it does for any session
-//     whose password does not match), and go-zookeeper does what it does
-//     on an expiry: it drops the session and its watches, and asks for a
-//     new one. The old one is left alone, to expire on the server.
-func (c *sniffConn) writeConnect(b []byte) (int, error) {
-	if len(b) < 4 || int(binary.BigEndian.Uint32(b))+4 != len(b) {
-		return c.Conn.Write(b) // not one whole frame: not ours to change
-	}
-	var pw []byte // the password's bytes, if the session may not be resumed
-	if len(b) >= connectPasswd {
-		id := int64(binary.BigEndian.Uint64(b[connectSessionID:]))
-		n := int(int32(binary.BigEndian.Uint32(b[connectPasswd-4:])))
-		if id != 0 && n > 0 && connectPasswd+n <= len(b) && c.mayResume != nil && !c.mayResume(id) {
-			pw = b[connectPasswd : connectPasswd+n]
-		}
-	}
-	out := b
-	if pw != nil || c.askReadOnly {
-		out = make([]byte, len(b), len(b)+1)
-		copy(out, b)
-	}
-	for i := range pw {
-		out[connectPasswd+i] = ^pw[i] // differs from the password in every byte
-	}
-	if c.askReadOnly {
-		binary.BigEndian.PutUint32(out, uint32(len(b)-4+1))
-		out = append(out, 1)
-	}
-	if _, err := c.Conn.Write(out); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-// Offsets in a connect request frame: its session id, and its password's
-// bytes (after their int32 length).
-const (
-	connectSessionID = 4 + 4 + 8 + 4
-	connectPasswd    = connectSessionID + 8 + 4
-)
-
 // noteRequest registers a traced create before its bytes leave, so its
 // reply cannot be read before we know to look for it.
 func (c *sniffConn) noteRequest(b []byte) {
@@ -423,9 +362,7 @@ func (c *sniffConn) Read(b []byte) (int, error) {
 	return n, c.readFailed(err)
 }
 
-// errResumeRefused fails the link on which the server resumed a session
 // that the client had declared lost meanwhile.
-var errResumeRefused = errors.New("zookeeper resumed a session this client had declared lost; link dropped")
 
 // readFailed is err, from reading the socket.
 func (c *sniffConn) readFailed(err error) error {
@@ -475,30 +412,7 @@ func (c *sniffConn) frame() {
 	c.head = c.head[:0]
 	if !c.handshaken {
 		c.handshaken = true
-		if h, ok := parseConnectResponse(head); ok {
-			if c.refused = !c.onHandshake(h); c.refused {
-				return
-			}
-			if h.sessionID == 0 {
-				// Expired: go-zookeeper reads the answer (read from the
-				// socket already) and dials again, but never closes
-				// this link itself.
-				_ = c.Conn.Close()
-			}
-			c.mu.Lock()
-			c.session = h.sessionID
-			c.mu.Unlock()
-			c.readOnly.Store(h.readOnly)
-			// A follower asks the leader before it takes a session (a new
-			// one, or one that moves to it): the handshake proves the
-			// quorum hears us, unless it says the session has expired
-			// (no timeout): then it proves nothing of the session.
-			if h.timeoutMs > 0 {
-				c.prove(c.connectSent)
-			}
-			// go-zookeeper's own receive timeout, from the same number.
-			c.recvTimeout.Store(int64(time.Duration(h.timeoutMs) * time.Millisecond * 2 / 3))
-		}
+		c.connectAnswer(head)
 		return
 	}
 	if len(head) < 8 {
@@ -533,184 +447,4 @@ func (c *sniffConn) frame() {
 		return
 	}
 	t.complete(string(head[24:24+plen]), zxid, session)
-}
-
-// parseConnectResponse decodes a length-prefixed connect response:
-// protocolVersion int32, timeOut int32, sessionId int64, passwd buffer,
-// then an optional readOnly bool. ok is false until the frame is complete.
-func parseConnectResponse(b []byte) (handshake, bool) {
-	if len(b) < 4 {
-		return handshake{}, false
-	}
-	size := int(binary.BigEndian.Uint32(b[:4]))
-	if len(b) < 4+size || size < 20 {
-		return handshake{}, false
-	}
-	body := b[4 : 4+size]
-	h := handshake{
-		timeoutMs: int32(binary.BigEndian.Uint32(body[4:8])),
-		sessionID: int64(binary.BigEndian.Uint64(body[8:16])),
-	}
-	pwLen := int(int32(binary.BigEndian.Uint32(body[16:20])))
-	if rest := 20 + max(pwLen, 0); len(body) > rest {
-		h.readOnly = body[rest] != 0
-	}
-	return h, true
-}
-
-// tracer holds the creates callers asked to follow, by path prefix, and
-// the deletes, by path. Every request written is matched against it, so it
-// is indexed: by the directory of a create's prefix (a request's path can
-// only match a prefix in its own directory), by the path of a delete.
-type tracer struct {
-	count   atomic.Int32 // traces held: zero spares the send loop the lock
-	mu      sync.Mutex
-	creates map[string][]*Trace
-	deletes map[string][]*Trace
-}
-
-func (tr *tracer) active() bool { return tr.count.Load() > 0 }
-
-// match finds the trace a request for path (its bytes on the wire) answers
-// to, without making a string of it.
-func (tr *tracer) match(op int32, path []byte) *Trace {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if op == opDelete {
-		// A delete trace follows the next delete of its path: matched, it
-		// leaves the index, so that a second delete of the path written
-		// before the first caller closes its trace finds the next one.
-		ts := tr.deletes[string(path)]
-		if len(ts) == 0 {
-			return nil
-		}
-		t := ts[0]
-		tr.dropLocked(tr.deletes, t.prefix, ts, 0)
-		return t
-	}
-	if !isCreate(op) {
-		return nil
-	}
-	slash := bytes.LastIndexByte(path, '/')
-	if slash < 0 {
-		return nil
-	}
-	for _, t := range tr.creates[string(path[:slash])] {
-		if len(path) >= len(t.prefix) && string(path[:len(t.prefix)]) == t.prefix {
-			return t
-		}
-	}
-	return nil
-}
-
-// index is the map t is kept in, and its key there.
-func (tr *tracer) index(t *Trace) (map[string][]*Trace, string) {
-	if t.delete {
-		if tr.deletes == nil {
-			tr.deletes = map[string][]*Trace{}
-		}
-		return tr.deletes, t.prefix
-	}
-	if tr.creates == nil {
-		tr.creates = map[string][]*Trace{}
-	}
-	// A prefix without a slash matches no request path.
-	return tr.creates, t.prefix[:max(strings.LastIndexByte(t.prefix, '/'), 0)]
-}
-
-func (tr *tracer) add(t *Trace) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	m, key := tr.index(t)
-	m[key] = append(m[key], t)
-	tr.count.Add(1)
-}
-
-func (tr *tracer) remove(t *Trace) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	m, key := tr.index(t)
-	ts := m[key]
-	if i := slices.Index(ts, t); i >= 0 { // else matched or closed already
-		tr.dropLocked(m, key, ts, i)
-	}
-}
-
-// dropLocked takes ts[i], kept under key in m, out of the index.
-func (tr *tracer) dropLocked(m map[string][]*Trace, key string, ts []*Trace, i int) {
-	if len(ts) == 1 {
-		delete(m, key)
-	} else {
-		m[key] = slices.Delete(ts, i, i+1)
-	}
-	tr.count.Add(-1)
-}
-
-// Trace follows one create (or delete) through the wire: see
-// TraceCreate and TraceDelete.
-type Trace struct {
-	prefix string // a path prefix for creates, the exact path for a delete
-	delete bool
-	tr     *tracer
-
-	sentOnce sync.Once
-	sent     chan struct{}
-	onSent   func() // runs in markSent, before sent closes
-
-	mu      sync.Mutex
-	done    bool
-	path    string
-	zxid    int64
-	session int64
-}
-
-// TraceCreate follows the next create request whose path starts with
-// prefix and lies in prefix's directory (a full server path: namespace
-// included): only package framework uses it, for a protected create whose
-// listing rides right behind it. Sent closes once such a request has been
-// written to the server: a request sent on the same session after that is
-// answered after it; onSent, if not nil, runs just before, on the send loop
-// (it must not block). Result reports the zxid of a successful reply. Close
-// the trace when done with it.
-func (c *Conn) TraceCreate(prefix string, onSent func()) *Trace {
-	t := &Trace{prefix: prefix, tr: &c.tracer, sent: make(chan struct{}), onSent: onSent}
-	c.tracer.add(t)
-	return t
-}
-
-// TraceDelete follows the next delete request of exactly path (a full
-// server path). Only Sent is meaningful.
-func (c *Conn) TraceDelete(path string) *Trace {
-	t := &Trace{prefix: path, delete: true, tr: &c.tracer, sent: make(chan struct{})}
-	c.tracer.add(t)
-	return t
-}
-
-// Sent is closed once a matching request has been written.
-func (t *Trace) Sent() <-chan struct{} { return t.sent }
-
-// Result returns the created path, the zxid of the create (the node's czxid)
-// and the session it was made on, once a successful reply has been read.
-func (t *Trace) Result() (path string, zxid, session int64, ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.path, t.zxid, t.session, t.done
-}
-
-// Close stops following.
-func (t *Trace) Close() { t.tr.remove(t) }
-
-func (t *Trace) markSent() {
-	t.sentOnce.Do(func() {
-		if t.onSent != nil {
-			t.onSent()
-		}
-		close(t.sent)
-	})
-}
-
-func (t *Trace) complete(path string, zxid, session int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.path, t.zxid, t.session, t.done = path, zxid, session, true
 }
