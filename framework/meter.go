@@ -28,10 +28,15 @@ func (c *Client) RecipeMeter(kind, path string) *RecipeMeter {
 // Acquire records one acquire that began at start and ended with err: its
 // outcome attribute is "acquired" for nil, "would_block" for
 // zkrecipes.ErrWouldBlock, "timeout" for a deadline, "cancelled" for a
-// cancelled context or zkrecipes.ErrClosed, and "error" otherwise.
+// cancelled context or zkrecipes.ErrClosed, and "error" otherwise. ctx
+// carries the measurement's context (its baggage, say); a nil ctx records
+// under context.Background.
 func (m *RecipeMeter) Acquire(ctx context.Context, start time.Time, err error) {
 	if m == nil {
 		return
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	m.r.Acquire(ctx, start, outcome(err))
 }

@@ -280,8 +280,11 @@ func (r *Runtime) Pacer() *retry.Pacer { return r.policy.Pacer() }
 // follows, sets its watches and waits for one to fire (or ctx to end),
 // and returns nil; or it fails, and Loop logs the error and sleeps the
 // pacer's next pause before it runs step again. A step that succeeds
-// starts the pauses over.
+// starts the pauses over. A nil ctx counts as ended: Loop returns at once.
 func (r *Runtime) Loop(ctx context.Context, step func(ctx context.Context) error) {
+	if ctx == nil {
+		return
+	}
 	pacer := r.Pacer()
 	for ctx.Err() == nil {
 		if err := step(ctx); err != nil {
@@ -296,7 +299,7 @@ func (r *Runtime) Loop(ctx context.Context, step func(ctx context.Context) error
 
 // Retry logs err, the failure of an attempt of one of the recipe's
 // background loops, and sleeps pacer's next pause; it reports false,
-// without sleeping it out, if ctx ends first.
+// without sleeping it out, if ctx ends first (a nil ctx counts as ended).
 func (r *Runtime) Retry(ctx context.Context, pacer *retry.Pacer, err error) bool {
 	r.client.Logger().Debug("zookeeper "+r.recipe+": will try again", "path", r.path, "err", err)
 	return pacer.Wait(ctx)

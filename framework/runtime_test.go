@@ -28,6 +28,10 @@ func TestRuntimeChecksNameTheRecipeAndPath(t *testing.T) {
 	assert.Equal(t, "widget /w: not started", err.Error())
 	require.ErrorIs(t, r.Check(nilCtx), zkrecipes.ErrNilContext)
 	require.ErrorIs(t, r.Start(nilCtx, func(context.Context) error { return nil }), zkrecipes.ErrNilContext)
+	// The background helpers take a nil context as ended: no panic, no step.
+	r.Loop(nilCtx, func(context.Context) error { t.Error("Loop ran a step on a nil context"); return nil })
+	assert.False(t, r.Retry(nilCtx, r.Pacer(), errors.New("x")), "Retry on a nil context")
+	c.RecipeMeter("widget", "/w").Acquire(nilCtx, time.Now(), nil)
 
 	require.NoError(t, r.Start(testCtx(t), func(context.Context) error { return nil }))
 	require.NoError(t, r.Ready(testCtx(t)))

@@ -34,3 +34,17 @@ func TestDoRefusesANilContext(t *testing.T) {
 		t.Fatalf("Do after: %v, %d calls", err, calls)
 	}
 }
+
+// A Pacer's Wait takes a nil context as ended instead of panicking.
+func TestPacerWaitTakesANilContextAsEnded(t *testing.T) {
+	var nilCtx context.Context
+	pc := retry.NTimes(1, 0).Pacer()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("a nil context panics: %v", p)
+		}
+	}()
+	if pc.Wait(nilCtx) {
+		t.Fatal("Wait(nil) reported a pause slept")
+	}
+}

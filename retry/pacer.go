@@ -46,8 +46,13 @@ func (pc *Pacer) Next() time.Duration {
 }
 
 // Wait sleeps the next pause and reports true, or returns false as soon as
-// ctx ends.
-func (pc *Pacer) Wait(ctx context.Context) bool { return sleep(ctx, pc.clk, pc.Next()) }
+// ctx ends. A nil ctx counts as ended: Wait returns false at once.
+func (pc *Pacer) Wait(ctx context.Context) bool {
+	if ctx == nil {
+		return false
+	}
+	return sleep(ctx, pc.clk, pc.Next())
+}
 
 // Reset starts the schedule over: the next pause is the policy's first.
 func (pc *Pacer) Reset() { pc.b, pc.last = nil, 0 }
