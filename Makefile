@@ -72,9 +72,15 @@ test: deps fmt-check mod-check consumer-check vet staticcheck
 ## -race: the contenders are this test binary, and go-zookeeper's known
 ## race (see docs/testing.md) would fail them for the client's bug, not ours.
 CHAOS_OUT ?= $(CURDIR)/chaos-out
+## On failure, what failed is printed again last (the seed, each error,
+## each violations line), so that a log's tail says why.
 chaos: deps
+	@mkdir -p $(CHAOS_OUT)
 	set -o pipefail; ZKR_CHAOS=$(if $(LONG),long,short) ZKR_CHAOS_OUT=$(CHAOS_OUT) \
-		$(GO) -C integration/chaos test -count=1 -v -timeout 120m -run '^TestChaos$$' . | grep -v '^=== RUN'
+		$(GO) -C integration/chaos test -count=1 -v -timeout 120m -run '^TestChaos$$' . | grep -v '^=== RUN' \
+		| tee $(CHAOS_OUT)/chaos.log || { \
+		echo "chaos: what failed (all of it in $(CHAOS_OUT)/chaos.log):"; \
+		grep -E 'chaos_test.go:[0-9]+: .|--- FAIL|violations: ' $(CHAOS_OUT)/chaos.log | head -80; exit 1; }
 
 ## chaos-long: the fault suite with five minutes of faults per recipe.
 chaos-long:
