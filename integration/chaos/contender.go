@@ -415,8 +415,16 @@ func (c *contender) selectorLoop(ctx context.Context) error {
 		return err
 	}
 	ask()
-	if err := s.Start(ctx); err != nil {
-		return err
+	// A Start that fails (its first attempt refused under a fault, or ctx
+	// ended by the quiesce while it queued) is an acquire that failed, as
+	// the latch's: ask again, never exit.
+	for ctx.Err() == nil {
+		err := s.Start(ctx)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		c.failed(ctx, asked(), "", err)
+		ask()
 	}
 	<-ctx.Done()
 	err = s.Close()
