@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/retry"
 )
 
 // The recipes' names in their errors.
@@ -77,18 +78,15 @@ func (s Status) same(o Status) bool {
 // a delete by someone else). Its methods may be called from any
 // goroutine; make one with New.
 type Node struct {
-	recipe     string
 	client     *framework.Client
+	rt         *framework.Runtime // started and closed, the keeper's life
 	path       string
 	mode       framework.CreateMode // of the first create
 	protected  bool
 	ttl        time.Duration
 	keepOnExit bool // a TTLNode's container: left for the server to reap
 
-	startMu sync.Mutex     // serialises Start and Close
-	wg      sync.WaitGroup // the keeper
 	creates sync.WaitGroup // creates sent at most once, abandoned ones too
-	cancel  context.CancelFunc
 	kick    chan struct{}
 	// leaving is closed once the last stop's delete is on its way (or
 	// handed to the client's background deletes): a new Start waits for
@@ -97,9 +95,12 @@ type Node struct {
 
 	feed framework.Feed[Status] // published under mu
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
+	mu sync.Mutex
+	// keeping: a keeper keeps the node, from the Start that began it
+	// (still under way, or returned nil) to Close, or to that Start's
+	// failure: Set and Wait go on while it does.
+	keeping bool
+	keeper  keeper // the running keeper's, for a Start that fails
 	data    []byte
 	gen     uint64 // counts Sets: data's generation
 	written uint64 // the generation known to be on the node in place
@@ -148,8 +149,8 @@ func newNode(recipe string, client *framework.Client, path string, data []byte, 
 		return nil, framework.RecipeErr(recipe, path, cfg.err)
 	}
 	n := &Node{
-		recipe: recipe,
 		client: client,
+		rt:     framework.NewRuntime(client, recipe, path),
 		path:   path,
 		// A sequential name cannot be found again after a lost reply
 		// unless it is protected: Sequential implies Protected.
@@ -249,13 +250,13 @@ func (n *Node) createOptions(first bool) []framework.CreateOption {
 
 // usable says why n cannot be used: it is nil or a zero Node.
 func (n *Node) usable() error {
-	if n == nil || n.client == nil {
-		return framework.RecipeErr(nodeRecipe, "", fmt.Errorf("%w: a nil or zero Node: make one with New", zkrecipes.ErrInvalidArgument))
+	if n == nil || n.rt == nil {
+		return framework.Invalid(nodeRecipe, "Node", "New")
 	}
 	return nil
 }
 
-func (n *Node) err(err error) error { return framework.RecipeErr(n.recipe, n.path, err) }
+func (n *Node) err(err error) error { return n.rt.Err(err) }
 
 // Path returns the path the Node was made with (without the protected
 // prefix or the sequence number: see ActualPath).
@@ -288,6 +289,14 @@ func (n *Node) Data() []byte {
 	return bytes.Clone(n.data)
 }
 
+// keeper is the stop of a running keeper: a Start that fails ends it, and
+// waits for it, before it deletes what it made (Close's Runtime ends it
+// with the rest of the Node's background work).
+type keeper struct {
+	stop context.CancelFunc
+	done <-chan struct{} // closed when it has returned
+}
+
 // Start makes the node (and its missing parents, as containers) and keeps
 // it in place until Close. It returns once the node is in place, or with
 // ctx's error, leaving nothing behind (Start may then be called again). An
@@ -298,84 +307,138 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return n.err(zkrecipes.ErrNilContext)
-	}
-	return n.err(n.start(ctx))
+	return n.start(ctx, n.begin)
 }
 
-func (n *Node) start(ctx context.Context) error {
-	n.startMu.Lock()
-	defer n.startMu.Unlock()
-	if err := ctx.Err(); err != nil {
+// start is the Runtime's Start of begin. Runtime.Start words a ctx that
+// ended as ctx's error alone; begin's error also says why the node was
+// not in place by then (ErrOtherOwner), the one cause a caller can act on,
+// so that error is returned instead when it wraps ctx's.
+func (n *Node) start(ctx context.Context, begin func(ctx context.Context) error) error {
+	var failed error
+	err := n.rt.Start(ctx, func(ctx context.Context) error {
+		failed = begin(ctx)
+		return failed
+	})
+	if err != nil && failed != nil && ctx != nil && ctx.Err() != nil && errors.Is(failed, ctx.Err()) {
+		return n.err(failed)
+	}
+	return err
+}
+
+// begin starts the keeper and waits until the node is in place; if that
+// fails, it undoes what it did.
+func (n *Node) begin(ctx context.Context) error {
+	if err := n.keep(ctx); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	switch {
-	case n.closed:
-		n.mu.Unlock()
-		return zkrecipes.ErrClosed
-	case n.started:
-		n.mu.Unlock()
-		return zkrecipes.ErrStarted
-	}
-	if n.client.Closed() {
-		n.mu.Unlock()
-		return engine.Err(zkrecipes.ErrClosed, true)
-	}
-	if leaving := n.leaving; leaving != nil {
-		n.mu.Unlock()
-		select {
-		case <-leaving:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		n.mu.Lock()
-	}
-	life, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
-	n.started = true
-	n.setStatusLocked(Status{Err: fmt.Errorf("%w: being made", ErrNotInPlace)}, conn.Session{})
-	sub := n.client.Subscribe()
-	n.wg.Add(1)
-	n.mu.Unlock()
-	go func() {
-		defer n.wg.Done()
-		n.run(life, sub)
-	}()
 	if err := n.wait(ctx, 0); err != nil {
-		// Nothing left behind: the node goes, and the Node can start
-		// again.
-		n.stop(true)
-		n.mu.Lock()
-		closed := n.closed
-		n.started = false
-		n.setStatusLocked(Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}, conn.Session{})
-		n.mu.Unlock()
-		if closed {
-			return zkrecipes.ErrClosed
-		}
+		n.undo()
 		return err
 	}
 	return nil
 }
 
-// stop ends the keeper and deletes the node (unless it is a TTLNode's
-// container): what Close and a failed Start share. It deletes only a
-// node that is this Node's: one it made, or may have made (a create in
-// doubt, settled by looking once the create is out of the client), never
-// another session's ephemeral. It waits at most the client's release
-// timeout for that, whatever the link does: the rest goes on on one of
-// the client's workers, and a new Start waits for it. forget: the Node
-// forgets the node's name too (a failed Start: the next makes it anew).
-func (n *Node) stop(forget bool) {
+// keep starts the keeper (run) as the Node's background work, once the
+// last stop's delete is on its way.
+func (n *Node) keep(ctx context.Context) error {
 	n.mu.Lock()
-	cancel := n.cancel
+	leaving := n.leaving
 	n.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if leaving != nil {
+		select {
+		case <-leaving:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	n.wg.Wait()
+	quit, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	n.mu.Lock()
+	n.keeping = true
+	n.keeper = keeper{stop: stop, done: done}
+	n.setStatusLocked(Status{Err: fmt.Errorf("%w: being made", ErrNotInPlace)}, conn.Session{})
+	n.mu.Unlock()
+	sub := n.client.Subscribe()
+	ok := n.rt.Go(func(life context.Context) {
+		defer close(done)
+		life, cancel := context.WithCancel(life)
+		defer cancel()
+		defer context.AfterFunc(quit, cancel)()
+		n.run(life, sub)
+		// A Wait or Set under way looks again: at Close, it is over.
+		n.mu.Lock()
+		n.wakeLocked()
+		n.mu.Unlock()
+	})
+	if !ok {
+		sub.Close()
+		close(done)
+		n.undo()
+		return zkrecipes.ErrClosed
+	}
+	return nil
+}
+
+// undo ends the keeper and deletes the node it made, for a Start that
+// failed: nothing is left behind, and the Node forgets the node's name
+// (the next Start makes it anew).
+func (n *Node) undo() {
+	n.mu.Lock()
+	k := n.keeper
+	n.keeper = keeper{}
+	n.mu.Unlock()
+	if k.stop != nil {
+		k.stop()
+		<-k.done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.client.ReleaseTimeout())
+	defer cancel()
+	n.stop(ctx, true)
+	n.mu.Lock()
+	n.keeping = false
+	n.setStatusLocked(Status{Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrNotStarted)}, conn.Session{})
+	n.mu.Unlock()
+}
+
+// Close stops keeping the node and deletes it (of any kind, as Curator's
+// close), guaranteed: an ephemeral node only while it is still the one
+// this Node's session made. It ends a Start in progress with
+// zkrecipes.ErrClosed, and every subscription (each delivers what it had
+// queued, then its channel is closed). The client is not closed. It is
+// idempotent and returns nil.
+func (n *Node) Close() error {
+	if err := n.usable(); err != nil {
+		return err
+	}
+	return n.rt.Close(n.release)
+}
+
+// release is Close's, once the keeper has ended: it deletes the node (see
+// stop), waiting for that until ctx ends, then says the Node is closed.
+func (n *Node) release(ctx context.Context) error {
+	n.stop(ctx, false)
+	n.mu.Lock()
+	if n.keeper.stop != nil {
+		n.keeper.stop()
+	}
+	n.keeper = keeper{}
+	n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrClosed)}, conn.Session{})
+	n.mu.Unlock()
+	n.feed.End(nil)
+	return nil
+}
+
+// stop deletes the node (unless it is a TTLNode's container), once the
+// keeper has ended: what Close and a failed Start share. It deletes only
+// a node that is this Node's: one it made, or may have made (a create in
+// doubt, settled by looking once the create is out of the client), never
+// another session's ephemeral. It waits for that until ctx ends (the
+// client's release timeout), whatever the link does: the rest goes on on
+// one of the client's workers, and a new Start waits for it. forget: the
+// Node forgets the node's name too (a failed Start: the next makes it
+// anew).
+func (n *Node) stop(ctx context.Context, forget bool) {
 	c := n.client
 	done := make(chan struct{})
 	n.mu.Lock()
@@ -391,11 +454,9 @@ func (n *Node) stop(forget bool) {
 		leave()
 		return
 	}
-	t := time.NewTimer(c.ReleaseTimeout())
-	defer t.Stop()
 	select {
 	case <-done:
-	case <-t.C:
+	case <-ctx.Done():
 		c.Logger().Debug("zookeeper persistent node: delete at close goes on in the background", "path", n.path)
 	}
 }
@@ -482,14 +543,27 @@ func closedCh(ch <-chan struct{}) bool {
 	}
 }
 
+// notKeeping is the check of Set and Wait after Runtime.Check: a keeper
+// at work. Not Runtime.Ready: a call made while a Start is making the
+// node goes on, and waits with that Start.
+func (n *Node) notKeeping() error {
+	n.mu.Lock()
+	keeping := n.keeping
+	n.mu.Unlock()
+	if !keeping {
+		return n.err(zkrecipes.ErrNotStarted)
+	}
+	return nil
+}
+
 // wait waits until the node is in place with data of generation gen or
 // later.
 func (n *Node) wait(ctx context.Context, gen uint64) error {
 	for {
 		n.mu.Lock()
-		st, written, ch, closed := n.status, n.written, n.changed, n.closed
+		st, written, ch := n.status, n.written, n.changed
 		n.mu.Unlock()
-		if closed {
+		if n.rt.Closed() {
 			return zkrecipes.ErrClosed
 		}
 		if st.InPlace && written >= gen {
@@ -524,18 +598,15 @@ func (n *Node) Wait(ctx context.Context) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return n.err(zkrecipes.ErrNilContext)
+	if err := n.rt.Check(ctx); err != nil {
+		return err
+	}
+	if err := n.notKeeping(); err != nil {
+		return err
 	}
 	n.mu.Lock()
-	started, closed, gen := n.started, n.closed, n.gen
+	gen := n.gen
 	n.mu.Unlock()
-	switch {
-	case closed:
-		return n.err(zkrecipes.ErrClosed)
-	case !started:
-		return n.err(zkrecipes.ErrNotStarted)
-	}
 	return n.err(n.wait(ctx, gen))
 }
 
@@ -548,21 +619,16 @@ func (n *Node) Set(ctx context.Context, data []byte) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return n.err(zkrecipes.ErrNilContext)
+	if err := n.rt.Check(ctx); err != nil {
+		return err
 	}
 	if err := n.check("set", data); err != nil {
 		return n.err(err)
 	}
+	if err := n.notKeeping(); err != nil {
+		return err
+	}
 	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return n.err(zkrecipes.ErrClosed)
-	}
-	if !n.started {
-		n.mu.Unlock()
-		return n.err(zkrecipes.ErrNotStarted)
-	}
 	n.data = bytes.Clone(data)
 	if n.data == nil {
 		n.data = []byte{}
@@ -617,10 +683,7 @@ func (n *Node) Err() error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	closed := n.closed
-	n.mu.Unlock()
-	if closed {
+	if n.rt.Closed() {
 		return n.err(zkrecipes.ErrClosed)
 	}
 	return n.err(n.Status().Err)
@@ -651,6 +714,11 @@ func (n *Node) setStatusLocked(st Status, link conn.Session) {
 	}
 	n.status = st
 	n.feed.Publish(st)
+	n.wakeLocked()
+}
+
+// wakeLocked wakes every wait under way, to look again.
+func (n *Node) wakeLocked() {
 	close(n.changed)
 	n.changed = make(chan struct{})
 }
@@ -659,7 +727,7 @@ func (n *Node) setStatusLocked(st Status, link conn.Session) {
 func (n *Node) notInPlace(reason error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.closed {
+	if n.rt.Closed() {
 		return
 	}
 	n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: %w", ErrNotInPlace, reason)}, n.link)
@@ -668,145 +736,193 @@ func (n *Node) notInPlace(reason error) {
 // errAgain: reconcile changed something; look again at once.
 var errAgain = errors.New("look again")
 
-// run keeps the node in place until life ends or the client closes.
+// run is the keeper: it keeps the node in place until life ends or the
+// client closes. Each turn looks at the node while the link is up, then
+// waits for what may call for another look.
 func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]) {
 	defer sub.Close()
 	<-sub.Changes() // the state as it stands: each turn below looks at it
-	c := n.client
-	pacer := c.RetryPolicy().Pacer()
+	pacer := n.rt.Pacer()
 	for life.Err() == nil {
 		var watch <-chan zk.Event
-		var retry <-chan time.Time
-		wctx, wcancel := context.WithCancel(life)
-		if c.State().IsConnected() {
-			link := c.Session()
-			// A reconcile under way on a link that drops is abandoned, so
-			// that the drop is reported now, not when the retries end.
-			n.wg.Add(1)
-			go func() {
-				defer n.wg.Done()
-				select {
-				case <-link.Suspended:
-					wcancel()
-				case <-wctx.Done():
-				}
-			}()
-			w, err := n.reconcile(wctx, link)
-			switch {
-			case err == nil:
-				watch = w
-				pacer.Reset()
-			case errors.Is(err, errAgain):
-				wcancel()
+		var pause <-chan time.Time
+		if n.client.State().IsConnected() {
+			var again bool
+			if watch, pause, again = n.look(life, pacer); again {
 				continue
-			case life.Err() != nil:
-				wcancel()
-				return
-			case wctx.Err() != nil:
-				// The link dropped: the subscription says what next, or,
-				// if it has said it already, a look after a pause.
-				retry = time.After(pacer.Next())
-			default:
-				n.notInPlace(err)
-				c.Logger().Debug("zookeeper persistent node: will try again", "path", n.path, "err", err)
-				retry = time.After(pacer.Next())
 			}
 		}
-		select {
-		case ev, ok := <-sub.Changes():
-			if !ok {
-				wcancel()
-				return
-			}
-			switch ev.State {
-			case conn.StateSuspended:
-				if c.ErrorPolicy() == framework.StandardPolicy {
-					n.notInPlace(zkrecipes.ErrSuspended)
-				}
-			case conn.StateLost:
-				n.notInPlace(zkrecipes.ErrSessionLost)
-			case conn.StateClosed:
-				wcancel()
-				return
-			}
-		case <-watch:
-		case <-retry:
-		case <-n.kick:
-		case <-life.Done():
+		if !n.await(life, sub, watch, pause) {
+			return
 		}
-		wcancel()
 	}
+}
+
+// look reconciles the node over the link up now, and says what to wait
+// for next: the node's watch, once it is in place (or another session's
+// node is); or a pause, after a failure. again: look again at once (or
+// life ended).
+func (n *Node) look(life context.Context, pacer *retry.Pacer) (watch <-chan zk.Event, pause <-chan time.Time, again bool) {
+	ctx, cancel := context.WithCancel(life)
+	defer cancel()
+	link := n.client.Session()
+	// A reconcile under way on a link that drops is abandoned, so that
+	// the drop is reported now, not when the retries end.
+	n.rt.Go(func(context.Context) {
+		select {
+		case <-link.Suspended:
+			cancel()
+		case <-ctx.Done():
+		}
+	})
+	watch, err := n.reconcile(ctx, link)
+	switch {
+	case err == nil:
+		pacer.Reset()
+		return watch, nil, false
+	case errors.Is(err, errAgain), life.Err() != nil:
+		return nil, nil, true
+	case ctx.Err() == nil:
+		n.notInPlace(err)
+		n.client.Logger().Debug("zookeeper persistent node: will try again", "path", n.path, "err", err)
+	}
+	// Failed, or the link dropped: the subscription says what next, or,
+	// if it has said it already, a look after a pause.
+	return nil, time.After(pacer.Next()), false
+}
+
+// await waits for what calls for another look: a change of the session's
+// state, the node's watch, the pause's end, a Set, or life's end. It
+// reports false once the client is closed.
+func (n *Node) await(life context.Context, sub *framework.Subscription[conn.Event], watch <-chan zk.Event, pause <-chan time.Time) bool {
+	select {
+	case ev, ok := <-sub.Changes():
+		return ok && n.onState(ev.State)
+	case <-watch:
+	case <-pause:
+	case <-n.kick:
+	case <-life.Done():
+	}
+	return true
+}
+
+// onState says what the session's new state means for the node; false:
+// the client closed.
+func (n *Node) onState(state conn.State) bool {
+	switch state {
+	case conn.StateSuspended:
+		if n.client.ErrorPolicy() == framework.StandardPolicy {
+			n.notInPlace(zkrecipes.ErrSuspended)
+		}
+	case conn.StateLost:
+		n.notInPlace(zkrecipes.ErrSessionLost)
+	case conn.StateClosed:
+		return false
+	}
+	return true
 }
 
 // reconcile makes the node, or checks that it is in place with the latest
 // data and sets a watch on it. It returns the watch when there is nothing
 // to do until it fires, errAgain when it changed something.
 func (n *Node) reconcile(ctx context.Context, link conn.Session) (<-chan zk.Event, error) {
-	c := n.client
-	n.mu.Lock()
-	inflight := n.inflight
-	n.mu.Unlock()
-	if inflight != nil {
-		// One create at a time, and a look only once the last one is out
-		// of the client: an abandoned create could land after the look.
-		select {
-		case <-inflight:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := n.createsOut(ctx); err != nil {
+		return nil, err
 	}
 	n.mu.Lock()
 	actual, data, gen, written := n.actual, n.data, n.gen, n.written
 	n.mu.Unlock()
-
 	if actual == "" {
 		return nil, n.create(ctx, link, true, n.path, data, gen)
 	}
-
-	exists, st, watch, err := c.ExistsW(ctx, actual)
-	if err != nil {
+	exists, st, watch, err := n.client.ExistsW(ctx, actual)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if !exists {
-		n.mu.Lock()
-		n.mine, n.doubt = false, false
-		n.mu.Unlock()
-		n.notInPlace(zkrecipes.ErrNodeDeleted)
+	case !exists:
+		n.disown(zkrecipes.ErrNodeDeleted)
 		return nil, n.create(ctx, link, false, actual, data, gen)
-	}
-	// An ephemeral node is this Node's only if it is of the current
-	// session, and only an ephemeral Node's: a persistent or TTL-mode
-	// Node never takes another session's ephemeral for its node.
-	if (n.ephemeral() && st.EphemeralOwner != link.ID) || (!n.ephemeral() && st.EphemeralOwner != 0) {
-		n.mu.Lock()
-		n.mine, n.doubt = false, false
-		n.mu.Unlock()
-		n.notInPlace(fmt.Errorf("%w: session 0x%x", ErrOtherOwner, st.EphemeralOwner))
+	case n.othersEphemeral(st, link):
+		n.disown(fmt.Errorf("%w: session 0x%x", ErrOtherOwner, st.EphemeralOwner))
 		return watch, nil
 	}
+	n.own(st)
+	if written < gen {
+		return nil, n.write(ctx, actual, data, gen, st.Version)
+	}
+	return n.inPlace(actual, gen, st, link, watch)
+}
+
+// createsOut waits until the last create sent at most once is out of the
+// client: one create at a time, and a look only then, as an abandoned
+// create could land after the look.
+func (n *Node) createsOut(ctx context.Context) error {
 	n.mu.Lock()
+	inflight := n.inflight
+	n.mu.Unlock()
+	if inflight == nil {
+		return nil
+	}
+	select {
+	case <-inflight:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// othersEphemeral says whether the node found (st) is not this Node's
+// because of its owner. An ephemeral node is this Node's only if it is of
+// the current session, and only an ephemeral Node's: a persistent or
+// TTL-mode Node never takes another session's ephemeral for its node.
+func (n *Node) othersEphemeral(st *zk.Stat, link conn.Session) bool {
+	if n.ephemeral() {
+		return st.EphemeralOwner != link.ID
+	}
+	return st.EphemeralOwner != 0
+}
+
+// disown records that the node at the Node's name is not its own (gone,
+// or another session's), for reason.
+func (n *Node) disown(reason error) {
+	n.mu.Lock()
+	n.mine, n.doubt = false, false
+	n.mu.Unlock()
+	n.notInPlace(reason)
+}
+
+// own records that the node found (st) is this Node's.
+func (n *Node) own(st *zk.Stat) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.mine, n.doubt = true, false
 	if n.ephemeral() {
 		n.owner = st.EphemeralOwner
 	}
-	n.mu.Unlock()
-	if written < gen {
-		// Data set while the node was away, or a node found in place
-		// that this Node did not make with its data (Curator's setData
-		// after NodeExists). The version is the one just checked: a node
-		// changed meanwhile is looked at again first.
-		_, err := c.Set(ctx, actual, data, st.Version)
-		switch {
-		case err == nil:
-			n.mu.Lock()
-			n.written = max(n.written, gen)
-			n.mu.Unlock()
-			return nil, errAgain
-		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
-			return nil, errAgain
-		}
-		return nil, err
+}
+
+// write puts data of generation gen on the node at actual: data set while
+// the node was away, or a node found in place that this Node did not make
+// with its data (Curator's setData after NodeExists). version is the one
+// just checked: a node changed meanwhile is looked at again first.
+func (n *Node) write(ctx context.Context, actual string, data []byte, gen uint64, version int32) error {
+	_, err := n.client.Set(ctx, actual, data, version)
+	switch {
+	case err == nil:
+		n.mu.Lock()
+		n.written = max(n.written, gen)
+		n.mu.Unlock()
+		return errAgain
+	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+		return errAgain
 	}
+	return err
+}
+
+// inPlace records the node at actual (st) in place, checked over link,
+// with data of generation gen, unless a Set came meanwhile, and returns
+// its watch.
+func (n *Node) inPlace(actual string, gen uint64, st *zk.Stat, link conn.Session, watch <-chan zk.Event) (<-chan zk.Event, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.gen != gen {
@@ -829,37 +945,43 @@ func (n *Node) reconcile(ctx context.Context, link conn.Session) (<-chan zk.Even
 // A protected create is the client's: after a lost reply it finds its
 // node by its unique name, and one that fails or is abandoned leaves
 // nothing behind (the client deletes, in the background, what it may
-// still make). Any other is sent at most once, on a goroutine of the
-// Node's that lets it finish even when ctx ends: the outcome of a create
-// given up on is then still learned (see stop), and a look waits for it
-// (see reconcile).
+// still make). Any other is sent at most once (createOnce).
 func (n *Node) create(ctx context.Context, link conn.Session, first bool, path string, data []byte, gen uint64) error {
-	c := n.client
 	opts := n.createOptions(first)
-	if n.protected {
-		name, err := c.Create(ctx, path, data, opts...)
-		switch {
-		case err == nil:
-			n.mu.Lock()
-			n.actual, n.mine = name, true
-			if n.ephemeral() {
-				n.owner = link.ID
-			}
-			n.written = max(n.written, gen)
-			n.mu.Unlock()
-			return errAgain
-		case !first && errors.Is(err, zk.ErrNodeExists):
-			return errAgain // the name is ours alone: the look says whose session
-		}
-		return err
+	if !n.protected {
+		return n.createOnce(ctx, link, path, data, gen, opts)
 	}
+	name, err := n.client.Create(ctx, path, data, opts...)
+	switch {
+	case err == nil:
+		n.mu.Lock()
+		n.actual, n.mine = name, true
+		if n.ephemeral() {
+			n.owner = link.ID
+		}
+		n.written = max(n.written, gen)
+		n.mu.Unlock()
+		return errAgain
+	case !first && errors.Is(err, zk.ErrNodeExists):
+		return errAgain // the name is ours alone: the look says whose session
+	}
+	return err
+}
+
+// createOnce sends a create sent at most once, on one of the client's
+// workers, which lets it finish even when ctx ends (and when the Node is
+// closed: it is the client's work, not the Node's): the outcome of a
+// create given up on is then still learned (see leave, which waits for
+// it), and a look waits for it (see createsOut).
+func (n *Node) createOnce(ctx context.Context, link conn.Session, path string, data []byte, gen uint64, opts []framework.CreateOption) error {
+	c := n.client
 	done := make(chan struct{})
 	result := make(chan error, 1)
 	n.mu.Lock()
 	n.inflight = done
 	n.mu.Unlock()
 	n.creates.Add(1)
-	go func() {
+	send := func() {
 		defer n.creates.Done()
 		defer close(done)
 		// Not cancelled with ctx: a request is never abandoned inside the
@@ -867,7 +989,13 @@ func (n *Node) create(ctx context.Context, link conn.Session, first bool, path s
 		// most once, it returns once answered or once its link is gone.
 		_, err := c.Create(context.WithoutCancel(ctx), path, data, opts...)
 		result <- n.created(path, link.ID, gen, err)
-	}()
+	}
+	if !c.Go(send) {
+		// The client is closing: nothing is sent.
+		n.creates.Done()
+		close(done)
+		return zkrecipes.ErrClosed
+	}
 	select {
 	case err := <-result:
 		return err
@@ -902,33 +1030,4 @@ func (n *Node) created(path string, session int64, gen uint64, err error) error 
 		return errAgain
 	}
 	return err
-}
-
-// Close stops keeping the node and deletes it (of any kind, as Curator's
-// close), guaranteed: an ephemeral node only while it is still the one
-// this Node's session made. It ends a Start in progress with
-// zkrecipes.ErrClosed, and every subscription (each delivers what it had
-// queued, then its channel is closed). The client is not closed. It is
-// idempotent and returns nil.
-func (n *Node) Close() error {
-	if err := n.usable(); err != nil {
-		return err
-	}
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return nil
-	}
-	n.closed = true
-	close(n.changed)
-	n.changed = make(chan struct{})
-	n.mu.Unlock()
-	n.startMu.Lock() // a Start in progress has seen closed and ended
-	defer n.startMu.Unlock()
-	n.stop(false)
-	n.mu.Lock()
-	n.setStatusLocked(Status{Path: n.actual, Err: fmt.Errorf("%w: %w", ErrNotInPlace, zkrecipes.ErrClosed)}, conn.Session{})
-	n.mu.Unlock()
-	n.feed.End(nil)
-	return nil
 }
