@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -26,12 +25,6 @@ type TTLNode struct {
 	ttl   time.Duration
 	every time.Duration
 	touch []byte
-
-	mu        sync.Mutex
-	closed    bool
-	cancel    context.CancelFunc
-	stopStart context.CancelFunc // ends a Start in progress
-	wg        sync.WaitGroup
 }
 
 // NewTTL returns a TTLNode at path with data and the given TTL (at least
@@ -74,8 +67,8 @@ func NewTTL(client *framework.Client, path string, data []byte, ttl time.Duratio
 
 // usable says why n cannot be used: it is nil or a zero TTLNode.
 func (n *TTLNode) usable() error {
-	if n == nil || n.Node == nil || n.Node.client == nil {
-		return framework.RecipeErr(ttlRecipe, "", fmt.Errorf("%w: a nil or zero TTLNode: make one with NewTTL", zkrecipes.ErrInvalidArgument))
+	if n == nil || n.Node == nil || n.Node.rt == nil {
+		return framework.Invalid(ttlRecipe, "TTLNode", "NewTTL")
 	}
 	return nil
 }
@@ -161,45 +154,23 @@ func (n *TTLNode) Start(ctx context.Context) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return n.err(zkrecipes.ErrNilContext)
-	}
-	// Close ends a Start in progress: the first touch too.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return n.err(zkrecipes.ErrClosed)
-	}
-	n.stopStart = stop
-	n.mu.Unlock()
+	return n.start(ctx, n.begin)
+}
+
+// begin makes the TTL child, then the container's Node, then starts the
+// toucher beside its keeper (the Node's Runtime is the TTLNode's: Close
+// ends both); if the toucher cannot start, it undoes the Node's begin.
+func (n *TTLNode) begin(ctx context.Context) error {
 	if err := n.touchFirst(ctx); err != nil {
-		n.mu.Lock()
-		closed := n.closed
-		n.mu.Unlock()
-		if closed {
-			return n.err(zkrecipes.ErrClosed)
-		}
-		return n.err(err)
-	}
-	if err := n.Node.Start(ctx); err != nil {
 		return err
 	}
-	life, cancel := context.WithCancel(context.Background())
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		cancel()
-		return n.err(zkrecipes.ErrClosed)
+	if err := n.Node.begin(ctx); err != nil {
+		return err
 	}
-	n.cancel = cancel
-	n.wg.Add(1)
-	n.mu.Unlock()
-	go func() {
-		defer n.wg.Done()
-		n.toucher(life)
-	}()
+	if !n.rt.Go(n.toucher) {
+		n.Node.undo()
+		return zkrecipes.ErrClosed
+	}
 	return nil
 }
 
@@ -261,16 +232,5 @@ func (n *TTLNode) Close() error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	n.closed = true
-	cancel, stopStart := n.cancel, n.stopStart
-	n.mu.Unlock()
-	if stopStart != nil {
-		stopStart()
-	}
-	if cancel != nil {
-		cancel()
-	}
-	n.wg.Wait()
 	return n.Node.Close()
 }
