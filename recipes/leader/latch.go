@@ -28,18 +28,12 @@ type Latch struct {
 	id     string
 	meter  *framework.RecipeMeter
 	feed   framework.Feed[Change]
-
-	life   context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	rt     *framework.Runtime
 
 	mu       sync.Mutex
 	term     *hold.Hold
 	changed  chan struct{} // closed and replaced on every change
-	started  bool
-	stopRun  context.CancelFunc // ends a run that Start gave up on
-	closed   bool
-	closeErr error
+	closeErr error         // the run's last delete of its node
 }
 
 // NewLatch returns a latch on path. It sends nothing: Start joins the
@@ -58,8 +52,7 @@ func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latc
 	if err := engine.CheckData(client, path, []byte(cfg.id), latchName); err != nil {
 		return nil, framework.RecipeErr(latchRecipe, path, err)
 	}
-	life, cancel := context.WithCancel(context.Background())
-	return &Latch{client: client, path: path, id: cfg.id, life: life, cancel: cancel,
+	return &Latch{client: client, path: path, id: cfg.id, rt: framework.NewRuntime(client, latchRecipe, path),
 		meter:   client.RecipeMeter(latchKind, path),
 		changed: make(chan struct{})}, nil
 }
@@ -91,45 +84,11 @@ func (l *Latch) Start(ctx context.Context) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
-	}
-	l.mu.Lock()
-	switch {
-	case l.closed:
-		l.mu.Unlock()
-		return l.err(zkrecipes.ErrClosed)
-	case l.started:
-		l.mu.Unlock()
-		return l.err(zkrecipes.ErrStarted)
-	}
-	l.started = true
-	run, stop := context.WithCancel(l.life)
-	l.stopRun = stop
-	j := newJoining()
-	l.wg.Add(1)
-	go l.run(run, j)
-	l.mu.Unlock()
-	var failed error
-	select {
-	case <-j.queued:
-		return nil
-	case failed = <-j.failed:
-	case <-ctx.Done():
-	case <-l.life.Done():
-	}
-	stop()
-	l.wg.Wait() // the run deletes whatever it had made
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.started = false
-	switch {
-	case l.closed:
-		return l.err(zkrecipes.ErrClosed)
-	case failed != nil:
-		return l.err(failed)
-	}
-	return l.err(ctx.Err())
+	// A run that Start gives up on ends with the runtime's halt, and
+	// deletes whatever it had made before Start returns.
+	return l.rt.Start(ctx, func(ctx context.Context) error {
+		return join(ctx, l.rt, l.run)
+	})
 }
 
 // Held returns the current term of leadership, if this participant leads
@@ -165,16 +124,15 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 	}
 	for {
 		l.mu.Lock()
-		term, changed, closed, started := l.currentLocked(), l.changed, l.closed, l.started
+		term, changed := l.currentLocked(), l.changed
 		l.mu.Unlock()
-		switch {
-		case term != nil:
+		if term != nil {
 			return term, nil
-		case closed:
-			return nil, l.err(zkrecipes.ErrClosed)
-		case !started:
-			// Nothing would ever come: say so now, not when ctx ends.
-			return nil, l.err(zkrecipes.ErrNotStarted)
+		}
+		// Closed, or not started: nothing would ever come; say so now,
+		// not when ctx ends.
+		if err := l.rt.Ready(ctx); err != nil {
+			return nil, err
 		}
 		select {
 		case <-changed:
@@ -229,47 +187,47 @@ func (l *Latch) Close() error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	if l.closed {
+	// The run has deleted its node by the time release runs.
+	return l.rt.Close(func(context.Context) error {
+		l.mu.Lock()
+		l.broadcastLocked()
+		err := l.closeErr
 		l.mu.Unlock()
-		return nil
-	}
-	l.closed = true
-	l.mu.Unlock()
-	l.cancel()
-	l.wg.Wait()
-	l.mu.Lock()
-	l.broadcastLocked()
-	l.mu.Unlock()
-	l.feed.End(nil)
-	return l.err(l.closeErr)
+		l.feed.End(nil)
+		return err
+	})
 }
 
 // usable says why l cannot be used: it is nil or a zero Latch.
 func (l *Latch) usable() error {
-	if l == nil || l.client == nil {
-		return framework.RecipeErr(latchRecipe, "", fmt.Errorf("%w: a nil or zero Latch: make one with NewLatch", zkrecipes.ErrInvalidArgument))
+	if l == nil || l.rt == nil {
+		return framework.Invalid(latchRecipe, "Latch", "NewLatch")
 	}
 	return nil
 }
 
 // err names the latch and its path in err.
-func (l *Latch) err(err error) error { return framework.RecipeErr(latchRecipe, l.path, err) }
+func (l *Latch) err(err error) error { return l.rt.Err(err) }
 
 // run competes until life ends: queue (telling queued), lead while
 // trusted, and after a loss either lead again (same node, still first,
 // same session) or queue anew.
 func (l *Latch) run(life context.Context, j *joining) {
-	defer l.wg.Done()
 	c := l.client
 	var node string
 	var owner, czxid int64
 	defer func() {
+		var err error
 		if node != "" {
-			l.closeErr = l.deleteNode(node, owner)
+			err = l.deleteNode(node, owner)
 		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.closeErr = err
+		// An Await waiting for a term that will not come looks again.
+		l.broadcastLocked()
 	}()
-	pacer := c.RetryPolicy().Pacer()
+	pacer := l.rt.Pacer()
 	for life.Err() == nil {
 		// From here to a term is the latch's acquire, whether it queues
 		// anew or its node leads again after a cut.
@@ -305,47 +263,55 @@ func (l *Latch) run(life context.Context, j *joining) {
 		}
 		pacer.Reset()
 		node, owner, czxid = e.Path, e.Session.ID, e.Token
-		// The term is a hold of the node, as every hold: it follows the
-		// session's loss signal and the node itself (deleted by someone
-		// else, the term is over at once). Its Release steps down.
-		followed := hold.Follow(c, *e, hold.WithMetrics(latchKind, l.path), hold.WithRecipe(latchRecipe, l.path))
-		stepDown, over := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		term, err := followed.NewHold(func(*hold.Hold) error {
-			once.Do(func() { close(stepDown) })
-			<-over
-			return nil
-		})
-		l.meter.Acquire(life, start, err)
-		if err != nil {
-			// Lost between the grant and now: never hand it out.
-			followed.Forget(followed.Err())
-			close(over)
-			continue
+		if l.lead(life, *e, start) {
+			node = "" // stepped down: its node is deleted
 		}
-		l.setTerm(term)
-		select {
-		case <-followed.Done():
-			reason := followed.Err()
-			followed.Forget(reason)
-			l.endTerm(reason)
-		case <-stepDown:
-			// Release: leave the lead to the next participant and queue
-			// again at the back.
-			followed.Forget(zkrecipes.ErrReleased)
-			l.endTerm(zkrecipes.ErrReleased)
-			if err := l.deleteNode(node, owner); err != nil {
-				c.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
-			}
-			node = ""
-		case <-life.Done():
-			followed.Forget(zkrecipes.ErrClosed)
-			l.endTerm(zkrecipes.ErrClosed)
-			close(over)
-			return
-		}
-		close(over)
 	}
+}
+
+// lead hands out the term of grant g, a hold of its node, and waits for
+// the term to end: lost (the node stays, to lead again if it still may),
+// released (it steps down: the node is deleted, and lead reports true) or
+// the latch closing.
+func (l *Latch) lead(life context.Context, g hold.Grant, start time.Time) (steppedDown bool) {
+	// The term is a hold of the node, as every hold: it follows the
+	// session's loss signal and the node itself (deleted by someone else,
+	// the term is over at once). Its Release steps down.
+	followed := hold.Follow(l.client, g, hold.WithMetrics(latchKind, l.path), hold.WithRecipe(latchRecipe, l.path))
+	stepDown, over := make(chan struct{}), make(chan struct{})
+	defer close(over)
+	var once sync.Once
+	term, err := followed.NewHold(func(*hold.Hold) error {
+		once.Do(func() { close(stepDown) })
+		<-over
+		return nil
+	})
+	l.meter.Acquire(life, start, err)
+	if err != nil {
+		// Lost between the grant and now: never hand it out.
+		followed.Forget(followed.Err())
+		return false
+	}
+	l.setTerm(term)
+	select {
+	case <-followed.Done():
+		reason := followed.Err()
+		followed.Forget(reason)
+		l.endTerm(reason)
+	case <-stepDown:
+		// Release: leave the lead to the next participant and queue
+		// again at the back.
+		followed.Forget(zkrecipes.ErrReleased)
+		l.endTerm(zkrecipes.ErrReleased)
+		if err := l.deleteNode(g.Path, g.Session.ID); err != nil {
+			l.client.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
+		}
+		return true
+	case <-life.Done():
+		followed.Forget(zkrecipes.ErrClosed)
+		l.endTerm(zkrecipes.ErrClosed)
+	}
+	return false
 }
 
 // recheck decides after a loss whether our node still leads: it must exist,

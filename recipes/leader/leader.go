@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
@@ -105,5 +106,23 @@ func (j *joining) fail(err error) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// join starts a participant's run as rt's background work and waits for
+// its node to be in the queue (nil), for the failure of its first attempt,
+// or for ctx to end: the begin of a latch's or a selector's Start.
+func join(ctx context.Context, rt *framework.Runtime, run func(life context.Context, j *joining)) error {
+	j := newJoining()
+	if !rt.Go(func(life context.Context) { run(life, j) }) {
+		return zkrecipes.ErrClosed
+	}
+	select {
+	case <-j.queued:
+		return nil
+	case err := <-j.failed:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

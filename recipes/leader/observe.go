@@ -120,7 +120,7 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 	life, stop := context.WithCancelCause(ctx)
 	remove := client.OnClose(func() { stop(zkrecipes.ErrClosed) })
 	o := &Observer{ch: make(chan Leadership), stop: stop, done: make(chan struct{})}
-	go func() {
+	serve := func() {
 		defer close(o.done)
 		defer close(o.ch)
 		defer remove()
@@ -140,7 +140,12 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 		o.mu.Lock()
 		o.err = err
 		o.mu.Unlock()
-	}()
+	}
+	if !client.Go(serve) {
+		remove()
+		stop(nil)
+		return nil, framework.RecipeErr(observeRecipe, path, zkrecipes.ErrClosed)
+	}
 	return o, nil
 }
 
@@ -190,25 +195,34 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 			}
 			last, reported = now, true
 		}
-		// A watch event of any kind (the node went, the path changed, the
-		// watch ended with the session or the client), or the link going
-		// down, is a reason to look again once connected.
-		select {
-		case <-watch:
-		case <-s.Suspended:
-			// Until it has looked again, what it said may be stale.
-			stale := last
-			stale.Stale = fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSuspended)
-			if !o.send(life, stale) {
-				endLook()
-				return life.Err()
-			}
-			last = stale
-		case <-life.Done():
+		var sent bool
+		last, sent = o.wait(life, watch, s.Suspended, last)
+		endLook()
+		if !sent {
+			return life.Err()
 		}
 		woke = time.Now()
-		endLook()
 	}
+}
+
+// wait waits for a reason to look again: a watch event of any kind (the
+// node went, the path changed, the watch ended with the session or the
+// client), or the link going down, after which what it said last may be
+// stale until it has looked again: it tells the reader so, and returns
+// what it told. It reports false if life ended before the reader took it.
+func (o *Observer) wait(life context.Context, watch <-chan zk.Event, suspended <-chan struct{}, last Leadership) (Leadership, bool) {
+	select {
+	case <-watch:
+	case <-suspended:
+		stale := last
+		stale.Stale = fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSuspended)
+		if !o.send(life, stale) {
+			return last, false
+		}
+		return stale, true
+	case <-life.Done():
+	}
+	return last, true
 }
 
 // send hands l to the reader, and reports false if life ended first.

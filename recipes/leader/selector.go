@@ -33,16 +33,12 @@ type Selector struct {
 	onError  func(error)
 	lock     *reentrant.Lock
 	meter    *framework.RecipeMeter
-	life     context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	rt       *framework.Runtime
 	requeues chan *joining // a Requeue's
+	closed   chan struct{} // closed by Close, once the run has ended
 
-	mu      sync.Mutex
-	term    *hold.Hold // while Func runs
-	stopRun context.CancelFunc
-	started bool
-	closed  bool
+	mu   sync.Mutex
+	term *hold.Hold // while Func runs
 }
 
 // NewSelector returns a selector on path running fn while leading. It
@@ -65,7 +61,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
 	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
-		onError: cfg.onError, requeues: make(chan *joining, 1)}
+		onError: cfg.onError, requeues: make(chan *joining, 1), closed: make(chan struct{})}
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }
 	}
@@ -74,7 +70,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	s.lock = reentrant.New(client, reentrant.Config{Recipe: selectorRecipe, Kind: selectorKind,
 		Request: engine.Request{Dir: path, Name: "lock-", Data: []byte(s.id), Driver: engine.First(1)}})
 	s.meter = client.RecipeMeter(selectorKind, path)
-	s.life, s.cancel = context.WithCancel(context.Background())
+	s.rt = framework.NewRuntime(client, selectorRecipe, path)
 	return s, nil
 }
 
@@ -105,45 +101,9 @@ func (s *Selector) Start(ctx context.Context) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
-	}
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
-		return s.err(zkrecipes.ErrClosed)
-	case s.started:
-		s.mu.Unlock()
-		return s.err(zkrecipes.ErrStarted)
-	}
-	s.started = true
-	run, stop := context.WithCancel(s.life)
-	s.stopRun = stop
-	j := newJoining()
-	s.wg.Add(1)
-	go s.run(run, j)
-	s.mu.Unlock()
-	var failed error
-	select {
-	case <-j.queued:
-		return nil
-	case failed = <-j.failed:
-	case <-ctx.Done():
-	case <-s.life.Done():
-	}
-	stop()
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.started = false
-	switch {
-	case s.closed:
-		return s.err(zkrecipes.ErrClosed)
-	case failed != nil:
-		return s.err(failed)
-	}
-	return s.err(ctx.Err())
+	return s.rt.Start(ctx, func(ctx context.Context) error {
+		return join(ctx, s.rt, s.run)
+	})
 }
 
 // Requeue competes once more after the current or last term, for a
@@ -154,19 +114,10 @@ func (s *Selector) Requeue(ctx context.Context) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if ctx == nil {
-		return s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+	if err := s.rt.Ready(ctx); err != nil {
+		return err
 	}
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
-		return s.err(zkrecipes.ErrClosed)
-	case !s.started:
-		s.mu.Unlock()
-		return s.err(zkrecipes.ErrNotStarted)
-	case s.requeue:
-		s.mu.Unlock()
+	if s.requeue {
 		return nil // it competes again by itself
 	}
 	j := newJoining()
@@ -175,7 +126,6 @@ func (s *Selector) Requeue(ctx context.Context) error {
 	default:
 		j.queue("") // one is pending already: it will queue
 	}
-	s.mu.Unlock()
 	select {
 	case <-j.queued:
 		return nil
@@ -183,7 +133,7 @@ func (s *Selector) Requeue(ctx context.Context) error {
 		return s.err(err)
 	case <-ctx.Done():
 		return s.err(ctx.Err())
-	case <-s.life.Done():
+	case <-s.closed:
 		return s.err(zkrecipes.ErrClosed)
 	}
 }
@@ -222,32 +172,25 @@ func (s *Selector) Close() error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	s.mu.Unlock()
-	s.cancel()
-	s.wg.Wait()
-	return s.lock.Close()
+	return s.rt.Close(func(context.Context) error {
+		close(s.closed)
+		return s.lock.Close()
+	})
 }
 
 // usable says why s cannot be used: it is nil or a zero Selector.
 func (s *Selector) usable() error {
-	if s == nil || s.client == nil {
-		return framework.RecipeErr(selectorRecipe, "", fmt.Errorf("%w: a nil or zero Selector: make one with NewSelector", zkrecipes.ErrInvalidArgument))
+	if s == nil || s.rt == nil {
+		return framework.Invalid(selectorRecipe, "Selector", "NewSelector")
 	}
 	return nil
 }
 
 // err names the selector and its path in err.
-func (s *Selector) err(err error) error { return framework.RecipeErr(selectorRecipe, s.path, err) }
+func (s *Selector) err(err error) error { return s.rt.Err(err) }
 
 func (s *Selector) run(life context.Context, j *joining) {
-	defer s.wg.Done()
-	pacer := s.client.RetryPolicy().Pacer()
+	pacer := s.rt.Pacer()
 	for {
 		led, err := s.lead(life, j.queue)
 		if err != nil && life.Err() == nil {
