@@ -184,6 +184,10 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 	}
 	r.halt()
 	switch {
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// begin's own words, when they say ctx ended, say more (which
+		// step it was on, what the server had said).
+		return r.Err(err)
 	case ctx.Err() != nil && errors.Is(err, context.Cause(bctx)):
 		return r.Err(ctx.Err())
 	case (r.Closed() || r.client.Closed()) && errors.Is(err, context.Canceled):

@@ -3,6 +3,7 @@ package framework_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -100,6 +101,15 @@ func TestRuntimeStartEndsWithItsContextOrClose(t *testing.T) {
 	defer cancel()
 	err := r.Start(ctx, never)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	// begin's words about the ended ctx say which step it was on: kept.
+	ctx, cancel = context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	defer cancel()
+	err = r.Start(ctx, func(ctx context.Context) error {
+		<-ctx.Done()
+		return fmt.Errorf("waiting for the other owner's node: %w", ctx.Err())
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "widget /w: waiting for the other owner's node: context deadline exceeded", err.Error())
 
 	begun, started := make(chan struct{}), make(chan error, 1)
 	go func() {

@@ -29,23 +29,7 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	return n.start(ctx, n.begin)
-}
-
-// start is the Runtime's Start of begin. Runtime.Start words a ctx that
-// ended as ctx's error alone; begin's error also says why the node was
-// not in place by then (ErrOtherOwner), the one cause a caller can act on,
-// so that error is returned instead when it wraps ctx's.
-func (n *Node) start(ctx context.Context, begin func(ctx context.Context) error) error {
-	var failed error
-	err := n.rt.Start(ctx, func(ctx context.Context) error {
-		failed = begin(ctx)
-		return failed
-	})
-	if err != nil && failed != nil && ctx != nil && ctx.Err() != nil && errors.Is(failed, ctx.Err()) {
-		return n.err(failed)
-	}
-	return err
+	return n.rt.Start(ctx, n.begin)
 }
 
 // begin starts the keeper and waits until the node is in place; if that

@@ -154,7 +154,7 @@ func (n *TTLNode) Start(ctx context.Context) error {
 	if err := n.usable(); err != nil {
 		return err
 	}
-	return n.start(ctx, n.begin)
+	return n.rt.Start(ctx, n.begin)
 }
 
 // begin makes the TTL child, then the container's Node, then starts the
