@@ -62,6 +62,16 @@ func Assign(items, members []string, owners map[string]string) map[string]string
 	if len(members) == 0 || len(items) == 0 {
 		return out
 	}
+	owned := ownedBy(items, members, owners)
+	room := capacities(len(items), members, owned)
+	keep(owned, room, out)
+	place(items, members, room, out)
+	return out
+}
+
+// ownedBy returns the items each member owns now, by member; an item
+// whose owner is not a member is nobody's.
+func ownedBy(items, members []string, owners map[string]string) map[string][]string {
 	owned := make(map[string][]string, len(members))
 	isMember := make(map[string]bool, len(members))
 	for _, m := range members {
@@ -72,7 +82,14 @@ func Assign(items, members []string, owners map[string]string) map[string]string
 			owned[m] = append(owned[m], it)
 		}
 	}
-	q, r := len(items)/len(members), len(items)%len(members)
+	return owned
+}
+
+// capacities returns how many of n items each member may have: q =
+// n/len(members), and q+1 for r = n%len(members) of them, those owning
+// more than q now first, then the others, each group in id order.
+func capacities(n int, members []string, owned map[string][]string) map[string]int {
+	q, r := n/len(members), n%len(members)
 	// Who gets the r extra slots depends on one bit per member, over q or
 	// not, which does not change while items move towards the answer: a
 	// member over q only gives items up, down to its capacity, so it stays
@@ -95,6 +112,12 @@ func Assign(items, members []string, owners map[string]string) map[string]string
 			room[m]++
 		}
 	}
+	return room
+}
+
+// keep gives each member, in out, the items it owns that it weighs most,
+// up to its room, and takes them off its room.
+func keep(owned map[string][]string, room map[string]int, out map[string]string) {
 	for m, its := range owned {
 		sort.Slice(its, func(i, j int) bool {
 			a, b := score(m, its[i]), score(m, its[j])
@@ -108,6 +131,12 @@ func Assign(items, members []string, owners map[string]string) map[string]string
 		}
 		room[m] -= min(len(its), room[m])
 	}
+}
+
+// place gives every item not in out yet to a member with room, by
+// rendezvous hashing with bounded loads: pairs (item, member) heaviest
+// first, each item to the first member with room.
+func place(items, members []string, room map[string]int, out map[string]string) {
 	type pair struct {
 		item, member string
 		w            uint64
@@ -141,7 +170,6 @@ func Assign(items, members []string, owners map[string]string) map[string]string
 		out[p.item] = p.member
 		room[p.member]--
 	}
-	return out
 }
 
 func uniq(s []string) []string {
