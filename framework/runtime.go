@@ -227,10 +227,17 @@ func (r *Runtime) halt() {
 	r.mu.Unlock()
 }
 
-// Go runs f on one of the client's workers (Client.Go) as the recipe's
-// background work, and reports true; Close ends f's context and waits for
-// f to return. Once the recipe or its client is closed it runs nothing and
-// reports false. f must return soon after its context ends.
+// Go runs f as the recipe's background work, on a goroutine of its own,
+// and reports true; Close ends f's context and waits for f to return, and
+// so does the client's Close. Once the recipe or its client is closed it
+// runs nothing and reports false. f must return soon after its context
+// ends.
+//
+// Unlike Client.Go, f never runs on a goroutine that ran other work: what
+// is kept per goroutine (a reentrant lock's ownership, which follows
+// Curator's per-thread rule) cannot pass from one task to the next, so a
+// user's function a recipe runs here (a selector's Func, a partitioner's
+// worker) holds only what it acquired itself.
 func (r *Runtime) Go(f func(life context.Context)) bool {
 	r.mu.Lock()
 	if r.closed || r.halting {
@@ -240,7 +247,7 @@ func (r *Runtime) Go(f func(life context.Context)) bool {
 	life := r.lifeLocked()
 	r.wg.Add(1)
 	r.mu.Unlock()
-	if !r.client.Go(func() { defer r.wg.Done(); f(life) }) {
+	if !r.client.spawn(func() { defer r.wg.Done(); f(life) }) {
 		r.wg.Done()
 		return false
 	}
@@ -307,4 +314,20 @@ func (r *Runtime) Loop(ctx context.Context, step func(ctx context.Context) error
 func (r *Runtime) Retry(ctx context.Context, pacer *retry.Pacer, err error) bool {
 	r.client.Logger().Debug("zookeeper "+r.recipe+": will try again", "path", r.path, "err", err)
 	return pacer.Wait(ctx)
+}
+
+// spawn runs f on a new goroutine that Close waits for, and reports true;
+// once Close has begun it runs nothing and reports false.
+func (c *Client) spawn(f func()) bool {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	if c.stopped {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
 }

@@ -1,9 +1,12 @@
 package framework_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/goid"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -182,4 +186,42 @@ func TestRuntimeLoopRetriesUnderThePolicy(t *testing.T) {
 		return errors.New("not yet")
 	})
 	assert.Equal(t, 5, steps)
+}
+
+// Each task of Go runs on a goroutine of its own, never one that ran other
+// work: per-goroutine ownership (a reentrant lock's) cannot pass from a
+// task that forgot to release to the next one.
+func TestRuntimeGoNeverReusesAGoroutine(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	r := framework.NewRuntime(c, "widget", "/w")
+	t.Cleanup(func() { _ = r.Close(nil) })
+	seen := map[int64]bool{}
+	for i := 0; i < 5; i++ {
+		id := make(chan int64, 1)
+		require.True(t, r.Go(func(context.Context) { id <- goid.Current() }))
+		g := <-id
+		require.False(t, seen[g], "task %d ran on goroutine %d, which ran an earlier task", i, g)
+		seen[g] = true
+		// The goroutine ends with its task; a pool's would wait for the
+		// next task in the client's worker loop.
+		require.Eventually(t, func() bool {
+			st := goroutineStack(g)
+			return st == "" || strings.Contains(st, "framework.(*Client).work(")
+		}, waitFor, time.Millisecond)
+		require.Empty(t, goroutineStack(g), "the goroutine of task %d waits for more work", i)
+	}
+}
+
+// goroutineStack is goroutine g's stack from the runtime's dump of every
+// goroutine, or "" if g has ended.
+func goroutineStack(g int64) string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, st := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.HasPrefix(st, []byte(fmt.Sprintf("goroutine %d [", g))) {
+			return string(st)
+		}
+	}
+	return ""
 }

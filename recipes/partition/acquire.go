@@ -11,18 +11,12 @@ import (
 // acquire queues for item's lock as the runtime's work, until it holds it
 // or the item stops being this member's (s.cancel). Called with p.mu held.
 //
-// The work runs on one of the client's workers, goroutines that run one
-// task after another (framework.Client.Go), and the item's Mutex is
-// reentrant per goroutine: an Acquire from a goroutine that holds it
-// already is granted at once, on the node it holds. No acquire here can
-// meet such a holding. Each item has a Mutex of its own, so what a
-// goroutine holds of another item's lock is another Mutex's business;
-// only this loop acquires s.lock, one loop per slot at a time, never
-// while s.h is set; every hold it gets is released through its handle
-// (own's refusal, giveBack) before the slot can queue again, and that
-// Release takes the goroutine's holding out of the Mutex whatever
-// goroutine calls it. So a worker that took s.lock and went back to the
-// pool holds nothing of s.lock by the time any task asks for it again.
+// The work runs on a goroutine of its own (Runtime.Go), and the item's
+// Mutex is reentrant per goroutine; each item has a Mutex of its own, only
+// this loop acquires s.lock, one loop per slot at a time, never while s.h
+// is set, and every hold it gets is released through its handle (own's
+// refusal, giveBack) before the slot can queue again: no acquire here can
+// be granted on a holding it did not make.
 func (p *Partitioner) acquire(life context.Context, item string, s *slot) {
 	ctx, cancel := context.WithCancel(life)
 	s.acquiring, s.cancel = true, cancel

@@ -101,7 +101,7 @@
 // # What it costs
 //
 // A member holds one lock node per owned item and queues (one node, one
-// watch, one of the client's workers) for each item it should own but does
+// watch, one goroutine) for each item it should own but does
 // not yet hold, again after a failure at the pace of the client's retry
 // policy (framework.WithRetryPolicy). To read the owners it caches every item's lock directory (package cache,
 // Tree(2) at <path>/items): one child watch per item and one data watch per

@@ -50,13 +50,8 @@ func (f optionFunc) applyPartition(c *config) { f(c) }
 // WithWorker runs w for every item this member acquires, and releases the
 // item's lock only once w has returned: the graceful handoff (see the
 // package documentation). Without it, an item that must move is released
-// at once, and the Released event says so. w must not be nil.
-//
-// w runs on one of the client's workers (framework.Client.Go), goroutines
-// that go on to other tasks once w returns: a lock that is reentrant per
-// goroutine (mutex.Mutex, say) that w takes must be released before w
-// returns, or the next task on that goroutine would find it held by
-// itself.
+// at once, and the Released event says so. w must not be nil. w runs on a
+// goroutine of its own (framework.Runtime.Go).
 func WithWorker(w Worker) Option {
 	return optionFunc(func(c *config) { c.worker, c.workerSet = w, true })
 }
