@@ -119,31 +119,14 @@ func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 // applyKids takes one listing: children gone are deleted from the view
 // (with what is under them), children new are to be read.
 func (c *Cache) applyKids(evs []keyed, r result) []keyed {
-	e, known := c.ents[r.path]
-	hiddenRoot := r.path == c.path && c.shape.kind == shapeChildren
-	if r.missing {
-		if hiddenRoot && known {
-			evs = c.removeTree(evs, r.path, math.MaxInt64)
-		}
-		return evs
+	var e *entry
+	switch {
+	case r.path == c.path && c.shape.kind == shapeChildren:
+		evs, e = c.hiddenRoot(evs, r)
+	case !r.missing:
+		e = c.ents[r.path] // if not known, its data read makes it, and lists it again
 	}
-	if hiddenRoot {
-		if known && e.czxid != r.stat.Czxid {
-			if r.stat.Czxid < e.czxid {
-				return evs
-			}
-			evs = c.removeTree(evs, r.path, r.stat.Czxid)
-			known = false
-		}
-		if !known {
-			e = &entry{czxid: r.stat.Czxid, kids: map[string]struct{}{}}
-			c.ents[r.path] = e
-		}
-	}
-	if !known && !hiddenRoot {
-		return evs // its data read makes it, and lists it again
-	}
-	if e.kids == nil {
+	if e == nil || e.kids == nil {
 		return evs
 	}
 	switch {
@@ -158,6 +141,39 @@ func (c *Cache) applyKids(evs []keyed, r result) []keyed {
 		c.in.mark(kindKids, r.path)
 		return evs
 	}
+	return c.applyListing(evs, e, r)
+}
+
+// hiddenRoot returns the entry of a Children cache's path, which no data
+// read makes: its listing makes it, new or made again. It is nil if the
+// listing says the path is missing (what the view had of it is removed) or
+// is of an older incarnation than the one known.
+func (c *Cache) hiddenRoot(evs []keyed, r result) ([]keyed, *entry) {
+	e, known := c.ents[r.path]
+	if r.missing {
+		if known {
+			evs = c.removeTree(evs, r.path, math.MaxInt64)
+		}
+		return evs, nil
+	}
+	if known && e.czxid != r.stat.Czxid {
+		if r.stat.Czxid < e.czxid {
+			return evs, nil
+		}
+		evs = c.removeTree(evs, r.path, r.stat.Czxid)
+		known = false
+	}
+	if !known {
+		e = &entry{czxid: r.stat.Czxid, kids: map[string]struct{}{}}
+		c.ents[r.path] = e
+	}
+	return evs, e
+}
+
+// applyListing takes a listing of the incarnation e is, unless it is older
+// than the one e has: children new are to be read, children gone are
+// removed with what is under them.
+func (c *Cache) applyListing(evs []keyed, e *entry, r result) []keyed {
 	if r.stat.Pzxid < e.pzxid {
 		return evs // an older listing than the one we have: never back
 	}

@@ -101,28 +101,13 @@ func (c *Cache) refuse(err error) {
 // waited for already (after a gap on the same session, the session kept
 // it).
 func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
-	r := result{job: j}
 	sid := c.client.Session().ID
 	c.in.mu.Lock()
 	_, armed := c.in.armed[j.kind][j.path]
 	_, existsArmed := c.in.armed[kindExists][j.path]
 	synced := c.in.synced
 	c.in.mu.Unlock()
-	var ch <-chan zk.Event
-	switch j.kind {
-	case kindData:
-		if armed {
-			r.data, r.stat, r.err = c.client.Get(life, j.path)
-		} else {
-			r.data, r.stat, ch, r.err = c.client.GetWRaw(life, j.path)
-		}
-	case kindKids:
-		if armed {
-			r.kids, r.stat, r.err = c.client.Children(life, j.path)
-		} else {
-			r.kids, r.stat, ch, r.err = c.client.ChildrenWRaw(life, j.path)
-		}
-	}
+	r, ch := c.fetch(life, j, armed)
 	if errors.Is(r.err, zk.ErrNoNode) && j.path == c.path && (sid != synced || c.client.Session().ID != sid) {
 		// The root's absence removes the whole view, and no Stat says how
 		// old it is: it counts only from a server known to have caught up
@@ -140,17 +125,7 @@ func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 			rootKind = kindKids
 		}
 		if j.path == c.path && j.kind == rootKind && !existsArmed {
-			// A missing root is watched for its creation.
-			ok, _, ech, err := c.client.ExistsWRaw(life, j.path)
-			switch {
-			case err != nil:
-				r.err = err
-			case ok:
-				r.again = true
-				c.arm(epochCtx, epoch, kindExists, j.path, ech)
-			default:
-				c.arm(epochCtx, epoch, kindExists, j.path, ech)
-			}
+			r.again, r.err = c.watchCreation(life, epochCtx, epoch, j.path)
 		}
 		return r
 	}
@@ -161,6 +136,39 @@ func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 		r.data = nil
 	}
 	return r
+}
+
+// fetch makes j's read, with a watch unless one of its kind is armed
+// already; ch is the watch set, if any.
+func (c *Cache) fetch(life context.Context, j job, armed bool) (r result, ch <-chan zk.Event) {
+	r.job = j
+	switch j.kind {
+	case kindData:
+		if armed {
+			r.data, r.stat, r.err = c.client.Get(life, j.path)
+		} else {
+			r.data, r.stat, ch, r.err = c.client.GetWRaw(life, j.path)
+		}
+	case kindKids:
+		if armed {
+			r.kids, r.stat, r.err = c.client.Children(life, j.path)
+		} else {
+			r.kids, r.stat, ch, r.err = c.client.ChildrenWRaw(life, j.path)
+		}
+	}
+	return r, ch
+}
+
+// watchCreation watches the missing root for its creation; again says it
+// exists already (made since the read that missed it), so it is to be read
+// again.
+func (c *Cache) watchCreation(life, epochCtx context.Context, epoch int, path string) (again bool, err error) {
+	ok, _, ech, err := c.client.ExistsWRaw(life, path)
+	if err != nil {
+		return false, err
+	}
+	c.arm(epochCtx, epoch, kindExists, path, ech)
+	return ok, nil
 }
 
 // arm waits for the watch ch of path, on a goroutine of its own that ends
