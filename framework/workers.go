@@ -8,23 +8,19 @@ import (
 	"time"
 )
 
-// Go runs f on one of the client's worker goroutines, which Close waits
-// for, and reports true; once Close has begun it runs nothing and reports
-// false. It is how the recipes run their background work, so that none of
-// it outlives the client: f must end by itself once Done is closed (a
-// select on Done, or a request, which Close ends).
-//
-// The goroutine is one of the client's workers: the most recently idle one
-// if any waits, else a new one. A request's goroutine goes through
-// go-zookeeper and the retry loop, deeper than a new goroutine's first
-// stack: on a fresh goroutine each one grew its stack by copying it (about
-// six copies per lock operation, a third of the client's instructions
-// under contention, counted with callgrind). A worker keeps the stack it
-// grew. The most recent first, so that a light load keeps reusing the same
-// few and the rest of a burst's workers run out of time and end; handed
-// out in turn, every one of 64 idle workers stayed alive under a hundred
-// tasks a second.
+// Go runs f on a goroutine of the client's and reports true; once Close
+// has begun it runs nothing and reports false. Close waits for every f it
+// ran to return, so f must end by itself once Done is closed (a select on
+// Done, or a request, which Close ends). It is how the recipes run their
+// background work, so that none of it outlives the client. f runs without
+// its caller's profiler labels.
 func (c *Client) Go(f func()) bool {
+	// A reused worker rather than a new goroutine: a request's call chain
+	// (go-zookeeper, the retry loop) is deeper than a fresh stack, which
+	// grows by copying, a real share of the client's cost under
+	// contention; a worker keeps the stack it grew. The most recently idle
+	// first, so that a light load keeps reusing a few and the rest of a
+	// burst's workers time out and end.
 	c.spawnMu.Lock()
 	defer c.spawnMu.Unlock()
 	if c.stopped {
