@@ -47,12 +47,22 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 		return nil, err
 	}
 	cpuNS, allocs := meter.per(int64(n))
-	// The floor: what the server must do for any lock of this shape, a
-	// create and a delete of an ephemeral-sequential node, sent by
-	// go-zookeeper with nothing around it.
-	z, err := b.rawFor(c)
+	floor, err := b.floor(c, keys, workers, d, key)
 	if err != nil {
 		return nil, err
+	}
+	return record{{"peer", b.peer}, {"mode", "keys"}, {"keys", keys}, {"workers", workers},
+		{"per_s", int64(float64(n) / d.Seconds())}, {"p50_us", percentile(lat, 0.50)}, {"p99_us", percentile(lat, 0.99)},
+		{"floor_per_s", int64(float64(floor) / d.Seconds())}, {"cpu_ns_per_op", cpuNS}, {"allocs_per_op", allocs}}, nil
+}
+
+// floor is what the server must do for any lock of keys' shape, a create
+// and a delete of an ephemeral-sequential node, sent by go-zookeeper with
+// nothing around it: how many workers complete in d on c's raw session.
+func (b *bench) floor(c *framework.Client, keys, workers int, d time.Duration, key func(int) string) (int, error) {
+	z, err := b.rawFor(c)
+	if err != nil {
+		return 0, err
 	}
 	acl := zk.WorldACL(zk.PermAll)
 	full := func(p string) string {
@@ -63,7 +73,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 	}
 	for i := range keys {
 		if _, err := c.Create(b.ctx, key(i)+"-floor", nil, framework.WithParents()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return nil, err
+			return 0, err
 		}
 	}
 	b.log.printf("keys: the floor, %d workers for %v", workers, d)
@@ -74,12 +84,7 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 		}
 		return z.Delete(p, -1)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return record{{"peer", b.peer}, {"mode", "keys"}, {"keys", keys}, {"workers", workers},
-		{"per_s", int64(float64(n) / d.Seconds())}, {"p50_us", percentile(lat, 0.50)}, {"p99_us", percentile(lat, 0.99)},
-		{"floor_per_s", int64(float64(floor) / d.Seconds())}, {"cpu_ns_per_op", cpuNS}, {"allocs_per_op", allocs}}, nil
+	return floor, err
 }
 
 // cost is the process's CPU time and heap allocations at a start, for the

@@ -45,23 +45,9 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 	if sessions == 0 {
 		sessions = min(waiters, 10)
 	}
-	cs, err := b.dialN(sessions + 1)
+	watcher, release, ls, err := b.queueSetup(sessions)
 	if err != nil {
 		return nil, err
-	}
-	holder, err := b.locker(cs[0], b.path, "bench-holder", true)
-	if err != nil {
-		return nil, err
-	}
-	release, err := holder(b.ctx)
-	if err != nil {
-		return nil, err
-	}
-	ls := make([]locker, sessions)
-	for i := range ls {
-		if ls[i], err = b.locker(cs[i+1], b.path, "bench-"+strconv.Itoa(i), true); err != nil {
-			return nil, err
-		}
 	}
 	b.log.printf("queue: %d waiters over %d sessions on %s", waiters, sessions, b.path)
 	// The baseline once the set-up's requests are over: the clients' idle
@@ -89,19 +75,7 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 			errs[i] = release()
 		}()
 	}
-	err = b.awaitQueue(queued, cs[0], "lock-", waiters+1)
-	if err != nil && b.ctx.Err() == nil && queued.Err() != nil {
-		err = nil // a waiter's failure, which errs reports
-	}
-	if err == nil && queued.Err() == nil {
-		// Every node is in the queue, but the last waiters may still be
-		// reading it or setting their watches: not part of the handoffs,
-		// nor of what a parked waiter costs.
-		err = settle(queued)
-		if b.ctx.Err() == nil && queued.Err() != nil {
-			err = nil
-		}
-	}
+	err = b.queueFull(queued, watcher, waiters)
 	goroutines1, bytes1 := footprint()
 	start := time.Now()
 	if rerr := release(); err == nil {
@@ -116,6 +90,51 @@ func (b *bench) queue(waiters, sessions int) (record, error) {
 		{"per_handoff_us", elapsed.Microseconds() / int64(waiters)},
 		{"goroutines_per_waiter", int64(math.Round(float64(goroutines1-goroutines0) / float64(waiters)))},
 		{"bytes_per_waiter", (bytes1 - bytes0) / int64(waiters)}}, nil
+}
+
+// queueSetup dials a holder's session and sessions waiters' ones, takes
+// the lock on the holder's, and returns that session (to watch the queue
+// from), how to release the lock, and a locker on each waiters' session.
+func (b *bench) queueSetup(sessions int) (*framework.Client, func() error, []locker, error) {
+	cs, err := b.dialN(sessions + 1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	holder, err := b.locker(cs[0], b.path, "bench-holder", true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	release, err := holder(b.ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ls := make([]locker, sessions)
+	for i := range ls {
+		if ls[i], err = b.locker(cs[i+1], b.path, "bench-"+strconv.Itoa(i), true); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return cs[0], release, ls, nil
+}
+
+// queueFull waits, watching from c, until the holder and waiters nodes are
+// in the queue and the process has settled; nil also if queued ended by a
+// waiter's failure, which that waiter reports.
+func (b *bench) queueFull(queued context.Context, c *framework.Client, waiters int) error {
+	err := b.awaitQueue(queued, c, "lock-", waiters+1)
+	if err != nil && b.ctx.Err() == nil && queued.Err() != nil {
+		err = nil // a waiter's failure, which errs reports
+	}
+	if err == nil && queued.Err() == nil {
+		// Every node is in the queue, but the last waiters may still be
+		// reading it or setting their watches: not part of the handoffs,
+		// nor of what a parked waiter costs.
+		err = settle(queued)
+		if b.ctx.Err() == nil && queued.Err() != nil {
+			err = nil
+		}
+	}
+	return err
 }
 
 // settle waits until the process's goroutines have stopped changing for a
