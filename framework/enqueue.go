@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/internal/session"
 )
 
 // Queued is a node made by Enqueue.
@@ -59,73 +60,26 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 	// create is about to be written (so it is answered after the create),
 	// and the create runs on the caller's goroutine: no goroutine of its
 	// own to wait for the create's "sent" while it is made.
-	// One value for what the send loop hands back: three variables
-	// captured by the closure were three allocations.
-	join := &struct {
-		done chan struct{}
-		mine *listing
-		err  error
-	}{done: make(chan struct{})}
+	join := &pipelined{done: make(chan struct{})}
 	trace := c.conn.TraceCreate(c.ns.fix(prefix), func() {
 		join.mine, join.err = c.joinListing(parent)
 		close(join.done)
 	})
 	defer trace.Close()
 
-	type listed struct {
-		kids    []string
-		pzxid   int64
-		changed <-chan zk.Event
-		err     error
-	}
 	before := c.conn.Session()
-	var res struct {
-		path string
-		err  error
+	created, err := c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id, sent))
+	l := join.listed(ctx, err)
+	if err != nil {
+		return nil, err
 	}
-	res.path, res.err = c.Create(ctx, path, data, WithMode(EphemeralSequential), WithParentContainers(), withProtectedID(id, sent))
-	var l listed
-	select {
-	case <-join.done:
-		// The create went out with a listing behind it. (A create answered
-		// has been written, and the listing joined before it was.)
-		switch {
-		case res.err != nil: // nothing to list for
-		case join.err == nil:
-			l.kids, l.pzxid, l.changed, l.err = join.mine.wait(ctx)
-		default:
-			l.err = join.err
-		}
-	default:
-		l.err = errNotListed // failed before it was written, or ctx ended
+	q := &Queued{Path: created}
+	pzxid, err := c.enqueuedChildren(ctx, q, parent, l)
+	if err == nil {
+		err = c.enqueuedOwner(ctx, q, trace, before.ID)
 	}
-	if res.err != nil {
-		return nil, res.err
-	}
-	q := &Queued{Path: res.path}
-	name := Base(res.path)
-	var pzxid int64
-	if l.err == nil && slices.Contains(l.kids, name) {
-		q.Children, pzxid, q.Changed = l.kids, l.pzxid, l.changed
-	} else {
-		// The list went out before the create that succeeded (a retry).
-		kids, pz, changed, err := c.listAfter(ctx, parent)
-		if err != nil {
-			return nil, c.enqueueFailed(q.Path, err)
-		}
-		q.Children, pzxid, q.Changed = kids, pz, changed
-	}
-	if p, zxid, session, ok := trace.Result(); ok && c.ns.unfix(p) == q.Path && session == before.ID {
-		q.Czxid, q.Owner = zxid, session
-	} else {
-		ok, st, err := c.Exists(ctx, q.Path)
-		switch {
-		case err != nil:
-			return nil, c.enqueueFailed(q.Path, err)
-		case !ok:
-			return nil, c.enqueueFailed(q.Path, fmt.Errorf("%w: %s vanished after its create", zk.ErrNoNode, q.Path))
-		}
-		q.Czxid, q.Owner = st.Czxid, st.EphemeralOwner
+	if err != nil {
+		return nil, c.enqueueFailed(q.Path, err)
 	}
 	// The listing's watch stands for a watch on our node only if nothing
 	// changed the directory between our create and the listing: a node
@@ -135,6 +89,78 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 		q.Changed = nil
 	}
 	return q, nil
+}
+
+// pipelined is what the send loop hands back to Enqueue: the listing it
+// joined behind the create. One value: three variables captured by the
+// closure were three allocations.
+type pipelined struct {
+	done chan struct{} // closed once the create went out, listing joined
+	mine *listing
+	err  error
+}
+
+// listed is a listing of the parent as Enqueue takes it.
+type listed struct {
+	kids    []string
+	pzxid   int64
+	changed <-chan zk.Event
+	err     error
+}
+
+// listed returns the listing sent behind the create, whose error was
+// createErr, once it is answered.
+func (p *pipelined) listed(ctx context.Context, createErr error) listed {
+	var l listed
+	select {
+	case <-p.done:
+		// The create went out with a listing behind it. (A create answered
+		// has been written, and the listing joined before it was.)
+		switch {
+		case createErr != nil: // nothing to list for
+		case p.err == nil:
+			l.kids, l.pzxid, l.changed, l.err = p.mine.wait(ctx)
+		default:
+			l.err = p.err
+		}
+	default:
+		l.err = errNotListed // failed before it was written, or ctx ended
+	}
+	return l
+}
+
+// enqueuedChildren sets q's Children and Changed from l, the listing sent
+// behind q's create, or from a new one if l does not show q (it went out
+// before the create that succeeded: a retry), and returns its pzxid.
+func (c *Client) enqueuedChildren(ctx context.Context, q *Queued, parent string, l listed) (int64, error) {
+	if l.err == nil && slices.Contains(l.kids, Base(q.Path)) {
+		q.Children, q.Changed = l.kids, l.changed
+		return l.pzxid, nil
+	}
+	kids, pzxid, changed, err := c.listAfter(ctx, parent)
+	if err != nil {
+		return 0, err
+	}
+	q.Children, q.Changed = kids, changed
+	return pzxid, nil
+}
+
+// enqueuedOwner sets q's Czxid and Owner from the create's reply if trace
+// saw it on the session sessionID, else by asking.
+func (c *Client) enqueuedOwner(ctx context.Context, q *Queued, trace *session.Trace, sessionID int64) error {
+	if p, zxid, s, ok := trace.Result(); ok && c.ns.unfix(p) == q.Path && s == sessionID {
+		q.Czxid, q.Owner = zxid, s
+		return nil
+	}
+	ok, st, err := c.Exists(ctx, q.Path)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%w: %s vanished after its create", zk.ErrNoNode, q.Path)
+	}
+	q.Czxid, q.Owner = st.Czxid, st.EphemeralOwner
+	return nil
 }
 
 // errNotListed: the create was answered before it was seen on the wire

@@ -343,62 +343,11 @@ func (c *Client) prepareMulti(ops []any) ([]any, []string, int, error) {
 	size := requestHeaderSize + multiHeaderSize
 	largest, largestSize := 0, 0
 	for i, op := range ops {
-		var path string
-		var sequential bool
-		var opSize int
-		bad := func(format string, args ...any) error {
-			return opErr("multi", path, fmt.Errorf("op %d: %w: "+format, append([]any{i, zkrecipes.ErrInvalidArgument}, args...)...))
+		f, path, opSize, err := c.prepareOp(i, op)
+		if err != nil {
+			return nil, nil, 0, err
 		}
-		switch r := op.(type) {
-		case *zk.CreateRequest:
-			if r == nil {
-				return nil, nil, 0, bad("nil %T", op)
-			}
-			path = r.Path
-			if r.Flags == zk.FlagContainer || r.Flags == zk.FlagTTL || r.Flags == zk.FlagPersistentSequentialWithTTL {
-				return nil, nil, 0, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, zkrecipes.ErrUnsupportedInMulti, r.Flags))
-			}
-			cp := *r
-			sequential = r.Flags&zk.FlagSequence != 0
-			cp.Path = c.ns.fixCreate(r.Path, sequential)
-			cp.Acl = c.aclFor(r.Path, r.Acl)
-			fixed[i] = &cp
-			opSize = createBodySize(len(cp.Path), cp.Data, cp.Acl, false)
-		case *zk.DeleteRequest:
-			if r == nil {
-				return nil, nil, 0, bad("nil %T", op)
-			}
-			path = r.Path
-			if r.Path == "/" {
-				return nil, nil, 0, bad("cannot delete the root")
-			}
-			cp := *r
-			cp.Path = c.ns.fix(r.Path)
-			fixed[i] = &cp
-			opSize = pathVersionBodySize(len(cp.Path))
-		case *zk.SetDataRequest:
-			if r == nil {
-				return nil, nil, 0, bad("nil %T", op)
-			}
-			cp := *r
-			path, cp.Path = r.Path, c.ns.fix(r.Path)
-			fixed[i] = &cp
-			opSize = setBodySize(len(cp.Path), cp.Data)
-		case *zk.CheckVersionRequest:
-			if r == nil {
-				return nil, nil, 0, bad("nil %T", op)
-			}
-			cp := *r
-			path, cp.Path = r.Path, c.ns.fix(r.Path)
-			fixed[i] = &cp
-			opSize = pathVersionBodySize(len(cp.Path))
-		default:
-			return nil, nil, 0, bad("unsupported op type %T", op)
-		}
-		if err := validatePath(path, sequential); err != nil {
-			return nil, nil, 0, opErr("multi", path, fmt.Errorf("op %d: %w", i, err))
-		}
-		paths[i] = path
+		fixed[i], paths[i] = f, path
 		size += multiHeaderSize + opSize
 		if opSize > largestSize {
 			largest, largestSize = i, opSize
@@ -413,6 +362,65 @@ func (c *Client) prepareMulti(ops []any) ([]any, []string, int, error) {
 			fmt.Sprintf("%d ops; op %d, the largest, is %d of them", len(ops), largest, multiHeaderSize+largestSize))
 	}
 	return fixed, paths, size, nil
+}
+
+// prepareOp checks op, the multi's op i, and returns a copy of it with the
+// namespace applied, its path as the caller gave it, and the size of its
+// body.
+func (c *Client) prepareOp(i int, op any) (any, string, int, error) {
+	var path string
+	var sequential bool
+	var fixed any
+	var opSize int
+	bad := func(format string, args ...any) error {
+		return opErr("multi", path, fmt.Errorf("op %d: %w: "+format, append([]any{i, zkrecipes.ErrInvalidArgument}, args...)...))
+	}
+	switch r := op.(type) {
+	case *zk.CreateRequest:
+		if r == nil {
+			return nil, "", 0, bad("nil %T", op)
+		}
+		path = r.Path
+		if r.Flags == zk.FlagContainer || r.Flags == zk.FlagTTL || r.Flags == zk.FlagPersistentSequentialWithTTL {
+			return nil, "", 0, opErr("multi", path, fmt.Errorf("op %d: %w: create flags %d (container or TTL): use Create", i, zkrecipes.ErrUnsupportedInMulti, r.Flags))
+		}
+		cp := *r
+		sequential = r.Flags&zk.FlagSequence != 0
+		cp.Path = c.ns.fixCreate(r.Path, sequential)
+		cp.Acl = c.aclFor(r.Path, r.Acl)
+		fixed, opSize = &cp, createBodySize(len(cp.Path), cp.Data, cp.Acl, false)
+	case *zk.DeleteRequest:
+		if r == nil {
+			return nil, "", 0, bad("nil %T", op)
+		}
+		path = r.Path
+		if r.Path == "/" {
+			return nil, "", 0, bad("cannot delete the root")
+		}
+		cp := *r
+		cp.Path = c.ns.fix(r.Path)
+		fixed, opSize = &cp, pathVersionBodySize(len(cp.Path))
+	case *zk.SetDataRequest:
+		if r == nil {
+			return nil, "", 0, bad("nil %T", op)
+		}
+		cp := *r
+		path, cp.Path = r.Path, c.ns.fix(r.Path)
+		fixed, opSize = &cp, setBodySize(len(cp.Path), cp.Data)
+	case *zk.CheckVersionRequest:
+		if r == nil {
+			return nil, "", 0, bad("nil %T", op)
+		}
+		cp := *r
+		path, cp.Path = r.Path, c.ns.fix(r.Path)
+		fixed, opSize = &cp, pathVersionBodySize(len(cp.Path))
+	default:
+		return nil, "", 0, bad("unsupported op type %T", op)
+	}
+	if err := validatePath(path, sequential); err != nil {
+		return nil, "", 0, opErr("multi", path, fmt.Errorf("op %d: %w", i, err))
+	}
+	return fixed, path, opSize, nil
 }
 
 // multiResult takes the namespace off res and, if an op failed, names it

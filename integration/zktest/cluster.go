@@ -159,6 +159,41 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 func (c *Cluster) startLocal(n int) {
 	t := c.t
 	t.Helper()
+	procs := c.localServers(n)
+	// Cleanups run last-in first-out: register the stop before anything that
+	// may fail, so a failed start still takes every JVM down.
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, s := range c.servers {
+				t.Logf("zktest: server %d log tail:\n%s", s.ID, s.logTail(logLines()))
+			}
+		}
+		for _, s := range c.servers {
+			s.signal(syscall.SIGKILL, 10*time.Second)
+		}
+	})
+	if c.cfg.peerProxies {
+		c.startPeerProxies(procs)
+	}
+	for _, s := range c.servers {
+		if err := s.proc.WriteConfig(procs, s.tlsConfigLines()); err != nil {
+			t.Fatalf("zktest: config for server %d: %v", s.ID, err)
+		}
+		if err := s.proc.Start(); err != nil {
+			t.Fatalf("zktest: start server %d: %v", s.ID, err)
+		}
+	}
+	for _, s := range c.servers {
+		s.waitServing(c.cfg.startTimeout)
+	}
+}
+
+// localServers reserves the ports of n local servers (held until the test
+// ends) and adds the servers to c, not started; it returns their
+// processes.
+func (c *Cluster) localServers(n int) []*zkserver.Server {
+	t := c.t
+	t.Helper()
 	per := 3 // client, peer and election ports
 	if c.cfg.tls != nil {
 		per = 4 // and the TLS client port
@@ -194,32 +229,7 @@ func (c *Cluster) startLocal(n int) {
 		}
 		c.servers = append(c.servers, s)
 	}
-	// Cleanups run last-in first-out: register the stop before anything that
-	// may fail, so a failed start still takes every JVM down.
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, s := range c.servers {
-				t.Logf("zktest: server %d log tail:\n%s", s.ID, s.logTail(logLines()))
-			}
-		}
-		for _, s := range c.servers {
-			s.signal(syscall.SIGKILL, 10*time.Second)
-		}
-	})
-	if c.cfg.peerProxies {
-		c.startPeerProxies(procs)
-	}
-	for _, s := range c.servers {
-		if err := s.proc.WriteConfig(procs, s.tlsConfigLines()); err != nil {
-			t.Fatalf("zktest: config for server %d: %v", s.ID, err)
-		}
-		if err := s.proc.Start(); err != nil {
-			t.Fatalf("zktest: start server %d: %v", s.ID, err)
-		}
-	}
-	for _, s := range c.servers {
-		s.waitServing(c.cfg.startTimeout)
-	}
+	return procs
 }
 
 // Servers returns the cluster's servers (none for ZK_CONNECT).

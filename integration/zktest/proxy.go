@@ -348,112 +348,137 @@ func (p *Proxy) accept(f *forwarder, fwd int) {
 // Proxy.greet).
 func (p *Proxy) pump(l *link, src, dst net.Conn, fromServer bool, greet func([]byte) ([]byte, bool)) {
 	defer l.close()
-	lost := &l.lostUp
+	d := &pipe{p: p, l: l, dst: dst, fromServer: fromServer, lost: &l.lostUp, greet: greet}
 	if fromServer {
-		lost = &l.lostDown
+		d.lost = &l.lostDown
 	}
-	var held chan heldChunk // once lagging, every chunk goes through it, in order
-	defer func() {
-		if held != nil {
-			close(held)
-		}
-	}()
-	// lagOf is this direction's lag now.
-	lagOf := func() time.Duration {
-		if fromServer {
-			return time.Duration(p.lagUp.Load())
-		}
-		return time.Duration(p.lagDown.Load())
-	}
-	// forward writes b to dst now or, once a lag has been on, hands it to
-	// the releaser to write lag from now: every byte goes through the one
-	// path in order, so none overtakes bytes held before it.
-	forward := func(b []byte, lag time.Duration) bool {
-		if lag > 0 && held == nil {
-			held = make(chan heldChunk, 256)
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); releaseHeld(l, held, dst) }()
-		}
-		if held == nil {
-			_, werr := dst.Write(b)
-			return werr == nil
-		}
-		select {
-		case held <- heldChunk{b: append([]byte(nil), b...), at: time.Now().Add(lag)}:
-			return true
-		case <-l.dead:
-			return false
-		}
-	}
-	greeted := greet == nil
-	var greeting []byte // the greeting so far, until it is whole
+	defer d.end()
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
-		chunk := buf[:n]
 		if n > 0 {
-			if !fromServer && !lost.Load() {
-				send, hold := p.strike(l, chunk)
-				switch {
-				case hold != nil:
-					// Requests are held from inside this chunk on: what
-					// came before the aimed-at request goes now.
-					if !forward(chunk[:send], lagOf()) {
-						return
-					}
-					select {
-					case <-hold:
-					case <-l.dead:
-						return
-					}
-					chunk = chunk[send:]
-				case send < n:
-					// Requests are dropped from inside this chunk on: what
-					// came before the aimed-at request still goes.
-					if !forward(chunk[:send], lagOf()) || err != nil {
-						return
-					}
-					continue
-				}
-			}
-			mode := proxyMode(p.mode.Load())
-			if mode == modeBlackhole || (mode == modeDropReply && fromServer) || (mode == modeDropRequest && !fromServer) {
-				lost.Store(true)
-			}
-			if lost.Load() {
-				// Heal may have run between the mode's load and the store
-				// above and kept this link: it must not stay open, silently
-				// dropping, once the fault is over.
-				if proxyMode(p.mode.Load()) == modeForward {
-					return
-				}
-				continue
-			}
-			if !greeted {
-				greeting = append(greeting, chunk...)
-				out, whole := greet(greeting)
-				if !whole {
-					if err != nil {
-						return
-					}
-					continue
-				}
-				greeted, chunk, greeting = true, out, nil
-			}
-			d := time.Duration(p.delay.Load())
-			if fromServer {
-				d += time.Duration(p.delayUp.Load())
-			}
-			if d > 0 {
-				time.Sleep(d)
-			}
-			if !forward(chunk, lagOf()) {
+			if !d.send(buf[:n], err) {
 				return
 			}
+			continue
 		}
 		if err != nil {
 			return // EOF, reset, or closed by Cut/Heal/Close
 		}
+	}
+}
+
+// pipe is one direction of a link, as pump runs it.
+type pipe struct {
+	p          *Proxy
+	l          *link
+	dst        net.Conn
+	fromServer bool
+	lost       *atomic.Bool                // l's lostUp or lostDown
+	held       chan heldChunk              // once lagging, every chunk goes through it, in order
+	greet      func([]byte) ([]byte, bool) // nil once the greeting is through
+	greeting   []byte                      // the greeting so far, until it is whole
+}
+
+// send forwards chunk, read with err, as the proxy's faults say, and
+// reports whether to read on.
+func (d *pipe) send(chunk []byte, err error) bool {
+	if !d.fromServer && !d.lost.Load() {
+		send, hold := d.p.strike(d.l, chunk)
+		switch {
+		case hold != nil:
+			// Requests are held from inside this chunk on: what came
+			// before the aimed-at request goes now.
+			if !d.forward(chunk[:send]) {
+				return false
+			}
+			select {
+			case <-hold:
+			case <-d.l.dead:
+				return false
+			}
+			chunk = chunk[send:]
+		case send < len(chunk):
+			// Requests are dropped from inside this chunk on: what came
+			// before the aimed-at request still goes.
+			return d.forward(chunk[:send]) && err == nil
+		}
+	}
+	if d.dropping() {
+		// Heal may have run between the mode's load and the store in
+		// dropping and kept this link: it must not stay open, silently
+		// dropping, once the fault is over. (Read on whatever err was: the
+		// next read says it again.)
+		return proxyMode(d.p.mode.Load()) != modeForward
+	}
+	if d.greet != nil {
+		d.greeting = append(d.greeting, chunk...)
+		out, whole := d.greet(d.greeting)
+		if !whole {
+			return err == nil
+		}
+		d.greet, chunk, d.greeting = nil, out, nil
+	}
+	d.delay()
+	return d.forward(chunk) && err == nil
+}
+
+// dropping reports whether this direction drops what it reads: from the
+// first byte a fault drops on, for good.
+func (d *pipe) dropping() bool {
+	mode := proxyMode(d.p.mode.Load())
+	if mode == modeBlackhole || (mode == modeDropReply && d.fromServer) || (mode == modeDropRequest && !d.fromServer) {
+		d.lost.Store(true)
+	}
+	return d.lost.Load()
+}
+
+// delay sleeps the delay the proxy adds before each chunk it forwards.
+func (d *pipe) delay() {
+	delay := time.Duration(d.p.delay.Load())
+	if d.fromServer {
+		delay += time.Duration(d.p.delayUp.Load())
+	}
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+}
+
+// lag is this direction's lag now.
+func (d *pipe) lag() time.Duration {
+	if d.fromServer {
+		return time.Duration(d.p.lagUp.Load())
+	}
+	return time.Duration(d.p.lagDown.Load())
+}
+
+// forward writes b to dst now or, once a lag has been on, hands it to the
+// releaser to write lag from now: every byte goes through the one path in
+// order, so none overtakes bytes held before it.
+func (d *pipe) forward(b []byte) bool {
+	lag := d.lag()
+	if lag > 0 && d.held == nil {
+		held := make(chan heldChunk, 256)
+		d.held = held
+		d.p.wg.Add(1)
+		go func() { defer d.p.wg.Done(); releaseHeld(d.l, held, d.dst) }()
+	}
+	if d.held == nil {
+		_, werr := d.dst.Write(b)
+		return werr == nil
+	}
+	select {
+	case d.held <- heldChunk{b: append([]byte(nil), b...), at: time.Now().Add(lag)}:
+		return true
+	case <-d.l.dead:
+		return false
+	}
+}
+
+// end lets the releaser, if any, write what it holds and end.
+func (d *pipe) end() {
+	if d.held != nil {
+		close(d.held)
 	}
 }
 

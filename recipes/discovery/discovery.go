@@ -37,12 +37,12 @@ var (
 type Discovery struct {
 	client   *framework.Client
 	basePath string
+	rt       *framework.Runtime // runs the registrations' forwarders and Close's stops
 
 	mu     sync.Mutex
 	closed bool
 	regs   map[string]*registration      // by instance id
 	feed   framework.Feed[Registrations] // published under mu
-	fwd    sync.WaitGroup                // the registrations' forwarders
 }
 
 // New returns a Discovery whose services live under basePath
@@ -55,7 +55,8 @@ func New(client *framework.Client, basePath string) (*Discovery, error) {
 	if err := framework.ValidateRecipePath(basePath); err != nil {
 		return nil, framework.RecipeErr(recipe, basePath, err)
 	}
-	return &Discovery{client: client, basePath: basePath, regs: map[string]*registration{}}, nil
+	return &Discovery{client: client, basePath: basePath, rt: framework.NewRuntime(client, recipe, basePath),
+		regs: map[string]*registration{}}, nil
 }
 
 func (d *Discovery) usable() error {
@@ -238,17 +239,17 @@ func (d *Discovery) Close() error {
 	}
 	d.mu.Unlock()
 	// Side by side: each waits up to the client's release timeout for its
-	// delete, and Close keeps that bound however many there are.
-	var wg sync.WaitGroup
+	// delete, and Close keeps that bound however many there are. The
+	// runtime refuses only once the client is closing: its deletes then
+	// fail at once, one after the other.
 	for _, reg := range regs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		if !d.rt.Go(func(context.Context) { reg.stop() }) {
 			reg.stop()
-		}()
+		}
 	}
-	wg.Wait()
-	d.fwd.Wait()
-	d.feed.End(nil)
-	return nil
+	// The stops and the forwarders, whose subscriptions they end.
+	return d.rt.Close(func(context.Context) error {
+		d.feed.End(nil)
+		return nil
+	})
 }

@@ -41,3 +41,28 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		goleak.VerifyNone(t, before...)
 	}
 }
+
+// A client closed before the Discovery on it is not held up by the
+// registrations' background work, which runs on the client's workers, and
+// the Discovery's Close after it still returns, ending its subscriptions.
+func TestClientClosedFirstDoesNotWaitForTheDiscovery(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	d, err := discovery.New(c, "/first")
+	require.NoError(t, err)
+	for range 3 {
+		require.NoError(t, d.Register(ctxT(t, 30*time.Second), discovery.NewInstance("s")))
+	}
+	sub := d.Subscribe()
+	defer sub.Close()
+	closed := make(chan struct{})
+	go func() { defer close(closed); _ = c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client's Close waits for the Discovery")
+	}
+	require.NoError(t, d.Close())
+	for range sub.Changes() { // drained: it is closed once the feed ends
+	}
+}

@@ -87,27 +87,61 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 	if inst.ServiceType == "" {
 		inst.ServiceType = Dynamic
 	}
-	for {
-		reg, err := d.registered(ctx, inst.ID)
+	var reg *registration
+	for reg == nil {
+		prev, err := d.registered(ctx, inst.ID)
 		switch {
 		case err != nil:
 			return d.err(err)
-		case reg != nil:
-			return d.update(ctx, reg, inst, data, true)
+		case prev != nil:
+			return d.update(ctx, prev, inst, data, true)
 		}
-		d.mu.Lock()
-		if d.closed {
-			d.mu.Unlock()
-			return d.err(zkrecipes.ErrClosed)
+		// nil, nil: another Register was quicker: wait for it.
+		if reg, err = d.add(inst, data); err != nil {
+			return d.err(err)
 		}
-		if _, ok := d.regs[inst.ID]; !ok {
-			break // d.mu held: this Register makes the registration
-		}
-		d.mu.Unlock() // another Register was quicker: wait for it
 	}
-	path := d.instancePath(inst.Name, inst.ID)
+	defer close(reg.started)
+	return d.place(ctx, reg, inst, data)
+}
+
+// add makes inst's registration, not started, and its forwarder; nil if
+// another Register of the id has made one meanwhile.
+func (d *Discovery) add(inst Instance, data []byte) (*registration, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, zkrecipes.ErrClosed
+	}
+	if _, ok := d.regs[inst.ID]; ok {
+		d.mu.Unlock()
+		return nil, nil
+	}
+	node, err := persistent.New(d.client, d.instancePath(inst.Name, inst.ID), data, nodeOptions(inst.ServiceType)...)
+	if err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
+	sub := node.Subscribe()
+	// The status as it stands, first: every later value is a change.
+	reg := &registration{id: inst.ID, inst: inst, node: node, sub: sub,
+		status: <-sub.Changes(), started: make(chan struct{}), shown: make(chan struct{})}
+	// Started under mu: it publishes nothing before reg is registered.
+	if !d.rt.Go(func(life context.Context) { d.forward(life, reg) }) {
+		d.mu.Unlock()
+		reg.stop()
+		return nil, zkrecipes.ErrClosed
+	}
+	d.regs[inst.ID] = reg
+	d.publishLocked(inst.ID)
+	d.mu.Unlock()
+	return reg, nil
+}
+
+// nodeOptions are the options of the node of an instance of type t.
+func nodeOptions(t ServiceType) []persistent.Option {
 	var opts []persistent.Option
-	switch inst.ServiceType {
+	switch t {
 	case Static, Permanent:
 		opts = append(opts, persistent.Persistent())
 	case DynamicSequential:
@@ -118,25 +152,16 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 		// JSON: the prefix is invisible to them.
 		opts = append(opts, persistent.Sequential(), persistent.Protected())
 	}
-	node, err := persistent.New(d.client, path, data, opts...)
-	if err != nil {
-		d.mu.Unlock()
-		return d.err(err)
-	}
-	sub := node.Subscribe()
-	// The status as it stands, first: every later value is a change.
-	reg := &registration{id: inst.ID, inst: inst, node: node, sub: sub,
-		status: <-sub.Changes(), started: make(chan struct{}), shown: make(chan struct{})}
-	d.regs[inst.ID] = reg
-	d.publishLocked(inst.ID)
-	d.fwd.Add(1)
-	go d.forward(reg)
-	d.mu.Unlock()
-	defer close(reg.started)
+	return opts
+}
 
+// place puts reg's node in place and returns once a subscriber has been
+// told, or ctx ends (in place all the same); if the node cannot be put in
+// place, reg ends, and so does a node replace made for it.
+func (d *Discovery) place(ctx context.Context, reg *registration, inst Instance, data []byte) error {
 	made, err := d.replace(ctx, inst, data)
 	if err == nil {
-		err = node.Start(ctx)
+		err = reg.node.Start(ctx)
 	}
 	if err != nil {
 		d.mu.Lock()
@@ -144,7 +169,7 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 		d.mu.Unlock()
 		reg.stop()
 		if made != 0 {
-			d.dropMade(path, made)
+			d.dropMade(d.instancePath(inst.Name, inst.ID), made)
 		}
 		return d.err(err)
 	}
@@ -412,19 +437,36 @@ func (d *Discovery) removeLocked(reg *registration) {
 
 // forward publishes each status of reg's node while reg is registered (the
 // Node publishes only changes); it ends with reg's subscription
-// (registration.stop).
-func (d *Discovery) forward(reg *registration) {
-	defer d.fwd.Done()
-	for st := range reg.sub.Changes() {
+// (registration.stop), or with life: at Close of the Discovery, or when
+// its client closes, which waits for it.
+func (d *Discovery) forward(life context.Context, reg *registration) {
+	defer func() {
+		// A Register that waits for the status in place is done: the
+		// Discovery or its client is closing, and it will not be told.
 		d.mu.Lock()
-		if d.regs[reg.id] == reg {
-			reg.status = st
-			d.publishLocked(reg.id)
-			if st.InPlace && !isClosed(reg.shown) {
-				close(reg.shown)
-			}
+		if !isClosed(reg.shown) {
+			close(reg.shown)
 		}
 		d.mu.Unlock()
+	}()
+	for {
+		select {
+		case st, ok := <-reg.sub.Changes():
+			if !ok {
+				return
+			}
+			d.mu.Lock()
+			if d.regs[reg.id] == reg {
+				reg.status = st
+				d.publishLocked(reg.id)
+				if st.InPlace && !isClosed(reg.shown) {
+					close(reg.shown)
+				}
+			}
+			d.mu.Unlock()
+		case <-life.Done():
+			return
+		}
 	}
 }
 

@@ -1,0 +1,120 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/retry"
+)
+
+// do runs op on the current go-zookeeper client under the retry policy.
+func (c *Client) do(ctx context.Context, name, path string, op func(z *zk.Conn) error) error {
+	_, err := doValue(c, ctx, name, path, func(z *zk.Conn) (struct{}, error) { return struct{}{}, op(z) })
+	return err
+}
+
+// doValue is do for an operation with a result.
+func doValue[T any](c *Client, ctx context.Context, name, path string, op func(z *zk.Conn) (T, error)) (T, error) {
+	return doSized(c, ctx, name, path, 0, op)
+}
+
+// doSized is doValue for a write whose request is size bytes: one over
+// ZooKeeper's default limit is sent at most once (see sentOnce), and an
+// error that leaves its outcome unknown says so (see unanswered).
+func doSized[T any](c *Client, ctx context.Context, name, path string, size int, op func(z *zk.Conn) (T, error)) (T, error) {
+	var out T
+	if c.closed.Load() {
+		return out, opErr(name, path, zkrecipes.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
+		return out, opErr(name, path, err) // unsent: not an unknown outcome
+	}
+	mop, measured := metrics.OpNamed(name)
+	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
+		start := time.Now()
+		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
+		if measured {
+			c.metrics.Request(ctx, mop, time.Since(start), err)
+		}
+		if err == nil {
+			out = v
+		}
+		return err
+	}, sentOnce(size))
+	return out, opErr(name, path, unanswered(size, c.closedErr(err)))
+}
+
+// callValue runs f, a blocking go-zookeeper call, and returns early if ctx
+// ends. f then finishes in the background: go-zookeeper has no
+// cancellation, but every request ends with an answer, a connection error,
+// or Close. Results come back through a channel, so an abandoned call can
+// never write into its caller's variables.
+func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, error) {
+	return callTracked(c, ctx, nil, f)
+}
+
+// callTracked is callValue that counts f in inflight until f returns, so a
+// caller that gave up on it can still learn when it is over.
+func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup, f func() (T, error)) (T, error) {
+	var zero T
+	if ctx.Done() == nil {
+		return f()
+	}
+	if ctx == c.life {
+		// Only Close ends the client's life, and Close waits for every
+		// call it spawned to return anyway: a goroutine to abandon f on
+		// would cost each background request (a listing, a release's
+		// delete) a goroutine and buy nothing.
+		if inflight != nil {
+			inflight.Add(1)
+			defer inflight.Done()
+		}
+		return f()
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	if inflight != nil {
+		inflight.Add(1)
+	}
+	if !c.Go(func() {
+		if inflight != nil {
+			defer inflight.Done()
+		}
+		// The caller's profiler labels (pprof.Do), as a goroutine of its
+		// own would have inherited them.
+		pprof.SetGoroutineLabels(ctx)
+		v, err := f()
+		done <- result{v, err}
+	}) {
+		if inflight != nil {
+			inflight.Done()
+		}
+		return zero, zkrecipes.ErrClosed
+	}
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+func (c *Client) closedErr(err error) error {
+	if err != nil && c.closed.Load() && errors.Is(err, zk.ErrClosing) {
+		return errors.Join(zkrecipes.ErrClosed, err)
+	}
+	return err
+}
