@@ -26,7 +26,8 @@ func (c *Client) RetryPolicy() retry.Policy { return c.retry }
 //
 // A recipe makes one with NewRuntime in its constructor, keeps it, and
 // begins each method with Check or Ready (after its own nil check, which
-// Invalid words). Its methods may be called from any goroutine.
+// Invalid words), or with Within if the call may wait. Its methods may be
+// called from any goroutine.
 type Runtime struct {
 	client *Client
 	recipe string
@@ -355,8 +356,12 @@ func (r *Runtime) Go(f func(life context.Context)) bool {
 // progress under Within, ends the background work and waits for it
 // (behind a Start under way), then runs release, if not nil, with a
 // context bounded by the client's ReleaseTimeout, for what the recipe
-// must undo on the server (its node, say). It returns release's error,
-// named; a second Close returns nil at once.
+// must undo on the server (its node, say). Closed reports true from the
+// start of Close: a recipe that hands something out (a hold) checks Closed
+// and records what it hands out under a lock of its own, and its release
+// empties the record under that lock, so that each thing handed out is
+// either released by Close or refused. It returns release's error, named;
+// a second Close returns nil at once.
 func (r *Runtime) Close(release func(ctx context.Context) error) error {
 	r.mu.Lock()
 	if r.closed {
