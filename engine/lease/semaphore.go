@@ -185,13 +185,15 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
-	ctx, cancel, err := s.rt.Within(ctx)
+	// Refused before it is measured, as before anything is sent.
+	wctx, cancel, err := s.rt.Within(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
+	start := time.Now()
+	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
+	ctx = wctx
 	for {
 		g, err := s.attempt(ctx, n, try)
 		if err == nil {

@@ -120,13 +120,15 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 	if h, ok, err := l.reenter(g); ok || err != nil {
 		return h, err
 	}
-	start := time.Now()
-	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
-	ctx, cancel, err := l.rt.Within(ctx)
+	// Refused before it is measured, as before anything is sent.
+	wctx, cancel, err := l.rt.Within(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
+	start := time.Now()
+	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
+	ctx = wctx
 	r := l.request
 	r.NoWait, r.Queued = noWait, queued
 	for {
