@@ -148,42 +148,6 @@ func TestRuntimeCloseWaitsForTheWorkAndReleasesOnce(t *testing.T) {
 	assert.Equal(t, 1, releases)
 }
 
-// The client's Close ends a recipe's background work too.
-func TestRuntimeWorkEndsWithTheClient(t *testing.T) {
-	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
-	r := framework.NewRuntime(c, "widget", "/w")
-	done := make(chan struct{})
-	require.True(t, r.Go(func(life context.Context) { <-life.Done(); close(done) }))
-	require.NoError(t, c.Close())
-	select {
-	case <-done:
-	case <-time.After(waitFor):
-		t.Fatal("the work outlived the client")
-	}
-	require.NoError(t, r.Close(nil))
-}
-
-// Loop retries a failing step under the runtime's policy and starts the
-// pauses over after a step that succeeds.
-func TestRuntimeLoopRetriesUnderThePolicy(t *testing.T) {
-	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
-	r := framework.NewRuntime(c, "widget", "/w").WithPolicy(retry.NTimes(1, time.Millisecond))
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	var steps int
-	r.Loop(ctx, func(ctx context.Context) error {
-		steps++
-		if steps == 5 {
-			cancel()
-			return nil
-		}
-		return errors.New("not yet")
-	})
-	assert.Equal(t, 5, steps)
-}
-
 // Within checks as Check does, and its context ends with the caller's, at
 // the recipe's Close (before release runs), or at the client's Close; a
 // recipe's Close leaves the calls of another recipe on the client alone.
@@ -229,4 +193,40 @@ func TestRuntimeWithinEndsWithCtxCloseOrClient(t *testing.T) {
 	<-octx.Done() // the client's Close ends it
 	_, _, err = other.Within(testCtx(t))
 	require.ErrorIs(t, err, zkrecipes.ErrClosed)
+}
+
+// The client's Close ends a recipe's background work too.
+func TestRuntimeWorkEndsWithTheClient(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	r := framework.NewRuntime(c, "widget", "/w")
+	done := make(chan struct{})
+	require.True(t, r.Go(func(life context.Context) { <-life.Done(); close(done) }))
+	require.NoError(t, c.Close())
+	select {
+	case <-done:
+	case <-time.After(waitFor):
+		t.Fatal("the work outlived the client")
+	}
+	require.NoError(t, r.Close(nil))
+}
+
+// Loop retries a failing step under the runtime's policy and starts the
+// pauses over after a step that succeeds.
+func TestRuntimeLoopRetriesUnderThePolicy(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	r := framework.NewRuntime(c, "widget", "/w").WithPolicy(retry.NTimes(1, time.Millisecond))
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	var steps int
+	r.Loop(ctx, func(ctx context.Context) error {
+		steps++
+		if steps == 5 {
+			cancel()
+			return nil
+		}
+		return errors.New("not yet")
+	})
+	assert.Equal(t, 5, steps)
 }
