@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes"
@@ -25,7 +26,8 @@ func (c *Client) RetryPolicy() retry.Policy { return c.retry }
 //
 // A recipe makes one with NewRuntime in its constructor, keeps it, and
 // begins each method with Check or Ready (after its own nil check, which
-// Invalid words). Its methods may be called from any goroutine.
+// Invalid words), or with Within if the call may wait. Its methods may be
+// called from any goroutine.
 type Runtime struct {
 	client *Client
 	recipe string
@@ -116,6 +118,109 @@ func (r *Runtime) Ready(ctx context.Context) error {
 		return r.Err(zkrecipes.ErrClosed)
 	}
 	return nil
+}
+
+// Within is Check for a call that may wait (an Acquire in a queue, a
+// compare-and-set that retries): after Check's checks it returns a
+// context that ends with ctx, at Close of the recipe, or at Close of its
+// client, whichever comes first, and its cancel, which the caller calls
+// when the call returns. Close ends these contexts before it runs its
+// release, so that a call in progress sees its context end, and Closed
+// (or the client's) tells it that this is why: a recipe says
+// zkrecipes.ErrClosed then.
+//
+// It costs one context.WithCancel: no goroutine, nothing registered with
+// the client per call or per recipe (a recipe made per key and never
+// closed leaves nothing behind).
+func (r *Runtime) Within(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if ctx == nil {
+		return nil, nil, r.Err(zkrecipes.ErrNilContext)
+	}
+	if r.client.Closed() {
+		return nil, nil, r.Err(zkrecipes.ErrClosed)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	if !callsOf(r.client).enter(r, cctx, cancel) {
+		cancel()
+		return nil, nil, r.Err(zkrecipes.ErrClosed)
+	}
+	return cctx, cancel, nil
+}
+
+// clientCalls is each client's calls in progress under Within, made at
+// its first such call and dropped at its Close, which ends them all.
+var clientCalls sync.Map // *Client → *calls
+
+// callsOf returns c's calls.
+func callsOf(c *Client) *calls {
+	if v, ok := clientCalls.Load(c); ok {
+		return v.(*calls)
+	}
+	v, loaded := clientCalls.LoadOrStore(c, &calls{})
+	if !loaded {
+		// A client closed meanwhile runs end at once: enter refuses.
+		cs := v.(*calls)
+		c.OnClose(func() { cs.end(nil); clientCalls.Delete(c) })
+	}
+	return v.(*calls)
+}
+
+// calls is one client's calls under Within: the contexts its Close, or
+// their recipe's, ends. A call's entry stays after it returns (its cancel
+// is the caller's to call, and wraps nothing of ours) until a later enter
+// finds its context done and drops it: the list is pruned when it is full,
+// and grown so that it is at most half full after, which keeps the cost
+// per call constant.
+type calls struct {
+	mu    sync.Mutex
+	ended bool // the client closed
+	list  []call
+}
+
+type call struct {
+	r      *Runtime
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// enter adds a call of r, unless r or the client is closed. The check and
+// the add are one step under cs.mu, and end (a Close) takes cs.mu after
+// it has marked r closed: a call either is in the list when Close ends
+// the list's calls of r, or sees r closed.
+func (cs *calls) enter(r *Runtime, ctx context.Context, cancel context.CancelFunc) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.ended || r.Closed() {
+		return false
+	}
+	if len(cs.list) == cap(cs.list) {
+		cs.list = slices.DeleteFunc(cs.list, func(c call) bool { return c.ctx.Err() != nil })
+		cs.list = slices.Grow(cs.list, len(cs.list)+1)
+	}
+	cs.list = append(cs.list, call{r: r, ctx: ctx, cancel: cancel})
+	return true
+}
+
+// end ends the calls of r, or every call for nil (the client closed), and
+// forgets them.
+func (cs *calls) end(r *Runtime) {
+	cs.mu.Lock()
+	var ending []call
+	if r == nil {
+		cs.ended = true
+		ending, cs.list = cs.list, nil
+	} else {
+		for _, c := range cs.list {
+			if c.r == r {
+				ending = append(ending, c)
+			}
+		}
+		cs.list = slices.DeleteFunc(cs.list, func(c call) bool { return c.r == r })
+	}
+	cs.mu.Unlock()
+	for _, c := range ending {
+		c.cancel()
+	}
 }
 
 // Started reports whether a Start succeeded.
@@ -254,11 +359,16 @@ func (r *Runtime) Go(f func(life context.Context)) bool {
 	return true
 }
 
-// Close closes the recipe once: it ends the background work and waits for
-// it (behind a Start under way), then runs release, if not nil, with a
+// Close closes the recipe once: it ends the contexts of the calls in
+// progress under Within, ends the background work and waits for it
+// (behind a Start under way), then runs release, if not nil, with a
 // context bounded by the client's ReleaseTimeout, for what the recipe
-// must undo on the server (its node, say). It returns release's error,
-// named; a second Close returns nil at once.
+// must undo on the server (its node, say). Closed reports true from the
+// start of Close: a recipe that hands something out (a hold) checks Closed
+// and records what it hands out under a lock of its own, and its release
+// empties the record under that lock, so that each thing handed out is
+// either released by Close or refused. It returns release's error, named;
+// a second Close returns nil at once.
 func (r *Runtime) Close(release func(ctx context.Context) error) error {
 	r.mu.Lock()
 	if r.closed {
@@ -267,6 +377,11 @@ func (r *Runtime) Close(release func(ctx context.Context) error) error {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	// Calls in progress under Within end before anything is released (a
+	// Within after this sees closed: see calls.enter).
+	if cs, ok := clientCalls.Load(r.client); ok {
+		cs.(*calls).end(r)
+	}
 	// First end what runs, a Start that waits included; then wait for that
 	// Start to return, and for what it left.
 	r.halt()

@@ -152,6 +152,53 @@ func TestRuntimeCloseWaitsForTheWorkAndReleasesOnce(t *testing.T) {
 	assert.Equal(t, 1, releases)
 }
 
+// Within checks as Check does, and its context ends with the caller's, at
+// the recipe's Close (before release runs), or at the client's Close; a
+// recipe's Close leaves the calls of another recipe on the client alone.
+func TestRuntimeWithinEndsWithCtxCloseOrClient(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	var nilCtx context.Context
+	r := framework.NewRuntime(c, "widget", "/w")
+	_, _, err := r.Within(nilCtx)
+	require.ErrorIs(t, err, zkrecipes.ErrNilContext)
+	assert.Equal(t, "widget /w: invalid argument: nil context", err.Error())
+
+	parent, cancelParent := context.WithCancel(testCtx(t))
+	ctx, cancel, err := r.Within(parent)
+	require.NoError(t, err)
+	cancelParent()
+	<-ctx.Done()
+	cancel()
+
+	other := framework.NewRuntime(c, "gadget", "/g")
+	octx, ocancel, err := other.Within(testCtx(t))
+	require.NoError(t, err)
+	defer ocancel()
+	for range 100 { // ended calls are pruned, not kept
+		_, done, err := r.Within(testCtx(t))
+		require.NoError(t, err)
+		done()
+	}
+	ctx, cancel, err = r.Within(testCtx(t))
+	require.NoError(t, err)
+	defer cancel()
+	require.NoError(t, r.Close(func(context.Context) error {
+		assert.Error(t, ctx.Err(), "release ran before the call in progress ended")
+		return nil
+	}))
+	require.ErrorIs(t, ctx.Err(), context.Canceled)
+	assert.NoError(t, octx.Err(), "another recipe's call ended")
+	_, _, err = r.Within(testCtx(t))
+	require.ErrorIs(t, err, zkrecipes.ErrClosed)
+	assert.Equal(t, "widget /w: closed", err.Error())
+
+	require.NoError(t, c.Close())
+	<-octx.Done() // the client's Close ends it
+	_, _, err = other.Within(testCtx(t))
+	require.ErrorIs(t, err, zkrecipes.ErrClosed)
+}
+
 // The client's Close ends a recipe's background work too.
 func TestRuntimeWorkEndsWithTheClient(t *testing.T) {
 	cl := zktest.Standalone(t)

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"errors"
 
 	"github.com/go-zookeeper/zk"
@@ -30,15 +31,14 @@ func (s *Semaphore) setMax(max int) {
 // follow reads the shared count and reads it again on every change, until
 // Close (or the client's). While the node is missing or unreadable the last
 // value read stays in force; before the first one, acquirers wait.
-func (s *Semaphore) follow() {
-	defer s.wg.Done()
+func (s *Semaphore) follow(life context.Context) {
 	c := s.client
 	pacer := c.RetryPolicy().Pacer()
-	for s.life.Err() == nil {
-		data, _, watch, err := c.GetW(s.life, s.countPath)
+	for life.Err() == nil {
+		data, _, watch, err := c.GetW(life, s.countPath)
 		if errors.Is(err, zk.ErrNoNode) {
 			var exists bool
-			exists, _, watch, err = c.ExistsW(s.life, s.countPath)
+			exists, _, watch, err = c.ExistsW(life, s.countPath)
 			if err == nil && exists {
 				continue // made meanwhile: read it
 			}
@@ -50,11 +50,11 @@ func (s *Semaphore) follow() {
 			}
 		}
 		if err != nil {
-			if s.life.Err() != nil || errors.Is(err, zkrecipes.ErrClosed) {
+			if life.Err() != nil || errors.Is(err, zkrecipes.ErrClosed) {
 				return
 			}
 			c.Logger().Debug("zookeeper semaphore: reading shared count failed; will retry", "path", s.countPath, "err", err)
-			if !pacer.Wait(s.life) {
+			if !pacer.Wait(life) {
 				return
 			}
 			continue
@@ -62,7 +62,7 @@ func (s *Semaphore) follow() {
 		pacer.Reset()
 		select {
 		case <-watch: // changed, made, deleted, or the watch ended: read again
-		case <-s.life.Done():
+		case <-life.Done():
 			return
 		}
 	}

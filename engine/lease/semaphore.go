@@ -54,18 +54,18 @@ type Semaphore struct {
 	meter     *framework.RecipeMeter
 	kind      string
 
-	life   context.Context // cancelled by Close: ends waits in progress
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // the count follower
+	// rt is the semaphore's lifecycle: its closed state, the contexts of
+	// the acquires in progress and the count follower, which its Close
+	// ends.
+	rt *framework.Runtime
 
 	maxMu      sync.Mutex
 	max        int
 	known      bool          // max has been read (always, for a fixed maximum)
 	maxChanged chan struct{} // closed and replaced when max changes
 
-	mu     sync.Mutex
-	held   map[*hold.Hold]struct{}
-	closed bool
+	mu   sync.Mutex
+	held map[*hold.Hold]struct{}
 }
 
 // Config is a Semaphore's, checked by its recipe.
@@ -105,8 +105,8 @@ func New(client *framework.Client, cfg Config) *Semaphore {
 		meter:      client.RecipeMeter(cfg.Kind, cfg.Path),
 		maxChanged: make(chan struct{}),
 		held:       map[*hold.Hold]struct{}{},
+		rt:         framework.NewRuntime(client, cfg.Recipe, cfg.Path),
 	}
-	s.life, s.cancel = context.WithCancel(context.Background())
 	if cfg.CountPath == "" {
 		s.fixed, s.max, s.known = cfg.Max, cfg.Max, true
 		return s
@@ -117,13 +117,12 @@ func New(client *framework.Client, cfg Config) *Semaphore {
 			return 0, fmt.Errorf("%w: no DecodeMax for the count at %s", zkrecipes.ErrInvalidArgument, cfg.CountPath)
 		}
 	}
-	s.wg.Add(1)
-	go s.follow()
+	s.rt.Go(s.follow) // false only once the client is closed: MaxLeases says so
 	return s
 }
 
 // err names the recipe and its path in err.
-func (s *Semaphore) err(err error) error { return framework.RecipeErr(s.recipe, s.path, err) }
+func (s *Semaphore) err(err error) error { return s.rt.Err(err) }
 
 // Path returns the semaphore's path.
 func (s *Semaphore) Path() string { return s.path }
@@ -136,20 +135,26 @@ func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 	if ctx == nil {
 		return 0, s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
 	}
-	clientClosing := s.client.Done()
+	max, known, changed := s.currentMax()
+	if known {
+		return max, nil
+	}
+	wctx, cancel, err := s.rt.Within(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
 	for {
-		max, known, changed := s.currentMax()
-		if known {
-			return max, nil
-		}
 		select {
 		case <-changed:
-		case <-ctx.Done():
-			return 0, s.err(ctx.Err())
-		case <-s.life.Done():
+		case <-wctx.Done():
+			if err := ctx.Err(); err != nil {
+				return 0, s.err(err)
+			}
 			return 0, s.err(zkrecipes.ErrClosed)
-		case <-clientClosing:
-			return 0, s.err(zkrecipes.ErrClosed)
+		}
+		if max, known, changed = s.currentMax(); known {
+			return max, nil
 		}
 	}
 }
@@ -180,17 +185,20 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 	if err := s.check(n); err != nil {
 		return nil, err
 	}
+	// Refused before it is measured, as before anything is sent.
+	wctx, cancel, err := s.rt.Within(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	start := time.Now()
 	defer func(ctx context.Context) { s.meter.Acquire(ctx, start, err) }(ctx)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.life, cancel)
-	defer stop()
+	ctx = wctx
 	for {
 		g, err := s.attempt(ctx, n, try)
 		if err == nil {
 			hs, err := s.adopt(g)
-			if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && s.life.Err() == nil && !s.client.Closed() {
+			if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !s.client.Closed() {
 				// Lost between their grant and their hand-over (a freeze
 				// longer than the session's bound): never held, so try
 				// again, as for a session lost while acquiring.
@@ -199,7 +207,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 			return hs, err
 		}
 		switch {
-		case s.life.Err() != nil || s.client.Closed():
+		case s.rt.Closed() || s.client.Closed():
 			return nil, engine.Err(err, true)
 		// zkrecipes.ErrSessionLost: the nodes of the attempt (lease or
 		// internal lock) are gone or belong to a session that is (being)
@@ -214,18 +222,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 	}
 }
 
-// check refuses bad input and a closed semaphore before anything is sent.
+// check refuses bad input before anything is sent (Within refuses a
+// closed semaphore).
 func (s *Semaphore) check(n int) error {
 	switch {
 	case n < 1:
 		return fmt.Errorf("%w: %d leases: must be at least 1", zkrecipes.ErrInvalidArgument, n)
 	case s.fixed > 0 && n > s.fixed:
 		return fmt.Errorf("%w: %d leases of at most %d: it could never succeed", zkrecipes.ErrInvalidArgument, n, s.fixed)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || s.client.Closed() {
-		return zkrecipes.ErrClosed
 	}
 	return nil
 }
@@ -354,7 +358,12 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn
 }
 
 // adopt turns granted nodes into leases, unless the Semaphore was closed
-// meanwhile or a node lost trust already.
+// meanwhile or a node lost trust already. Close marks the Runtime closed
+// before its release (releaseAll) takes s.mu to empty s.held, and adopt
+// checks and records under s.mu: so either adopt ran first, and
+// releaseAll finds the leases in s.held and releases them, or adopt sees
+// the semaphore closed and releases the nodes itself, never handing them
+// out. No node is left held, and no lease is handed out after Close.
 func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	leases := make([]*hold.Hold, 0, len(g.nodes))
 	nodes := make([]*hold.Node, len(g.nodes))
@@ -375,7 +384,7 @@ func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 		leases = append(leases, (*hold.Hold)(h))
 	}
 	s.mu.Lock()
-	if s.closed || lost != nil {
+	if s.rt.Closed() || lost != nil {
 		s.mu.Unlock()
 		for _, n := range nodes {
 			_ = n.Release()
@@ -473,24 +482,23 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 // matching both zkrecipes.ErrReleased and zkrecipes.ErrClosed.
 // No goroutine of the Semaphore survives Close. The client is not closed.
 func (s *Semaphore) Close() error {
+	return s.rt.Close(func(context.Context) error { return s.releaseAll() })
+}
+
+// releaseAll closes every lease still held, for Close (see adopt), once
+// the count follower has ended.
+func (s *Semaphore) releaseAll() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
 	held := s.held
 	s.held = map[*hold.Hold]struct{}{}
 	s.mu.Unlock()
-	s.cancel()
-	s.wg.Wait()
 	var errs []error
 	for l := range held {
 		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) && !errors.Is(err, zkrecipes.ErrReleased) {
 			errs = append(errs, err)
 		}
 	}
-	return s.err(errors.Join(errs...))
+	return errors.Join(errs...)
 }
 
 // CheckID says why id cannot be the participant id of a semaphore on path:

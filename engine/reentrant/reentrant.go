@@ -31,13 +31,12 @@ type Lock struct {
 	lease     time.Duration // each node's lease time; 0: none
 	kind      string        // the recipe, in the metrics
 	meter     *framework.RecipeMeter
+	// rt is the lock's lifecycle: its closed state, and the contexts of
+	// the acquires in progress, which its Close ends.
+	rt *framework.Runtime
 
-	life   context.Context // cancelled by Close: ends waits in progress
-	cancel context.CancelFunc
-
-	mu     sync.Mutex
-	holds  map[int64]*entry // by goroutine
-	closed bool
+	mu    sync.Mutex
+	holds map[int64]*entry // by goroutine
 	// ended keeps the most recent entries whose lease ran out, by
 	// goroutine, so that a late per-goroutine Release still reports the
 	// lease's end; at most maxEnded, oldest out first (a goroutine that
@@ -79,10 +78,9 @@ type Config struct {
 func New(client *framework.Client, cfg Config) *Lock {
 	request := cfg.Request
 	request.Client = client
-	life, cancel := context.WithCancel(context.Background())
 	return &Lock{client: client, recipe: cfg.Recipe, request: request, revocable: cfg.Revocable, lease: cfg.LeaseTime,
 		kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir),
-		life: life, cancel: cancel, holds: map[int64]*entry{}}
+		rt: framework.NewRuntime(client, cfg.Recipe, request.Dir), holds: map[int64]*entry{}}
 }
 
 // Follow follows g, a node granted to this lock (by its queue, or another
@@ -115,25 +113,28 @@ func (l *Lock) AcquireQueued(ctx context.Context, noWait bool, queued func(path 
 }
 
 // err names the recipe and its path in err.
-func (l *Lock) err(err error) error { return framework.RecipeErr(l.recipe, l.request.Dir, err) }
+func (l *Lock) err(err error) error { return l.rt.Err(err) }
 
 func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_ *hold.Hold, err error) {
 	g := goid.Current()
 	if h, ok, err := l.reenter(g); ok || err != nil {
 		return h, err
 	}
+	// Refused before it is measured, as before anything is sent.
+	wctx, cancel, err := l.rt.Within(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	start := time.Now()
 	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(l.life, cancel)
-	defer stop()
+	ctx = wctx
 	r := l.request
 	r.NoWait, r.Queued = noWait, queued
 	for {
 		e, err := engine.Enter(ctx, r)
 		if err != nil {
-			return nil, engine.Err(err, l.life.Err() != nil)
+			return nil, engine.Err(err, l.rt.Closed() || l.client.Closed())
 		}
 		h, err := l.adopt(g, l.Follow(*e))
 		if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !l.client.Closed() {
@@ -151,7 +152,7 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 func (l *Lock) reenter(g int64) (*hold.Hold, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || l.client.Closed() {
+	if l.rt.Closed() || l.client.Closed() {
 		return nil, false, zkrecipes.ErrClosed
 	}
 	e := l.live(g)
@@ -192,9 +193,15 @@ func (l *Lock) Adopt(n *hold.Node) (*hold.Hold, error) {
 	return l.adopt(goid.Current(), n)
 }
 
+// adopt hands n out, unless the lock is closed. Close marks the Runtime
+// closed before its release (releaseAll) takes l.mu to empty l.holds, and
+// adopt checks and records under l.mu: so either adopt ran first, and
+// releaseAll finds n in l.holds and releases it, or adopt sees the lock
+// closed and releases n itself, never handing it out. No node is left
+// held, and no hold is handed out after Close.
 func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
 	l.mu.Lock()
-	if l.closed {
+	if l.rt.Closed() {
 		l.mu.Unlock()
 		_ = n.Release()
 		return nil, zkrecipes.ErrClosed
@@ -350,24 +357,23 @@ func (l *Lock) Holds() []*hold.Hold {
 // matching both zkrecipes.ErrReleased and zkrecipes.ErrClosed.
 // The client is not closed.
 func (l *Lock) Close() error {
+	return l.rt.Close(func(context.Context) error { return l.releaseAll() })
+}
+
+// releaseAll releases every hold, for Close (see adopt).
+func (l *Lock) releaseAll() error {
 	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
-	}
-	l.closed = true
 	holds := l.holds
 	l.holds = map[int64]*entry{}
 	for _, e := range holds {
 		e.holds = nil // their Release says ErrReleasedByClose
 	}
 	l.mu.Unlock()
-	l.cancel()
 	var errs []error
 	for _, e := range holds {
 		if err := e.node.Release(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) {
 			errs = append(errs, err)
 		}
 	}
-	return l.err(errors.Join(errs...))
+	return errors.Join(errs...)
 }

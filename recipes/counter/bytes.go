@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -66,10 +65,9 @@ type Bytes struct {
 	retry  retry.Policy
 	promo  *promotion
 	mutex  *mutex.Mutex // nil unless promoted
-
-	life   context.Context // ended by Close: ends the calls in progress
-	cancel context.CancelFunc
-	closed atomic.Bool
+	// rt is the counter's lifecycle: its closed state, and the contexts
+	// of the calls in progress, which its Close ends.
+	rt *framework.Runtime
 }
 
 // errConflict: another writer came first; nothing was written.
@@ -91,7 +89,7 @@ func newBytes(recipe string, client *framework.Client, path string, opts []Optio
 	if err != nil {
 		return nil, err
 	}
-	v := &Bytes{recipe: recipe, client: client, path: path, retry: retry.Default()}
+	v := &Bytes{recipe: recipe, client: client, path: path, retry: retry.Default(), rt: framework.NewRuntime(client, recipe, path)}
 	if cfg.retry != nil {
 		v.retry = *cfg.retry
 	}
@@ -104,7 +102,6 @@ func newBytes(recipe string, client *framework.Client, path string, opts []Optio
 		}
 		v.promo, v.mutex = p, m
 	}
-	v.life, v.cancel = context.WithCancel(context.Background())
 	return v, nil
 }
 
@@ -127,19 +124,17 @@ func (v *Bytes) Close() error {
 	if err := v.usable(); err != nil {
 		return err
 	}
-	if v.closed.Swap(true) {
-		return nil
-	}
-	v.cancel()
-	if v.mutex != nil {
-		return v.fail(v.mutex.Close())
-	}
-	return nil
+	return v.rt.Close(func(context.Context) error {
+		if v.mutex == nil {
+			return nil
+		}
+		return engine.Err(v.mutex.Close(), true)
+	})
 }
 
 // usable says why v cannot be used: it is nil or a zero Bytes.
 func (v *Bytes) usable() error {
-	if v == nil || v.client == nil {
+	if v == nil || v.rt == nil {
 		return framework.RecipeErr(bytesRecipe, "", fmt.Errorf("%w: a nil or zero Bytes: make one with NewBytes", zkrecipes.ErrInvalidArgument))
 	}
 	return nil
@@ -151,11 +146,12 @@ func (v *Bytes) fail(err error) error {
 	if err == nil {
 		return nil
 	}
-	return framework.RecipeErr(v.recipe, v.path, engine.Err(err, v.closed.Load()))
+	return framework.RecipeErr(v.recipe, v.path, engine.Err(err, v.rt.Closed() || v.client.Closed()))
 }
 
 // begin refuses a nil ctx, and a closed counter or client, before anything
-// is sent, and returns a context that Close ends too.
+// is sent, and returns a context that Close ends too (the client's as
+// well).
 func (v *Bytes) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	if err := v.usable(); err != nil {
 		return nil, nil, err
@@ -163,12 +159,7 @@ func (v *Bytes) begin(ctx context.Context) (context.Context, context.CancelFunc,
 	if ctx == nil {
 		return nil, nil, v.fail(zkrecipes.ErrNilContext)
 	}
-	if v.closed.Load() || v.client.Closed() {
-		return nil, nil, v.fail(zkrecipes.ErrClosed)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(v.life, cancel)
-	return cctx, func() { stop(); cancel() }, nil
+	return v.rt.Within(ctx)
 }
 
 // Get returns the current value (nil if the node does not exist).
