@@ -65,7 +65,8 @@ type Client struct {
 	expiryPct  int           // see WithSimulatedExpiry
 	meters     metric.MeterProvider
 	pathAttr   bool
-	maxRequest int // the largest request sent (WithMaxRequestSize)
+	maxRequest int   // the largest request sent (WithMaxRequestSize)
+	calls      calls // under Runtime.Within; Close ends them
 
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops following the connection's changes
@@ -366,6 +367,7 @@ func (c *Client) Close() error {
 	for f := range closers {
 		(*f)()
 	}
+	c.calls.end(nil) // calls in progress under Runtime.Within: ErrClosed
 	if c.drain > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), c.drain)
 		_ = c.deleter.drain(ctx)

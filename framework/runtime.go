@@ -140,33 +140,15 @@ func (r *Runtime) Within(ctx context.Context) (context.Context, context.CancelFu
 		return nil, nil, r.Err(zkrecipes.ErrClosed)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	if !callsOf(r.client).enter(r, cctx, cancel) {
+	if !r.client.calls.enter(r, cctx, cancel) {
 		cancel()
 		return nil, nil, r.Err(zkrecipes.ErrClosed)
 	}
 	return cctx, cancel, nil
 }
 
-// clientCalls is each client's calls in progress under Within, made at
-// its first such call and dropped at its Close, which ends them all.
-var clientCalls sync.Map // *Client → *calls
-
-// callsOf returns c's calls.
-func callsOf(c *Client) *calls {
-	if v, ok := clientCalls.Load(c); ok {
-		return v.(*calls)
-	}
-	v, loaded := clientCalls.LoadOrStore(c, &calls{})
-	if !loaded {
-		// A client closed meanwhile runs end at once: enter refuses.
-		cs := v.(*calls)
-		c.OnClose(func() { cs.end(nil); clientCalls.Delete(c) })
-	}
-	return v.(*calls)
-}
-
-// calls is one client's calls under Within: the contexts its Close, or
-// their recipe's, ends. A call's entry stays after it returns (its cancel
+// calls is one client's calls under Within (Client.calls; the zero value
+// is ready): the contexts its Close, or their recipe's, ends. A call's entry stays after it returns (its cancel
 // is the caller's to call, and wraps nothing of ours) until a later enter
 // finds its context done and drops it: the list is pruned when it is full,
 // and grown so that it is at most half full after, which keeps the cost
@@ -379,9 +361,7 @@ func (r *Runtime) Close(release func(ctx context.Context) error) error {
 	r.mu.Unlock()
 	// Calls in progress under Within end before anything is released (a
 	// Within after this sees closed: see calls.enter).
-	if cs, ok := clientCalls.Load(r.client); ok {
-		cs.(*calls).end(r)
-	}
+	r.client.calls.end(r)
 	// First end what runs, a Start that waits included; then wait for that
 	// Start to return, and for what it left.
 	r.halt()
