@@ -130,8 +130,10 @@ func (r *Runtime) Ready(ctx context.Context) error {
 // zkrecipes.ErrClosed then.
 //
 // It costs one context.WithCancel: no goroutine, nothing registered with
-// the client per call or per recipe (a recipe made per key and never
-// closed leaves nothing behind).
+// the client per call or per recipe: a call's entry in its client's list
+// of calls in progress is dropped at the list's next pruning once the call
+// has returned, so that the list holds at most twice its peak of calls
+// under way.
 func (r *Runtime) Within(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	if ctx == nil {
 		return nil, nil, r.Err(zkrecipes.ErrNilContext)
@@ -315,8 +317,9 @@ func (r *Runtime) halt() {
 }
 
 // Go runs f as the recipe's background work, on a goroutine of its own,
-// and reports true; Close ends f's context and waits for f to return, and
-// so does the client's Close. Once the recipe or its client is closed it
+// and reports true; Close ends f's context and waits for f to return (the
+// client's Close ends f's context too, without waiting: f may be a user's
+// function that closes the client). Once the recipe or its client is closed it
 // runs nothing and reports false. f must return soon after its context
 // ends.
 //
@@ -411,18 +414,18 @@ func (r *Runtime) Retry(ctx context.Context, pacer *retry.Pacer, err error) bool
 	return pacer.Wait(ctx)
 }
 
-// spawn runs f on a new goroutine that Close waits for, and reports true;
-// once Close has begun it runs nothing and reports false.
+// spawn runs f on a new goroutine, and reports true; once Close has begun
+// it runs nothing and reports false. The client's Close does not wait for
+// f: its recipe's Close does (Runtime.Close), and the client's Close ends
+// f's context first thing. f may run a user's function, which may call
+// the client's Close itself: a Close that waited for f would wait for its
+// own caller.
 func (c *Client) spawn(f func()) bool {
 	c.spawnMu.Lock()
 	defer c.spawnMu.Unlock()
 	if c.stopped {
 		return false
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
+	go f()
 	return true
 }

@@ -204,6 +204,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hol
 				// again, as for a session lost while acquiring.
 				continue
 			}
+			if err == nil && (s.rt.Closed() || s.client.Closed()) && slices.ContainsFunc(hs, func(h *hold.Hold) bool { return h.Err() != nil }) {
+				// A Close after adopt released them: never the caller's
+				// to use.
+				return nil, zkrecipes.ErrClosed
+			}
 			return hs, err
 		}
 		switch {

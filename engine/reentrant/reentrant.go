@@ -143,6 +143,11 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 			// for a session lost while waiting.
 			continue
 		}
+		if err == nil && (l.rt.Closed() || l.client.Closed()) && h.Err() != nil {
+			// A Close after adopt released it (the hold is in the map
+			// Close emptied): it was never the caller's to use.
+			return nil, zkrecipes.ErrClosed
+		}
 		return h, err
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
@@ -29,6 +30,8 @@ type Latch struct {
 	meter  *framework.RecipeMeter
 	feed   framework.Feed[Change]
 	rt     *framework.Runtime
+	// starting counts the Starts under way, which an Await waits for.
+	starting atomic.Int32
 
 	mu       sync.Mutex
 	term     *hold.Hold
@@ -86,9 +89,18 @@ func (l *Latch) Start(ctx context.Context) error {
 	}
 	// A run that Start gives up on ends with the runtime's halt, and
 	// deletes whatever it had made before Start returns.
-	return l.rt.Start(ctx, func(ctx context.Context) error {
+	l.starting.Add(1)
+	err := l.rt.Start(ctx, func(ctx context.Context) error {
 		return join(ctx, l.rt, l.run)
 	})
+	l.starting.Add(-1)
+	if err != nil {
+		// An Await that waited for this Start learns it failed.
+		l.mu.Lock()
+		l.broadcastLocked()
+		l.mu.Unlock()
+	}
+	return err
 }
 
 // Held returns the current term of leadership, if this participant leads
@@ -114,7 +126,8 @@ func (l *Latch) currentLocked() *hold.Hold {
 
 // Await blocks until this participant leads, ctx ends or the latch closes,
 // and returns the term. Before Start (or after a Start that failed) it
-// fails at once with zkrecipes.ErrNotStarted: nothing would come.
+// fails at once with zkrecipes.ErrNotStarted: nothing would come; during
+// a Start it waits for it.
 func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 	if err := l.usable(); err != nil {
 		return nil, err
@@ -130,9 +143,18 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 			return term, nil
 		}
 		// Closed, or not started: nothing would ever come; say so now,
-		// not when ctx ends.
+		// not when ctx ends. A Start under way may yet succeed: wait for
+		// it. Start counts itself out only after it has succeeded or
+		// failed, so a count of none means Ready now tells which.
 		if err := l.rt.Ready(ctx); err != nil {
-			return nil, err
+			if !errors.Is(err, zkrecipes.ErrNotStarted) {
+				return nil, err
+			}
+			if l.starting.Load() == 0 {
+				if err := l.rt.Ready(ctx); err != nil {
+					return nil, err
+				}
+			}
 		}
 		select {
 		case <-changed:

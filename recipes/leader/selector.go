@@ -35,7 +35,6 @@ type Selector struct {
 	meter    *framework.RecipeMeter
 	rt       *framework.Runtime
 	requeues chan *joining // a Requeue's
-	closed   chan struct{} // closed by Close, once the run has ended
 
 	mu   sync.Mutex
 	term *hold.Hold // while Func runs
@@ -61,7 +60,7 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
 	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
-		onError: cfg.onError, requeues: make(chan *joining, 1), closed: make(chan struct{})}
+		onError: cfg.onError, requeues: make(chan *joining, 1)}
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }
 	}
@@ -120,6 +119,12 @@ func (s *Selector) Requeue(ctx context.Context) error {
 	if s.requeue {
 		return nil // it competes again by itself
 	}
+	// The wait ends with ctx, or at Close of the selector or its client.
+	wctx, cancel, err := s.rt.Within(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	j := newJoining()
 	select {
 	case s.requeues <- j:
@@ -131,9 +136,10 @@ func (s *Selector) Requeue(ctx context.Context) error {
 		return nil
 	case err := <-j.failed:
 		return s.err(err)
-	case <-ctx.Done():
-		return s.err(ctx.Err())
-	case <-s.closed:
+	case <-wctx.Done():
+		if ctx.Err() != nil {
+			return s.err(ctx.Err())
+		}
 		return s.err(zkrecipes.ErrClosed)
 	}
 }
@@ -173,7 +179,6 @@ func (s *Selector) Close() error {
 		return err
 	}
 	return s.rt.Close(func(context.Context) error {
-		close(s.closed)
 		return s.lock.Close()
 	})
 }
