@@ -80,8 +80,12 @@ type Configurable interface{ settings() *Settings }
 
 // Configure applies a recipe's options, in order, to defaults (the
 // recipe's own defaults; the participant id's is DefaultParticipantID(),
-// see Settings.ParticipantID) and returns the settings. A nil option is
-// skipped. apply is the option interface's method, as Option.applyFence.
+// see Settings.ParticipantID) and returns the settings. A nil option (a
+// nil interface value) is skipped. apply is the option interface's
+// method, as in the recipe's constructor:
+//
+//	cfg, err := framework.Configure("fence", path, config{lease: time.Minute}, opts, Option.applyFence)
+//
 // A bad value makes the error: the first one given, wrapping
 // zkrecipes.ErrInvalidArgument, in a *RecipeError naming recipe and path
 // (RecipeErr); the settings returned then still hold it (Settings.Err).
