@@ -54,13 +54,13 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 		return nil, framework.RecipeErr(barrierRecipe, path, err)
 	}
 	// The barrier node's data (Set).
-	cfg, err := newConfig(opts, func(id []byte) error {
+	id, err := participantID(barrierRecipe, path, opts, func(id []byte) error {
 		return client.CheckCreate(path, id, framework.WithParentContainers())
 	})
 	if err != nil {
-		return nil, framework.RecipeErr(barrierRecipe, path, err)
+		return nil, err
 	}
-	return &Barrier{client: client, path: path, data: []byte(cfg.id), closing: make(chan struct{})}, nil
+	return &Barrier{client: client, path: path, data: []byte(id), closing: make(chan struct{})}, nil
 }
 
 // Path returns the barrier's path.

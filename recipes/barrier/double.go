@@ -68,15 +68,15 @@ func NewDouble(client *framework.Client, path string, memberQty int, opts ...Opt
 		return nil, framework.RecipeErr(doubleRecipe, path, fmt.Errorf("%w: memberQty %d, must be at least 1", zkrecipes.ErrInvalidArgument, memberQty))
 	}
 	// A member's node's data (Enter), the longest name the id goes with.
-	cfg, err := newConfig(opts, func(id []byte) error {
+	id, err := participantID(doubleRecipe, path, opts, func(id []byte) error {
 		return client.CheckCreate(framework.Join(path, uuid.NewString()), id, framework.WithMode(framework.Ephemeral))
 	})
 	if err != nil {
-		return nil, framework.RecipeErr(doubleRecipe, path, err)
+		return nil, err
 	}
 	return &DoubleBarrier{
 		client: client, path: path, ready: framework.Join(path, readyNode), qty: memberQty,
-		data: []byte(cfg.id), closing: make(chan struct{}),
+		data: []byte(id), closing: make(chan struct{}),
 	}, nil
 }
 

@@ -15,42 +15,27 @@ type option func(*config)
 
 func (f option) applyBarrier(c *config) { f(c) }
 
-// config is what the options set; err is the first bad value given.
-type config struct {
-	id  string
-	err error
-}
+type config struct{ framework.Settings }
 
 // WithParticipantID sets the data of the nodes this process makes
 // (default: framework.DefaultParticipantID(), the local address, as
 // Curator). It must not be empty.
 func WithParticipantID(id string) Option {
-	return option(func(c *config) {
-		if id == "" && c.err == nil {
-			c.err = fmt.Errorf("%w: empty participant id", zkrecipes.ErrInvalidArgument)
-		}
-		c.id = id
-	})
+	return option(func(c *config) { c.SetParticipantID(id) })
 }
 
-// newConfig applies opts; check is the recipe's check of its largest write
-// that carries the participant id (a request the server would refuse is
-// refused now, not on every call).
-func newConfig(opts []Option, check func(id []byte) error) (config, error) {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o.applyBarrier(&c)
-		}
+// participantID applies opts for recipe at path and returns the
+// participant id; check is the recipe's check of its largest write that
+// carries it (a request the server would refuse is refused now, not on
+// every call).
+func participantID(recipe, path string, opts []Option, check func(id []byte) error) (string, error) {
+	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyBarrier)
+	if err != nil {
+		return "", err
 	}
-	if c.err != nil {
-		return c, c.err
+	id := cfg.ParticipantID()
+	if err := check([]byte(id)); err != nil {
+		return "", framework.RecipeErr(recipe, path, fmt.Errorf("%w: participant id of %d bytes: %w", zkrecipes.ErrInvalidArgument, len(id), err))
 	}
-	if c.id == "" {
-		c.id = framework.DefaultParticipantID()
-	}
-	if err := check([]byte(c.id)); err != nil {
-		return c, fmt.Errorf("%w: participant id of %d bytes: %w", zkrecipes.ErrInvalidArgument, len(c.id), err)
-	}
-	return c, nil
+	return id, nil
 }

@@ -153,9 +153,9 @@ func New(client *framework.Client, path string, shape Shape, opts ...Option) (*C
 	if err := shape.check(); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	cfg, err := newConfig(opts)
+	cfg, err := framework.Configure(recipe, path, config{buffer: DefaultBufferSize, withData: true}, opts, Option.applyCache)
 	if err != nil {
-		return nil, framework.RecipeErr(recipe, path, err)
+		return nil, err
 	}
 	c := &Cache{
 		client: client,

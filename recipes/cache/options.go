@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // AnyDepth is the depth of a Tree without a bound: every node under the
@@ -82,9 +83,9 @@ type option func(*config)
 func (f option) applyCache(c *config) { f(c) }
 
 type config struct {
+	framework.Settings
 	buffer   int
 	withData bool
-	err      error
 }
 
 // WithBufferSize sets how many events each subscription holds for a reader
@@ -93,8 +94,8 @@ type config struct {
 // (see Subscribe).
 func WithBufferSize(n int) Option {
 	return option(func(c *config) {
-		if n < 1 && c.err == nil {
-			c.err = fmt.Errorf("%w: buffer size %d: must be 1 or more", zkrecipes.ErrInvalidArgument, n)
+		if n < 1 {
+			c.Invalidf("buffer size %d: must be 1 or more", n)
 		}
 		c.buffer = n
 	})
@@ -106,14 +107,4 @@ func WithBufferSize(n int) Option {
 // still an event (its Stat changes).
 func WithoutData() Option {
 	return option(func(c *config) { c.withData = false })
-}
-
-func newConfig(opts []Option) (config, error) {
-	c := config{buffer: DefaultBufferSize, withData: true}
-	for _, o := range opts {
-		if o != nil {
-			o.applyCache(&c)
-		}
-	}
-	return c, c.err
 }

@@ -67,26 +67,27 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Cou
 	if count < 0 || count > math.MaxInt32 {
 		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: count %d: must be from 0 to %d", zkrecipes.ErrInvalidArgument, count, math.MaxInt32))
 	}
-	cfg, err := newConfig(path, opts)
+	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyCountdown)
 	if err != nil {
 		return nil, err
 	}
+	id := []byte(cfg.ParticipantID())
 	// The id is the data of the gen- and cd- children the multis of
 	// TrySetCount and CountDown make.
 	gen := framework.Join(path, genPrefix+uuid.NewString())
 	err = client.CheckMulti(
 		&zk.CreateRequest{Path: path, Data: encode(count)},
-		&zk.CreateRequest{Path: gen, Data: cfg.id})
+		&zk.CreateRequest{Path: gen, Data: id})
 	if err == nil {
 		err = client.CheckMulti(
 			&zk.CheckVersionRequest{Path: gen, Version: -1},
-			&zk.CreateRequest{Path: framework.Join(path, cdPrefix+uuid.NewString()), Data: cfg.id},
+			&zk.CreateRequest{Path: framework.Join(path, cdPrefix+uuid.NewString()), Data: id},
 			&zk.SetDataRequest{Path: path, Data: encode(count), Version: -1})
 	}
 	if err != nil {
-		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: participant id of %d bytes: %w", zkrecipes.ErrInvalidArgument, len(cfg.id), err))
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: participant id of %d bytes: %w", zkrecipes.ErrInvalidArgument, len(id), err))
 	}
-	l := &Countdown{client: client, path: path, count: count, id: cfg.id, rt: framework.NewRuntime(client, recipe, path)}
+	l := &Countdown{client: client, path: path, count: count, id: id, rt: framework.NewRuntime(client, recipe, path)}
 	l.life, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }

@@ -85,7 +85,11 @@ func newBytes(recipe string, client *framework.Client, path string, opts []Optio
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	cfg, err := newConfig(recipe, path, opts)
+	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyCounter)
+	if err == nil && cfg.promo != nil && cfg.promo.path == path {
+		cfg.Invalidf("the promoted lock path is the counter's own path %q", path)
+		err = framework.RecipeErr(recipe, path, cfg.Err())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +100,7 @@ func newBytes(recipe string, client *framework.Client, path string, opts []Optio
 	if p := cfg.promo; p != nil {
 		// mutex.New checks the participant id's size, as the data of
 		// the lock's nodes.
-		m, err := mutex.New(client, p.path, mutex.WithParticipantID(cfg.id))
+		m, err := mutex.New(client, p.path, mutex.WithParticipantID(cfg.ParticipantID()))
 		if err != nil {
 			return nil, framework.RecipeErr(recipe, path, fmt.Errorf("promoted lock: %w", err))
 		}

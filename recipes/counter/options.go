@@ -1,10 +1,8 @@
 package counter
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
@@ -17,12 +15,10 @@ type option func(*config)
 
 func (f option) applyCounter(c *config) { f(c) }
 
-// config is what the options set; err is the first bad value given.
 type config struct {
+	framework.Settings
 	retry *retry.Policy
 	promo *promotion
-	id    string
-	err   error
 }
 
 // promotion is Curator's PromotedToLock: the mutex a counter takes when
@@ -32,12 +28,6 @@ type promotion struct {
 	path    string
 	timeout time.Duration
 	retry   retry.Policy
-}
-
-func (c *config) bad(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
-	}
 }
 
 // WithOptimisticRetry sets how often, and after what sleeps, an operation
@@ -60,10 +50,10 @@ func WithOptimisticRetry(p retry.Policy) Option {
 func WithPromotedToLock(lockPath string, timeout time.Duration, policy retry.Policy) Option {
 	return option(func(c *config) {
 		if err := framework.ValidateRecipePath(lockPath); err != nil {
-			c.bad("promoted lock path: %w", err)
+			c.Invalidf("promoted lock path: %w", err)
 		}
 		if timeout <= 0 {
-			c.bad("promoted lock timeout %v is not positive", timeout)
+			c.Invalidf("promoted lock timeout %v is not positive", timeout)
 		}
 		c.promo = &promotion{path: lockPath, timeout: timeout, retry: policy}
 	})
@@ -73,30 +63,5 @@ func WithPromotedToLock(lockPath string, timeout time.Duration, policy retry.Pol
 // framework.DefaultParticipantID(), as Curator). It must not be empty.
 // Without WithPromotedToLock it has no use.
 func WithParticipantID(id string) Option {
-	return option(func(c *config) {
-		if id == "" {
-			c.bad("empty participant id")
-		}
-		c.id = id
-	})
-}
-
-// newConfig applies opts for recipe at path.
-func newConfig(recipe, path string, opts []Option) (config, error) {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o.applyCounter(&c)
-		}
-	}
-	if c.err == nil && c.promo != nil && c.promo.path == path {
-		c.bad("the promoted lock path is the counter's own path %q", path)
-	}
-	if c.err != nil {
-		return c, framework.RecipeErr(recipe, path, c.err)
-	}
-	if c.id == "" {
-		c.id = framework.DefaultParticipantID()
-	}
-	return c, nil
+	return option(func(c *config) { c.SetParticipantID(id) })
 }

@@ -48,14 +48,15 @@ func NewLatch(client *framework.Client, path string, opts ...LatchOption) (*Latc
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(latchRecipe, path, err)
 	}
-	cfg, err := newConfig(latchRecipe, path, opts, LatchOption.applyLatch)
+	cfg, err := framework.Configure(latchRecipe, path, config{}, opts, LatchOption.applyLatch)
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckData(client, path, []byte(cfg.id), latchName); err != nil {
+	id := cfg.ParticipantID()
+	if err := engine.CheckData(client, path, []byte(id), latchName); err != nil {
 		return nil, framework.RecipeErr(latchRecipe, path, err)
 	}
-	return &Latch{client: client, path: path, id: cfg.id, rt: framework.NewRuntime(client, latchRecipe, path),
+	return &Latch{client: client, path: path, id: id, rt: framework.NewRuntime(client, latchRecipe, path),
 		meter:   client.RecipeMeter(latchKind, path),
 		changed: make(chan struct{})}, nil
 }

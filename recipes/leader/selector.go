@@ -52,14 +52,15 @@ func NewSelector(client *framework.Client, path string, fn Func, opts ...Selecto
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
-	cfg, err := newConfig(selectorRecipe, path, opts, SelectorOption.applySelector)
+	cfg, err := framework.Configure(selectorRecipe, path, config{}, opts, SelectorOption.applySelector)
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckData(client, path, []byte(cfg.id), "lock-"); err != nil {
+	id := cfg.ParticipantID()
+	if err := engine.CheckData(client, path, []byte(id), "lock-"); err != nil {
 		return nil, framework.RecipeErr(selectorRecipe, path, err)
 	}
-	s := &Selector{client: client, path: path, fn: fn, id: cfg.id, requeue: cfg.autoRequeue,
+	s := &Selector{client: client, path: path, fn: fn, id: id, requeue: cfg.autoRequeue,
 		onError: cfg.onError, requeues: make(chan *joining, 1)}
 	if s.onError == nil {
 		s.onError = func(err error) { client.Logger().Error("leader selector", "path", path, "err", err) }

@@ -42,15 +42,16 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	cfg, err := newConfig(recipe, path, opts, Option.applyMutex)
+	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyMutex)
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckData(client, path, cfg.id, lockName); err != nil {
+	id := []byte(cfg.ParticipantID())
+	if err := engine.CheckData(client, path, id, lockName); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
 	l := reentrant.New(client, reentrant.Config{Recipe: recipe, Kind: "mutex",
-		Request:   engine.Request{Dir: path, Name: lockName, Data: cfg.id, Driver: engine.First(1)},
+		Request:   engine.Request{Dir: path, Name: lockName, Data: id, Driver: engine.First(1)},
 		Revocable: cfg.revocable, LeaseTime: cfg.lease})
 	return &Mutex{client: client, path: path, lock: l}, nil
 }

@@ -1,10 +1,8 @@
 package mutex
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -16,39 +14,31 @@ type SemaphoreMutexOption interface{ applySemaphoreMutex(*config) }
 
 // CommonOption configures a Mutex and a SemaphoreMutex alike: it is an
 // Option and a SemaphoreMutexOption.
-type CommonOption struct{ f func(*config) }
+type CommonOption interface {
+	Option
+	SemaphoreMutexOption
+}
 
-func (o CommonOption) applyMutex(c *config)          { o.f(c) }
-func (o CommonOption) applySemaphoreMutex(c *config) { o.f(c) }
+type commonOption func(*config)
+
+func (f commonOption) applyMutex(c *config)          { f(c) }
+func (f commonOption) applySemaphoreMutex(c *config) { f(c) }
 
 type mutexOption func(*config)
 
 func (f mutexOption) applyMutex(c *config) { f(c) }
 
-// config is what the options set; err is the first bad value given.
 type config struct {
-	id        []byte
+	framework.Settings
 	revocable bool
 	lease     time.Duration
-	err       error
-}
-
-func (c *config) bad(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
-	}
 }
 
 // WithParticipantID sets the data of this process's lock nodes, which
 // Participants reports (default: framework.DefaultParticipantID(), as
 // Curator). It must not be empty.
 func WithParticipantID(id string) CommonOption {
-	return CommonOption{func(c *config) {
-		if id == "" {
-			c.bad("empty participant id")
-		}
-		c.id = []byte(id)
-	}}
+	return commonOption(func(c *config) { c.SetParticipantID(id) })
 }
 
 // WithLeaseTime makes every hold end by itself d after it is granted, as
@@ -64,12 +54,12 @@ func WithParticipantID(id string) CommonOption {
 // (a new hold, as Redisson's); the forgotten hold's Release, by its handle,
 // still says zkrecipes.ErrLeaseExpired.
 func WithLeaseTime(d time.Duration) CommonOption {
-	return CommonOption{func(c *config) {
+	return commonOption(func(c *config) {
 		if d <= 0 {
-			c.bad("lease time %v is not positive", d)
+			c.Invalidf("lease time %v is not positive", d)
 		}
 		c.lease = d
-	}}
+	})
 }
 
 // WithRevocable makes a Mutex's holds follow Curator's revocation requests
@@ -78,20 +68,3 @@ func WithLeaseTime(d time.Duration) CommonOption {
 // SemaphoreMutex is not revocable: Curator's revocation protocol is the
 // mutex's.
 func WithRevocable() Option { return mutexOption(func(c *config) { c.revocable = true }) }
-
-// newConfig applies opts for recipe at path.
-func newConfig[O any](recipe, path string, opts []O, apply func(O, *config)) (config, error) {
-	var c config
-	for _, o := range opts {
-		if any(o) != nil {
-			apply(o, &c)
-		}
-	}
-	if c.err != nil {
-		return c, framework.RecipeErr(recipe, path, c.err)
-	}
-	if c.id == nil {
-		c.id = []byte(framework.DefaultParticipantID())
-	}
-	return c, nil
-}

@@ -42,15 +42,16 @@ func NewSemaphoreMutex(client *framework.Client, path string, opts ...SemaphoreM
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(semaphoreRecipe, path, err)
 	}
-	cfg, err := newConfig(semaphoreRecipe, path, opts, SemaphoreMutexOption.applySemaphoreMutex)
+	cfg, err := framework.Configure(semaphoreRecipe, path, config{}, opts, SemaphoreMutexOption.applySemaphoreMutex)
 	if err != nil {
 		return nil, err
 	}
-	if err := lease.CheckID(client, path, cfg.id); err != nil {
+	id := []byte(cfg.ParticipantID())
+	if err := lease.CheckID(client, path, id); err != nil {
 		return nil, framework.RecipeErr(semaphoreRecipe, path, err)
 	}
 	return &SemaphoreMutex{sem: lease.New(client, lease.Config{
-		Recipe: semaphoreRecipe, Kind: "semaphore_mutex", Path: path, Max: 1, ID: cfg.id, LeaseTime: cfg.lease,
+		Recipe: semaphoreRecipe, Kind: "semaphore_mutex", Path: path, Max: 1, ID: id, LeaseTime: cfg.lease,
 	})}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 )
 
@@ -38,6 +39,7 @@ type Worker func(ctx context.Context, item string, h *hold.Hold)
 type Option interface{ applyPartition(*config) }
 
 type config struct {
+	framework.Settings
 	worker    Worker
 	workerSet bool
 	payload   []byte

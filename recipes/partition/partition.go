@@ -110,12 +110,15 @@ func New(client *framework.Client, path, id string, items Items, opts ...Option)
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, rerr(err)
 	}
-	cfg := config{payload: []byte(framework.DefaultParticipantID())}
+	// Unlike the other recipes, a partition refuses a nil option.
 	for _, o := range opts {
 		if o == nil {
 			return nil, rerr(fmt.Errorf("%w: nil option", zkrecipes.ErrInvalidArgument))
 		}
-		o.applyPartition(&cfg)
+	}
+	cfg, err := framework.Configure(recipe, path, config{payload: []byte(framework.DefaultParticipantID())}, opts, Option.applyPartition)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.workerSet && cfg.worker == nil {
 		return nil, rerr(fmt.Errorf("%w: nil worker", zkrecipes.ErrInvalidArgument))

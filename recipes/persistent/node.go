@@ -124,12 +124,9 @@ type Node struct {
 // before Start; data too large for the node, and bad options, are refused
 // now.
 func New(client *framework.Client, path string, data []byte, opts ...Option) (*Node, error) {
-	var cfg config
-	for _, o := range opts {
-		if o != nil {
-			o.applyNode(&cfg)
-		}
-	}
+	// newNode refuses a bad option (cfg.Err) after a nil client and a bad
+	// path, in the order of every recipe's checks.
+	cfg, _ := framework.Configure(nodeRecipe, path, config{}, opts, Option.applyNode)
 	return newNode(nodeRecipe, client, path, data, cfg)
 }
 
@@ -140,8 +137,8 @@ func newNode(recipe string, client *framework.Client, path string, data []byte, 
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	if cfg.err != nil {
-		return nil, framework.RecipeErr(recipe, path, cfg.err)
+	if err := cfg.Err(); err != nil {
+		return nil, framework.RecipeErr(recipe, path, err)
 	}
 	n := &Node{
 		client: client,

@@ -1,10 +1,9 @@
 package persistent
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Option configures a Node (New).
@@ -14,20 +13,13 @@ type option func(*config)
 
 func (f option) applyNode(c *config) { f(c) }
 
-// config is what the options set; err is the first bad value given.
 type config struct {
+	framework.Settings
 	protected  bool
 	sequential bool
 	persistent bool
 	container  bool // a TTLNode's parent
 	ttl        time.Duration
-	err        error
-}
-
-func (c *config) fail(err error) {
-	if c.err == nil {
-		c.err = err
-	}
 }
 
 // Protected names the node in Curator's protected form,
@@ -68,7 +60,7 @@ func Persistent() Option {
 func WithTTL(d time.Duration) Option {
 	return option(func(c *config) {
 		if d <= 0 {
-			c.fail(fmt.Errorf("%w: TTL %v is not positive", zkrecipes.ErrInvalidArgument, d))
+			c.Invalidf("TTL %v is not positive", d)
 		}
 		c.persistent = true
 		c.ttl = d
@@ -83,9 +75,9 @@ type ttlOption func(*ttlConfig)
 func (f ttlOption) applyTTL(c *ttlConfig) { f(c) }
 
 type ttlConfig struct {
+	framework.Settings
 	child  string
 	factor int
-	err    error
 }
 
 // WithChildName sets the name of the TTL child a TTLNode touches (default
@@ -100,8 +92,8 @@ func WithChildName(name string) TTLOption {
 // be at least 1.
 func WithTouchFactor(factor int) TTLOption {
 	return ttlOption(func(c *ttlConfig) {
-		if factor < 1 && c.err == nil {
-			c.err = fmt.Errorf("%w: touch factor %d is below 1", zkrecipes.ErrInvalidArgument, factor)
+		if factor < 1 {
+			c.Invalidf("touch factor %d is below 1", factor)
 		}
 		c.factor = factor
 	})

@@ -30,19 +30,14 @@ type TTLNode struct {
 // NewTTL returns a TTLNode at path with data and the given TTL (at least
 // a millisecond). Nothing is sent before Start.
 func NewTTL(client *framework.Client, path string, data []byte, ttl time.Duration, opts ...TTLOption) (*TTLNode, error) {
-	cfg := ttlConfig{child: "touch", factor: 2}
-	for _, o := range opts {
-		if o != nil {
-			o.applyTTL(&cfg)
-		}
-	}
+	cfg, cfgErr := framework.Configure(ttlRecipe, path, ttlConfig{child: "touch", factor: 2}, opts, TTLOption.applyTTL)
 	node, err := newNode(ttlRecipe, client, path, data, config{container: true})
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case cfg.err != nil:
-		return nil, node.err(cfg.err)
+	case cfgErr != nil:
+		return nil, cfgErr
 	case ttl < time.Millisecond:
 		return nil, node.err(fmt.Errorf("%w: TTL %v is below a millisecond", zkrecipes.ErrInvalidArgument, ttl))
 	case cfg.child == "" || strings.Contains(cfg.child, "/"):

@@ -1,10 +1,9 @@
 package rwlock
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Option configures an RWLock (New).
@@ -15,27 +14,15 @@ type option func(*config)
 func (f option) applyRWLock(c *config) { f(c) }
 
 type config struct {
-	id        []byte
+	framework.Settings
 	revocable bool
 	lease     time.Duration
-	err       error
-}
-
-func (c *config) bad(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
-	}
 }
 
 // WithParticipantID sets the data of this process's nodes (default
 // framework.DefaultParticipantID(), as Curator). It must not be empty.
 func WithParticipantID(id string) Option {
-	return option(func(c *config) {
-		if id == "" {
-			c.bad("empty participant id")
-		}
-		c.id = []byte(id)
-	})
+	return option(func(c *config) { c.SetParticipantID(id) })
 }
 
 // WithRevocable makes holds of both sides follow Curator's revocation
@@ -56,7 +43,7 @@ func WithRevocable() Option { return option(func(c *config) { c.revocable = true
 func WithLeaseTime(d time.Duration) Option {
 	return option(func(c *config) {
 		if d <= 0 {
-			c.bad("lease time %v is not positive", d)
+			c.Invalidf("lease time %v is not positive", d)
 		}
 		c.lease = d
 	})

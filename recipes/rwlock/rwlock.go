@@ -62,22 +62,15 @@ func New(client *framework.Client, path string, opts ...Option) (*RWLock, error)
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	var cfg config
-	for _, o := range opts {
-		if o != nil {
-			o.applyRWLock(&cfg)
-		}
+	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyRWLock)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.err != nil {
-		return nil, framework.RecipeErr(recipe, path, cfg.err)
-	}
-	if cfg.id == nil {
-		cfg.id = []byte(framework.DefaultParticipantID())
-	}
-	if err := engine.CheckData(client, path, cfg.id, readName, writeName); err != nil {
+	id := []byte(cfg.ParticipantID())
+	if err := engine.CheckData(client, path, id, readName, writeName); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)
 	}
-	l := &RWLock{client: client, path: path, id: cfg.id}
+	l := &RWLock{client: client, path: path, id: id}
 	markers := []string{readName, writeName}
 	l.read = &ReadLock{rw: l, lock: reentrant.New(client, reentrant.Config{Recipe: readRecipe, Kind: "rwlock_read", Request: engine.Request{
 		Dir: path, Name: readName, Markers: markers, Data: l.id, Driver: engine.DriverFunc(readDecision),

@@ -1,10 +1,9 @@
 package semaphore
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Option configures a Semaphore (New, NewShared).
@@ -15,27 +14,15 @@ type option func(*config)
 func (f option) applySemaphore(c *config) { f(c) }
 
 type config struct {
-	id    []byte
+	framework.Settings
 	lease time.Duration
-	err   error
-}
-
-func (c *config) bad(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{zkrecipes.ErrInvalidArgument}, args...)...)
-	}
 }
 
 // WithParticipantID sets the data of this process's lease nodes, which
 // Participants reports (default: framework.DefaultParticipantID(), as
 // Curator). It must not be empty.
 func WithParticipantID(id string) Option {
-	return option(func(c *config) {
-		if id == "" {
-			c.bad("empty participant id")
-		}
-		c.id = []byte(id)
-	})
+	return option(func(c *config) { c.SetParticipantID(id) })
 }
 
 // WithLeaseTime makes every lease end by itself d after it is granted, as
@@ -49,7 +36,7 @@ func WithParticipantID(id string) Option {
 func WithLeaseTime(d time.Duration) Option {
 	return option(func(c *config) {
 		if d <= 0 {
-			c.bad("lease time %v is not positive", d)
+			c.Invalidf("lease time %v is not positive", d)
 		}
 		c.lease = d
 	})

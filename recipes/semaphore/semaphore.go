@@ -68,22 +68,15 @@ func build(client *framework.Client, path string, opts []Option) (lease.Config, 
 	if err := framework.ValidateRecipePath(path); err != nil {
 		return lease.Config{}, framework.RecipeErr(recipe, path, err)
 	}
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o.applySemaphore(&c)
-		}
+	c, err := framework.Configure(recipe, path, config{}, opts, Option.applySemaphore)
+	if err != nil {
+		return lease.Config{}, err
 	}
-	if c.err != nil {
-		return lease.Config{}, framework.RecipeErr(recipe, path, c.err)
-	}
-	if c.id == nil {
-		c.id = []byte(framework.DefaultParticipantID())
-	}
-	if err := lease.CheckID(client, path, c.id); err != nil {
+	id := []byte(c.ParticipantID())
+	if err := lease.CheckID(client, path, id); err != nil {
 		return lease.Config{}, framework.RecipeErr(recipe, path, err)
 	}
-	return lease.Config{Recipe: recipe, Kind: "semaphore", Path: path, ID: c.id, LeaseTime: c.lease}, nil
+	return lease.Config{Recipe: recipe, Kind: "semaphore", Path: path, ID: id, LeaseTime: c.lease}, nil
 }
 
 // Path returns the semaphore's path.
