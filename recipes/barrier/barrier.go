@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -38,11 +37,10 @@ const (
 // Go or Java; the node is persistent and outlives the process that set it.
 // A Barrier is safe for concurrent use.
 type Barrier struct {
-	client  *framework.Client
-	path    string
-	data    []byte
-	closing chan struct{}
-	once    sync.Once
+	client *framework.Client
+	path   string
+	data   []byte
+	rt     *framework.Runtime // its closed state, and the calls Close ends
 }
 
 // New returns the barrier at path. It sends nothing.
@@ -60,7 +58,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 	if err != nil {
 		return nil, err
 	}
-	return &Barrier{client: client, path: path, data: []byte(id), closing: make(chan struct{})}, nil
+	return &Barrier{client: client, path: path, data: []byte(id), rt: framework.NewRuntime(client, barrierRecipe, path)}, nil
 }
 
 // Path returns the barrier's path.
@@ -71,18 +69,16 @@ func (b *Barrier) Path() string {
 	return b.path
 }
 
-// begin says why a call cannot start: b is nil or a zero Barrier, ctx is
-// nil, or b is closed.
-func (b *Barrier) begin(ctx context.Context) error {
-	switch {
-	case b == nil || b.client == nil:
-		return framework.RecipeErr(barrierRecipe, "", fmt.Errorf("%w: a nil or zero Barrier: make one with New", zkrecipes.ErrInvalidArgument))
-	case ctx == nil:
-		return b.named(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
-	case b.closed():
-		return b.named(zkrecipes.ErrClosed)
+// begin says why a call cannot start (b is nil or a zero Barrier, ctx is
+// nil, b or its client is closed), or returns the context the call's
+// requests and waits run under, which ends with ctx or at Close of b or
+// of its client (framework.Runtime.Within), and its cancel, for the caller
+// to call when the call returns.
+func (b *Barrier) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if b == nil || b.rt == nil {
+		return nil, nil, framework.Invalid(barrierRecipe, "Barrier", "New")
 	}
-	return nil
+	return b.rt.Within(ctx)
 }
 
 // named names the barrier in err.
@@ -97,10 +93,12 @@ func (b *Barrier) named(err error) error { return framework.RecipeErr(barrierRec
 // error wrapping zkrecipes.ErrOutcomeUnknown. A nil ctx is an error wrapping
 // zkrecipes.ErrInvalidArgument, and nothing is sent.
 func (b *Barrier) Set(ctx context.Context) error {
-	if err := b.begin(ctx); err != nil {
+	wctx, cancel, err := b.begin(ctx)
+	if err != nil {
 		return err
 	}
-	return b.named(b.set(ctx))
+	defer cancel()
+	return b.named(ended(ctx, b.closed, b.set(wctx)))
 }
 
 func (b *Barrier) set(ctx context.Context) error {
@@ -130,10 +128,12 @@ func (b *Barrier) set(ctx context.Context) error {
 // again. A nil ctx is an error wrapping zkrecipes.ErrInvalidArgument, and
 // nothing is sent.
 func (b *Barrier) Remove(ctx context.Context) error {
-	if err := b.begin(ctx); err != nil {
+	wctx, cancel, err := b.begin(ctx)
+	if err != nil {
 		return err
 	}
-	return b.named(b.remove(ctx))
+	defer cancel()
+	return b.named(ended(ctx, b.closed, b.remove(wctx)))
 }
 
 func (b *Barrier) remove(ctx context.Context) error {
@@ -187,15 +187,16 @@ func (b *Barrier) fail(ctx context.Context, op string, err error) error {
 // ctx is an error wrapping zkrecipes.ErrInvalidArgument, and nothing is
 // sent.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := b.begin(ctx); err != nil {
+	wctx, cancel, err := b.begin(ctx)
+	if err != nil {
 		return err
 	}
-	return b.named(b.wait(ctx))
+	defer cancel()
+	return b.named(ended(ctx, b.closed, b.wait(wctx)))
 }
 
 func (b *Barrier) wait(ctx context.Context) error {
-	clientClosing := b.client.Done()
-	pacer := b.client.RetryPolicy().Pacer()
+	pacer := b.rt.Pacer()
 	synced := false
 	for {
 		lost := b.client.Session().Lost
@@ -238,15 +239,10 @@ func (b *Barrier) wait(ctx context.Context) error {
 		// A new session has none of the old one's watches: check again.
 		case <-lost:
 		case <-ctx.Done():
-		case <-b.closing:
-		case <-clientClosing:
 		}
 		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if b.closed() || closedCh(clientClosing) {
-			return zkrecipes.ErrClosed
+		if err := stopped(ctx, b.closed()); err != nil {
+			return err
 		}
 	}
 }
@@ -257,14 +253,15 @@ func (b *Barrier) wait(ctx context.Context) error {
 // it stays as it is. The client is not closed. It is idempotent and
 // returns nil (an error only for a nil or zero Barrier).
 func (b *Barrier) Close() error {
-	if b == nil || b.client == nil {
-		return b.begin(context.Background())
+	if b == nil || b.rt == nil {
+		return framework.Invalid(barrierRecipe, "Barrier", "New")
 	}
-	b.once.Do(func() { close(b.closing) })
-	return nil
+	return b.rt.Close(nil)
 }
 
-func (b *Barrier) closed() bool { return closedCh(b.closing) }
+// closed reports whether the Barrier or its client is closed: then a
+// request that failed, or a wait that ended, ended for that.
+func (b *Barrier) closed() bool { return b.rt.Closed() || b.client.Closed() }
 
 func (b *Barrier) sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -273,9 +270,7 @@ func (b *Barrier) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-b.closing:
-		return zkrecipes.ErrClosed
+		return stopped(ctx, b.closed())
 	}
 }
 
@@ -286,6 +281,35 @@ func closedCh(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// stopped says why ctx, the context of a call under
+// framework.Runtime.Within, ended, or nil if it did not: zkrecipes.ErrClosed
+// when the recipe or its client is closed (closed), else the error of the
+// caller's context it ends with.
+func stopped(ctx context.Context, closed bool) error {
+	switch {
+	case ctx.Err() == nil:
+		return nil
+	case closed:
+		return zkrecipes.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// ended is the error of a call that ran under wctx, Within's context of
+// ctx, and failed with err: the caller's ctx ended, its error (see
+// waitErr); the recipe or its client closed (closed reports it), an error
+// that says zkrecipes.ErrClosed (a request under way fails with wctx's
+// end); else err.
+func ended(ctx context.Context, closed func() bool, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return waitErr(ctx, err)
+	}
+	return engine.Err(err, closed())
 }
 
 // waitErr prefers ctx's own error when ctx ended: the caller's timeout is

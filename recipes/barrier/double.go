@@ -27,19 +27,20 @@ const readyNode = "ready"
 // path round after round (see the package doc). A DoubleBarrier is safe
 // for concurrent use, but runs one Enter or Leave at a time.
 type DoubleBarrier struct {
-	client  *framework.Client
-	path    string
-	ready   string
-	qty     int
-	data    []byte
-	closing chan struct{}
+	client *framework.Client
+	path   string
+	ready  string
+	qty    int
+	data   []byte
+	// rt is the member's closed state (read under mu with the state
+	// below: see Close), and ends the calls under way at Close.
+	rt *framework.Runtime
 
-	mu     sync.Mutex
-	state  memberState
-	name   string // our node's name while entering or entered
-	owner  int64  // the session that made it, once known
-	round  int64  // the czxid of our round's ready node, while entered
-	closed bool
+	mu    sync.Mutex
+	state memberState
+	name  string // our node's name while entering or entered
+	owner int64  // the session that made it, once known
+	round int64  // the czxid of our round's ready node, while entered
 	// dropped are the names of our nodes of earlier calls whose delete
 	// may not have landed yet (it went on in the background): the next
 	// Enter deletes them first, so that none of ours counts twice.
@@ -76,7 +77,7 @@ func NewDouble(client *framework.Client, path string, memberQty int, opts ...Opt
 	}
 	return &DoubleBarrier{
 		client: client, path: path, ready: framework.Join(path, readyNode), qty: memberQty,
-		data: []byte(id), closing: make(chan struct{}),
+		data: []byte(id), rt: framework.NewRuntime(client, doubleRecipe, path),
 	}, nil
 }
 
@@ -98,8 +99,8 @@ func (d *DoubleBarrier) MemberQty() int {
 
 // usable says why d cannot be used: it is nil or a zero DoubleBarrier.
 func (d *DoubleBarrier) usable() error {
-	if d == nil || d.client == nil {
-		return framework.RecipeErr(doubleRecipe, "", fmt.Errorf("%w: a nil or zero DoubleBarrier: make one with NewDouble", zkrecipes.ErrInvalidArgument))
+	if d == nil || d.rt == nil {
+		return framework.Invalid(doubleRecipe, "DoubleBarrier", "NewDouble")
 	}
 	return nil
 }
@@ -127,21 +128,30 @@ func (d *DoubleBarrier) Node() string {
 // and leaves the barrier's directory and ready node to the other members.
 // The client is not closed. It is idempotent and returns nil (an error
 // only for a nil or zero DoubleBarrier).
+//
+// No node of an Enter that races Close is left behind. The Runtime is
+// marked closed before Close ends the calls under way and before its
+// release takes mu; an Enter reads rt.Closed() under mu in the same step
+// as it turns entering into entered (enterCall). So either that step
+// comes first, and the release finds the member entered and deletes its
+// node, or it comes after the mark and sees the member closed, and
+// deletes the node itself. A member still entering when the release runs
+// is left to its Enter, which takes that step later, after the mark. A
+// Leave under way deletes its node itself when it returns.
 func (d *DoubleBarrier) Close() error {
 	if err := d.usable(); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+	// The node's delete is bounded by the client's release timeout
+	// (engine.Leave), or goes on in the background (DeleteLater).
+	return d.rt.Close(func(context.Context) error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.state == entered {
+			d.dropLocked()
+		}
 		return nil
-	}
-	d.closed = true
-	close(d.closing)
-	if d.state == entered {
-		d.dropLocked()
-	}
-	return nil
+	})
 }
 
 // dropLocked forgets our node and deletes it, guaranteed, keeping its name
@@ -194,23 +204,21 @@ func (d *DoubleBarrier) sessionLost(owner int64) <-chan struct{} {
 	return s.Lost
 }
 
-func (d *DoubleBarrier) stopped(ctx context.Context, clientClosing <-chan struct{}) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if closedCh(d.closing) || closedCh(clientClosing) {
-		return zkrecipes.ErrClosed
-	}
-	return nil
-}
+// closed reports whether the member or its client is closed: then a
+// request that failed, or a wait that ended, ended for that.
+func (d *DoubleBarrier) closed() bool { return d.rt.Closed() || d.client.Closed() }
 
+// fail is the error of a step under ctx, Within's context, that failed
+// with err.
 func (d *DoubleBarrier) fail(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	return waitErr(ctx, engine.Err(err, closedCh(d.closing)))
+	return waitErr(ctx, engine.Err(err, d.closed()))
 }
 
+// sleep waits p, or until lost is closed, under ctx, Within's context;
+// it says why ctx ended, if it did (stopped).
 func (d *DoubleBarrier) sleep(ctx context.Context, p time.Duration, lost <-chan struct{}) error {
 	t := time.NewTimer(p)
 	defer t.Stop()
@@ -218,9 +226,8 @@ func (d *DoubleBarrier) sleep(ctx context.Context, p time.Duration, lost <-chan 
 	case <-t.C:
 	case <-lost:
 	case <-ctx.Done():
-	case <-d.closing:
 	}
-	return d.stopped(ctx, d.client.Done())
+	return stopped(ctx, d.closed())
 }
 
 // transient: worth looking again on the same member node. A session

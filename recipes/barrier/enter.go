@@ -33,7 +33,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return d.named(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return d.rt.Err(zkrecipes.ErrNilContext)
 	}
 	return d.named(d.enterCall(ctx))
 }
@@ -41,31 +41,44 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 func (d *DoubleBarrier) enterCall(ctx context.Context) error {
 	d.mu.Lock()
 	switch {
-	case d.closed:
+	case d.rt.Closed():
 		d.mu.Unlock()
 		return zkrecipes.ErrClosed
 	case d.state != idle:
 		d.mu.Unlock()
 		return ErrAlreadyEntered
 	}
+	// Within under mu, after the member's state, keeps the errors' order:
+	// a closed client says so only to a call the state lets through. Close
+	// takes mu only in its release, holding no lock of the Runtime.
+	wctx, cancel, err := d.rt.Within(ctx)
+	if err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	defer cancel()
 	d.state, d.name, d.owner, d.round = entering, uuid.NewString(), 0, 0
 	name := d.name
 	dropped := slices.Clone(d.dropped)
 	d.mu.Unlock()
 
-	round, err := d.enter(ctx, name, dropped)
+	round, err := d.enter(wctx, name, dropped)
 	if err == nil {
 		err = d.vouch(name)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err == nil && d.closed {
+	// Closed is read under mu, in the step that makes the member entered:
+	// Close marks the Runtime closed before its release takes mu, so a
+	// Close that this step does not see finds the member entered and
+	// deletes its node (see Close).
+	if err == nil && d.rt.Closed() {
 		// Close came as we entered; it left the node to us.
 		err = zkrecipes.ErrClosed
 	}
 	if err != nil {
 		d.dropLocked()
-		return err
+		return ended(ctx, d.closed, err)
 	}
 	d.state, d.round = entered, round
 	return nil
@@ -133,9 +146,8 @@ func (d *DoubleBarrier) makeNode(ctx context.Context, name string) (*zk.Stat, er
 // is in a round, and returns the czxid of the round's ready node.
 func (d *DoubleBarrier) awaitRound(ctx context.Context, name string, st *zk.Stat) (int64, error) {
 	mine := st.Czxid
-	clientClosing := d.client.Done()
 	lost := d.sessionLost(st.EphemeralOwner)
-	pacer := d.client.RetryPolicy().Pacer()
+	pacer := d.rt.Pacer()
 	for {
 		wctx, cancel := context.WithCancel(ctx)
 		round, kidsChanged, readyChanged, err := d.enterOnce(wctx, name, mine)
@@ -160,11 +172,9 @@ func (d *DoubleBarrier) awaitRound(ctx context.Context, name string, st *zk.Stat
 			// listening for it, or it would wake us in a loop.
 			lost = nil
 		case <-ctx.Done():
-		case <-d.closing:
-		case <-clientClosing:
 		}
 		cancel()
-		if err := d.stopped(ctx, clientClosing); err != nil {
+		if err := stopped(ctx, d.closed()); err != nil {
 			return 0, err
 		}
 	}

@@ -3,7 +3,6 @@ package barrier
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/go-zookeeper/zk"
@@ -29,7 +28,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return d.named(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return d.rt.Err(zkrecipes.ErrNilContext)
 	}
 	return d.named(d.leaveCall(ctx))
 }
@@ -37,28 +36,36 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 func (d *DoubleBarrier) leaveCall(ctx context.Context) error {
 	d.mu.Lock()
 	switch {
-	case d.closed:
+	case d.rt.Closed():
 		d.mu.Unlock()
 		return zkrecipes.ErrClosed
 	case d.state != entered:
 		d.mu.Unlock()
 		return ErrNotEntered
 	}
+	// Under mu, as in enterCall. A closed client ends the member as a
+	// request failing on it would: it is not entered any more.
+	wctx, cancel, err := d.rt.Within(ctx)
+	if err != nil {
+		d.dropLocked()
+		d.mu.Unlock()
+		return err
+	}
+	defer cancel()
 	d.state = leaving
 	name, round := d.name, d.round
 	d.mu.Unlock()
 
-	err := d.leave(ctx, name, round)
+	err = d.leave(wctx, name, round)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.dropLocked()
-	return err
+	return ended(ctx, d.closed, err)
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, name string, round int64) error {
-	clientClosing := d.client.Done()
 	ours := true // our node should still be there
-	pacer := d.client.RetryPolicy().Pacer()
+	pacer := d.rt.Pacer()
 	for {
 		// Known locally, this needs no request: a member that wakes from a
 		// long pause past its deadline still learns why it is out.
@@ -83,11 +90,9 @@ func (d *DoubleBarrier) leave(ctx context.Context, name string, round int64) err
 		case <-member:
 		case <-ready:
 		case <-ctx.Done():
-		case <-d.closing:
-		case <-clientClosing:
 		}
 		cancel()
-		if err := d.stopped(ctx, clientClosing); err != nil {
+		if err := stopped(ctx, d.closed()); err != nil {
 			return err
 		}
 	}
