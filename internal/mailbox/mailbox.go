@@ -15,7 +15,7 @@ type Mailbox[T any] struct {
 	out        chan T
 	mu         sync.Mutex
 	queue      []T
-	cut        bool // cut off: queues nothing more
+	cut        bool          // cut off: queues nothing more
 	signal     chan struct{} // capacity 1: "queue is not empty"
 	quit       chan struct{}
 	finishing  chan struct{}
