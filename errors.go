@@ -89,6 +89,11 @@ var (
 	// ErrSuspended, ErrSessionLost, ErrNodeDeleted, or the read that failed;
 	// a view being read again after a gap has no reason of its own.
 	ErrStale = errors.New("may be stale")
+	// ErrFellBehind: a subscription (framework.Subscription) ended because
+	// its reader let more values pile up than its bound holds; what piled
+	// up was dropped, and nothing more comes. Subscribe again: the state as
+	// it stands comes first, then every change (docs/vocabulary.md).
+	ErrFellBehind = errors.New("subscriber fell behind")
 )
 
 // A recipe's lifecycle.

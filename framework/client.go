@@ -235,10 +235,12 @@ func (c *Client) State() conn.State {
 // Subscribe returns a subscription to the session's states: first the
 // state as it stands (its Time is when it began; NewSession and Simulated
 // are those of the change that led to it), then every change, in order
-// (see package conn); the last is StateClosed, at Close. Its queue is
-// unbounded, so a slow reader delays only itself and never misses Lost or
-// Reconnected. A reader that wants only the changes takes the first value
-// at once: it is queued before Subscribe returns.
+// (see package conn); the last is StateClosed, at Close. A slow reader
+// delays only itself and never misses Lost or Reconnected silently: one
+// that falls more than DefaultBound states behind is told (its channel
+// closes, and Err wraps zkrecipes.ErrFellBehind; docs/vocabulary.md). A
+// reader that wants only the changes takes the first value at once: it is
+// queued before Subscribe returns.
 func (c *Client) Subscribe() *Subscription[conn.Event] {
 	c.statesMu.Lock()
 	defer c.statesMu.Unlock()

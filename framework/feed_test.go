@@ -2,12 +2,14 @@ package framework_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -87,9 +89,92 @@ func TestFeedSubscribeBoundedReplacesABacklogWithItsCatchUp(t *testing.T) {
 	for range all.Changes() {
 		n++
 	}
-	assert.Equal(t, 10, n, "an unbounded subscription misses nothing")
+	assert.Equal(t, 10, n, "a subscription within its bound misses nothing")
+	assert.NoError(t, all.Err())
+	assert.NoError(t, bounded.Err(), "a catch-up subscription never ends for being behind")
 }
 
 func abs(n int) int { return max(n, -n) }
 
 func fmtInts(v []int) string { return fmt.Sprint(v) }
+
+// A reader that never reads is ended once it is more than its bound
+// behind: its channel closes after at most the one value being handed
+// over, its Err wraps ErrFellBehind, and the feed holds nothing more for
+// it however much is published; a reader within its bound on the same
+// feed misses nothing.
+func TestFeedEndsASubscriptionThatFallsBehindItsBound(t *testing.T) {
+	var f framework.Feed[int]
+	stalled := f.SubscribeWithin(4, 0)
+	defer stalled.Close()
+	reader := f.SubscribeWith(0)
+	defer reader.Close()
+	_, ok := next(t, reader)
+	require.True(t, ok)
+	for i := 1; i <= 100; i++ {
+		f.Publish(i)
+		v, ok := next(t, reader) // keeps up: never more than one behind
+		require.True(t, ok)
+		require.Equal(t, i, v, "the reader gets every value, in order")
+	}
+	var late []int
+	for v := range stalled.Changes() {
+		late = append(late, v)
+	}
+	assert.LessOrEqual(t, len(late), 1, "nothing after the value being handed over: %v", late)
+	require.ErrorIs(t, stalled.Err(), zkrecipes.ErrFellBehind)
+	f.Publish(101) // nothing more for it, and no panic
+	v, ok := next(t, reader)
+	require.True(t, ok)
+	assert.Equal(t, 101, v)
+	f.End(nil)
+	_, ok = next(t, reader)
+	assert.False(t, ok)
+	assert.NoError(t, reader.Err())
+	require.ErrorIs(t, stalled.Err(), zkrecipes.ErrFellBehind, "End does not hide why it ended")
+}
+
+// The default bound holds memory: a subscriber that never reads, on a
+// feed that publishes a hundred times its bound of 1 KiB values, costs
+// about its bound, not everything published, and is told it fell behind.
+func TestFeedDefaultBoundStopsMemoryGrowing(t *testing.T) {
+	var f framework.Feed[[]byte]
+	stalled := f.Subscribe()
+	defer stalled.Close()
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	const n = 100 * framework.DefaultBound // 100 MiB if all were kept
+	for i := 0; i < n; i++ {
+		f.Publish(make([]byte, 1024))
+	}
+	after := heap()
+	grown := int64(after) - int64(before)
+	assert.Less(t, grown, int64(16<<20), "the feed kept %d bytes for a reader that never reads", grown)
+	for range stalled.Changes() {
+	}
+	require.ErrorIs(t, stalled.Err(), zkrecipes.ErrFellBehind)
+}
+
+// The bound counts the changes, not the values a subscription begins
+// with: a state of many values (a group's members) does not end it.
+func TestFeedBoundCountsChangesNotTheFirstValues(t *testing.T) {
+	var f framework.Feed[int]
+	first := make([]int, 3*framework.DefaultBound)
+	s := f.SubscribeWith(first...)
+	defer s.Close()
+	for i := 0; i < framework.DefaultBound-1; i++ {
+		f.Publish(i)
+	}
+	f.End(nil)
+	n := 0
+	for range s.Changes() {
+		n++
+	}
+	assert.Equal(t, len(first)+framework.DefaultBound-1, n)
+	assert.NoError(t, s.Err())
+}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
@@ -157,12 +159,12 @@ func notAnElection(q *queue) error {
 // shown may be stale, and when it is current again.
 func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, path string, asJSON bool) int {
 	sub := client.Subscribe()
-	defer sub.Close()
+	defer func() { sub.Close() }()
 	obs, err := leader.Observe(sig.ctx, client, path)
 	if err != nil {
 		return sig.failed(log, err)
 	}
-	defer obs.Close()
+	defer func() { obs.Close() }()
 	states := sub.Changes()
 	view := &staleView{log: log, what: "the leader"}
 	nobody := false // the last line said nobody leads
@@ -172,6 +174,14 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 		var now leader.Leadership
 		select {
 		case ev, open := <-states:
+			if !open && errors.Is(sub.Err(), zkrecipes.ErrFellBehind) {
+				// Held back (by stdout, say) and told so: the state as
+				// it stands comes first again.
+				sub.Close()
+				sub = client.Subscribe()
+				states = sub.Changes()
+				continue
+			}
 			if !open {
 				states = nil // the client closed: so does the observer
 			} else if view.state(ev.State) {
@@ -181,6 +191,16 @@ func watchLeader(a *app, log *logger, sig *signals, client *framework.Client, pa
 			}
 			continue
 		case leads, open := <-obs.Changes():
+			if !open && errors.Is(obs.Err(), zkrecipes.ErrFellBehind) {
+				// Held back by stdout, and told so: observing again
+				// starts with the leader as it stands, printed only if
+				// it is not the last line's.
+				obs.Close()
+				if obs, err = leader.Observe(sig.ctx, client, path); err != nil {
+					return sig.failed(log, err)
+				}
+				continue
+			}
 			if !open {
 				return sig.failed(log, obs.Err())
 			}

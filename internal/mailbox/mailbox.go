@@ -1,8 +1,10 @@
-// Package mailbox delivers values in order over a channel through an
-// unbounded queue: the sender never blocks and never drops, however slow the
-// reader. Connection states and leadership changes reach their subscribers
-// this way, because a listener that stalls must not stall the client, and a
-// Lost or a lost leadership must never be skipped.
+// Package mailbox delivers values in order over a channel through a queue:
+// the sender never blocks, however slow the reader. Connection states and
+// leadership changes reach their subscribers this way, because a listener
+// that stalls must not stall the client. The queue is bounded by its
+// sender (PushBounded): a reader that falls too far behind is either caught
+// up by one value standing for what it missed, or cut off (its sender
+// tells it why), never silently skipped and never fed without bound.
 package mailbox
 
 import "sync"
@@ -13,6 +15,7 @@ type Mailbox[T any] struct {
 	out        chan T
 	mu         sync.Mutex
 	queue      []T
+	cut        bool          // cut off: queues nothing more
 	signal     chan struct{} // capacity 1: "queue is not empty"
 	quit       chan struct{}
 	finishing  chan struct{}
@@ -37,30 +40,45 @@ func New[T any]() *Mailbox[T] {
 // Out is the channel values arrive on; it is closed when the mailbox ends.
 func (m *Mailbox[T]) Out() <-chan T { return m.out }
 
-// Push queues v. It never blocks.
+// Push queues v whatever the queue holds: for the values a subscription
+// begins with, which its sender counts. It never blocks.
 func (m *Mailbox[T]) Push(v T) {
 	m.mu.Lock()
-	m.queue = append(m.queue, v)
-	m.mu.Unlock()
-	select {
-	case m.signal <- struct{}{}:
-	default:
-	}
-}
-
-// PushBounded queues v, unless limit values are queued already: then it
-// drops them all and queues catchUp() in their place, which must stand for
-// everything dropped and v. catchUp runs here, under the mailbox's lock:
-// it must be quick and must not touch the mailbox. It never blocks.
-func (m *Mailbox[T]) PushBounded(v T, limit int, catchUp func() T) {
-	m.mu.Lock()
-	if len(m.queue) >= limit {
-		clear(m.queue)
-		m.queue = append(m.queue[:0], catchUp())
-	} else {
+	if !m.cut {
 		m.queue = append(m.queue, v)
 	}
 	m.mu.Unlock()
+	m.wake()
+}
+
+// PushBounded queues v, unless limit values are queued already. Then, with
+// a catchUp, it drops them all and queues catchUp() in their place, which
+// must stand for everything dropped and v; catchUp runs here, under the
+// mailbox's lock: it must be quick and must not touch the mailbox. Without
+// one (nil), it drops them all and v, queues nothing from then on, and
+// reports false: the reader fell behind, and the sender ends the mailbox
+// (Finish) once it has recorded why, so that a reader that sees Out close
+// can learn it. It never blocks.
+func (m *Mailbox[T]) PushBounded(v T, limit int, catchUp func() T) bool {
+	m.mu.Lock()
+	ok := !m.cut
+	switch {
+	case m.cut:
+	case len(m.queue) < limit:
+		m.queue = append(m.queue, v)
+	case catchUp != nil:
+		clear(m.queue)
+		m.queue = append(m.queue[:0], catchUp())
+	default:
+		clear(m.queue)
+		m.queue, m.cut, ok = nil, true, false
+	}
+	m.mu.Unlock()
+	m.wake()
+	return ok
+}
+
+func (m *Mailbox[T]) wake() {
 	select {
 	case m.signal <- struct{}{}:
 	default:

@@ -42,3 +42,21 @@ func TestStopDropsAndEndsAtOnce(t *testing.T) {
 	for range m.Out() {
 	}
 }
+
+func TestPushBoundedWithoutCatchUpCutsOffAndQueuesNothingMore(t *testing.T) {
+	m := New[int]()
+	defer m.Stop()
+	ok := true
+	for i := 0; i < 10 && ok; i++ {
+		ok = m.PushBounded(i, 3, nil)
+	}
+	assert.False(t, ok, "10 values overflow a queue of 3")
+	assert.False(t, m.PushBounded(99, 3, nil), "once cut off, it stays cut off")
+	m.Push(98)
+	m.Finish()
+	var got []int
+	for v := range m.Out() {
+		got = append(got, v)
+	}
+	assert.LessOrEqual(t, len(got), 1, "at most the value being handed over: %v", got)
+}

@@ -367,7 +367,9 @@ func (c *Cache) Err() error {
 // and Current as the view stops and starts being current. A reader that
 // falls more than the buffer (WithBufferSize) behind loses what piled up
 // and gets one Overflow event with the whole view in its place: the cache
-// never waits for a reader, and a reader's memory stays bounded. The
+// never waits for a reader, and a reader's memory stays bounded: the
+// module's one rule, with the catch-up in place of an end
+// (docs/vocabulary.md). The
 // channel is closed after Close of the Cache, once what was queued has
 // been taken, or at once by Close of the subscription; a reader that stops
 // reading before then must Close it. A nil or zero Cache's subscription

@@ -15,11 +15,19 @@ import (
 // session.
 func (c *Cache) followSession(life context.Context) {
 	sub := c.client.Subscribe()
-	defer sub.Close()
+	defer func() { sub.Close() }()
 	first := true
 	for {
 		select {
 		case ev, ok := <-sub.Changes():
+			if !ok && errors.Is(sub.Err(), zkrecipes.ErrFellBehind) {
+				// Told it fell behind: the state as it stands comes
+				// first again, and stands for the changes missed.
+				sub.Close()
+				sub = c.client.Subscribe()
+				first = false
+				continue
+			}
 			if !ok {
 				return
 			}

@@ -371,7 +371,9 @@ func (c *Cache) instances() ([]Instance, error) {
 // Current as the view stops and starts being current (Curator's
 // stateChanged). Its channel is closed after Close of the Cache, once
 // what was queued has been taken, or at once by Close of the
-// subscription; a reader that stops reading before then must Close it.
+// subscription; a reader that stops reading before then must Close it. A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
 // A nil or zero Cache's subscription has ended.
 func (c *Cache) Subscribe() *framework.Subscription[CacheEvent] {
 	if c.usable() != nil {

@@ -397,7 +397,9 @@ func (d *Discovery) Registration(id string) (persistent.Status, bool) {
 // Register, Close). Each value is the whole state; Changed names the id
 // it is about. Its channel is closed after Close of the Discovery, once
 // the values queued before have been taken, or at once by Close of the
-// subscription; a reader that stops reading before then must Close it.
+// subscription; a reader that stops reading before then must Close it. A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
 func (d *Discovery) Subscribe() *framework.Subscription[Registrations] {
 	if d.usable() != nil {
 		var f framework.Feed[Registrations]

@@ -373,7 +373,10 @@ func (m *Member) ownNode() *persistent.Node {
 // joined, left, or changed its payload, in the order they were seen, and
 // Stale and Current as the view stops and starts being current. Several
 // changes of one member between two reads arrive as their net effect; a
-// member's node made again is a Left and then a Joined.
+// member's node made again is a Left and then a Joined. The members it
+// begins with do not count against its bound. A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
 func (m *Member) Subscribe() *framework.Subscription[Event] {
 	if m.usable() != nil {
 		var f framework.Feed[Event]

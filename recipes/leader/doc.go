@@ -16,7 +16,7 @@
 //
 //	id, err := leader.Leader(ctx, client, "/schedulers/billing")   // any client can ask
 //	obs, err := leader.Observe(ctx, client, "/schedulers/billing") // who leads now, then every change
-//	for l := range obs.Changes() { // until ctx ends or the client closes; then obs.Err() says why
+//	for l := range obs.Changes() { // until ctx ends, the client closes or it fell behind; then obs.Err() says why
 //		fmt.Println(l.ID, l.Token, l.Since, l.HasLeader())
 //	}
 //
@@ -42,5 +42,7 @@
 // keeps one watch at a time and never polls. After the observer's own cut
 // or session expiry it looks again and reports a change only if the
 // leader's node or token differs from the last one it reported: nothing
-// missed, nothing reported twice.
+// missed, nothing reported twice. Its changes are queued for the reader
+// like every subscription's (docs/vocabulary.md): a reader that falls too
+// far behind is told, with zkrecipes.ErrFellBehind.
 package leader

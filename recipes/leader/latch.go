@@ -168,10 +168,11 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 // Subscribe returns a subscription to this participant's leadership: first
 // where it stands (a Change with Leader set, the term's Token and its
 // Granted time while it leads, else one with Leader false, Reason nil and
-// Token 0), then every
-// change, in order, through an unbounded queue: a slow reader never blocks
-// the election or misses a change. When the latch closes, it delivers what
-// is still queued, then ends.
+// Token 0), then every change, in order: a slow reader never blocks the
+// election, and one that falls more than framework.DefaultBound changes
+// behind is told (the subscription ends with zkrecipes.ErrFellBehind),
+// never skipped silently; see docs/vocabulary.md. When the latch closes,
+// it delivers what is still queued, then ends.
 func (l *Latch) Subscribe() *framework.Subscription[Change] {
 	if l.usable() != nil {
 		var ended framework.Feed[Change]

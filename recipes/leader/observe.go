@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -48,40 +47,48 @@ func (l Leadership) HasLeader() bool { return l.Node != "" }
 // that leaves and queues again is a new term under the same id).
 func (l Leadership) sameTerm(o Leadership) bool { return l.Node == o.Node && l.Token == o.Token }
 
-// Observer is the stream of leadership changes of one path, from Observe.
-// Read Changes until it is closed, then Err says why it ended.
+// Observer is the stream of leadership changes of one path, from Observe:
+// a framework.Feed's subscription, under the module's one rule for every
+// subscription (docs/vocabulary.md). Read Changes until it is closed, then
+// Err says why it ended.
 type Observer struct {
-	ch   chan Leadership
+	path string
+	feed framework.Feed[Leadership] // its one subscriber is sub
+	sub  *framework.Subscription[Leadership]
 	stop context.CancelCauseFunc
 	done chan struct{} // closed when its goroutine has ended
-
-	mu  sync.Mutex
-	err error
 }
 
 // Changes returns the stream. The first value is the state when Observe
 // first looks; every later one differs from the one before it in the
-// leader's node or token, or in whether it may be stale (Stale). The
-// channel is unbuffered and the observer waits for its reader: a reader
-// that falls behind gets the state of when it reads, never a backlog. It
-// is closed when the stream ends.
-func (o *Observer) Changes() <-chan Leadership { return o.ch }
+// leader's node or token, or in whether it may be stale (Stale). Every
+// change is queued for the reader, in order, and the observer never waits
+// for it; a reader that falls more than framework.DefaultBound changes
+// behind is told: the channel closes and Err wraps zkrecipes.ErrFellBehind
+// (observe again: the state as it stands comes first). It is closed when
+// the stream ends, once the reader has taken what came before.
+func (o *Observer) Changes() <-chan Leadership { return o.sub.Changes() }
 
 // Err returns why the stream ended, once Changes is closed (nil before):
-// the context's error when the context ended, zkrecipes.ErrClosed (with
-// zkrecipes.ErrClosed) when the client closed, or a ZooKeeper error that
-// looking again cannot cure (zk.ErrNoAuth: the client may not read the
-// path).
+// the context's error when the context ended, zkrecipes.ErrClosed when the
+// client closed, zkrecipes.ErrFellBehind when the reader fell behind, or a
+// ZooKeeper error that looking again cannot cure (zk.ErrNoAuth: the client
+// may not read the path).
 func (o *Observer) Err() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.err
+	err := o.sub.Err()
+	if errors.Is(err, zkrecipes.ErrFellBehind) {
+		return framework.RecipeErr(observeRecipe, o.path, err)
+	}
+	return err
 }
 
-// Close ends the stream at once (Changes closes; Err then says nothing:
-// the reader ended it) and waits for its goroutine. It is idempotent.
+// Close ends the stream at once (Changes closes, what was queued is
+// dropped; Err then says nothing more: the reader ended it) and waits for
+// its goroutines. A reader that stops reading before the stream ends must
+// call it. It is idempotent.
 func (o *Observer) Close() {
 	o.stop(errObserverClosed)
+	o.sub.Close()
 	<-o.done
 }
 
@@ -103,9 +110,10 @@ var errObserverClosed = errors.New("observer closed")
 // round trip) may pass unseen: the stream reports states, and always
 // catches up with the current one.
 //
-// One goroutine serves the stream; it ends, and the channel closes, when
-// ctx ends, the client closes or Close is called, whether or not anyone
-// reads. A nil client or context is zkrecipes.ErrInvalidArgument, a bad
+// One goroutine serves the stream; it ends when ctx ends, the client
+// closes, the reader falls behind or Close is called, whether or not
+// anyone reads; the channel closes once the reader has taken what came
+// before (see Changes). A nil client or context is zkrecipes.ErrInvalidArgument, a bad
 // path zkrecipes.ErrInvalidPath and a closed client zkrecipes.ErrClosed.
 func Observe(ctx context.Context, client *framework.Client, path string) (*Observer, error) {
 	if err := engine.CheckCall(client, ctx); err != nil {
@@ -119,10 +127,10 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 	}
 	life, stop := context.WithCancelCause(ctx)
 	remove := client.OnClose(func() { stop(zkrecipes.ErrClosed) })
-	o := &Observer{ch: make(chan Leadership), stop: stop, done: make(chan struct{})}
+	o := &Observer{path: path, stop: stop, done: make(chan struct{})}
+	o.sub = o.feed.Subscribe()
 	serve := func() {
 		defer close(o.done)
-		defer close(o.ch)
 		defer remove()
 		err := o.run(life, client, path)
 		cause := context.Cause(life)
@@ -137,13 +145,12 @@ func Observe(ctx context.Context, client *framework.Client, path string) (*Obser
 		default:
 			err = framework.RecipeErr(observeRecipe, path, err)
 		}
-		o.mu.Lock()
-		o.err = err
-		o.mu.Unlock()
+		o.feed.End(err)
 	}
 	if !client.Go(serve) {
 		remove()
 		stop(nil)
+		o.sub.Close()
 		return nil, framework.RecipeErr(observeRecipe, path, zkrecipes.ErrClosed)
 	}
 	return o, nil
@@ -189,17 +196,16 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 			tell = false // what it said last
 		}
 		if tell {
-			if !o.send(life, now) {
+			if err := o.send(now); err != nil {
 				endLook()
-				return life.Err()
+				return err
 			}
 			last, reported = now, true
 		}
-		var sent bool
-		last, sent = o.wait(life, watch, s.Suspended, last)
+		last, err = o.wait(life, watch, s.Suspended, last)
 		endLook()
-		if !sent {
-			return life.Err()
+		if err != nil {
+			return err
 		}
 		woke = time.Now()
 	}
@@ -209,30 +215,32 @@ func (o *Observer) run(life context.Context, c *framework.Client, path string) e
 // node went, the path changed, the watch ended with the session or the
 // client), or the link going down, after which what it said last may be
 // stale until it has looked again: it tells the reader so, and returns
-// what it told. It reports false if life ended before the reader took it.
-func (o *Observer) wait(life context.Context, watch <-chan zk.Event, suspended <-chan struct{}, last Leadership) (Leadership, bool) {
+// what it told. Its error ends the stream: life ended, or the reader fell
+// behind.
+func (o *Observer) wait(life context.Context, watch <-chan zk.Event, suspended <-chan struct{}, last Leadership) (Leadership, error) {
 	select {
 	case <-watch:
 	case <-suspended:
 		stale := last
 		stale.Stale = fmt.Errorf("%w: %w", zkrecipes.ErrStale, zkrecipes.ErrSuspended)
-		if !o.send(life, stale) {
-			return last, false
+		if err := o.send(stale); err != nil {
+			return last, err
 		}
-		return stale, true
+		return stale, nil
 	case <-life.Done():
+		return last, life.Err()
 	}
-	return last, true
+	return last, nil
 }
 
-// send hands l to the reader, and reports false if life ended first.
-func (o *Observer) send(life context.Context, l Leadership) bool {
-	select {
-	case o.ch <- l:
-		return true
-	case <-life.Done():
-		return false
+// send queues l for the reader. Its error says the reader fell behind, and
+// was told: nobody is left to report to.
+func (o *Observer) send(l Leadership) error {
+	o.feed.Publish(l)
+	if err := o.sub.Err(); errors.Is(err, zkrecipes.ErrFellBehind) {
+		return err
 	}
+	return nil
 }
 
 // look reads who leads path and sets one watch that fires when that may

@@ -435,3 +435,43 @@ func TestObserveRefusesBadInputWithTheSentinels(t *testing.T) {
 		"root":          testkit.Fails(observe(c, "/"), zkrecipes.ErrInvalidPath),
 	})
 }
+
+// A reader that never reads while the leader changes more than the bound
+// allows is told, not skipped silently: once it reads, it gets at most
+// the change being handed over, then the channel closes, Err wraps
+// ErrFellBehind and names the path, and the observer's goroutine is gone.
+// Observing again starts with the leader as it stands.
+func TestObserveTellsASlowReaderItFellBehind(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	w := newClient(t, cl.Addrs())
+	const path = "/observe/slow"
+	o := observe(t, c, path)
+	ctx := ctxT(t, 2*time.Minute)
+	var prev string
+	changes := 0
+	for o.Err() == nil { // the reader reads nothing meanwhile
+		require.NoError(t, ctx.Err(), "still not told after %d changes", changes)
+		made, err := w.Create(ctx, path+"/latch-", []byte("x"),
+			framework.WithMode(framework.EphemeralSequential), framework.WithParents())
+		require.NoError(t, err)
+		if prev != "" {
+			require.NoError(t, w.Delete(ctx, prev, -1)) // made leads now
+		}
+		prev = made
+		changes++
+	}
+	require.ErrorIs(t, o.Err(), zkrecipes.ErrFellBehind)
+	assert.Contains(t, o.Err().Error(), path)
+	var got []leader.Leadership
+	for l := range o.Changes() {
+		got = append(got, l)
+	}
+	assert.LessOrEqual(t, len(got), 1, "nothing after the change being handed over")
+	o.Close() // its goroutines are gone, or this would wait
+
+	again := observe(t, c, path)
+	now := next(t, again)
+	assert.Equal(t, framework.Base(prev), framework.Base(now.Node), "the leader as it stands, first")
+	assert.Greater(t, changes, framework.DefaultBound)
+}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -41,8 +42,8 @@ func (p *Partitioner) begin(ctx context.Context) error {
 	p.mu.Lock()
 	p.cache, p.locks = ch, locks
 	p.mu.Unlock()
-	ok := pokeOn(p, memberSub) && pokeOn(p, locks.Subscribe()) &&
-		(ch == nil || pokeOn(p, ch.Subscribe())) && p.rt.Go(p.run)
+	ok := pokeOn(p, memberSub, p.member.Subscribe) && pokeOn(p, locks.Subscribe(), locks.Subscribe) &&
+		(ch == nil || pokeOn(p, ch.Subscribe(), ch.Subscribe)) && p.rt.Go(p.run)
 	if !ok {
 		return zkrecipes.ErrClosed
 	}
@@ -84,10 +85,11 @@ func closeViews(views ...*cache.Cache) {
 	}
 }
 
-// pokeOn runs forward over sub as the runtime's work; if the runtime
-// refuses it (it is closing), sub is closed and pokeOn reports false.
-func pokeOn[T any](p *Partitioner, sub *framework.Subscription[T]) bool {
-	if p.rt.Go(func(life context.Context) { forward(p, life, sub) }) {
+// pokeOn runs forward over sub, made by subscribe, as the runtime's work;
+// if the runtime refuses it (it is closing), sub is closed and pokeOn
+// reports false.
+func pokeOn[T any](p *Partitioner, sub *framework.Subscription[T], subscribe func() *framework.Subscription[T]) bool {
+	if p.rt.Go(func(life context.Context) { forward(p, life, sub, subscribe) }) {
 		return true
 	}
 	sub.Close()
@@ -95,12 +97,19 @@ func pokeOn[T any](p *Partitioner, sub *framework.Subscription[T]) bool {
 }
 
 // forward turns every change of a followed view into a poke of the run
-// loop: the loop reads the views afresh, so what changed does not matter.
-func forward[T any](p *Partitioner, life context.Context, sub *framework.Subscription[T]) {
-	defer sub.Close()
+// loop: the loop reads the views afresh, so what changed does not matter,
+// and a subscription that fell behind is replaced by a new one (subscribe)
+// at the cost of one more poke.
+func forward[T any](p *Partitioner, life context.Context, sub *framework.Subscription[T], subscribe func() *framework.Subscription[T]) {
+	defer func() { sub.Close() }()
 	for {
 		select {
 		case _, ok := <-sub.Changes():
+			if !ok && errors.Is(sub.Err(), zkrecipes.ErrFellBehind) {
+				sub.Close()
+				sub = subscribe()
+				continue
+			}
 			if !ok {
 				return
 			}

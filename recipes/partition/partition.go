@@ -266,8 +266,10 @@ func (p *Partitioner) Members() ([]string, error) {
 // Subscribe returns this member's items: first an Acquired event for each
 // item it owns now (in item order; none before Start), then every
 // Acquired, Released and Lost, in the order they happened. Read it
-// promptly or Close it: its queue is unbounded. It ends after Close, which
-// releases every item first (their Released events are the last).
+// promptly or Close it. It ends after Close, which releases every item
+// first (their Released events are the last). A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
 func (p *Partitioner) Subscribe() *framework.Subscription[Event] {
 	if p.usable() != nil {
 		var f framework.Feed[Event]

@@ -21,7 +21,7 @@ var errAgain = errors.New("look again")
 // client closes. Each turn looks at the node while the link is up, then
 // waits for what may call for another look.
 func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]) {
-	defer sub.Close()
+	defer func() { sub.Close() }()
 	<-sub.Changes() // the state as it stands: each turn below looks at it
 	pacer := n.rt.Pacer()
 	for life.Err() == nil {
@@ -33,7 +33,7 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 				continue
 			}
 		}
-		if !n.await(life, sub, watch, pause) {
+		if !n.await(life, &sub, watch, pause) {
 			return
 		}
 	}
@@ -74,10 +74,17 @@ func (n *Node) look(life context.Context, pacer *retry.Pacer) (watch <-chan zk.E
 
 // await waits for what calls for another look: a change of the session's
 // state, the node's watch, the pause's end, a Set, or life's end. It
-// reports false once the client is closed.
-func (n *Node) await(life context.Context, sub *framework.Subscription[conn.Event], watch <-chan zk.Event, pause <-chan time.Time) bool {
+// reports false once the client is closed. A subscription that fell
+// behind is replaced by a new one, whose first state stands for the
+// changes missed.
+func (n *Node) await(life context.Context, sub **framework.Subscription[conn.Event], watch <-chan zk.Event, pause <-chan time.Time) bool {
 	select {
-	case ev, ok := <-sub.Changes():
+	case ev, ok := <-(*sub).Changes():
+		if !ok && errors.Is((*sub).Err(), zkrecipes.ErrFellBehind) {
+			(*sub).Close()
+			*sub = n.client.Subscribe()
+			ev, ok = <-(*sub).Changes() // queued before Subscribe returned
+		}
 		return ok && n.onState(ev.State)
 	case <-watch:
 	case <-pause:

@@ -162,7 +162,9 @@ func (n *Node) Err() error {
 // beginning with the current one: a new value each time the node is made,
 // goes, or stops being trusted (the link dropped, the session was lost).
 // Its channel is closed after Close of the Node, once the values queued
-// before have been taken, or at once by Close of the subscription.
+// before have been taken, or at once by Close of the subscription. A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
 func (n *Node) Subscribe() *framework.Subscription[Status] {
 	if n.usable() != nil {
 		var f framework.Feed[Status]

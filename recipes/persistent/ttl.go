@@ -130,7 +130,8 @@ func (n *TTLNode) Err() error {
 }
 
 // Subscribe returns a subscription to the container's Status (see
-// Node.Subscribe); for a nil TTLNode, one whose channel is closed.
+// Node.Subscribe, and docs/vocabulary.md for a reader that falls behind);
+// for a nil TTLNode, one whose channel is closed.
 func (n *TTLNode) Subscribe() *framework.Subscription[Status] {
 	if n.usable() != nil {
 		var f framework.Feed[Status]

@@ -136,7 +136,10 @@ func (c *Count) Err() error {
 
 // Subscribe returns a subscription to the counts read or written from now
 // on; see Value.Subscribe. Data that is not a count is skipped (Get
-// reports it). A nil or zero Count's subscription has ended.
+// reports it). A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
+// A nil or zero Count's subscription has ended.
 func (c *Count) Subscribe() *framework.Subscription[Versioned[int32]] {
 	if c.usable() != nil {
 		return ended[Versioned[int32]]()

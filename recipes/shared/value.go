@@ -449,8 +449,10 @@ func (v *Value) writeErr(err error) error {
 // subscription. A reader that stops reading before then must Close the
 // subscription: its goroutine waits for the reader. The subscriptions of
 // a Value share each value's bytes: a reader must not change them (Get
-// returns a copy of its own). A nil or zero Value's subscription has
-// ended.
+// returns a copy of its own). A reader that falls more than framework.DefaultBound
+// changes behind is told, never skipped silently: the subscription ends,
+// its Err wrapping zkrecipes.ErrFellBehind (docs/vocabulary.md).
+// A nil or zero Value's subscription has ended.
 func (v *Value) Subscribe() *framework.Subscription[Versioned[[]byte]] {
 	if v.usable() != nil {
 		return ended[Versioned[[]byte]]()
