@@ -42,12 +42,10 @@ type Countdown struct {
 	id     []byte
 
 	// rt is the handle's closed state and Close. The handle runs nothing
-	// in the background: life, which Close ends, is what ends the calls
-	// in progress (see begin).
-	rt     *framework.Runtime
-	life   context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex
+	// in the background: the contexts of Within, which Close ends, are
+	// what end the calls in progress (see begin).
+	rt *framework.Runtime
+	mu sync.Mutex
 	// gen is the gen- child of the latch this handle last set or counted
 	// on: a count-down names it in its multi's check without listing the
 	// latch, and the check proves it (see look).
@@ -88,7 +86,6 @@ func New(client *framework.Client, path string, count int, opts ...Option) (*Cou
 		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: participant id of %d bytes: %w", zkrecipes.ErrInvalidArgument, len(id), err))
 	}
 	l := &Countdown{client: client, path: path, count: count, id: id, rt: framework.NewRuntime(client, recipe, path)}
-	l.life, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }
 
@@ -112,10 +109,7 @@ func (l *Countdown) Close() error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	return l.rt.Close(func(context.Context) error {
-		l.cancel()
-		return nil
-	})
+	return l.rt.Close(nil)
 }
 
 // usable says why l cannot be used: it is nil or a zero Countdown.
@@ -199,22 +193,22 @@ func (l *Countdown) begin(ctx context.Context) (context.Context, func(), error) 
 	if err := l.usable(); err != nil {
 		return nil, nil, err
 	}
-	if err := l.rt.Check(ctx); err != nil {
+	cctx, cancel, err := l.rt.Within(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, l.rt.Err(err)
+		cancel()
+		return nil, nil, l.rt.Err(err) // nothing sent for a call already over
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(l.life, cancel)
-	return cctx, func() { stop(); cancel() }, nil
+	return cctx, cancel, nil
 }
 
 // fail gives err the module's sentinels, zkrecipes.ErrClosed after Close
 // (the handle's or the client's) and zkrecipes.ErrOutcomeUnknown if a
 // write may have been applied, and names the latch.
 func (l *Countdown) fail(err error, maybe bool) error {
-	err = engine.Err(err, l.rt.Closed())
+	err = engine.Err(err, l.rt.Closed() || l.client.Closed())
 	if maybe && !errors.Is(err, zkrecipes.ErrOutcomeUnknown) {
 		err = fmt.Errorf("%w: %w", zkrecipes.ErrOutcomeUnknown, err)
 	}
