@@ -75,7 +75,7 @@ func TestAwaitDuringStartWaitsForIt(t *testing.T) {
 	// is made first, so that the node is the Start's first request.
 	_, err = observer.Create(context.Background(), "/lifecycle/await-during-start", nil, framework.WithParentContainers())
 	require.NoError(t, err)
-	cl.Proxy().DelayReplies(400 * time.Millisecond)
+	cl.Proxy().DelayReplies(800 * time.Millisecond)
 	started := make(chan error, 1)
 	go func() { started <- l.Start(context.Background()) }()
 	require.Eventually(t, func() bool {
@@ -87,7 +87,7 @@ func TestAwaitDuringStartWaitsForIt(t *testing.T) {
 		t.Fatalf("Start returned (%v) before Await was called: the reply delay did not hold it", err)
 	default:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	term, err := l.Await(ctx)
 	require.NoError(t, err)
