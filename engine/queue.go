@@ -164,7 +164,7 @@ func CheckCall(client *framework.Client, ctx context.Context) error {
 	case client == nil:
 		return fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument)
 	case ctx == nil:
-		return fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument)
+		return zkrecipes.ErrNilContext
 	}
 	return nil
 }

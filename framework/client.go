@@ -111,7 +111,7 @@ type Client struct {
 // not resolve). Close ends the session.
 func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
 	if ctx == nil {
-		return nil, fmt.Errorf("framework: dial: %w: nil context", zkrecipes.ErrInvalidArgument)
+		return nil, fmt.Errorf("framework: dial: %w", zkrecipes.ErrNilContext)
 	}
 	servers, chroot, err := splitChroot(servers)
 	if err != nil {

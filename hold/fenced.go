@@ -87,7 +87,7 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 		return nil, fail(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, err))
 	}
 	if ctx == nil {
-		return nil, fail(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, fail(zkrecipes.ErrNilContext)
 	}
 	if len(ops) == 0 {
 		return nil, fail(fmt.Errorf("%w: no ops", zkrecipes.ErrInvalidArgument))

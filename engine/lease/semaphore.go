@@ -133,7 +133,7 @@ func (s *Semaphore) Path() string { return s.path }
 // read any more).
 func (s *Semaphore) MaxLeases(ctx context.Context) (int, error) {
 	if ctx == nil {
-		return 0, s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return 0, s.err(zkrecipes.ErrNilContext)
 	}
 	max, known, changed := s.currentMax()
 	if known {
@@ -180,7 +180,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*hold.Hold, error)
 
 func (s *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*hold.Hold, err error) {
 	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument)
+		return nil, zkrecipes.ErrNilContext
 	}
 	if err := s.check(n); err != nil {
 		return nil, err

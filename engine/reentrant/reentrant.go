@@ -9,7 +9,6 @@ package reentrant
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -106,7 +105,7 @@ func (l *Lock) Acquire(ctx context.Context, noWait bool) (*hold.Hold, error) {
 // goroutine's node is in the queue: a leader selector's Start returns then.
 func (l *Lock) AcquireQueued(ctx context.Context, noWait bool, queued func(path string)) (*hold.Hold, error) {
 	if ctx == nil {
-		return nil, l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, l.err(zkrecipes.ErrNilContext)
 	}
 	h, err := l.acquire(ctx, noWait, queued)
 	return h, l.err(err)

@@ -346,9 +346,9 @@ func MatchSentinels(t *testing.T, rows map[string]Failure) {
 }
 
 // RefusesNilContext runs every row, a call given a nil context, as a
-// subtest: it must return an error that matches
-// zkrecipes.ErrInvalidArgument and says "nil context", and must not
-// panic.
+// subtest: it must return an error that matches zkrecipes.ErrNilContext
+// (and so zkrecipes.ErrInvalidArgument) and says "nil context", and must
+// not panic.
 func RefusesNilContext(t *testing.T, rows map[string]func() error) {
 	t.Helper()
 	for name, call := range rows {
@@ -360,6 +360,7 @@ func RefusesNilContext(t *testing.T, rows map[string]func() error) {
 				return nil
 			}()
 			require.Nil(t, panicked, "a nil context panics")
+			require.ErrorIs(t, err, zkrecipes.ErrNilContext)
 			require.ErrorIs(t, err, zkrecipes.ErrInvalidArgument)
 			assert.ErrorContains(t, err, "nil context")
 		})

@@ -134,7 +134,7 @@ func (l *Latch) Await(ctx context.Context) (*hold.Hold, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, l.err(zkrecipes.ErrNilContext)
 	}
 	for {
 		l.mu.Lock()
@@ -195,7 +195,7 @@ func (l *Latch) Participants(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, l.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, l.err(zkrecipes.ErrNilContext)
 	}
 	ids, err := participants(ctx, l.client, l.path, latchName)
 	return ids, l.err(err)

@@ -165,7 +165,7 @@ func (s *Selector) Participants(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if ctx == nil {
-		return nil, s.err(fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, s.err(zkrecipes.ErrNilContext)
 	}
 	ids, err := participants(ctx, s.client, s.path, "lock-")
 	return ids, s.err(err)

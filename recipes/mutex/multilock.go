@@ -52,7 +52,7 @@ func (ml *MultiLock) Acquire(ctx context.Context) ([]*hold.Hold, error) {
 		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: a nil or zero MultiLock: make one with NewMultiLock", zkrecipes.ErrInvalidArgument))
 	}
 	if ctx == nil {
-		return nil, framework.RecipeErr(multiRecipe, "", fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, framework.RecipeErr(multiRecipe, "", zkrecipes.ErrNilContext)
 	}
 	holds := make([]*hold.Hold, 0, len(ml.locks))
 	for i, l := range ml.locks {

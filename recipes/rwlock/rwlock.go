@@ -205,7 +205,7 @@ func (r *ReadLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error)
 		return nil, framework.RecipeErr(readRecipe, "", errZero)
 	}
 	if ctx == nil {
-		return nil, framework.RecipeErr(readRecipe, r.rw.path, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, framework.RecipeErr(readRecipe, r.rw.path, zkrecipes.ErrNilContext)
 	}
 	if _, held := r.lock.Current(); !held {
 		if wh, ok := r.rw.write.lock.Current(); ok {
@@ -299,7 +299,7 @@ func (w *WriteLock) acquire(ctx context.Context, noWait bool) (*hold.Hold, error
 		return nil, framework.RecipeErr(writeRecipe, "", errZero)
 	}
 	if ctx == nil {
-		return nil, framework.RecipeErr(writeRecipe, w.rw.path, fmt.Errorf("%w: nil context", zkrecipes.ErrInvalidArgument))
+		return nil, framework.RecipeErr(writeRecipe, w.rw.path, zkrecipes.ErrNilContext)
 	}
 	if _, holdsWrite := w.lock.Current(); !holdsWrite {
 		if _, holdsRead := w.rw.read.lock.Current(); holdsRead {
