@@ -27,10 +27,11 @@ import (
 // The README's quick starts are what a newcomer copies first, so they run
 // here as written: the Go program is built in a module of its own that
 // requires this one (as `go get` would), the functions of the leader,
-// cache and discovery quick starts beside a main that calls each in turn
-// (as the README tells its reader to, from run), and the shell lines run
+// cache and discovery quick starts beside a main that calls each in a
+// process of its own (as the README tells its reader to, from run), and
+// the shell lines run
 // one by one through bash with the zkr built from this checkout on PATH.
-// Both use the server the README starts, `zkr dev --port 2181 &`, on a
+// All use the server the README starts, `zkr dev --port 2181 &`, on a
 // free port instead of 2181 (other servers may hold it on a shared
 // machine); with ZK_CONNECT set, the tests' external server stands in for
 // it. Nothing else of the README's text is changed.
