@@ -104,7 +104,7 @@ bench: deps
 ## and with the server pinned to one core (~25 min); rewrites the tables in
 ## docs/benchmarks.md.
 bench-peers: deps
-	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 90m ./integration/peers/ \
+	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 90m ./integration/internal/peers/ \
 		-args -peers.out=$(CURDIR)/docs/benchmarks.md
 
 ## structure: the numbers issue 38's redesign is judged by (docs/layout.md);

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,11 +24,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 )
 
-// The README's two quick starts are what a newcomer copies first, so they
-// run here as written: the Go program is built in a module of its own
-// that requires this one (as `go get` would), and the shell lines run
+// The README's quick starts are what a newcomer copies first, so they run
+// here as written: the Go program is built in a module of its own that
+// requires this one (as `go get` would), the functions of the leader,
+// cache and discovery quick starts beside a main that calls each in a
+// process of its own (as the README tells its reader to, from run), and
+// the shell lines run
 // one by one through bash with the zkr built from this checkout on PATH.
-// Both use the server the README starts, `zkr dev --port 2181 &`, on a
+// All use the server the README starts, `zkr dev --port 2181 &`, on a
 // free port instead of 2181 (other servers may hold it on a shared
 // machine); with ZK_CONNECT set, the tests' external server stands in for
 // it. Nothing else of the README's text is changed.
@@ -35,6 +40,7 @@ func TestREADMEQuickStartsRunAsWritten(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	require.NoError(t, err)
 	goCode := quickStart(t, string(readme), "go", "go")
+	moreCode := quickStart(t, string(readme), "go-more", "go")
 	shLines := shellLines(quickStart(t, string(readme), "zkr", "sh"))
 
 	// The zkr block starts the server first and stops it last; the test
@@ -60,6 +66,10 @@ func TestREADMEQuickStartsRunAsWritten(t *testing.T) {
 		quoted := `"` + strings.Join(strings.Split(servers, ","), `", "`) + `"`
 		out := runGoQuickStart(t, root, strings.Replace(goCode, `"127.0.0.1:2181"`, quoted, 1))
 		require.Regexp(t, `holding /locks/billing with fencing token [1-9][0-9]*\n`, out)
+	})
+
+	t.Run("more", func(t *testing.T) {
+		runMoreQuickStarts(t, root, moreCode, servers)
 	})
 
 	t.Run("zkr", func(t *testing.T) {
@@ -246,9 +256,16 @@ func userEnv() []string {
 
 // runGoQuickStart builds code as the main package of a module of its own
 // that requires this one, replaced by the checkout at root, and runs it.
-// The checkout's go.sum covers every dependency, and GOPROXY=off keeps the
-// build to the module cache: no network.
 func runGoQuickStart(t *testing.T, root, code string) string {
+	t.Helper()
+	return runQuickStart(t, buildQuickStart(t, root, map[string]string{"main.go": code}))
+}
+
+// buildQuickStart builds files as the main package of a module of its own
+// that requires this one, replaced by the checkout at root, and returns
+// the binary. The checkout's go.sum covers every dependency, and
+// GOPROXY=off keeps the build to the module cache: no network.
+func buildQuickStart(t *testing.T, root string, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
@@ -261,22 +278,92 @@ func runGoQuickStart(t *testing.T, root, code string) string {
 		"module example.com/quickstart\n\n%s\n\nrequire github.com/zkrecipes/zkrecipes v0.0.0\n\nreplace github.com/zkrecipes/zkrecipes => %s\n",
 		goLine, root), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(code), 0o644))
+	var all []string
+	for name, code := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(code), 0o644))
+		all = append(all, "// "+name+"\n"+code)
+	}
 
 	build := exec.Command("go", "build", "-o", "quickstart", ".")
 	build.Dir = dir
 	build.Env = append(userEnv(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
 	out, err := build.CombinedOutput()
-	require.NoError(t, err, "the README's Go quick start does not build:\n%s\n%s", out, code)
+	require.NoError(t, err, "the README's Go quick start does not build:\n%s\n%s", out, strings.Join(all, "\n"))
+	return filepath.Join(dir, "quickstart")
+}
 
+// runQuickStart runs a quick start's binary with args; it must exit 0
+// within a minute. It returns its stdout.
+func runQuickStart(t *testing.T, bin string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run := exec.CommandContext(ctx, filepath.Join(dir, "quickstart"))
+	run := exec.CommandContext(ctx, bin, args...)
 	run.Env = userEnv()
 	var stdout, stderr bytes.Buffer
 	run.Stdout, run.Stderr = &stdout, &stderr
-	require.NoError(t, run.Run(), "the README's Go quick start failed:\nstdout: %s\nstderr: %s", &stdout, &stderr)
+	require.NoError(t, run.Run(), "the README's Go quick start %v failed:\nstdout: %s\nstderr: %s", args, &stdout, &stderr)
 	return stdout.String()
+}
+
+// moreQuickStarts is what each function of the README's go-more block
+// prints when it ran as it should. The test fails if the README's
+// functions and these differ, so that a new quick start comes with what
+// it must print.
+var moreQuickStarts = map[string]*regexp.Regexp{
+	"lead":  regexp.MustCompile(`^leading with fencing token [1-9][0-9]*\n$`),
+	"watch": regexp.MustCompile(`^created /config/app/flag on\n$`),
+	"serve": regexp.MustCompile(`^billing at 10\.0\.0\.7 8080\n$`),
+}
+
+// moreMain is the main the README's reader writes around the go-more
+// block's functions: a client, as the mutex quick start dials it, and a
+// call of the function named on the command line.
+const moreMain = `package main
+
+import (
+	"context"
+	"log"
+	"os"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/framework"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := framework.Dial(ctx, []string{SERVERS})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	run := map[string]func(context.Context, *framework.Client) error{FUNCS}[os.Args[1]]
+	if err := run(ctx, client); err != nil {
+		log.Fatal(err)
+	}
+}
+`
+
+// runMoreQuickStarts builds the go-more block beside moreMain and runs
+// each of its functions, in a process of its own, against servers.
+func runMoreQuickStarts(t *testing.T, root, code, servers string) {
+	t.Helper()
+	var names, entries []string
+	for _, m := range regexp.MustCompile(`(?m)^func (\w+)\(ctx context\.Context, client \*framework\.Client\) error \{$`).FindAllStringSubmatch(code, -1) {
+		names = append(names, m[1])
+		entries = append(entries, fmt.Sprintf("%q: %s", m[1], m[1]))
+	}
+	want := slices.Sorted(maps.Keys(moreQuickStarts))
+	require.ElementsMatch(t, want, names, "the go-more quick start's functions and what the test expects of them")
+	quoted := `"` + strings.Join(strings.Split(servers, ","), `", "`) + `"`
+	main := strings.NewReplacer("SERVERS", quoted, "FUNCS", strings.Join(entries, ", ")).Replace(moreMain)
+	bin := buildQuickStart(t, root, map[string]string{"main.go": main, "more.go": code})
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			require.Regexp(t, moreQuickStarts[name], runQuickStart(t, bin, name))
+		})
+	}
 }
 
 // runShellLine runs one line of the zkr quick start through bash, as a

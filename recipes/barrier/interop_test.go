@@ -2,7 +2,7 @@ package barrier_test
 
 // Interop with the real Apache Curator 5.4 DistributedBarrier and
 // DistributedDoubleBarrier, driven through the Java Agent of
-// integration/curator: Go and Java on one path see and respect each other.
+// internal/curator: Go and Java on one path see and respect each other.
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 )
 

@@ -43,7 +43,7 @@
 //     view holds, so that an older answer never replaces a newer one; and
 //     the absence of the cache's own path, which no Stat dates and which
 //     empties the view, counts only from a read on the session that sync
-//     was made on (integration/lagread tests it).
+//     was made on (integration/internal/lagread tests it).
 //   - It says when the view may be stale, in the vocabulary of holds: a
 //     Stale event and Err wrapping zkrecipes.ErrStale with zkrecipes.ErrSuspended
 //     when the link drops, then zkrecipes.ErrSessionLost if the session is

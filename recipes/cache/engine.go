@@ -35,7 +35,7 @@ func (c *Cache) run(life context.Context) {
 		c.in.mu.Unlock()
 		if resync {
 			// After a gap, the server we are on may lag what we saw:
-			// make it catch up before reading (integration/lagread).
+			// make it catch up before reading (integration/internal/lagread).
 			again := func() { c.in.mu.Lock(); c.in.resync = true; c.in.mu.Unlock() }
 			sid := c.client.Session().ID
 			if err := c.client.Sync(life, c.syncPath()); err != nil {

@@ -1,7 +1,7 @@
 package cache_test
 
 // Interop with the real Apache Curator 5.4, driven through the Java Agent
-// of integration/curator: what Curator writes (persistent nodes, an
+// of internal/curator: what Curator writes (persistent nodes, an
 // ephemeral, a protected ephemeral-sequential node as its GroupMember and
 // PersistentNode make, changes, a recursive delete) the cache sees as the
 // server has it.
@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
 

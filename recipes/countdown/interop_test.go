@@ -2,7 +2,7 @@ package countdown_test
 
 // There is no countdown latch in Curator; the latch keeps its remaining
 // count in Curator SharedCount's format, so Curator 5.4's SharedCount,
-// driven through the Java Agent of integration/curator, reads it, and a
+// driven through the Java Agent of internal/curator, reads it, and a
 // SharedCount set to zero opens the latch.
 
 import (
@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 )
 
 const agentSession = 10 * time.Second

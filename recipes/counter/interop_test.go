@@ -2,7 +2,7 @@ package counter_test
 
 // Interop with the real Apache Curator 5.4 DistributedAtomicLong and
 // DistributedAtomicInteger, driven through the Java Agent of
-// integration/curator: Go and Java count on one node, read each other's
+// internal/curator: Go and Java count on one node, read each other's
 // values, and together lose and double nothing, with and without the
 // promoted lock (one mutex for both).
 
@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/retry"
 )

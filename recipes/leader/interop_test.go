@@ -1,7 +1,7 @@
 package leader_test
 
 // Interop with the real Apache Curator 5.4 LeaderLatch and LeaderSelector,
-// driven through the Java Agent of integration/curator: at most one leader
+// driven through the Java Agent of internal/curator: at most one leader
 // across both languages, and each side reads the other's participant ids.
 
 import (
@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
 

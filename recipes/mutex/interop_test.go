@@ -1,7 +1,7 @@
 package mutex_test
 
 // Interop with the real Apache Curator 5.4 InterProcessMutex, driven through
-// the Java Agent of integration/curator: Go and Java contenders share one lock
+// the Java Agent of internal/curator: Go and Java contenders share one lock
 // path, and each side must see, respect and queue behind the other's nodes.
 
 import (
@@ -20,8 +20,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 

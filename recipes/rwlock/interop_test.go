@@ -1,7 +1,7 @@
 package rwlock_test
 
 // Interop with the real Apache Curator 5.4 InterProcessReadWriteLock, driven
-// through the Java Agent of integration/curator: readers of both languages
+// through the Java Agent of internal/curator: readers of both languages
 // share, writers of either exclude everyone.
 
 import (
@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 )
 
 const agentSession = 10 * time.Second

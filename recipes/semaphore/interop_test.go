@@ -1,7 +1,7 @@
 package semaphore_test
 
 // Interop with the real Apache Curator 5.4 InterProcessSemaphoreV2 and
-// SharedCount, driven through the Java Agent of integration/curator: Go and
+// SharedCount, driven through the Java Agent of internal/curator: Go and
 // Java share one semaphore, and together never hold more leases than its
 // maximum.
 
@@ -21,8 +21,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 )
 

@@ -1,7 +1,7 @@
 package shared_test
 
 // Interop with the real Apache Curator 5.4 SharedCount and SharedValue,
-// driven through the Java Agent of integration/curator: Go and Java on one
+// driven through the Java Agent of internal/curator: Go and Java on one
 // path see each other's writes, and their compare-and-sets resolve by the
 // node's version, whoever makes them.
 
@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 

@@ -137,10 +137,15 @@
 //
 // The Agent needs javac/java (17+) and Debian's Curator 5.4 jars; without
 // them the test fails with the install command, it is never skipped.
+//
+// It is this repository's own test driver, not library API: it sits under
+// internal/ so that the recipes' interop tests can import it and nothing
+// outside the module can, and it imports nothing of the module.
 package curator
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -151,8 +156,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zkrecipes/zkrecipes/integration/testkit"
 )
 
 // Process is one running Agent JVM with its own Curator client (and so its
@@ -161,7 +164,7 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 
-	stderr testkit.SyncBuffer // written by exec's copier, read by failure reports
+	stderr syncBuffer // written by exec's copier, read by failure reports
 
 	mu      sync.Mutex
 	lines   []string      // every line read from stdout
@@ -413,10 +416,31 @@ func (p *Process) transcript() string {
 }
 
 // tail returns the last n lines of b.
-func tail(b *testkit.SyncBuffer, n int) string {
+func tail(b *syncBuffer, n int) string {
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// syncBuffer is a bytes.Buffer that exec's copier writes while a failure
+// report reads it. It is this package's own, not the test kit's, so that
+// the driver imports nothing of the module: it sits under internal/, where
+// the recipes' interop tests can reach it, and nothing there may import up.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -4,4 +4,6 @@
 // heard the leader, while the majority expires the sessions of its
 // clients a session timeout after it last heard of them: a hold there must
 // signal its loss before the majority can grant what it held.
+//
+// These are this repository's own tests, not library API.
 package partition

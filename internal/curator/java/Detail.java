@@ -1,5 +1,5 @@
 // Detail is a payload class of one's own for the discovery interop tests
-// (package integration/curator): a plain Jackson bean, as a Curator
+// (package internal/curator): a plain Jackson bean, as a Curator
 // application's ServiceDiscovery<Detail> would use.
 package zkrecipes;
 

@@ -14,4 +14,6 @@
 // peer proxies (zktest.WithPeerProxies), connects one client to the leader
 // and one to a follower, lags that follower, and checks that a call on
 // the lagging client decides as the leader's state says it must.
+//
+// These are this repository's own tests, not library API.
 package lagread

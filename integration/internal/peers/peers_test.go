@@ -1,22 +1,3 @@
-// Package peers measures zkrecipes beside its peers, go-zookeeper's zk.Lock
-// and Curator 5.4, on the same workloads against one throwaway server, and
-// writes the ratios into docs/benchmarks.md:
-//
-//	make bench-peers
-//
-// Each workload runs on up to three networks (-peers.nets): loopback; a
-// proxy that holds every byte 0.5 ms each way (a round trip of about 1 ms,
-// as to a server in the same data centre); and loopback with the server's
-// JVM pinned to CPU 0 and every client process to CPU 1, where the server
-// alone is the limit. zkr-bench also reports the client's own CPU time and
-// allocations per operation, for zkrecipes and zk.Lock.
-//
-// zkrecipes and zk.Lock run through zkr-bench (--peer zklock), Curator
-// through the Java agent of the interoperability tests, whose mutex-bench
-// runs the same loops. Each round runs every peer once per workload, in an
-// order that rotates from round to round (the server's JIT and the VM's
-// drift favour whoever runs later); ratios are taken within a round and the
-// table shows their median, never absolute numbers from different runs.
 package peers
 
 import (
@@ -37,8 +18,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/curator"
 	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
 )
 
 var (
@@ -146,7 +127,7 @@ type cell struct {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(b, err)
 	zkr := filepath.Join(b.TempDir(), "zkr-bench")
 	build := exec.Command("go", "build", "-o", zkr, "./cmd/zkr-bench")

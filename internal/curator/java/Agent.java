@@ -1,5 +1,5 @@
 // Agent drives the real Apache Curator from Go interop tests (see the Go
-// package integration/curator). It reads one command per line on stdin and
+// package internal/curator). It reads one command per line on stdin and
 // answers each with one line on stdout; everything else it or its libraries
 // print goes to stderr, so stdout carries nothing but the protocol.
 //
