@@ -4,7 +4,7 @@
 // ports, starts and stops its JVM and keeps its log.
 //
 // It imports no testing code, so that zkr dev can start a server without
-// linking the test harness into the binary users ship; integration/zktest
+// linking the test harness into the binary users ship; internal/zktest
 // wraps it with faults, ensembles and t.Cleanup for the tests.
 package zkserver
 

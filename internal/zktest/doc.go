@@ -1,6 +1,12 @@
-// Package zktest runs real ZooKeeper servers for tests: a standalone server or
-// an N-node ensemble on 127.0.0.1, each behind a TCP fault proxy that can cut,
-// blackhole or delay a client's links.
+// Package zktest runs real ZooKeeper servers for the project's own tests,
+// and under the test kit for users' tests (github.com/zkrecipes/zkrecipes/zktest,
+// a module of its own, which imports this package: Go lets it, as its path
+// is under github.com/zkrecipes/zkrecipes/). It imports nothing of the
+// library, which is why it may sit at the bottom, in internal/.
+//
+// It runs a standalone server or an N-node ensemble on 127.0.0.1, each
+// behind a TCP fault proxy that can cut, blackhole or delay a client's
+// links.
 //
 // No test in this project mocks ZooKeeper for behaviour the server decides;
 // every package's tests get their servers here.
@@ -13,9 +19,11 @@
 //     servers, or to expire a session through the server, skip with a message.
 //  2. A local install: ZK_HOME (the Apache tarball layout), or the jars of
 //     Debian's zookeeper package under /usr/share/java.
-//  3. Docker, when the docker command finds a daemon that answers
-//     (standalone only): a zookeeper:3.8 container, driven through the docker
-//     command line so that the library's module needs no container library.
+//  3. Containers, when a container backend was given (WithContainers) and
+//     its engine answers (standalone only). The library's module holds no
+//     container library: the test kit's module, github.com/zkrecipes/zkrecipes/zktest,
+//     gives one built on testcontainers-go. The library's own tests have
+//     none, and need a local install or ZK_CONNECT.
 //
 // Otherwise the test fails with the command that installs ZooKeeper; the suite
 // is never skipped silently.
