@@ -241,6 +241,10 @@ func (c *Cluster) localServers(n int) []*zkserver.Server {
 	return procs
 }
 
+// TB is the test (or, for Main's cluster, the stand-in) the cluster
+// belongs to, whose failure its methods report.
+func (c *Cluster) TB() testing.TB { return c.t }
+
 // Servers returns the cluster's servers (none for ZK_CONNECT).
 func (c *Cluster) Servers() []*Server { return c.servers }
 
