@@ -38,4 +38,12 @@
 // do not need their own faults; [Cluster.NewProxy] gives one client a private
 // set of links so a fault hits that client alone. [ExpireSession] blackholes a
 // proxy until the server has really expired the session.
+//
+// # The test kit
+//
+// The kit's module (zktest/ in the repository) calls Standalone, Ensemble,
+// the options, the methods of Cluster, Server and Proxy, ExpireSession,
+// MainWith, MainCluster and the Containers interface. A user's build may
+// pair a kit release with a newer library, so these keep working across
+// library releases: add, do not change, until a kit release goes with it.
 package zktest
