@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // Cluster is a standalone server (one member) or an ensemble started for one

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 

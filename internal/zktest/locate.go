@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // InstallHint is the command that installs what the harness needs on the

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // Server is one ZooKeeper server of a Cluster. Its methods are safe for
