@@ -13,7 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // A deep queue of one process hands over without listing the queue again:

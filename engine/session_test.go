@@ -11,7 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }

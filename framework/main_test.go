@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }

@@ -14,7 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // firstCome is a recipe a user could write with this module's public

@@ -16,8 +16,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 

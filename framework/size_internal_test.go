@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // ZooKeeper's opcodes of the requests measured here.

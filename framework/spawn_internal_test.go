@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/goid"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // idleWorkers is how many of c's workers wait for a task.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/zkrecipes/zkrecipes/integration/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 const devHelp = `NAME

@@ -16,7 +16,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/rwlock"

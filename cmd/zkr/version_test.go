@@ -45,7 +45,7 @@ func TestZkrLinksNoTestCode(t *testing.T) {
 			strings.Contains(pkg, "stretchr/testify"),
 			strings.Contains(pkg, "testcontainers"),
 			strings.Contains(pkg, "github.com/moby/"),
-			strings.HasSuffix(pkg, "/integration/zktest"),
+			strings.HasSuffix(pkg, "/internal/zktest"),
 			strings.HasSuffix(pkg, "/integration/testkit"):
 			t.Errorf("zkr links %s", pkg)
 		}

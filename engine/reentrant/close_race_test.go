@@ -16,7 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // Close races many acquires that are being granted (a queue that admits

@@ -10,7 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // A forgotten lease leaves nothing behind. The semaphore forgets leases

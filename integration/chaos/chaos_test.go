@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/chaos"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 func TestMain(m *testing.M) {

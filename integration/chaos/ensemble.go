@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // The ensemble the suite runs against, pinned here because the checks

@@ -22,7 +22,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // Config is one run: one recipe, its contenders, the nemesis.

@@ -27,7 +27,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // SessionTimeout is the session timeout of Client's sessions: short, so

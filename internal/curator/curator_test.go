@@ -16,8 +16,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // Leaked reader goroutines would show here: zktest.Main runs goleak.

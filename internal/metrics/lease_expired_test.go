@@ -10,8 +10,8 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/metrics"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 

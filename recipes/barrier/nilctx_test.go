@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 const agentSession = 10 * time.Second

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 )
 
@@ -19,8 +19,8 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).accept.func3"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
 		testkit.IdleWorkers()}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // A member cut off every way in turn, for less than its session timeout,

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/hold"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/leader"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // ZooKeeper checks DELETE (and CREATE) against the parent's ACL, so a lock

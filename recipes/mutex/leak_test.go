@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // Acquires that time out or are cancelled while waiting leave no goroutine

@@ -14,7 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/partition"
 )
 
@@ -96,8 +96,8 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	c := newClient(t, p.Addrs())
 	other := newClient(t, cl.Addrs())
 	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).accept.func3"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
 		testkit.IdleWorkers()}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // A read hold whose node someone else deletes (an operator's deleteall) is

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 // A nil context is bad input: every call of the package that takes one

@@ -18,7 +18,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 func TestCancelWhileWaitingForRoomLeavesNoLeaseAndReleasesInternalMutex(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
@@ -19,8 +19,8 @@ import (
 // and the test proxy's links that it opens.
 func leakOptions() []goleak.Option {
 	return []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).accept.func3"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
 		testkit.IdleWorkers()}

@@ -36,7 +36,7 @@ import (
 	"strings"
 )
 
-const defaultLayers = ".,retry,conn,internal,framework,hold,engine,recipes,integration,cmd"
+const defaultLayers = "zkserver,.,retry,conn,internal,framework,hold,engine,recipes,integration,cmd"
 
 type config struct {
 	root     string

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // Cluster is a standalone server (one member) or an ensemble started for one
@@ -34,6 +34,9 @@ type config struct {
 	tls          *tlsConfig // nil: no TLS port
 	clientPort   int        // 0: a free port
 	peerProxies  bool
+
+	containers      Containers // nil: no container backend
+	containersFirst bool       // containers even where a local install exists
 }
 
 func defaultConfig() config {
@@ -82,7 +85,7 @@ func WithFullJIT() Option { return func(c *config) { c.server.FullJIT = true } }
 // WithCPUs confines each server JVM to the CPUs of list, in taskset(1)'s
 // syntax ("0", "0-1"): a benchmark pins the server to one core and its
 // clients to another, so that the server alone is the limit. It needs a
-// local install (Docker containers are not confined).
+// local install (containers are not confined).
 func WithCPUs(list string) Option { return func(c *config) { c.server.CPUs = list } }
 
 // WithClientPort makes a standalone server listen for clients on port
@@ -108,7 +111,8 @@ func Standalone(t testing.TB, opts ...Option) *Cluster {
 }
 
 // Ensemble starts an n-node ensemble (n odd, usually 3 or 5) and waits for a
-// quorum. It skips when the servers cannot be controlled (ZK_CONNECT, Docker).
+// quorum. It needs a local install: it skips on ZK_CONNECT and on
+// containers.
 func Ensemble(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	if n < 1 {
@@ -124,7 +128,7 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 		o(&cfg)
 	}
 	c := &Cluster{t: t, cfg: cfg}
-	c.backend, c.install = locate(t)
+	c.backend, c.install = locate(t, &cfg)
 	if cfg.server.CPUs != "" && c.backend != backendLocal {
 		t.Skipf("zktest: WithCPUs needs a server the harness starts from a local install: %s", InstallHint)
 	}
@@ -138,14 +142,19 @@ func newCluster(t testing.TB, n int, opts []Option) *Cluster {
 			t.Skipf("zktest: WithClientPort needs a server the harness starts; ZK_CONNECT names an external server")
 		}
 		c.external = strings.Split(os.Getenv("ZK_CONNECT"), ",")
-	case backendDocker:
+	case backendContainer:
 		if cfg.clientPort != 0 {
 			t.Fatalf("zktest: WithClientPort needs a local install; install one with: %s", InstallHint)
 		}
 		if n > 1 {
-			t.Skipf("zktest: ensembles are not supported on the Docker backend; install ZooKeeper locally: %s", InstallHint)
+			t.Skipf("zktest: ensembles need a local install, not containers; install ZooKeeper locally: %s", InstallHint)
 		}
-		c.servers = []*Server{{ID: 1, cluster: c, docker: startDocker(t)}}
+		if cfg.peerProxies {
+			t.Skipf("zktest: peer proxies need a local install, not containers; install ZooKeeper locally: %s", InstallHint)
+		}
+		s := &Server{ID: 1, cluster: c, container: cfg.containers.Start(t, cfg.containerConfig())}
+		c.servers = []*Server{s}
+		s.waitServing(cfg.startTimeout)
 	case backendLocal:
 		c.startLocal(n)
 	}
@@ -231,6 +240,10 @@ func (c *Cluster) localServers(n int) []*zkserver.Server {
 	}
 	return procs
 }
+
+// TB is the test (or, for Main's cluster, the stand-in) the cluster
+// belongs to, whose failure its methods report.
+func (c *Cluster) TB() testing.TB { return c.t }
 
 // Servers returns the cluster's servers (none for ZK_CONNECT).
 func (c *Cluster) Servers() []*Server { return c.servers }
@@ -323,7 +336,7 @@ func (c *Cluster) Leader(timeout time.Duration) *Server {
 func (c *Cluster) WaitServing(timeout time.Duration) {
 	c.t.Helper()
 	for _, s := range c.servers {
-		if s.docker != nil || s.Running() {
+		if s.container != nil || s.Running() {
 			s.waitServing(timeout)
 		}
 	}

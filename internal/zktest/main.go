@@ -27,7 +27,12 @@ var (
 // ZK_SERVERS to its server's addresses (comma-separated), which is where
 // the examples read them from, as a service would read its configuration:
 // an example's code works as it is shown, against any ZooKeeper.
-func Main(m *testing.M) int {
+func Main(m *testing.M) int { return MainWith(m, nil) }
+
+// MainWith is Main whose shared server is started with opts, and whose
+// leak check takes leak: the test kit passes its container backend, and
+// leaves out the goroutine testcontainers-go keeps for the process's life.
+func MainWith(m *testing.M, leak []goleak.Option, opts ...Option) int {
 	tb := &mainTB{}
 	code := func() (code int) {
 		defer func() {
@@ -39,7 +44,7 @@ func Main(m *testing.M) int {
 			}
 			tb.cleanup()
 		}()
-		c := Standalone(tb)
+		c := Standalone(tb, opts...)
 		mainMu.Lock()
 		mainCluster = c
 		mainMu.Unlock()
@@ -49,7 +54,7 @@ func Main(m *testing.M) int {
 		return m.Run()
 	}()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(leak...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: goroutines left after the tests: %v\n", err)
 			return 1
 		}
@@ -65,6 +70,17 @@ func MainAddrs() []string {
 		panic("zktest: MainAddrs without zktest.Main in TestMain")
 	}
 	return mainCluster.Addrs()
+}
+
+// MainCluster returns the server Main started. Its failures (a fault
+// that cannot be injected, say) end the run with exit status 2.
+func MainCluster() *Cluster {
+	mainMu.Lock()
+	defer mainMu.Unlock()
+	if mainCluster == nil {
+		panic("zktest: MainCluster without zktest.Main in TestMain")
+	}
+	return mainCluster
 }
 
 type mainFatal struct{}

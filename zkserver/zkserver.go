@@ -3,8 +3,9 @@
 // tarball named by ZK_HOME. It writes each server's configuration, picks its
 // ports, starts and stops its JVM and keeps its log.
 //
-// It imports no testing code, so that zkr dev can start a server without
-// linking the test harness into the binary users ship; integration/zktest
+// It is public so that zkr dev and the test kit stand on it as any program
+// could; it imports no testing code, so that zkr dev can start a server without
+// linking the test harness into the binary users ship; internal/zktest
 // wraps it with faults, ensembles and t.Cleanup for the tests.
 package zkserver
 

@@ -179,7 +179,7 @@ func (tl *TLS) Dial(network, addr string, timeout time.Duration) (net.Conn, erro
 // Server.SecureAddr and Cluster.SecureAddrs) with tl's server certificate.
 // Clients need no certificate of their own. The plain client port stays, so
 // the harness's own checks and plain clients work as before. It needs servers
-// the harness starts: with ZK_CONNECT or the Docker backend the test skips.
+// the harness starts: with ZK_CONNECT or in a container the test skips.
 func WithTLS(tl *TLS) Option {
 	return func(c *config) { c.tls = &tlsConfig{files: tl} }
 }

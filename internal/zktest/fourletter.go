@@ -3,7 +3,7 @@ package zktest
 import (
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // FourLetter sends one of ZooKeeper's four-letter-word commands ("srvr",

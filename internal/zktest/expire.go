@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // ExpireSession makes the servers really expire sessionID, the session of a

@@ -4,10 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration/zkserver"
+	"github.com/zkrecipes/zkrecipes/zkserver"
 )
 
 // Server is one ZooKeeper server of a Cluster. Its methods are safe for
@@ -17,21 +18,29 @@ type Server struct {
 	ID int
 
 	cluster    *Cluster
-	proc       *zkserver.Server // the local JVM; nil on the Docker backend
+	proc       *zkserver.Server // the local JVM; nil in a container
 	securePort int              // TLS client port; 0 without WithTLS
-	docker     *dockerServer    // set when the backend is Docker
+	container  Container        // set when the server runs in a container
+
+	containerDown atomic.Bool // the container was stopped and not started again
 }
 
 // DirectAddr is the server's own client address, bypassing every proxy.
 func (s *Server) DirectAddr() string {
-	if s.docker != nil {
-		return s.docker.address()
+	if s.container != nil {
+		return s.container.Addr()
 	}
 	return s.proc.DirectAddr()
 }
 
-// Running reports whether the server's process is alive.
-func (s *Server) Running() bool { return s.proc != nil && s.proc.Running() }
+// Running reports whether the server's process is alive; in a container,
+// whether the harness has not stopped it.
+func (s *Server) Running() bool {
+	if s.container != nil {
+		return !s.containerDown.Load()
+	}
+	return s.proc != nil && s.proc.Running()
+}
 
 // Mode asks the server for its role: "standalone", "leader", "follower", or
 // "" when it is not serving (down, or without a quorum).
@@ -57,8 +66,9 @@ func (s *Server) Start() {
 	t := s.cluster.t
 	t.Helper()
 	s.cluster.requireControl("Start")
-	if s.docker != nil {
-		s.docker.start(t)
+	if s.container != nil {
+		s.container.Start(t)
+		s.containerDown.Store(false)
 	} else if err := s.proc.Start(); err != nil {
 		t.Fatalf("zktest: start server %d: %v", s.ID, err)
 	}
@@ -74,8 +84,9 @@ func (s *Server) Restart() {
 
 // signal sends sig and waits up to grace for the exit, then kills.
 func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
-	if s.docker != nil {
-		s.docker.stop(s.cluster.t, sig == syscall.SIGKILL)
+	if s.container != nil {
+		s.containerDown.Store(true)
+		s.container.Stop(s.cluster.t, sig == syscall.SIGKILL)
 		return
 	}
 	s.proc.Signal(sig, grace)
@@ -87,11 +98,11 @@ func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
 func (s *Server) waitServing(timeout time.Duration) {
 	t := s.cluster.t
 	t.Helper()
-	if s.docker != nil {
+	if s.container != nil {
 		deadline := time.Now().Add(timeout)
 		for s.Mode() == "" {
 			if time.Now().After(deadline) {
-				t.Fatalf("zktest: docker server not serving after %v", timeout)
+				t.Fatalf("zktest: server in a container not serving at %s after %v", s.DirectAddr(), timeout)
 			}
 			time.Sleep(50 * time.Millisecond) // polling interval
 		}
@@ -104,7 +115,7 @@ func (s *Server) waitServing(timeout time.Duration) {
 
 func (s *Server) logTail(n int) string {
 	if s.proc == nil {
-		return "(no log: docker)"
+		return "(no log: the server runs in a container)"
 	}
 	return s.proc.LogTail(n)
 }
@@ -113,7 +124,7 @@ func (s *Server) logTail(n int) string {
 func (s *Server) LogTail(n int) string { return s.logTail(n) }
 
 // LogPath is the server's log file, which every start appends to; "" on
-// the Docker backend.
+// a server in a container.
 func (s *Server) LogPath() string {
 	if s.proc == nil {
 		return ""
@@ -123,7 +134,7 @@ func (s *Server) LogPath() string {
 
 // SnapshotDir is where the server keeps its snapshots and transaction logs
 // (dataDir/version-2), which survive a Stop or Kill and are what Start
-// restores from; "" on the Docker backend.
+// restores from; "" for a server in a container.
 func (s *Server) SnapshotDir() string {
 	if s.proc == nil {
 		return ""

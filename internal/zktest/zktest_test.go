@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
