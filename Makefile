@@ -33,7 +33,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 ## vet: go vet in every module. Its stdversion check holds each module to
-## its go line: the library's says which Go a user needs (issue 29), and a
+## its go line: the library's says which Go a user needs, and a
 ## standard-library call newer than that fails here.
 vet:
 	@$(call each,$(GO) vet ./...)
@@ -51,7 +51,7 @@ mod-check:
 	@scripts/work-sync-check.sh
 
 ## consumer-check: the module graph of a program that takes a lock holds
-## only what the library needs (issue 32).
+## only what the library needs.
 consumer-check:
 	@scripts/consumer-check.sh
 
@@ -110,7 +110,7 @@ bench-peers: deps
 	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 90m ./integration/internal/peers/ \
 		-args -peers.out=$(CURDIR)/docs/benchmarks.md
 
-## structure: the numbers issue 38's redesign is judged by (docs/layout.md);
+## structure: the library's shape (docs/layout.md);
 ## BASELINE=docs/structure-baseline.json adds those that moved since it.
 ## Not part of test: it measures, it does not judge.
 structure:

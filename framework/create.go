@@ -86,7 +86,7 @@ type createOptions struct {
 func WithMode(m CreateMode) CreateOption { return modeOption(m) }
 
 // modeOption is WithMode's option: a small integer in an interface costs
-// no allocation, where a closure over m cost one per create.
+// no allocation per create.
 type modeOption CreateMode
 
 func (m modeOption) applyCreate(o *createOptions) { o.mode = CreateMode(m) }

@@ -12,7 +12,7 @@ import (
 )
 
 // Meters is an in-memory MeterProvider built on the OpenTelemetry API
-// alone: the library's module does not require the SDK (issue 32: a user
+// alone: the library's module does not require the SDK (a user
 // who takes a lock gets the API modules and nothing of our test rig), so
 // its tests read what the library records here. It keeps what each
 // instrument was made with and what was recorded on it, per attribute set,

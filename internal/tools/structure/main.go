@@ -1,6 +1,6 @@
-// Command structure measures the repository's shape: the numbers issue 38's
-// "Done when" is stated in, so that every step of that redesign can be
-// checked against a saved baseline.
+// Command structure measures the repository's shape (imports up the
+// layers, lifecycle scaffolding, size, exported names and spellings), so
+// that every change can be checked against a saved baseline.
 //
 //	GOWORK=off go -C internal/tools run ./structure -root ../..
 //	GOWORK=off go -C internal/tools run ./structure -root ../.. -json > docs/structure-baseline.json
