@@ -20,8 +20,10 @@ func (c *Client) RetryPolicy() retry.Policy { return c.retry }
 // recipe of the module and for a recipe of your own: its started and
 // closed state and the checks every call makes against it, a Start that
 // undoes a failed start, an idempotent Close bounded by the client's
-// release timeout, the background work that Close waits for, and the
-// pacing of retries under a retry.Policy. Every error it returns names
+// release timeout (CloseAfter, for a recipe whose background work passes
+// last words on, refuses new calls before it drains, then ends that
+// work), the background work that Close waits for, and the pacing of
+// retries under a retry.Policy. Every error it returns names
 // the recipe and its path (a *RecipeError).
 //
 // A recipe makes one with NewRuntime in its constructor, keeps it, and
