@@ -105,7 +105,7 @@ func fmtInts(v []int) string { return fmt.Sprint(v) }
 // feed misses nothing.
 func TestFeedEndsASubscriptionThatFallsBehindItsBound(t *testing.T) {
 	var f framework.Feed[int]
-	stalled := f.SubscribeWithin(4, 0)
+	stalled := f.SubscribeWithBound(4, 0)
 	defer stalled.Close()
 	reader := f.SubscribeWith(0)
 	defer reader.Close()

@@ -20,8 +20,10 @@ func (c *Client) RetryPolicy() retry.Policy { return c.retry }
 // recipe of the module and for a recipe of your own: its started and
 // closed state and the checks every call makes against it, a Start that
 // undoes a failed start, an idempotent Close bounded by the client's
-// release timeout, the background work that Close waits for, and the
-// pacing of retries under a retry.Policy. Every error it returns names
+// release timeout (CloseAfter, for a recipe whose background work passes
+// last words on, refuses new calls before it drains, then ends that
+// work), the background work that Close waits for, and the pacing of
+// retries under a retry.Policy. Every error it returns names
 // the recipe and its path (a *RecipeError).
 //
 // A recipe makes one with NewRuntime in its constructor, keeps it, and
@@ -39,11 +41,13 @@ type Runtime struct {
 	startMu sync.Mutex
 	mu      sync.Mutex
 	started bool
-	closed  bool
-	halting bool            // halt waits: Go starts nothing
-	life    context.Context // of the running background work; nil when none runs
-	stop    func()          // ends life
-	wg      sync.WaitGroup  // the background work; Add under mu
+	closed  bool               // calls refused (Close has begun)
+	ended   bool               // Close's drain is over: Go starts nothing
+	halting bool               // halt waits: Go starts nothing
+	abort   context.CancelFunc // ends the context of a Start's begin under way
+	life    context.Context    // of the running background work; nil when none runs
+	stop    func()             // ends life
+	wg      sync.WaitGroup     // the background work; Add under mu
 }
 
 // NewRuntime returns the runtime of the recipe named recipe (as "cache"
@@ -238,6 +242,10 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 	if ctx == nil {
 		return r.Err(zkrecipes.ErrNilContext)
 	}
+	if r.Closed() {
+		// Not behind startMu, which a Close holds through its drain.
+		return r.Err(zkrecipes.ErrClosed)
+	}
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
 	// The checks and the life under one lock: a Close that comes after
@@ -259,16 +267,18 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 		return r.Err(refused)
 	}
 	life := r.lifeLocked()
-	r.mu.Unlock()
 	bctx, cancel := context.WithCancel(ctx)
+	r.abort = cancel
+	r.mu.Unlock()
 	defer cancel()
 	stop := context.AfterFunc(life, cancel)
 	defer stop()
 	err := begin(bctx)
+	r.mu.Lock()
+	r.abort = nil
+	r.started = err == nil
+	r.mu.Unlock()
 	if err == nil {
-		r.mu.Lock()
-		r.started = true
-		r.mu.Unlock()
 		return nil
 	}
 	r.halt()
@@ -319,9 +329,10 @@ func (r *Runtime) halt() {
 // Go runs f as the recipe's background work, on a goroutine of its own,
 // and reports true; Close ends f's context and waits for f to return (the
 // client's Close ends f's context too, without waiting: f may be a user's
-// function that closes the client). Once the recipe or its client is closed it
-// runs nothing and reports false. f must return soon after its context
-// ends.
+// function that closes the client). Once the recipe's Close has run its
+// drain (CloseAfter), or its client is closed, it runs nothing and reports
+// false; during the drain it still runs f, whose context then ends with
+// the rest. f must return soon after its context ends.
 //
 // Unlike Client.Go, f never runs on a goroutine that ran other work: what
 // is kept per goroutine (a reentrant lock's ownership, which follows
@@ -330,7 +341,7 @@ func (r *Runtime) halt() {
 // worker) holds only what it acquired itself.
 func (r *Runtime) Go(f func(life context.Context)) bool {
 	r.mu.Lock()
-	if r.closed || r.halting {
+	if r.ended || r.halting {
 		r.mu.Unlock()
 		return false
 	}
@@ -353,30 +364,64 @@ func (r *Runtime) Go(f func(life context.Context)) bool {
 // and records what it hands out under a lock of its own, and its release
 // empties the record under that lock, so that each thing handed out is
 // either released by Close or refused. It returns release's error, named;
-// a second Close returns nil at once.
+// a second Close returns nil at once. It is CloseAfter without a drain.
 func (r *Runtime) Close(release func(ctx context.Context) error) error {
+	return r.CloseAfter(nil, release)
+}
+
+// CloseAfter is Close for a recipe whose background work has last words
+// to pass on before it ends: first it refuses every new call (Check,
+// Ready, Within and Start say zkrecipes.ErrClosed, Closed reports true),
+// ends the calls under Within and a Start under way and waits for that
+// Start; then it runs drain, if not nil, while the background work still
+// runs (Go still starts more), with a context bounded by the client's
+// ReleaseTimeout; and only then ends the background work, waits for it,
+// and runs release as Close does. A recipe whose Close stops what it
+// keeps (its registrations, say) while its tasks still tell subscribers
+// what became of it keeps no closed flag of its own: whatever it adds
+// under its lock after checking Closed there, its drain finds under that
+// lock. It returns drain's and release's errors, named; a second Close or
+// CloseAfter returns nil at once.
+func (r *Runtime) CloseAfter(drain, release func(ctx context.Context) error) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil
 	}
 	r.closed = true
+	abort := r.abort
 	r.mu.Unlock()
 	// Calls in progress under Within end before anything is released (a
 	// Within after this sees closed: see calls.enter).
 	r.client.calls.end(r)
-	// First end what runs, a Start that waits included; then wait for that
-	// Start to return, and for what it left.
-	r.halt()
+	// A Start under way ends (and undoes itself) before the drain, which
+	// never runs beside a begin.
+	if abort != nil {
+		abort()
+	}
 	r.startMu.Lock()
+	drained := r.bounded(drain)
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
 	r.halt()
 	r.startMu.Unlock()
-	if release == nil {
+	err := r.bounded(release)
+	if drained != nil {
+		err = errors.Join(drained, err)
+	}
+	return r.Err(err)
+}
+
+// bounded runs step, if not nil, with a context bounded by the client's
+// ReleaseTimeout.
+func (r *Runtime) bounded(step func(ctx context.Context) error) error {
+	if step == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.client.ReleaseTimeout())
 	defer cancel()
-	return r.Err(release(ctx))
+	return step(ctx)
 }
 
 // Pacer returns a pacer for one of the recipe's background loops: Wait

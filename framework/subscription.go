@@ -49,22 +49,23 @@ func (f *Feed[T]) Subscribe() *Subscription[T] { return f.subscribe(nil, Default
 // state as it stands, then every change (see docs/vocabulary.md); call it
 // under the lock the publisher publishes under, so that nothing falls
 // between the two. Its queue holds the first values and DefaultBound more
-// (see SubscribeWithin). On a feed that has ended it returns a
+// (see SubscribeWithBound). On a feed that has ended it returns a
 // subscription that has ended too, without first.
 func (f *Feed[T]) SubscribeWith(first ...T) *Subscription[T] {
 	return f.subscribe(first, DefaultBound, false, nil)
 }
 
-// SubscribeWithin is SubscribeWith with a bound of limit values (at least
-// 1; a limit below 1 is taken as 1) beyond the first ones: for a publisher
-// whose values are large, or many at once, or a subscriber that knows how
-// far behind it may fall. When Publish finds the queue full, the
+// SubscribeWithBound is SubscribeWith with a bound of its own in place of
+// DefaultBound: its queue holds bound values (at least 1; a bound below 1
+// is taken as 1) beyond the first ones. It is for a publisher whose
+// values are large, or many at once, or a subscriber that knows how far
+// behind it may fall. When Publish finds the queue full, the
 // subscription ends: what it had queued is dropped, its channel closes
 // after the value it may be delivering already, and its Err wraps
 // zkrecipes.ErrFellBehind. Its reader subscribes again to get the state as
 // it stands. Publish never blocks and memory stays bounded.
-func (f *Feed[T]) SubscribeWithin(limit int, first ...T) *Subscription[T] {
-	return f.subscribe(first, max(limit, 1), false, nil)
+func (f *Feed[T]) SubscribeWithBound(bound int, first ...T) *Subscription[T] {
+	return f.subscribe(first, max(bound, 1), false, nil)
 }
 
 // SubscribeBounded is SubscribeWith for a reader that may fall behind and
@@ -81,7 +82,7 @@ func (f *Feed[T]) SubscribeWithin(limit int, first ...T) *Subscription[T] {
 // published, if the publisher publishes under its own lock. It must be
 // quick, must not block, and must not call the feed. A limit below 1 is
 // taken as 1; with a nil catchUp, a full queue ends the subscription, as
-// with SubscribeWithin.
+// with SubscribeWithBound.
 func (f *Feed[T]) SubscribeBounded(first T, limit int, catchUp func() T) *Subscription[T] {
 	return f.subscribe([]T{first}, max(limit, 1), true, catchUp)
 }

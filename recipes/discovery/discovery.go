@@ -39,10 +39,9 @@ type Discovery struct {
 	basePath string
 	rt       *framework.Runtime // runs the registrations' forwarders and Close's stops
 
-	mu     sync.Mutex
-	closed bool
-	regs   map[string]*registration      // by instance id
-	feed   framework.Feed[Registrations] // published under mu
+	mu   sync.Mutex
+	regs map[string]*registration      // by instance id; none added once rt is closed
+	feed framework.Feed[Registrations] // published under mu
 }
 
 // New returns a Discovery whose services live under basePath
@@ -218,38 +217,46 @@ func decode(path string, data []byte) (Instance, error) {
 
 // Close unregisters every instance this Discovery registered (deleting
 // their nodes, guaranteed), as Curator's close, and ends the
-// subscriptions (each delivers what it had queued, the registrations'
-// ends included, then its channel is closed). Caches and providers made
-// from it are the caller's to close. It is idempotent.
+// subscriptions. A Register, Update or Unregister from its start on
+// returns zkrecipes.ErrClosed. The registrations end side by side, each
+// telling the subscriptions its last status (not in place, closed) and
+// then its end, before Close returns; each subscription delivers what it
+// had queued, then its channel is closed. Caches and providers made from
+// it are the caller's to close. It is idempotent.
 func (d *Discovery) Close() error {
 	if err := d.usable(); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
-	}
-	d.closed = true
-	regs := make([]*registration, 0, len(d.regs))
-	for _, id := range slices.Sorted(maps.Keys(d.regs)) {
-		reg := d.regs[id]
-		d.removeLocked(reg)
-		regs = append(regs, reg)
-	}
-	d.mu.Unlock()
-	// Side by side: each waits up to the client's release timeout for its
-	// delete, and Close keeps that bound however many there are. The
-	// runtime refuses only once the client is closing: its deletes then
-	// fail at once, one after the other.
-	for _, reg := range regs {
-		if !d.rt.Go(func(context.Context) { reg.stop() }) {
-			reg.stop()
-		}
-	}
-	// The stops and the forwarders, whose subscriptions they end.
-	return d.rt.Close(func(context.Context) error {
+	return d.rt.CloseAfter(d.drain, func(context.Context) error {
 		d.feed.End(nil)
 		return nil
 	})
+}
+
+// drain is Close's, once the runtime refuses new registrations and while
+// the forwarders still run: it ends the registrations (end) side by side.
+// Each waits up to the client's release timeout for its delete, and Close
+// keeps that bound however many there are. The runtime refuses only once
+// the client is closing: its deletes then fail at once, one after the
+// other.
+func (d *Discovery) drain(context.Context) error {
+	d.mu.Lock()
+	regs := make([]*registration, 0, len(d.regs))
+	for _, id := range slices.Sorted(maps.Keys(d.regs)) {
+		regs = append(regs, d.regs[id])
+	}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, reg := range regs {
+		wg.Add(1)
+		end := func(context.Context) {
+			defer wg.Done()
+			d.end(reg)
+		}
+		if !d.rt.Go(end) {
+			end(context.Background())
+		}
+	}
+	wg.Wait()
+	return nil
 }

@@ -44,6 +44,8 @@ type registration struct {
 	// registration removed: Register returns after it, so that a
 	// subscriber that comes next is told what Register says.
 	shown chan struct{}
+	// forwarded is closed once its forwarder has returned.
+	forwarded chan struct{}
 }
 
 // stop closes the registration's node (deleting it if it is still this
@@ -51,6 +53,19 @@ type registration struct {
 func (r *registration) stop() {
 	_ = r.node.Close()
 	r.sub.Close()
+}
+
+// end stops reg at Close of the Discovery, its forwarder still running:
+// its node closes (deleting it), the forwarder passes the node's last
+// statuses on and returns as the node's subscription ends, then reg
+// leaves the registrations, which says so too.
+func (d *Discovery) end(reg *registration) {
+	_ = reg.node.Close()
+	<-reg.forwarded
+	d.mu.Lock()
+	d.removeLocked(reg)
+	d.mu.Unlock()
+	reg.sub.Close()
 }
 
 // Register registers inst under basePath/<name>/<id> and keeps it
@@ -109,7 +124,9 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) error {
 // another Register of the id has made one meanwhile.
 func (d *Discovery) add(inst Instance, data []byte) (*registration, error) {
 	d.mu.Lock()
-	if d.closed {
+	// Closed under mu: Close's drain, which takes mu after Close began,
+	// finds every registration added before.
+	if d.rt.Closed() {
 		d.mu.Unlock()
 		return nil, zkrecipes.ErrClosed
 	}
@@ -125,7 +142,8 @@ func (d *Discovery) add(inst Instance, data []byte) (*registration, error) {
 	sub := node.Subscribe()
 	// The status as it stands, first: every later value is a change.
 	reg := &registration{id: inst.ID, inst: inst, node: node, sub: sub,
-		status: <-sub.Changes(), started: make(chan struct{}), shown: make(chan struct{})}
+		status: <-sub.Changes(), started: make(chan struct{}), shown: make(chan struct{}),
+		forwarded: make(chan struct{})}
 	// Started under mu: it publishes nothing before reg is registered.
 	if !d.rt.Go(func(life context.Context) { d.forward(life, reg) }) {
 		d.mu.Unlock()
@@ -259,10 +277,10 @@ func (d *Discovery) dropMade(path string, session int64) {
 // Register failed), or ctx's error.
 func (d *Discovery) registered(ctx context.Context, id string) (*registration, error) {
 	d.mu.Lock()
-	reg, closed := d.regs[id], d.closed
+	reg := d.regs[id]
 	d.mu.Unlock()
 	switch {
-	case closed:
+	case d.rt.Closed():
 		return nil, zkrecipes.ErrClosed
 	case reg == nil:
 		return nil, nil
@@ -274,7 +292,7 @@ func (d *Discovery) registered(ctx context.Context, id string) (*registration, e
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.rt.Closed() {
 		return nil, zkrecipes.ErrClosed
 	}
 	if d.regs[id] != reg {
@@ -355,11 +373,13 @@ func (d *Discovery) Unregister(inst Instance) error {
 		return err
 	}
 	d.mu.Lock()
+	// Closed under mu: a registration Close's drain ends is not removed
+	// here too.
+	closed := d.rt.Closed()
 	reg, ok := d.regs[inst.ID]
-	if ok {
+	if ok && !closed {
 		d.removeLocked(reg)
 	}
-	closed := d.closed
 	d.mu.Unlock()
 	switch {
 	case closed:
@@ -442,6 +462,7 @@ func (d *Discovery) removeLocked(reg *registration) {
 // (registration.stop), or with life: at Close of the Discovery, or when
 // its client closes, which waits for it.
 func (d *Discovery) forward(life context.Context, reg *registration) {
+	defer close(reg.forwarded)
 	defer func() {
 		// A Register that waits for the status in place is done: the
 		// Discovery or its client is closing, and it will not be told.
