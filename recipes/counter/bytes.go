@@ -139,7 +139,7 @@ func (v *Bytes) Close() error {
 // usable says why v cannot be used: it is nil or a zero Bytes.
 func (v *Bytes) usable() error {
 	if v == nil || v.rt == nil {
-		return framework.RecipeErr(bytesRecipe, "", fmt.Errorf("%w: a nil or zero Bytes: make one with NewBytes", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(bytesRecipe, "Bytes", "NewBytes")
 	}
 	return nil
 }

@@ -176,7 +176,7 @@ func (n *number[T]) usable() error {
 		if n.size() == 4 {
 			recipe, typ, ctor = integerRecipe, "Integer", "NewInteger"
 		}
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero %s: make one with %s", zkrecipes.ErrInvalidArgument, typ, ctor))
+		return framework.Invalid(recipe, typ, ctor)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
-	"github.com/zkrecipes/zkrecipes/integration/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/discovery"
 )
 
@@ -26,8 +26,8 @@ func TestCloseRefusesRegistersThenTellsEachRegistrationsLastStatus(t *testing.T)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs(), framework.WithReleaseTimeout(4*time.Second))
 	leaks := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/integration/zktest.(*Proxy).accept.func3"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
 		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
 		testkit.IdleWorkers()}

@@ -60,7 +60,7 @@ func New(client *framework.Client, basePath string) (*Discovery, error) {
 
 func (d *Discovery) usable() error {
 	if d == nil || d.client == nil {
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Discovery: make one with New", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(recipe, "Discovery", "New")
 	}
 	return nil
 }

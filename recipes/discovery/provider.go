@@ -159,7 +159,7 @@ const providerRecipe = "service provider"
 
 func (p *Provider) usable() error {
 	if p == nil || p.cache == nil {
-		return framework.RecipeErr(providerRecipe, "", fmt.Errorf("%w: a nil or zero Provider: make one with Discovery.NewProvider", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(providerRecipe, "Provider", "Discovery.NewProvider")
 	}
 	return nil
 }

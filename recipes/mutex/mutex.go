@@ -160,7 +160,7 @@ func (m *Mutex) Close() error {
 // usable says why m cannot be used: it is nil or a zero Mutex.
 func (m *Mutex) usable() error {
 	if m == nil || m.lock == nil {
-		return framework.RecipeErr(recipe, "", fmt.Errorf("%w: a nil or zero Mutex: make one with New", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(recipe, "Mutex", "New")
 	}
 	return nil
 }

@@ -142,7 +142,7 @@ func (m *SemaphoreMutex) Close() error {
 // usable says why m cannot be used: it is nil or a zero SemaphoreMutex.
 func (m *SemaphoreMutex) usable() error {
 	if m == nil || m.sem == nil {
-		return framework.RecipeErr(semaphoreRecipe, "", fmt.Errorf("%w: a nil or zero SemaphoreMutex: make one with NewSemaphoreMutex", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(semaphoreRecipe, "SemaphoreMutex", "NewSemaphoreMutex")
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func NewCount(client *framework.Client, path string, seed int32) (*Count, error)
 // usable says why c cannot be used: it is nil or a zero Count.
 func (c *Count) usable() error {
 	if c == nil || c.v == nil {
-		return framework.RecipeErr(countRecipe, "", fmt.Errorf("%w: a nil or zero Count: make one with NewCount", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(countRecipe, "Count", "NewCount")
 	}
 	return nil
 }

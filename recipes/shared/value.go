@@ -114,7 +114,7 @@ func newValue(recipe string, client *framework.Client, path string, seed []byte)
 // usable says why v cannot be used: it is nil or a zero Value.
 func (v *Value) usable() error {
 	if v == nil || v.client == nil {
-		return framework.RecipeErr(valueRecipe, "", fmt.Errorf("%w: a nil or zero Value: make one with NewValue", zkrecipes.ErrInvalidArgument))
+		return framework.Invalid(valueRecipe, "Value", "NewValue")
 	}
 	return nil
 }
