@@ -123,7 +123,15 @@ var pathOps = []pathOp{
 		return err
 	}},
 	{"Delete", func(ctx context.Context, c *framework.Client, p string) error { return c.Delete(ctx, p, -1) }},
-	{"DeleteLater", func(_ context.Context, c *framework.Client, p string) error { return c.DeleteLater(p, 0) }},
+	{"Delete Deferred", func(ctx context.Context, c *framework.Client, p string) error {
+		return c.Delete(ctx, p, -1, framework.Deferred())
+	}},
+	{"Delete InBackground", func(ctx context.Context, c *framework.Client, p string) error {
+		return c.Delete(ctx, p, -1, framework.InBackground())
+	}},
+	{"Delete OwnedBy", func(ctx context.Context, c *framework.Client, p string) error {
+		return c.Delete(ctx, p, -1, framework.OwnedBy(1), framework.Deferred())
+	}},
 	{"Exists", func(ctx context.Context, c *framework.Client, p string) error {
 		_, _, err := c.Exists(ctx, p)
 		return err
