@@ -610,19 +610,6 @@ func TestChildrenWFiresOnChildChange(t *testing.T) {
 	requireEnded(t, ch)
 }
 
-func TestPendingWatchEndsWithNotWatchingOnClose(t *testing.T) {
-	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
-	mustCreate(t, c, "/w", nil)
-	_, _, ch, err := c.GetW(testCtx(t), "/w")
-	require.NoError(t, err)
-	require.NoError(t, c.Close())
-	ev := nextEvent(t, ch)
-	assert.Equal(t, zk.EventNotWatching, ev.Type)
-	assert.Error(t, ev.Err)
-	requireEnded(t, ch)
-}
-
 // 8. Multi.
 
 func TestMultiAppliesAllOps(t *testing.T) {

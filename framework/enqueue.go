@@ -26,7 +26,9 @@ type Queued struct {
 	// listing, Path's deletion included. It is nil unless Path's create was
 	// the last change to the parent's children before the listing (its
 	// pzxid is Czxid), so that Path was not deleted, or deleted and made
-	// again, before the watch was set. Nobody needs to read it.
+	// again, before the watch was set. Nobody needs to read it; only its
+	// firing means anything (its event's Path has the client's namespace),
+	// and a waiter selects on its own ctx beside it, as for GetW.
 	Changed <-chan zk.Event
 }
 
