@@ -459,18 +459,7 @@ func sendOnce[T any](c *Client, ctx context.Context, name, path string, op func(
 	if err := ctx.Err(); err != nil {
 		return out, opErr(name, path, err) // nothing sent
 	}
-	mop, measured := metrics.OpNamed(name)
-	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
-		start := time.Now()
-		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
-		if measured {
-			c.metrics.Request(ctx, mop, time.Since(start), err)
-		}
-		if err == nil {
-			out = v
-		}
-		return err
-	}, retry.WithRetryable(func(err error) bool {
+	out, err := measured(c, ctx, name, op, retry.WithRetryable(func(err error) bool {
 		var u unsent
 		return errors.Is(err, zk.ErrNoServer) || errors.As(err, &u) && retry.Retryable(u.err)
 	}))
