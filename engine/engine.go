@@ -290,10 +290,10 @@ func (w *waiter) look(kids []string) (Decision, string, error) {
 // is gone and it was our only obstacle.
 func (w *waiter) wait(path string, onlyObstacle bool) (granted bool, err error) {
 	c := w.r.Client
-	// The raw watch: a waiter costs no goroutine of its own beyond its
-	// caller's, however many wait (ctx and the client's closing are
-	// selected on below).
-	ch, st, err := c.WatchData(w.ctx, path)
+	// The watch costs a waiter no goroutine of its own beyond its caller's,
+	// however many wait (without a namespace; see framework.Client.GetW):
+	// ctx and the client's closing are selected on below.
+	_, st, ch, err := c.GetW(w.ctx, path)
 	// The session is read after the watch is set: if GetW was retried
 	// across a session change, the watch is fine but our node is gone, and
 	// waiting on the new session's Lost channel would wait in vain until

@@ -104,15 +104,17 @@ func reconnected(ctx context.Context, c *framework.Client, paths []string) error
 // Leave deletes a queue node that session owner made: the one way every
 // recipe leaves a queue, whether it gave up, failed or released. While
 // owner is the current session and the link is up, the delete is only sent
-// (framework.Client.DeleteOwned): ZooKeeper applies it before anything this
-// client sends next, so a retry never queues behind its own old node, and
-// the next contender is woken by the delete itself. Otherwise the node may
-// belong to a session being replaced and is deleted in the background,
-// only while it is still owner's. It returns an error only when the delete
-// could not even be queued; a closed client's session takes its ephemeral
-// nodes with it. The wait is bounded by framework.WithReleaseTimeout.
+// (framework.OwnedBy with framework.InBackground): ZooKeeper applies it
+// before anything this client sends next, so a retry never queues behind
+// its own old node, and the next contender is woken by the delete itself.
+// Otherwise the node may belong to a session being replaced and is
+// deleted in the background, only while it is still owner's. It returns
+// an error only when the delete could not even be queued (or owner is 0,
+// zkrecipes.ErrInvalidArgument); a closed client's session takes its
+// ephemeral nodes with it. The wait is bounded by
+// framework.WithReleaseTimeout.
 func Leave(c *framework.Client, path string, owner int64) error {
-	err := c.DeleteOwned(context.Background(), path, owner)
+	err := c.Delete(context.Background(), path, -1, framework.OwnedBy(owner), framework.InBackground())
 	if err == nil || errors.Is(err, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrDeferred) {
 		return nil
 	}

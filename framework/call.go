@@ -36,19 +36,29 @@ func doSized[T any](c *Client, ctx context.Context, name, path string, size int,
 	if err := ctx.Err(); err != nil && size > DefaultMaxRequestSize {
 		return out, opErr(name, path, err) // unsent: not an unknown outcome
 	}
-	mop, measured := metrics.OpNamed(name)
+	out, err := measured(c, ctx, name, op, sentOnce(size))
+	return out, opErr(name, path, unanswered(size, c.closedErr(err)))
+}
+
+// measured runs op under the client's retry policy (with opts), each
+// attempt timed into the client's request metrics under name: the one loop
+// of every request the client retries, whether it may resend it (doSized)
+// or sends it at most once (sendOnce).
+func measured[T any](c *Client, ctx context.Context, name string, op func(z *zk.Conn) (T, error), opts ...retry.Option) (T, error) {
+	var out T
+	mop, measure := metrics.OpNamed(name)
 	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
 		start := time.Now()
 		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
-		if measured {
+		if measure {
 			c.metrics.Request(ctx, mop, time.Since(start), err)
 		}
 		if err == nil {
 			out = v
 		}
 		return err
-	}, sentOnce(size))
-	return out, opErr(name, path, unanswered(size, c.closedErr(err)))
+	}, opts...)
+	return out, err
 }
 
 // callValue runs f, a blocking go-zookeeper call, and returns early if ctx

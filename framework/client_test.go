@@ -123,7 +123,15 @@ var pathOps = []pathOp{
 		return err
 	}},
 	{"Delete", func(ctx context.Context, c *framework.Client, p string) error { return c.Delete(ctx, p, -1) }},
-	{"DeleteLater", func(_ context.Context, c *framework.Client, p string) error { return c.DeleteLater(p, 0) }},
+	{"Delete Deferred", func(ctx context.Context, c *framework.Client, p string) error {
+		return c.Delete(ctx, p, -1, framework.Deferred())
+	}},
+	{"Delete InBackground", func(ctx context.Context, c *framework.Client, p string) error {
+		return c.Delete(ctx, p, -1, framework.InBackground())
+	}},
+	{"Delete OwnedBy", func(ctx context.Context, c *framework.Client, p string) error {
+		return c.Delete(ctx, p, -1, framework.OwnedBy(1), framework.Deferred())
+	}},
 	{"Exists", func(ctx context.Context, c *framework.Client, p string) error {
 		_, _, err := c.Exists(ctx, p)
 		return err
@@ -599,19 +607,6 @@ func TestChildrenWFiresOnChildChange(t *testing.T) {
 	ev := nextEvent(t, ch)
 	assert.Equal(t, zk.EventNodeChildrenChanged, ev.Type)
 	assert.Equal(t, "/w", ev.Path)
-	requireEnded(t, ch)
-}
-
-func TestPendingWatchEndsWithNotWatchingOnClose(t *testing.T) {
-	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
-	mustCreate(t, c, "/w", nil)
-	_, _, ch, err := c.GetW(testCtx(t), "/w")
-	require.NoError(t, err)
-	require.NoError(t, c.Close())
-	ev := nextEvent(t, ch)
-	assert.Equal(t, zk.EventNotWatching, ev.Type)
-	assert.Error(t, ev.Err)
 	requireEnded(t, ch)
 }
 

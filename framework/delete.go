@@ -27,6 +27,10 @@ type deleteOptions struct {
 	guaranteed bool
 	children   bool
 	once       bool
+	background bool
+	deferred   bool
+	owned      bool
+	owner      int64
 }
 
 // Guaranteed makes a delete that fails for connection reasons (or because
@@ -46,11 +50,82 @@ func WithChildren() DeleteOption { return deleteOption(func(o *deleteOptions) { 
 // czxid tells one incarnation from the next). Without it, a delete resent
 // after a lost reply fails with zk.ErrNoNode though it was applied, or,
 // if another client made the node again in between, deletes that one too:
-// a version does not tell incarnations apart (each starts at 0). It cannot
-// be combined with Guaranteed (which resends) or WithChildren.
+// a version does not tell incarnations apart (each starts at 0). It
+// combines with no other delete option: each of them sends again.
 func DeleteAtMostOnce() DeleteOption { return deleteOption(func(o *deleteOptions) { o.once = true }) }
 
+// InBackground returns as soon as the delete is on its way to the server,
+// not when it is answered, as Curator's inBackground(): ZooKeeper applies
+// one session's requests in order, so the delete takes effect before
+// anything this client sends afterwards, and a caller that goes on at once
+// (a lock's next contender, a retry) never finds its own old node in the
+// way. It implies Guaranteed: if the answer is a connection problem the
+// delete goes on in the background, which Drain and Close wait for. ctx
+// bounds only the wait to see the request sent; if it ends first the call
+// returns its error joined with zkrecipes.ErrDeferred and the delete goes
+// on all the same. With OwnedBy, see there.
+func InBackground() DeleteOption {
+	return deleteOption(func(o *deleteOptions) { o.background = true })
+}
+
+// Deferred hands the delete to the client's background deleter and returns
+// at once, nil unless the input is bad or the client closed: for the
+// cleanup of a call that failed, whose ctx may be over (it is not waited
+// on). The deleter retries, backing off, until the node is gone or the
+// answer says retrying cannot help (a bad version, children, no
+// permission: logged); PendingDeletes lists it meanwhile, Drain waits for
+// it, and Close waits for it up to the drain timeout. Unlike InBackground,
+// nothing orders it before what this client sends next.
+func Deferred() DeleteOption { return deleteOption(func(o *deleteOptions) { o.deferred = true }) }
+
+// OwnedBy makes the delete one of the node session made: the way a
+// recipe leaves its own ephemeral node, and never a node that another
+// session has made at path since (a blind delete would take it). It
+// takes version -1 and one of InBackground or Deferred:
+//
+//   - With Deferred, the background deleter reads the node first and
+//     deletes it, by the version it read, only while it is an ephemeral of
+//     session: once that session is gone, so is the node.
+//   - With InBackground, while session is the client's current session and
+//     the link is up, the node is taken to be the caller's own (it made it
+//     on this session) and the delete is sent at once, unlooked, as
+//     InBackground says; the wait to see it sent is bounded by ctx and by
+//     the client's release timeout (WithReleaseTimeout), whichever ends
+//     first. Otherwise the node may belong to a session being replaced, and
+//     it goes to the background deleter as with Deferred, and the call
+//     returns at once.
+func OwnedBy(session int64) DeleteOption {
+	return deleteOption(func(o *deleteOptions) { o.owned, o.owner = true, session })
+}
+
+// validate refuses, before anything is sent, the options that ask for two
+// things at once.
+func (o deleteOptions) validate(version int32) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s", zkrecipes.ErrInvalidArgument, why) }
+	switch {
+	case o.once && (o.guaranteed || o.children || o.background || o.deferred || o.owned):
+		return bad("DeleteAtMostOnce with an option that sends again")
+	case o.background && o.deferred:
+		return bad("InBackground with Deferred: the one waits to see the delete sent, the other does not")
+	case o.children && (o.background || o.deferred):
+		return bad("WithChildren with InBackground or Deferred: only a delete answered in the call deletes children")
+	case o.owned && o.owner == 0:
+		return bad("OwnedBy session 0, which owns no node")
+	case o.owned && !o.background && !o.deferred:
+		return bad("OwnedBy without InBackground or Deferred")
+	case o.owned && version != -1:
+		return bad(fmt.Sprintf("OwnedBy with version %d: it deletes the owner's node, whatever its version (pass -1)", version))
+	}
+	return nil
+}
+
 // Delete removes the node at path if its version is version (-1: any).
+// Without options it is sent, retried under the client's policy, and
+// answered before it returns; the options say otherwise (Curator's
+// delete().guaranteed().deletingChildrenIfNeeded().inBackground()):
+// Guaranteed, WithChildren, DeleteAtMostOnce, InBackground, Deferred and
+// OwnedBy. Options that contradict each other fail with
+// zkrecipes.ErrInvalidArgument before anything is sent.
 func (c *Client) Delete(ctx context.Context, path string, version int32, opts ...DeleteOption) error {
 	var o deleteOptions
 	for _, opt := range opts {
@@ -64,10 +139,18 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	if path == "/" {
 		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", zkrecipes.ErrInvalidArgument))
 	}
-	if o.once {
-		if o.guaranteed || o.children {
-			return opErr("delete", path, fmt.Errorf("%w: DeleteAtMostOnce with Guaranteed or WithChildren, which send again", zkrecipes.ErrInvalidArgument))
-		}
+	if err := o.validate(version); err != nil {
+		return opErr("delete", path, err)
+	}
+	switch {
+	case o.deferred:
+		c.deleter.enqueue(deleteJob{path: path, version: version, owner: o.owner})
+		return nil
+	case o.background && o.owned:
+		return c.deleteOwned(ctx, path, o.owner)
+	case o.background:
+		return c.deleteAsync(ctx, path, version, 0)
+	case o.once:
 		_, err := sendOnce(c, ctx, "delete", path, func(z *zk.Conn) (struct{}, error) {
 			return struct{}{}, c.deleteOnce(z, path, version, false)
 		})
@@ -83,28 +166,11 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 	return err
 }
 
-// DeleteAsync deletes path (guaranteed, as Delete with Guaranteed) and
-// returns as soon as the request is on its way to the server, not when it is
-// answered: ZooKeeper applies one session's requests in order, so the delete
-// takes effect before anything this client sends afterwards. If the answer
-// is a connection problem the delete goes on in the background; Drain and
-// Close wait for it like for any background delete. It returns an error only
-// for bad input, a closed client, or a ctx that ends before the request
-// could be sent (the delete then goes on in the background all the same).
-func (c *Client) DeleteAsync(ctx context.Context, path string, version int32) error {
-	return c.deleteAsync(ctx, path, version, 0)
-}
-
-// deleteAsync is DeleteAsync whose wait to see the request sent is also
-// bounded by limit, if positive, as a deadline on ctx would: a timer, not
-// a context, for a bound every release sets.
+// deleteAsync is Delete with InBackground, whose wait to see the request
+// sent is also bounded by limit, if positive, as a deadline on ctx would:
+// a timer, not a context, for a bound every release sets. path and ctx
+// are checked already.
 func (c *Client) deleteAsync(ctx context.Context, path string, version int32, limit time.Duration) error {
-	if err := c.check(ctx, "delete", path, false); err != nil {
-		return err
-	}
-	if path == "/" {
-		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", zkrecipes.ErrInvalidArgument))
-	}
 	trace := c.conn.TraceDelete(c.ns.fix(path))
 	defer trace.Close()
 	done := make(chan struct{})
@@ -138,41 +204,13 @@ func (c *Client) deleteAsync(ctx context.Context, path string, version int32, li
 	}
 }
 
-// DeleteLater deletes path in the background, guaranteed as Delete with
-// Guaranteed, and returns at once. If owner is not 0 the node is only
-// deleted while it is an ephemeral of session owner: once that session is
-// gone, so is the node, and a node of the same name made by someone else
-// is left alone. Drain waits for it. It returns an error only for bad
-// input or a closed client.
-func (c *Client) DeleteLater(path string, owner int64) error {
-	if err := c.check(c.life, "delete", path, false); err != nil {
-		return err
-	}
-	c.deleter.enqueue(deleteJob{path: path, version: -1, owner: owner})
-	return nil
-}
-
-// DeleteOwned deletes path, a node that session owner made, guaranteed:
-// the way a recipe leaves its own ephemeral node. While owner is the
-// current session and the link is up, the delete is only sent, as
-// DeleteAsync: ZooKeeper applies it before anything this client sends
-// next, so a retry never queues behind its own old node (ctx bounds the
-// wait to see it on the wire; the delete goes on after that all the same,
-// and the error then wraps zkrecipes.ErrDeferred). Otherwise it goes to the
-// background as DeleteLater with owner: the node may belong to a session
-// being replaced, and once that session is gone, so is the node, while a
-// node another session has made at path since is left alone. It returns
-// nil once the delete is sent or queued. The wait to see the delete on the
-// wire is bounded by ctx and by the client's release timeout
-// (WithReleaseTimeout), whichever ends first.
-func (c *Client) DeleteOwned(ctx context.Context, path string, owner int64) error {
-	if ctx == nil {
-		return opErr("delete", path, zkrecipes.ErrNilContext)
-	}
+// deleteOwned is Delete with InBackground and OwnedBy(owner) (see there).
+func (c *Client) deleteOwned(ctx context.Context, path string, owner int64) error {
 	if s := c.Session(); s.ID == owner && !closed(s.Suspended) {
 		return c.deleteAsync(ctx, path, -1, c.release)
 	}
-	return c.DeleteLater(path, owner)
+	c.deleter.enqueue(deleteJob{path: path, version: -1, owner: owner})
+	return nil
 }
 
 func closed(ch <-chan struct{}) bool {
@@ -239,7 +277,7 @@ type deleter struct {
 	mu        sync.Mutex
 	jobs      []deleteJob
 	inflight  []deleteJob
-	async     int // DeleteAsync calls not yet answered
+	async     int // InBackground deletes not yet answered
 	running   bool
 	idle      chan struct{} // closed while there is no work
 	abandoned bool
@@ -251,7 +289,7 @@ func newDeleter(c *Client, maxSleep time.Duration) *deleter {
 	return &deleter{c: c, maxSleep: maxSleep, idle: idle}
 }
 
-// begin and end bracket a DeleteAsync, so that drain waits for it too.
+// begin and end bracket an InBackground delete, so that drain waits for it too.
 func (d *deleter) begin() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -11,20 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
-// A delete handed to DeleteAsync whose request cannot be written still
+// A delete sent InBackground whose request cannot be written still
 // lands. The link is reset under go-zookeeper's send loop, and the error is
 // the socket's own ("write: connection reset by peer", "use of closed
 // network connection"), not zk.ErrConnectionClosed: when retry.Retryable
 // and deleteUnfinished did not know it, the delete was neither retried nor
-// handed to the background deleter. DeleteAsync had already returned nil
+// handed to the background deleter. The Delete had already returned nil
 // (its trace fires just before the write), so a lock's Release
 // (engine.Leave) reported success while its node stayed for as long as the
 // session lived, and every waiter behind it waited for ever: rule 4 (no
 // orphans). The session here survives the cut.
-func TestDeleteAsyncWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {
+func TestDeleteInBackgroundWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)
@@ -54,7 +55,7 @@ func TestDeleteAsyncWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 				defer cancel()
 				// nil: the delete is on its way, or goes on in the background.
-				_ = c.DeleteAsync(ctx, fmt.Sprintf("%s/n%04d", dir, i), -1)
+				_ = c.Delete(ctx, fmt.Sprintf("%s/n%04d", dir, i), -1, framework.InBackground())
 			}()
 		}
 		close(start)
@@ -73,7 +74,7 @@ func TestDeleteAsyncWhoseWriteFailsUnderACutStillDeletes(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		require.Empty(t, left, "round %d: DeleteAsync returned, the session lives, and these nodes stay: %v", round, left)
+		require.Empty(t, left, "round %d: the Delete returned, the session lives, and these nodes stay: %v", round, left)
 		require.NoError(t, c.Drain(t.Context()))
 	}
 }

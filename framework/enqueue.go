@@ -26,7 +26,9 @@ type Queued struct {
 	// listing, Path's deletion included. It is nil unless Path's create was
 	// the last change to the parent's children before the listing (its
 	// pzxid is Czxid), so that Path was not deleted, or deleted and made
-	// again, before the watch was set. Nobody needs to read it.
+	// again, before the watch was set. Nobody needs to read it; only its
+	// firing means anything (its event's Path has the client's namespace),
+	// and a waiter selects on its own ctx beside it, as for GetW.
 	Changed <-chan zk.Event
 }
 
@@ -35,8 +37,8 @@ type Queued struct {
 // "lock-"; missing parents are made as containers) with data, and lists
 // its parent, in about one round trip instead of the three that a create,
 // a list and an exists would take. It is what every lock-like recipe of
-// this module queues with; the node is the caller's to delete (DeleteOwned
-// with Queued.Owner), whatever happens next.
+// this module queues with; the node is the caller's to delete (Delete
+// with OwnedBy(Queued.Owner)), whatever happens next.
 //
 // ZooKeeper answers one session's requests in the order they were sent, so
 // a listing sent right behind the create sees the new node, and the
@@ -169,7 +171,7 @@ var errNotListed = errors.New("no pipelined listing")
 
 // enqueueFailed cleans up a node Enqueue made but cannot hand over.
 func (c *Client) enqueueFailed(path string, err error) error {
-	if derr := c.DeleteLater(path, 0); derr != nil && !errors.Is(derr, zkrecipes.ErrClosed) {
+	if derr := c.Delete(c.life, path, -1, Deferred()); derr != nil && !errors.Is(derr, zkrecipes.ErrClosed) {
 		return errors.Join(err, derr)
 	}
 	return err

@@ -58,20 +58,20 @@ func TestEnqueueRidesOverALostReply(t *testing.T) {
 	assert.Equal(t, st.Czxid, r.q.Czxid)
 }
 
-func TestDeleteAsyncTakesEffectBeforeTheClientsNextRequest(t *testing.T) {
+func TestDeleteInBackgroundTakesEffectBeforeTheClientsNextRequest(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, _ := dialFault(t, cl)
 	for i := 0; i < 20; i++ {
 		_, err := c.Create(t.Context(), "/gone", nil)
 		require.NoError(t, err)
-		require.NoError(t, c.DeleteAsync(t.Context(), "/gone", -1))
+		require.NoError(t, c.Delete(t.Context(), "/gone", -1, framework.InBackground()))
 		ok, _, err := c.Exists(t.Context(), "/gone")
 		require.NoError(t, err)
 		require.False(t, ok, "round %d: a later request saw the node", i)
 	}
 }
 
-func TestDeleteAsyncWhileCutOffFinishesInTheBackground(t *testing.T) {
+func TestDeleteInBackgroundWhileCutOffFinishesInTheBackground(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)
@@ -81,7 +81,7 @@ func TestDeleteAsyncWhileCutOffFinishesInTheBackground(t *testing.T) {
 	p.Blackhole()
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	_ = c.DeleteAsync(ctx, "/doomed", -1) // sent into the void, or not sent at all
+	_ = c.Delete(ctx, "/doomed", -1, framework.InBackground()) // sent into the void, or not sent at all
 	p.Heal()
 	require.NoError(t, c.Drain(t.Context()))
 	ok, _, err := obs.Exists(t.Context(), "/doomed")
@@ -89,17 +89,17 @@ func TestDeleteAsyncWhileCutOffFinishesInTheBackground(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// DeleteOwn sends the delete at once for the current session's node, and
+// A delete OwnedBy, InBackground, is sent at once for the current session's node, and
 // leaves a node alone that is no longer an ephemeral of the session named:
 // here one of the same path made by another session after ours expired.
-func TestDeleteOwnDeletesOnlyWhileTheNodeIsTheOwners(t *testing.T) {
+func TestDeleteOwnedByInBackgroundDeletesOnlyWhileTheNodeIsTheOwners(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)
 
 	mine, err := c.Create(t.Context(), "/own", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
-	require.NoError(t, c.DeleteOwned(t.Context(), mine, c.Session().ID))
+	require.NoError(t, c.Delete(t.Context(), mine, -1, framework.OwnedBy(c.Session().ID), framework.InBackground()))
 	ok, _, err := c.Exists(t.Context(), mine)
 	require.NoError(t, err)
 	assert.False(t, ok, "the current session's node is deleted before the next request")
@@ -108,7 +108,7 @@ func TestDeleteOwnDeletesOnlyWhileTheNodeIsTheOwners(t *testing.T) {
 	zktest.ExpireSession(t, p, old)
 	_, err = obs.Create(t.Context(), "/own", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
-	require.NoError(t, c.DeleteOwned(t.Context(), "/own", old))
+	require.NoError(t, c.Delete(t.Context(), "/own", -1, framework.OwnedBy(old), framework.InBackground()))
 	require.NoError(t, c.Drain(t.Context()))
 	ok, _, err = obs.Exists(t.Context(), "/own")
 	require.NoError(t, err)

@@ -196,7 +196,7 @@ func TestCloseAbandonsPendingDeletesAfterDrainTimeoutAndSaysSo(t *testing.T) {
 	assert.True(t, ok, "an abandoned delete of a persistent node does not happen")
 }
 
-func TestDeleteLaterLeavesANodeOfAnotherOwnerAlone(t *testing.T) {
+func TestDeleteOwnedByDeferredLeavesANodeOfAnotherOwnerAlone(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, _ := dialFault(t, cl)
 	obs := observer(t, cl)
@@ -205,8 +205,8 @@ func TestDeleteLaterLeavesANodeOfAnotherOwnerAlone(t *testing.T) {
 	_, err = c.Create(t.Context(), "/mine", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
-	require.NoError(t, c.DeleteLater("/theirs", c.Session().ID))
-	require.NoError(t, c.DeleteLater("/mine", c.Session().ID))
+	require.NoError(t, c.Delete(t.Context(), "/theirs", -1, framework.OwnedBy(c.Session().ID), framework.Deferred()))
+	require.NoError(t, c.Delete(t.Context(), "/mine", -1, framework.OwnedBy(c.Session().ID), framework.Deferred()))
 	require.NoError(t, c.Drain(t.Context()))
 	ok, _, err := obs.Exists(t.Context(), "/theirs")
 	require.NoError(t, err)

@@ -30,7 +30,9 @@ type dirListing struct {
 // listing is one shared Children call. kids is read-only once done is
 // closed: every caller gets the same slice. changed is the listing's child
 // watch, shared too: go-zookeeper closes a watch's channel once it has
-// fired, so every reader learns of the change.
+// fired, so every reader learns of the change. It is go-zookeeper's
+// channel as it is (rawWatchRead): its event's Path has the namespace, and
+// only its firing is read.
 type listing struct {
 	done    chan struct{}
 	kids    []string
@@ -100,7 +102,11 @@ func (g *listing) wait(ctx context.Context) (kids []string, pzxid int64, changed
 func (c *Client) sendListing(dir string, d *dirListing, cur *listing) bool {
 	return c.Go(func() {
 		for cur != nil {
-			cur.kids, cur.pzxid, cur.changed, cur.err = c.childrenWRaw(c.life, dir)
+			r, err := c.rawWatchRead(c.life, "childrenw", dir, childrenW)
+			cur.kids, cur.changed, cur.err = r.children, r.watch, err
+			if r.stat != nil {
+				cur.pzxid = r.stat.Pzxid
+			}
 			close(cur.done)
 			c.listers.mu.Lock()
 			cur, d.next = d.next, nil

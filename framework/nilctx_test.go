@@ -42,10 +42,12 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 			_, err := c.Multi(nilCtx, &zk.CreateRequest{Path: "/a"})
 			return err
 		},
-		"Delete":            func() error { return c.Delete(nilCtx, "/a", -1) },
-		"Delete guaranteed": func() error { return c.Delete(nilCtx, "/a", -1, framework.Guaranteed()) },
-		"DeleteAsync":       func() error { return c.DeleteAsync(nilCtx, "/a", -1) },
-		"Create":            func() error { _, err := c.Create(nilCtx, "/a", nil); return err },
+		"Delete":              func() error { return c.Delete(nilCtx, "/a", -1) },
+		"Delete guaranteed":   func() error { return c.Delete(nilCtx, "/a", -1, framework.Guaranteed()) },
+		"Delete InBackground": func() error { return c.Delete(nilCtx, "/a", -1, framework.InBackground()) },
+		"Delete Deferred":     func() error { return c.Delete(nilCtx, "/a", -1, framework.Deferred()) },
+		"Delete OwnedBy":      func() error { return c.Delete(nilCtx, "/a", -1, framework.OwnedBy(1), framework.InBackground()) },
+		"Create":              func() error { _, err := c.Create(nilCtx, "/a", nil); return err },
 		"Create protected ephemeral": func() error {
 			_, err := c.Create(nilCtx, "/a/b", nil, framework.Protected(), framework.WithParents(),
 				framework.WithMode(framework.EphemeralSequential))

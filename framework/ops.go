@@ -25,44 +25,34 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 	return r.data, r.stat, err
 }
 
-// GetW is Get that also sets a data watch: the channel receives one event
-// when the node changes or is deleted, or an EventNotWatching if the session
-// ends, the client closes, or ctx ends. The watch belongs to ctx: keep it
-// alive for as long as you wait on the channel, and end it when you stop
-// waiting, so that nothing is left behind for a node that never changes.
+// GetW is Get that also sets a data watch, which fires when the node
+// changes or is deleted. The channel is the one form of a watch, the same
+// for ExistsW and ChildrenW:
+//
+//   - It receives one event and is then closed: the node's change, or an
+//     event of type zk.EventNotWatching when the watch can no longer fire,
+//     because the session expired (Err zk.ErrSessionExpired) or the client
+//     closed (Err zk.ErrClosing; by the time Close returns it has been
+//     sent). A link that drops and comes back within the session keeps the
+//     watch: go-zookeeper sets it again, and a change missed meanwhile
+//     fires it.
+//   - The event's Path is the node's path as the caller names it, without
+//     the client's namespace.
+//   - Nothing is sent when ctx ends: ctx bounds the read, not the watch. A
+//     waiter selects on its own ctx.Done() (and, to be told of Close at
+//     once, on Done()) beside the channel. A watch whose node never changes
+//     stays registered in the session until it ends, whether or not anyone
+//     reads the channel; it costs a buffered channel, and no goroutine
+//     unless the client has a namespace (one that ends with the event, at
+//     Close, or when ctx ends).
+//
+// The Stat is the node's as the watch was set.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check(ctx, "getw", path, false); err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
-		data, st, ch, err := z.GetW(c.ns.fix(path))
+	r, err := c.watchRead(ctx, "getw", path, func(z *zk.Conn, p string) (nodeResult, error) {
+		data, st, ch, err := z.GetW(p)
 		return nodeResult{data: data, stat: st, watch: ch}, err
 	})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return r.data, r.stat, c.watch(ctx, r.watch), nil
-}
-
-// WatchData sets a data watch on path, as GetW, and returns the channel
-// go-zookeeper itself fills: no goroutine forwards it, so a waiter costs
-// none, which is how the lock engine waits with ten thousand waiters in a
-// process. The price is the caller's: the channel receives the node's one
-// change, or an event of type zk.EventNotWatching when the session ends or
-// the client closes, and nothing when ctx ends, so select on ctx.Done()
-// and Done() too; and the event's Path carries the namespace (do not read
-// it). The Stat is the node's as the watch was set. A watch whose node
-// never changes stays registered in the session until it ends: use GetW
-// for a wait that may be abandoned often.
-func (c *Client) WatchData(ctx context.Context, path string) (<-chan zk.Event, *zk.Stat, error) {
-	if err := c.check(ctx, "getw", path, false); err != nil {
-		return nil, nil, err
-	}
-	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
-		_, st, ch, err := z.GetW(c.ns.fix(path))
-		return nodeResult{watch: ch, stat: st}, err
-	})
-	return r.watch, r.stat, err
+	return r.data, r.stat, r.watch, err
 }
 
 // Set writes data to the node at path if its version is version (-1: any).
@@ -93,20 +83,15 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 	return r.exists, r.stat, err
 }
 
-// ExistsW is Exists that also sets a watch, which fires when the node is
-// created, changed or deleted. The watch belongs to ctx, as for GetW.
+// ExistsW is Exists that also sets a watch, whether or not the node
+// exists: it fires when the node is created, changed or deleted. The
+// channel is as GetW says.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check(ctx, "existsw", path, false); err != nil {
-		return false, nil, nil, err
-	}
-	r, err := doValue(c, ctx, "existsw", path, func(z *zk.Conn) (nodeResult, error) {
-		ok, st, ch, err := z.ExistsW(c.ns.fix(path))
+	r, err := c.watchRead(ctx, "existsw", path, func(z *zk.Conn, p string) (nodeResult, error) {
+		ok, st, ch, err := z.ExistsW(p)
 		return nodeResult{exists: ok, stat: st, watch: ch}, err
 	})
-	if err != nil {
-		return false, nil, nil, err
-	}
-	return r.exists, r.stat, c.watch(ctx, r.watch), nil
+	return r.exists, r.stat, r.watch, err
 }
 
 // Children returns the names of the children of path, in no particular
@@ -122,85 +107,41 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 	return r.children, r.stat, err
 }
 
-// ChildrenW is Children that also sets a watch, which fires when a child is
-// added or removed, or the node is deleted. The watch belongs to ctx, as
-// for GetW.
+// ChildrenW is Children that also sets a watch, which fires when a child
+// is added or removed, or the node is deleted. The channel is as GetW
+// says.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check(ctx, "childrenw", path, false); err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
-		kids, st, ch, err := z.ChildrenW(c.ns.fix(path))
-		return nodeResult{children: kids, stat: st, watch: ch}, err
-	})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return r.children, r.stat, c.watch(ctx, r.watch), nil
-}
-
-// GetWRaw is GetW with go-zookeeper's own channel, as WatchData, and the
-// data: no goroutine forwards the watch, so a process can watch a great
-// many nodes at the cost of a buffered channel each (a cache of a large
-// tree watches every node). The caller pays as for WatchData: the channel
-// receives the node's one change, or an event of type zk.EventNotWatching
-// when the session ends or the client closes, and nothing when ctx ends,
-// so select on ctx.Done() and Done() too; the event's Path carries the
-// namespace; and the watch stays registered in the session until the node
-// changes or the session ends, whether or not anyone still reads it.
-func (c *Client) GetWRaw(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check(ctx, "getw", path, false); err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := doValue(c, ctx, "getw", path, func(z *zk.Conn) (nodeResult, error) {
-		data, st, ch, err := z.GetW(c.ns.fix(path))
-		return nodeResult{data: data, stat: st, watch: ch}, err
-	})
-	return r.data, r.stat, r.watch, err
-}
-
-// ChildrenWRaw is ChildrenW with go-zookeeper's own channel and no
-// goroutine to forward it, at the price GetWRaw says.
-func (c *Client) ChildrenWRaw(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check(ctx, "childrenw", path, false); err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
-		kids, st, ch, err := z.ChildrenW(c.ns.fix(path))
-		return nodeResult{children: kids, stat: st, watch: ch}, err
-	})
+	r, err := c.watchRead(ctx, "childrenw", path, childrenW)
 	return r.children, r.stat, r.watch, err
 }
 
-// ExistsWRaw is ExistsW with go-zookeeper's own channel and no goroutine
-// to forward it, at the price GetWRaw says. The watch is set whether or
-// not the node exists: it fires when the node is created, changed or
-// deleted.
-func (c *Client) ExistsWRaw(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := c.check(ctx, "existsw", path, false); err != nil {
-		return false, nil, nil, err
-	}
-	r, err := doValue(c, ctx, "existsw", path, func(z *zk.Conn) (nodeResult, error) {
-		ok, st, ch, err := z.ExistsW(c.ns.fix(path))
-		return nodeResult{exists: ok, stat: st, watch: ch}, err
-	})
-	return r.exists, r.stat, r.watch, err
+func childrenW(z *zk.Conn, p string) (nodeResult, error) {
+	kids, st, ch, err := z.ChildrenW(p)
+	return nodeResult{children: kids, stat: st, watch: ch}, err
 }
 
-// childrenWRaw is ChildrenW with go-zookeeper's own channel, which it closes
-// once the watch has fired, and no goroutine to forward it.
-func (c *Client) childrenWRaw(ctx context.Context, path string) (kids []string, pzxid int64, changed <-chan zk.Event, err error) {
-	if err := c.check(ctx, "childrenw", path, false); err != nil {
-		return nil, 0, nil, err
+// watchRead makes the watched read op of path (given op the path with the
+// namespace) and hands its watch over (handOver). On an error it returns
+// nothing: a watch set by an attempt that failed, if any, is nobody's.
+func (c *Client) watchRead(ctx context.Context, name, path string, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
+	r, err := c.rawWatchRead(ctx, name, path, op)
+	if err != nil {
+		return nodeResult{}, err
 	}
-	r, err := doValue(c, ctx, "childrenw", path, func(z *zk.Conn) (nodeResult, error) {
-		kids, st, ch, err := z.ChildrenW(c.ns.fix(path))
-		return nodeResult{children: kids, stat: st, watch: ch}, err
+	r.watch = c.handOver(ctx, path, r.watch)
+	return r, nil
+}
+
+// rawWatchRead is watchRead whose watch is go-zookeeper's channel as it
+// is, the event's Path with the namespace: for the client's own waits,
+// which only need to know that it fired (a queue's listing).
+func (c *Client) rawWatchRead(ctx context.Context, name, path string, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
+	if err := c.check(ctx, name, path, false); err != nil {
+		return nodeResult{}, err
+	}
+	return doValue(c, ctx, name, path, func(z *zk.Conn) (nodeResult, error) {
+		return op(z, c.ns.fix(path))
 	})
-	if r.stat != nil {
-		pzxid = r.stat.Pzxid
-	}
-	return r.children, pzxid, r.watch, err
 }
 
 // GetACL returns the ACL of the node at path, and its Stat.
@@ -240,17 +181,28 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 	})
 }
 
-// watch hands a go-zookeeper watch channel to the caller with the namespace
-// taken off the event's path. It ends with EventNotWatching if the client
-// closes first (Err zkrecipes.ErrClosed), so that no goroutine outlives Close, or if
-// ctx ends first (Err ctx's), so that an abandoned wait leaves nothing
-// behind: go-zookeeper keeps only a buffered channel, which costs no
-// goroutine, until the node changes.
-func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event {
+// handOver gives the caller ch, the watch go-zookeeper set, in the form
+// GetW promises. Without a namespace that is ch itself: go-zookeeper sends
+// one event and closes it, and sends EventNotWatching on session expiry
+// and on Close (the client's Close waits for that), so nothing needs to run
+// for it. With a namespace a goroutine forwards the event with the
+// namespace taken off its Path; it ends with the event, at Close (sending
+// what go-zookeeper would), or when ctx ends (sending nothing; a watch on
+// the client's own life ends at Close). It is the one place a watch is
+// handed over: a router of the connection's events (go-zookeeper passes
+// every watch event to the session's event callback too) would take the
+// forwarding's place here.
+func (c *Client) handOver(ctx context.Context, path string, ch <-chan zk.Event) <-chan zk.Event {
+	if c.ns == "" {
+		return ch
+	}
 	out := make(chan zk.Event, 1)
-	closedEvent := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Err: zkrecipes.ErrClosed}
+	closing := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: path, Err: zk.ErrClosing}
+	var ended <-chan struct{}
+	if ctx != c.life {
+		ended = ctx.Done()
+	}
 	if !c.Go(func() {
-		defer close(out)
 		select {
 		case ev, ok := <-ch:
 			if ok {
@@ -258,12 +210,13 @@ func (c *Client) watch(ctx context.Context, ch <-chan zk.Event) <-chan zk.Event 
 				out <- ev
 			}
 		case <-c.quit:
-			out <- closedEvent
-		case <-ctx.Done():
-			out <- zk.Event{Type: zk.EventNotWatching, State: zk.StateUnknown, Err: ctx.Err()}
+			out <- closing
+		case <-ended:
+			return // the caller stopped waiting: nobody reads out
 		}
+		close(out)
 	}) {
-		out <- closedEvent
+		out <- closing
 		close(out)
 	}
 	return out
@@ -506,18 +459,7 @@ func sendOnce[T any](c *Client, ctx context.Context, name, path string, op func(
 	if err := ctx.Err(); err != nil {
 		return out, opErr(name, path, err) // nothing sent
 	}
-	mop, measured := metrics.OpNamed(name)
-	err := retry.Do(ctx, c.retry, func(ctx context.Context) error {
-		start := time.Now()
-		v, err := callValue(c, ctx, func() (T, error) { return op(c.zk()) })
-		if measured {
-			c.metrics.Request(ctx, mop, time.Since(start), err)
-		}
-		if err == nil {
-			out = v
-		}
-		return err
-	}, retry.WithRetryable(func(err error) bool {
+	out, err := measured(c, ctx, name, op, retry.WithRetryable(func(err error) bool {
 		var u unsent
 		return errors.Is(err, zk.ErrNoServer) || errors.As(err, &u) && retry.Retryable(u.err)
 	}))

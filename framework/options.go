@@ -86,7 +86,7 @@ func WithDrainTimeout(d time.Duration) Option { return clientOption(func(o *opti
 
 // WithReleaseTimeout bounds how long a release waits for its delete to be
 // on its way to the server (Hold.Release, a recipe's Release and Close,
-// DeleteOwned; default 5s). A release only waits for its request to be
+// a Delete with OwnedBy and InBackground; default 5s). A release only waits for its request to be
 // written, which is immediate while the link is up; past the bound the
 // delete goes on in the background all the same (Drain waits for it).
 func WithReleaseTimeout(d time.Duration) Option {

@@ -1,11 +1,13 @@
 package hold
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Lease makes the node end by itself d from now, unless it ends first or
@@ -78,7 +80,7 @@ func (n *Node) expire() {
 	if f := n.expireHook(); f != nil {
 		f()
 	}
-	if err := n.client.DeleteLater(n.path, n.session.ID); err != nil && !errors.Is(err, zkrecipes.ErrClosed) {
+	if err := n.client.Delete(context.Background(), n.path, -1, framework.OwnedBy(n.session.ID), framework.Deferred()); err != nil && !errors.Is(err, zkrecipes.ErrClosed) {
 		n.client.Logger().Warn("zookeeper hold: deleting the node of an expired lease failed",
 			"path", n.path, "session", sessionHex(n.session.ID), "err", err)
 	}

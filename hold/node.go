@@ -490,7 +490,7 @@ func (n *Node) release() error {
 		// The background delete checks the owner first, so it leaves
 		// another's node alone, and still removes ours should the belief
 		// that it is gone ever be wrong.
-		if derr := n.client.DeleteLater(n.path, n.session.ID); derr != nil && !errors.Is(derr, zkrecipes.ErrClosed) {
+		if derr := n.client.Delete(context.Background(), n.path, -1, framework.OwnedBy(n.session.ID), framework.Deferred()); derr != nil && !errors.Is(derr, zkrecipes.ErrClosed) {
 			err = derr
 		}
 	} else {
@@ -520,7 +520,7 @@ func isClosed(ch <-chan struct{}) bool {
 // is still owner's. Nothing is left to report once the delete is on its
 // way, or in the client's hands.
 func leave(c *framework.Client, path string, owner int64) error {
-	err := c.DeleteOwned(context.Background(), path, owner)
+	err := c.Delete(context.Background(), path, -1, framework.OwnedBy(owner), framework.InBackground())
 	if err == nil || errors.Is(err, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrDeferred) {
 		return nil
 	}

@@ -58,7 +58,7 @@ func (l *lister) watch(ctx context.Context) {
 		var w [3]<-chan zk.Event
 		copy(w[:], watches)
 		l.wait(ctx, w, retry, tick, sub)
-		cancel() // ends the watches still set
+		cancel() // the round's reads and waits are over
 		select {
 		case <-ctx.Done():
 			return

@@ -143,7 +143,7 @@ func (d *DoubleBarrier) Close() error {
 		return err
 	}
 	// The node's delete is bounded by the client's release timeout
-	// (engine.Leave), or goes on in the background (DeleteLater).
+	// (engine.Leave), or goes on in the background (framework.Deferred).
 	return d.rt.Close(func(context.Context) error {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -164,7 +164,7 @@ func (d *DoubleBarrier) dropLocked() {
 		if d.owner != 0 {
 			_ = engine.Leave(d.client, node, d.owner)
 		} else {
-			_ = d.client.DeleteLater(node, 0)
+			_ = d.client.Delete(context.Background(), node, -1, framework.Deferred())
 		}
 		d.dropped = append(d.dropped, d.name)
 	}

@@ -126,7 +126,7 @@ func (d *DoubleBarrier) makeNode(ctx context.Context, name string) (*zk.Stat, er
 	}
 	ok, st, err := d.client.Exists(ctx, node)
 	if err != nil {
-		_ = d.client.DeleteLater(node, 0)
+		_ = d.client.Delete(ctx, node, -1, framework.Deferred())
 		return nil, d.fail(ctx, err)
 	}
 	if !ok {

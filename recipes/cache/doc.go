@@ -61,8 +61,8 @@
 // the path). Each costs a request to set after every change and every
 // gap, a registration in the server's watch table, a buffered channel in
 // go-zookeeper, and a goroutine in this process that waits for it (the
-// framework's raw watches, Client.GetWRaw and ChildrenWRaw, spare the
-// client's own forwarding goroutine). BenchmarkCacheMemory measures about
+// client adds none of its own, unless it has a namespace: see
+// framework.Client.GetW). BenchmarkCacheMemory measures about
 // 8 KiB per node of a tree, besides its data: two waiting goroutines of
 // about 3 KiB of stack each, and 1.7 KiB of heap (path, Stat, the view's
 // and the engine's maps). On a tree of N nodes:

@@ -147,13 +147,13 @@ func (c *Cache) fetch(life context.Context, j job, armed bool) (r result, ch <-c
 		if armed {
 			r.data, r.stat, r.err = c.client.Get(life, j.path)
 		} else {
-			r.data, r.stat, ch, r.err = c.client.GetWRaw(life, j.path)
+			r.data, r.stat, ch, r.err = c.client.GetW(life, j.path)
 		}
 	case kindKids:
 		if armed {
 			r.kids, r.stat, r.err = c.client.Children(life, j.path)
 		} else {
-			r.kids, r.stat, ch, r.err = c.client.ChildrenWRaw(life, j.path)
+			r.kids, r.stat, ch, r.err = c.client.ChildrenW(life, j.path)
 		}
 	}
 	return r, ch
@@ -163,7 +163,7 @@ func (c *Cache) fetch(life context.Context, j job, armed bool) (r result, ch <-c
 // exists already (made since the read that missed it), so it is to be read
 // again.
 func (c *Cache) watchCreation(life, epochCtx context.Context, epoch int, path string) (again bool, err error) {
-	ok, _, ech, err := c.client.ExistsWRaw(life, path)
+	ok, _, ech, err := c.client.ExistsW(life, path)
 	if err != nil {
 		return false, err
 	}

@@ -155,7 +155,7 @@ func (l *Countdown) counted(ctx context.Context, marker string, zero bool) {
 	// client sends next, and the client sends it again if the link
 	// fails. Every copy of the multi that made the marker named a data
 	// version the latch has left, so none can apply after this.
-	_ = l.client.DeleteAsync(ctx, marker, -1)
+	_ = l.client.Delete(ctx, marker, -1, framework.InBackground())
 }
 
 // remember records that the handle's latch is now gen, if it was old

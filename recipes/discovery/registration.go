@@ -256,7 +256,7 @@ func (d *Discovery) replace(ctx context.Context, inst Instance, data []byte) (in
 func (d *Discovery) dropMade(path string, session int64) {
 	c := d.client
 	if s := c.Session(); s.ID != session || !c.State().IsConnected() {
-		_ = c.DeleteLater(path, session)
+		_ = c.Delete(context.Background(), path, -1, framework.OwnedBy(session), framework.Deferred())
 		return
 	}
 	// Bounded as a release is: past it the delete goes on in the
@@ -266,9 +266,9 @@ func (d *Discovery) dropMade(path string, session int64) {
 	ok, st, err := c.Exists(ctx, path)
 	switch {
 	case err != nil:
-		_ = c.DeleteLater(path, session)
+		_ = c.Delete(context.Background(), path, -1, framework.OwnedBy(session), framework.Deferred())
 	case ok && st.EphemeralOwner == session:
-		_ = c.DeleteOwned(ctx, path, session)
+		_ = c.Delete(ctx, path, -1, framework.OwnedBy(session), framework.InBackground())
 	}
 }
 

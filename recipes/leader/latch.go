@@ -266,7 +266,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 				// Gone or not ours: only a check of its owner may delete
 				// it, never a blind delete that could take a node someone
 				// else has made at the path since.
-				_ = c.DeleteLater(node, owner)
+				_ = c.Delete(life, node, -1, framework.OwnedBy(owner), framework.Deferred())
 				node = ""
 			}
 			e, err = engine.Enter(life, engine.Request{Client: c, Dir: l.path, Name: latchName, Data: []byte(l.id), Driver: engine.First(1), Queued: j.queue})

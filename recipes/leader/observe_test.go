@@ -29,6 +29,9 @@ func observe(t *testing.T, c *framework.Client, path string) *leader.Observer {
 	t.Cleanup(cancel)
 	o, err := leader.Observe(ctx, c, path)
 	require.NoError(t, err)
+	// A stream whose ctx ends keeps what it queued for its reader until
+	// it is read or closed: a test that stops reading closes it.
+	t.Cleanup(o.Close)
 	return o
 }
 

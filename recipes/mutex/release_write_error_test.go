@@ -14,7 +14,7 @@ import (
 )
 
 // A Release during a cut never leaves the lock taken. Release sends its
-// delete with DeleteAsync and returns once the request is handed to the
+// delete InBackground and returns once the request is handed to the
 // socket. If the link is reset under go-zookeeper's send loop, the write
 // fails with the socket's own error ("broken pipe", "connection reset by
 // peer"); when retry.Retryable and the guaranteed delete did not know it,

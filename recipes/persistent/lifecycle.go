@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // keeper is the stop of a running keeper: a Start that fails ends it, and
@@ -218,11 +219,11 @@ func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 			return err
 		}
 		// Checked in the background: deleted only while it is owner's.
-		return c.DeleteLater(path, owner)
+		return c.Delete(ctx, path, -1, framework.OwnedBy(owner), framework.Deferred())
 	case err != nil:
 		// No look over this link: the background delete goes on until
 		// the node is gone (a persistent node outlives the session).
-		return c.DeleteLater(path, 0)
+		return c.Delete(ctx, path, -1, framework.Deferred())
 	case !ok:
 		return nil
 	case n.ephemeral():
@@ -231,13 +232,13 @@ func (n *Node) deleteOurs(ctx context.Context, path string, owner int64) error {
 		}
 		// Only the node of the session that made it: a node another
 		// session has made at the name since is left alone.
-		return c.DeleteOwned(ctx, path, st.EphemeralOwner)
+		return c.Delete(ctx, path, -1, framework.OwnedBy(st.EphemeralOwner), framework.InBackground())
 	case st.EphemeralOwner != 0:
 		return nil // another session's ephemeral: never ours
 	}
-	// DeleteLater returns at once; the delete goes on in the background,
+	// Deferred returns at once; the delete goes on in the background,
 	// which Drain and the client's Close wait for.
-	return c.DeleteLater(path, 0)
+	return c.Delete(ctx, path, -1, framework.Deferred())
 }
 
 func closedCh(ch <-chan struct{}) bool {
