@@ -45,7 +45,14 @@ type row struct {
 	stackPer    float64 // goroutine-stack bytes per unit; -1 for Java
 	ready       time.Duration
 	p50, p99    time.Duration
-	watches     int // server watches added
+	watches     int    // server watches added
+	note        string // what went wrong, if anything
+}
+
+// String is the row on one line.
+func (r row) String() string {
+	return fmt.Sprintf("%s: units=%d added=%d (%.3f/unit) heap=%.0fB/unit stack=%.0fB/unit ready=%s p50=%s p99=%s watches=%d %s",
+		r.peer, r.units, r.threads, r.perUnit, r.heapPerUnit, r.stackPer, r.ready, r.p50, r.p99, r.watches, r.note)
 }
 
 // goRow fills a row from two snapshots of this process.

@@ -18,13 +18,14 @@ import (
 const fullShape = "20x20x50"
 
 var (
-	out       = flag.String("watch.out", "", "markdown file whose bench-watch section is rewritten (empty: print only)")
-	shapeFlag = flag.String("watch.shape", envOr("ZKR_WATCH_SHAPE", fullShape), "the tree's fan-out per level (env ZKR_WATCH_SHAPE)")
-	instances = flag.Int("watch.instances", 1000, "the service's instances")
-	items     = flag.Int("watch.items", 1000, "the partitioner's items")
-	members   = flag.Int("watch.members", 5, "the partitioner's members")
-	events    = flag.Int("watch.events", 200, "writes timed per cache")
-	dataSize  = flag.Int("watch.data", 100, "bytes of data per tree node")
+	out          = flag.String("watch.out", "", "markdown file whose bench-watch section is rewritten (empty: print only)")
+	shapeFlag    = flag.String("watch.shape", envOr("ZKR_WATCH_SHAPE", fullShape), "the tree's fan-out per level (env ZKR_WATCH_SHAPE)")
+	instances    = flag.Int("watch.instances", 1000, "the service's instances")
+	items        = flag.Int("watch.items", 1000, "the partitioner's items")
+	members      = flag.Int("watch.members", 5, "the partitioner's members")
+	events       = flag.Int("watch.events", 200, "writes timed per cache")
+	dataSize     = flag.Int("watch.data", 100, "bytes of data per tree node")
+	spreadWithin = flag.Duration("watch.spread", 5*time.Minute, "how long the partitioner may take to spread its items evenly")
 )
 
 func envOr(k, def string) string {
@@ -41,7 +42,10 @@ func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
 func BenchmarkWatch(b *testing.B) {
 	sh, err := parseShape(*shapeFlag)
 	require.NoError(b, err)
-	cl := zktest.Standalone(b, zktest.WithFullJIT())
+	// The server as deployed: the production JIT, and ZooKeeper's own
+	// interval for deleting empty containers (60 s; the tests' 1 s one
+	// reaps the partitioner's item directories under its members).
+	cl := zktest.Standalone(b, zktest.WithFullJIT(), zktest.WithContainerCheck(time.Minute))
 	started := time.Now()
 
 	const tree = "/watchbench/tree"
@@ -50,9 +54,9 @@ func BenchmarkWatch(b *testing.B) {
 	createAll(b, cl, all, func(int) []byte { return data })
 	targets := picks(leaves, *events, 7)
 	treeRows := []row{
-		goTree(b, cl, tree, len(all), targets),
-		javaCache(b, cl, "Curator CuratorCache", "curatorcache", tree, len(all), leaves, *events),
-		javaCache(b, cl, "Curator TreeCache", "treecache", tree, len(all), leaves, *events),
+		show(goTree(b, cl, tree, len(all), targets)),
+		show(javaCache(b, cl, "Curator CuratorCache", "curatorcache", tree, len(all), leaves, *events)),
+		show(javaCache(b, cl, "Curator TreeCache", "treecache", tree, len(all), leaves, *events)),
 	}
 
 	const service = "/watchbench/services/bench"
@@ -68,17 +72,23 @@ func BenchmarkWatch(b *testing.B) {
 	})
 	svcTargets := picks(insts, *events, 7)
 	svcRows := []row{
-		goService(b, cl, service, len(insts), svcTargets),
-		javaCache(b, cl, "Curator ServiceCache", "servicecache", service, len(insts), insts, *events),
+		show(goService(b, cl, service, len(insts), svcTargets)),
+		show(javaCache(b, cl, "Curator ServiceCache", "servicecache", service, len(insts), insts, *events)),
 	}
-
-	partRows := []row{goPartition(b, cl, "/watchbench/partition", *items, *members)}
+	partRows := []row{show(goPartition(b, cl, "/watchbench/partition", *items, *members))}
 
 	md := table(sh, len(all), treeRows, svcRows, partRows, time.Since(started))
 	fmt.Print("\n" + md) // the whole table: a benchmark's log is cut at ten lines
 	if *out != "" {
 		require.NoError(b, rewriteSection(*out, md))
 	}
+}
+
+// show prints r as soon as it is measured, so that a run that fails later
+// still shows it.
+func show(r row) row {
+	fmt.Println(r)
+	return r
 }
 
 // table renders the section of docs/benchmarks.md.
@@ -111,8 +121,12 @@ func rows(md *strings.Builder, unit string, rs []row) {
 		if r.p50 >= 0 {
 			lat = fmt.Sprintf("%s / %s", us(r.p50), us(r.p99))
 		}
+		ready := r.ready.Round(time.Millisecond).String()
+		if r.ready < 0 {
+			ready = r.note
+		}
 		fmt.Fprintf(md, "| %s | %d (%.3f) | %.0f B | %s | %s | %s | %d |\n",
-			r.peer, r.threads, r.perUnit, r.heapPerUnit, stack, r.ready.Round(time.Millisecond), lat, r.watches)
+			r.peer, r.threads, r.perUnit, r.heapPerUnit, stack, ready, lat, r.watches)
 	}
 }
 
