@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,11 +98,11 @@ func table(sh shape, nodes int, tree, svc, part []row, took time.Duration) strin
 	fmt.Fprintf(&md, "Measured by `make bench-watch` on %s (%d CPUs, %s/%s, %s), one ZooKeeper 3.8 server, one run, in %s; "+
 		"the machine was shared with other work, so times are indicative, counts and bytes are not.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), took.Round(time.Second))
-	fmt.Fprintf(&md, "**A tree of %s = %d nodes of %d bytes**, cached whole:\n\n", sh, nodes, *dataSize)
+	fmt.Fprintf(&md, "**A tree of %s = %s nodes of %d bytes**, cached whole:\n\n", sh, commas(nodes), *dataSize)
 	rows(&md, "node", tree)
-	fmt.Fprintf(&md, "\n**A service of %d instances**:\n\n", *instances)
+	fmt.Fprintf(&md, "\n**A service of %s instances**:\n\n", commas(*instances))
 	rows(&md, "instance", svc)
-	fmt.Fprintf(&md, "\n**A partitioner of %d items over %d members** (all in one process; ready is the time to the even spread, from the first Start):\n\n", *items, *members)
+	fmt.Fprintf(&md, "\n**A partitioner of %s items over %d members** (all in one process; ready is the time to the even spread, from the first Start):\n\n", commas(*items), *members)
 	rows(&md, "item", part)
 	md.WriteString("\nGoroutines (threads for Curator) and heap are what the peer added, counted before it was built and once it was ready; " +
 		"Go: `runtime.NumGoroutine` and `runtime.MemStats` HeapInuse and StackInuse after two GCs; " +
@@ -125,9 +126,22 @@ func rows(md *strings.Builder, unit string, rs []row) {
 		if r.ready < 0 {
 			ready = r.note
 		}
-		fmt.Fprintf(md, "| %s | %d (%.3f) | %.0f B | %s | %s | %s | %d |\n",
-			r.peer, r.threads, r.perUnit, r.heapPerUnit, stack, ready, lat, r.watches)
+		per := fmt.Sprintf("%.3f", r.perUnit)
+		if r.perUnit > 0 && r.perUnit < 0.01 {
+			per = fmt.Sprintf("%.5f", r.perUnit)
+		}
+		fmt.Fprintf(md, "| %s | %s (%s) | %.0f B | %s | %s | %s | %s |\n",
+			r.peer, commas(r.threads), per, r.heapPerUnit, stack, ready, lat, commas(r.watches))
 	}
+}
+
+// commas writes n with thousands separated: 20,421.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func us(d time.Duration) string {
