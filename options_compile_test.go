@@ -47,7 +47,7 @@ var compileCases = []compileCase{
 	{"a mutex option on a Latch", `_, _ = leader.NewLatch(c, "/x", mutex.WithParticipantID("a"))`, false},
 	{"a client option on a recipe", `_, _ = mutex.New(c, "/x", framework.WithNamespace("app"))`, false},
 	{"a create option on a Delete", `_ = c.Delete(ctx, "/x", -1, framework.WithParents())`, false},
-	{"a hold option on a Mutex", `_, _ = mutex.New(c, "/x", hold.WithRevocable())`, false},
+	{"an engine option on a Mutex", `_, _ = mutex.New(c, "/x", engine.WithRevocable())`, false},
 	{"a recipe option on Dial", `_, _ = framework.Dial(ctx, nil, mutex.WithRevocable())`, false},
 	{"a retry option on Dial", `_, _ = framework.Dial(ctx, nil, retry.WithNotify(nil))`, false},
 	{"a mutex option on a Long", `_, _ = counter.NewLong(c, "/x", mutex.WithParticipantID("a"))`, false},
@@ -72,7 +72,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
@@ -89,7 +89,7 @@ import (
 
 var (
 	_ = time.Second
-	_ hold.Option
+	_ engine.Option
 	_ cache.Option
 	_ counter.Option
 	_ countdown.Option
