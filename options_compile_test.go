@@ -71,8 +71,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/engine"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 	"github.com/zkrecipes/zkrecipes/recipes/counter"
 	"github.com/zkrecipes/zkrecipes/recipes/countdown"
@@ -90,6 +91,7 @@ import (
 var (
 	_ = time.Second
 	_ engine.Option
+	_ *hold.Hold
 	_ cache.Option
 	_ counter.Option
 	_ countdown.Option
