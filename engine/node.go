@@ -273,27 +273,6 @@ func (n *Node) told(err error) error {
 // Done is closed when the node can no longer be trusted, or is released.
 func (n *Node) Done() <-chan struct{} { return n.done }
 
-// Context is hold.Hold.Context for the node: a context, derived from
-// parent, cancelled with Err as its cause when the node ends. A nil parent
-// is bad input: the context is cancelled at once, its cause an error
-// matching zkrecipes.ErrInvalidArgument.
-func (n *Node) Context(parent context.Context) context.Context {
-	if parent == nil {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(fmt.Errorf("hold context: %w", zkrecipes.ErrNilContext))
-		return ctx
-	}
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-n.done:
-			cancel(n.Err())
-		case <-ctx.Done():
-		}
-	}()
-	return ctx
-}
-
 func (n *Node) lossCause() error {
 	if isClosed(n.session.Lost) {
 		return zkrecipes.ErrSessionLost

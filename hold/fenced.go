@@ -72,8 +72,7 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	if h == nil {
 		return nil, errNilHold
 	}
-	src := h.src
-	path := src.Path()
+	path := h.src.Path()
 	fail := func(err error) error { return h.named(fmt.Errorf("fenced write under %s: %w", path, err)) }
 	if h.released.Load() {
 		if h.byClose.Load() {
@@ -98,8 +97,7 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	// __REVOKE__) changes the node's data version, not its ownership.
 	all = append(all, &zk.CheckVersionRequest{Path: path, Version: -1})
 	all = append(all, ops...)
-	client := src.Client()
-	res, err := client.MultiOnce(ctx, all...)
+	res, err := h.src.Client().MultiOnce(ctx, all...)
 	if len(res) > 0 {
 		res = res[1:]
 	}
@@ -111,10 +109,10 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
 		// The node is gone: the hold is, whether or not it knows yet.
 		cause := zkrecipes.ErrNodeDeleted
-		if s := src.Session(); isClosed(s.Lost) || client.Session().ID != s.ID {
+		if s := h.src.Session(); isClosed(s.Lost) || h.src.Client().Session().ID != s.ID {
 			cause = zkrecipes.ErrSessionLost
 		}
-		src.End(cause)
+		h.src.End(cause)
 		return res, fail(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, cause))
 	case me != nil && me.Index == 0:
 		// The check itself failed otherwise (no READ on our own node, say):
@@ -125,7 +123,7 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 		// One of the caller's ops: name it by the caller's index.
 		return res, fail(&framework.MultiOpError{Index: me.Index - 1, Path: me.Path, Err: me.Err})
 	case errors.Is(err, zk.ErrSessionExpired):
-		src.End(zkrecipes.ErrSessionLost)
+		h.src.End(zkrecipes.ErrSessionLost)
 		return nil, fail(fmt.Errorf("%w: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost, err))
 	}
 	return res, fail(err)
