@@ -512,4 +512,3 @@ func isClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
-
