@@ -369,10 +369,20 @@ func (l *Lock) releaseAll() error {
 	l.mu.Lock()
 	holds := l.holds
 	l.holds = map[int64]*entry{}
+	var given []*hold.Hold
 	for _, e := range holds {
+		given = append(given, e.holds...)
 		e.holds = nil // their Release says ErrReleasedByClose
 	}
 	l.mu.Unlock()
+	// Each hold is given back as its holder's Release would (its
+	// releaser finds it gone and leaves the node to the loop below), so
+	// that it says Close gave it back to Fenced and to every later
+	// Release, as a semaphore's lease does, not merely that its node was
+	// released.
+	for _, h := range given {
+		_ = h.Release()
+	}
 	var errs []error
 	for _, e := range holds {
 		if err := e.node.Release(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) {

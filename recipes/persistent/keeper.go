@@ -27,13 +27,20 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 	for life.Err() == nil {
 		var watch <-chan zk.Event
 		var pause <-chan time.Time
+		// The turn's ctx outlives the look: the node's watch is handed
+		// over under it (framework.Client.ExistsW), and under a namespace
+		// its forwarding ends with it, so it ends only once the wait has.
+		turn, endTurn := context.WithCancel(life)
 		if n.client.State().IsConnected() {
 			var again bool
-			if watch, pause, again = n.look(life, pacer); again {
+			if watch, pause, again = n.look(life, turn, endTurn, pacer); again {
+				endTurn()
 				continue
 			}
 		}
-		if !n.await(life, &sub, watch, pause) {
+		ok := n.await(life, &sub, watch, pause)
+		endTurn()
+		if !ok {
 			return
 		}
 	}
@@ -42,10 +49,9 @@ func (n *Node) run(life context.Context, sub *framework.Subscription[conn.Event]
 // look reconciles the node over the link up now, and says what to wait
 // for next: the node's watch, once it is in place (or another session's
 // node is); or a pause, after a failure. again: look again at once (or
-// life ended).
-func (n *Node) look(life context.Context, pacer *retry.Pacer) (watch <-chan zk.Event, pause <-chan time.Time, again bool) {
-	ctx, cancel := context.WithCancel(life)
-	defer cancel()
+// life ended). ctx, the turn's, ends with cancel; it outlives the look,
+// for the watch.
+func (n *Node) look(life, ctx context.Context, cancel context.CancelFunc, pacer *retry.Pacer) (watch <-chan zk.Event, pause <-chan time.Time, again bool) {
 	link := n.client.Session()
 	// A reconcile under way on a link that drops is abandoned, so that
 	// the drop is reported now, not when the retries end.
