@@ -25,7 +25,7 @@ type inbox struct {
 	// synced is the session the last resync's Sync was made on: only a
 	// read on it knows the server caught up with what the view holds.
 	synced int64
-	epoch int // watches of older epochs (sessions) are forgotten
+	epoch  int // watches of older epochs (sessions) are forgotten
 	// watches is the current epoch's queue of watch events; an older
 	// epoch's is dropped unread.
 	watches *framework.Watches
