@@ -130,7 +130,7 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 			zkrecipes.ErrInvalidArgument, chroot, o.namespace)
 	}
 	o.session.Log = o.log
-	rt := newRouter()
+	rt := newRouter(namespace(o.namespace))
 	o.session.OnWatch = rt.onEvent
 	sc, err := session.Dial(ctx, servers, o.session)
 	if err != nil {

@@ -136,7 +136,7 @@ func (c *Client) watchRead(ctx context.Context, name, path string, kind WatchKin
 		}
 	}
 	if o.intoSet {
-		return c.intoRead(ctx, name, path, route{into: o.into, kind: kind, path: path}, op)
+		return c.intoRead(ctx, name, path, o.into, kind, op)
 	}
 	r, err := c.rawWatchRead(ctx, name, path, op)
 	if err != nil {
@@ -158,26 +158,25 @@ func (c *Client) rawWatchRead(ctx context.Context, name, path string, op func(z 
 	})
 }
 
-// intoRead is watchRead whose watch the router delivers into r.into. The
-// route is added before the read is sent (see router) and removed if the
-// read fails.
-func (c *Client) intoRead(ctx context.Context, name, path string, r route, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
-	if r.into == nil {
+// intoRead is watchRead whose watch the router delivers into w. The route
+// is added before the read is sent (see router) and removed if the read
+// fails.
+func (c *Client) intoRead(ctx context.Context, name, path string, w *Watches, kind WatchKind, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
+	if w == nil {
 		return nodeResult{}, opErr(name, path, fmt.Errorf("%w: Into(nil): no Watches to deliver to", zkrecipes.ErrInvalidArgument))
 	}
 	if err := c.check(ctx, name, path, false); err != nil {
 		return nodeResult{}, err
 	}
 	full := c.ns.fix(path)
-	rp := &r
-	if !c.router.add(full, rp) {
+	if !c.router.add(full, w, kind) {
 		return nodeResult{}, opErr(name, path, zkrecipes.ErrClosed)
 	}
 	res, err := doValue(c, ctx, name, path, func(z *zk.Conn) (nodeResult, error) {
 		return op(z, full)
 	})
 	if err != nil {
-		c.router.remove(full, rp)
+		c.router.remove(full, w, kind)
 		return nodeResult{}, err
 	}
 	res.watch = nil // go-zookeeper's: it fires and is collected unread

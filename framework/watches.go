@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -97,12 +98,24 @@ func Into(w *Watches) WatchOption {
 	return watchOptionFunc(func(o *watchOptions) { o.into, o.intoSet = w, true })
 }
 
-// route is one watch delivered into a Watches queue.
-type route struct {
+// routes are the watches of one path delivered into Watches queues: the
+// kinds routed into one queue as bits (a cache's data and child watches
+// of a node), and any other in more. Kept small: a cache has one per
+// node it watches.
+type routes struct {
+	into  *Watches
+	kinds uint8 // bit 1<<kind for each kind routed into into
+	more  *[]extraRoute
+}
+
+// extraRoute is a watch of a path routed into a second queue, or a second
+// one of the same kind into the first.
+type extraRoute struct {
 	into *Watches
 	kind WatchKind
-	path string // as the caller names it
 }
+
+func bit(k WatchKind) uint8 { return 1 << k }
 
 // router takes every watch event go-zookeeper passes to the session's
 // callback and delivers it to the Watches queues of the reads that set
@@ -114,51 +127,74 @@ type route struct {
 // watch's own) always finds it, and one that crossed the reply on the
 // wire may find it too (see Watches).
 type router struct {
+	ns     namespace
 	mu     sync.Mutex
-	routes map[string][]*route // by the path with the namespace
+	routes map[string]routes // by the path with the namespace
 	closed bool
 }
 
-func newRouter() *router { return &router{routes: map[string][]*route{}} }
+func newRouter(ns namespace) *router { return &router{ns: ns, routes: map[string]routes{}} }
 
-// add registers r for events of full, the path with the namespace; it
-// returns false once the client closed.
-func (rt *router) add(full string, r *route) bool {
+// add routes the watch of kind k on full, the path with the namespace,
+// into w; it returns false once the client closed.
+func (rt *router) add(full string, w *Watches, k WatchKind) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
 		return false
 	}
-	rt.routes[full] = append(rt.routes[full], r)
+	rs := rt.routes[full]
+	switch {
+	case rs.kinds == 0:
+		rs.into, rs.kinds = w, bit(k)
+	case rs.into == w && rs.kinds&bit(k) == 0:
+		rs.kinds |= bit(k)
+	default:
+		if rs.more == nil {
+			rs.more = new([]extraRoute)
+		}
+		*rs.more = append(*rs.more, extraRoute{w, k})
+	}
+	rt.routes[full] = rs
 	return true
 }
 
-// remove unregisters r, whose read failed.
-func (rt *router) remove(full string, r *route) {
+// remove unroutes a watch of kind k on full into w, whose read failed.
+func (rt *router) remove(full string, w *Watches, k WatchKind) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.drop(full, func(x *route) bool { return x == r })
-}
-
-// drop removes the routes of full that match, and returns them.
-func (rt *router) drop(full string, match func(*route) bool) []*route {
-	rs := rt.routes[full]
-	var out []*route
-	keep := rs[:0]
-	for _, r := range rs {
-		if match(r) {
-			out = append(out, r)
-		} else {
-			keep = append(keep, r)
+	rs, ok := rt.routes[full]
+	if !ok {
+		return
+	}
+	if rs.into == w && rs.kinds&bit(k) != 0 {
+		rs.kinds &^= bit(k)
+	} else if rs.more != nil {
+		if i := slices.Index(*rs.more, extraRoute{w, k}); i >= 0 {
+			*rs.more = slices.Delete(*rs.more, i, i+1)
 		}
 	}
-	clear(rs[len(keep):])
-	if len(keep) == 0 {
-		delete(rt.routes, full)
-	} else {
-		rt.routes[full] = keep
+	rt.store(full, rs)
+}
+
+// store keeps rs as full's routes, or forgets full if none is left.
+func (rt *router) store(full string, rs routes) {
+	if rs.more != nil && len(*rs.more) == 0 {
+		rs.more = nil
 	}
-	return out
+	if rs.kinds == 0 && rs.more != nil {
+		// The first queue has nothing left: another takes its place.
+		first := (*rs.more)[0]
+		*rs.more = (*rs.more)[1:]
+		rs.into, rs.kinds = first.into, bit(first.kind)
+		rt.store(full, rs)
+		return
+	}
+	if rs.kinds == 0 {
+		delete(rt.routes, full)
+		return
+	}
+	rt.routes[full] = rs
 }
 
 // fires says whether an event of type t fires a watch of kind k, as
@@ -185,29 +221,51 @@ func (rt *router) onEvent(ev zk.Event) {
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if _, ok := rt.routes[ev.Path]; !ok {
+	rs, ok := rt.routes[ev.Path]
+	if !ok {
 		return
 	}
-	for _, r := range rt.drop(ev.Path, func(r *route) bool { return fires(ev.Type, r.kind) }) {
-		out := ev
-		out.Path = r.path
-		r.into.push(Fired{Event: out, Kind: r.kind})
+	full := ev.Path
+	ev.Path = rt.ns.unfix(full)
+	for k := WatchData; k <= WatchChildren; k++ {
+		if rs.kinds&bit(k) != 0 && fires(ev.Type, k) {
+			rs.kinds &^= bit(k)
+			rs.into.push(Fired{Event: ev, Kind: k})
+		}
 	}
+	if rs.more != nil {
+		keep := (*rs.more)[:0]
+		for _, r := range *rs.more {
+			if fires(ev.Type, r.kind) {
+				r.into.push(Fired{Event: ev, Kind: r.kind})
+			} else {
+				keep = append(keep, r)
+			}
+		}
+		*rs.more = keep
+	}
+	rt.store(full, rs)
 }
 
-// close tells every route left that its watch can no longer fire
+// close tells every watch routed and not fired that it can no longer fire
 // (EventNotWatching, zk.ErrClosing), and refuses new ones: Close calls it
 // once the session has ended.
 func (rt *router) close() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.closed = true
-	for _, rs := range rt.routes {
-		for _, r := range rs {
-			r.into.push(Fired{Kind: r.kind, Event: zk.Event{
-				Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: r.path, Err: zk.ErrClosing,
-			}})
+	for full, rs := range rt.routes {
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: rt.ns.unfix(full), Err: zk.ErrClosing}
+		for k := WatchData; k <= WatchChildren; k++ {
+			if rs.kinds&bit(k) != 0 {
+				rs.into.push(Fired{Event: ev, Kind: k})
+			}
+		}
+		if rs.more != nil {
+			for _, r := range *rs.more {
+				r.into.push(Fired{Event: ev, Kind: r.kind})
+			}
 		}
 	}
-	rt.routes = map[string][]*route{}
+	rt.routes = map[string]routes{}
 }
