@@ -227,10 +227,9 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 // for it. With a namespace a goroutine forwards the event with the
 // namespace taken off its Path; it ends with the event, at Close (sending
 // what go-zookeeper would), or when ctx ends (sending nothing; a watch on
-// the client's own life ends at Close). It is the one place a watch is
-// handed over: a router of the connection's events (go-zookeeper passes
-// every watch event to the session's event callback too) would take the
-// forwarding's place here.
+// the client's own life ends at Close). A read given Into is not
+// handed over here: the client's router (watches.go) delivers its event
+// from the session's callback, with no goroutine, namespace or not.
 func (c *Client) handOver(ctx context.Context, path string, ch <-chan zk.Event) <-chan zk.Event {
 	if c.ns == "" {
 		return ch
