@@ -19,7 +19,7 @@ TOOLS := internal/tools
 each = for m in $(MODULES); do echo "== $$m: $(1)"; (cd $$m && $(1)) || exit 1; done
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: deps build test chaos chaos-long demo bench bench-peers bench-engine vet fmt-check staticcheck mod-check consumer-check structure
+.PHONY: deps build test chaos chaos-long demo bench bench-peers bench-watch bench-engine vet fmt-check staticcheck mod-check consumer-check structure
 
 ## deps: ZooKeeper 3.8, a JDK and the Curator 5.4 jars from Debian; the Go
 ## modules and pinned tools (downloads only: go.mod pins their versions).
@@ -109,6 +109,17 @@ bench: deps
 bench-peers: deps
 	$(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 90m ./integration/internal/peers/ \
 		-args -peers.out=$(CURDIR)/docs/benchmarks.md
+
+## bench-watch: the watching recipes at scale beside Curator 5.4 on one
+## server: the cache over a tree of 20 x 20 x 50 = 20,421 nodes beside
+## CuratorCache and TreeCache, a service cache of 1,000 instances beside
+## ServiceCache, a partitioner of 1,000 items over 5 members (~5 min);
+## rewrites its table in docs/benchmarks.md. SHAPE=20x20x4 (or the
+## environment's ZKR_WATCH_SHAPE) is a quick run of 2,021 nodes, printed only.
+SHAPE ?= $(ZKR_WATCH_SHAPE)
+bench-watch: deps
+	$(GO) test -run '^$$' -bench Watch -benchtime 1x -timeout 60m ./integration/internal/watchbench/ \
+		-args $(if $(SHAPE),-watch.shape=$(SHAPE),-watch.shape=20x20x50 -watch.out=$(CURDIR)/docs/benchmarks.md)
 
 ## structure: the library's shape (docs/layout.md);
 ## BASELINE=docs/structure-baseline.json adds those that moved since it.

@@ -49,7 +49,7 @@ var compileCases = []compileCase{
 	{"a client option on a recipe", `_, _ = mutex.New(c, "/x", framework.WithNamespace("app"))`, false},
 	{"a delete option on a Create", `_, _ = c.Create(ctx, "/x", nil, framework.InBackground())`, false},
 	{"a create option on a Delete", `_ = c.Delete(ctx, "/x", -1, framework.WithParents())`, false},
-	{"a hold option on a Mutex", `_, _ = mutex.New(c, "/x", hold.WithRevocable())`, false},
+	{"an engine option on a Mutex", `_, _ = mutex.New(c, "/x", engine.WithRevocable())`, false},
 	{"a recipe option on Dial", `_, _ = framework.Dial(ctx, nil, mutex.WithRevocable())`, false},
 	{"a retry option on Dial", `_, _ = framework.Dial(ctx, nil, retry.WithNotify(nil))`, false},
 	{"a mutex option on a Long", `_, _ = counter.NewLong(c, "/x", mutex.WithParticipantID("a"))`, false},
@@ -73,6 +73,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
@@ -91,7 +92,8 @@ import (
 
 var (
 	_ = time.Second
-	_ hold.Option
+	_ engine.Option
+	_ *hold.Hold
 	_ cache.Option
 	_ counter.Option
 	_ countdown.Option

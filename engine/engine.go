@@ -9,9 +9,9 @@
 //
 // The mutex (the first holds: First(1)), the read lock (no writer before
 // me), the semaphore's internal lock and the leader selector are Drivers
-// over this loop. Enter runs it and returns a hold.Grant; hold.Follow turns
-// the grant into holds whose loss signal fires when the node can no longer
-// be trusted. Package reentrant makes the queue reentrant per goroutine,
+// over this loop. Enter runs it and returns a Grant; Follow turns the
+// grant into a Node, whose holds' loss signal fires when the node can no
+// longer be trusted. Package reentrant makes the queue reentrant per goroutine,
 // and package lease is Curator's semaphore (InterProcessSemaphoreV2).
 //
 // Nodes are ordered by SortKey, the part of a name after the last of the
@@ -27,6 +27,40 @@
 // OnlyObstacle. A deep queue of one process goes further: a client
 // remembers the nodes First granted with nothing ahead, so that when such a
 // node goes, the waiter behind it holds without listing the queue.
+//
+// # A recipe of your own
+//
+// A hold is the recipe author's to make, and the holder's only to use:
+// package hold shows holders a *hold.Hold and nothing of how it is made.
+// This package is the author's half. Once a recipe has decided that an
+// ephemeral node of its client's current session is granted (Enter, or a
+// look of its own at framework.Client.Enqueue's queue), it describes the
+// node as a Grant and Follow turns it into a Node, which watches the
+// session's loss signal and the node itself (deleted or re-owned means
+// lost; WithRevocable also follows Curator's revocation requests;
+// WithRecipe names the recipe in every error; WithMetrics counts its holds
+// in the recipes' instruments). Each acquisition of the Node is a
+// *hold.Hold (Node.NewHold, that is hold.New with the Node as its
+// hold.Source), whose release callback is the recipe's bookkeeping; the
+// callback of the last one releases the Node, which deletes the node
+// (Node.Release). A Node never hands out a Hold once its signal has fired.
+// Node.Lease bounds its holds in time (a recipe's WithLeaseTime), and
+// Node.OnExpire tells the recipe when the lease ended them; Node.Forget
+// stops following a node the recipe goes on managing itself (a leader
+// latch's). A release callback that returns hold.ErrReleasedByClose (alone
+// or joined with the node's own error) says the recipe's Close gave the
+// hold back: the holder's Release, and Fenced, then say so.
+//
+//	g, err := engine.Enter(ctx, engine.Request{Client: c, Dir: dir, Name: "slot-", Driver: drv})
+//	if err != nil {
+//		return nil, err
+//	}
+//	node := engine.Follow(c, *g, engine.WithRecipe("slots", dir))
+//	h, err := node.NewHold(func(*hold.Hold) error { return node.Release() })
+//	if err != nil { // lost between the grant and now: the node is ours to delete
+//		return nil, errors.Join(err, node.Release())
+//	}
+//	return h, nil
 package engine
 
 import (
@@ -39,7 +73,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
-	"github.com/zkrecipes/zkrecipes/hold"
 )
 
 // errSessionLost is returned when the session our node belonged to is gone
@@ -160,10 +193,10 @@ type Request struct {
 
 // Enter queues a contender and waits until its driver says it holds, ctx
 // ends, or the client closes; the grant is handed out only under a session
-// Trust vouches for. hold.Follow makes it into holds. If its session is lost while it waits, it
+// Trust vouches for. Follow makes it into holds. If its session is lost while it waits, it
 // queues again with a new node (the old one went with the session). Whatever
 // fails after our node may exist deletes it, guaranteed.
-func Enter(ctx context.Context, r Request) (*hold.Grant, error) {
+func Enter(ctx context.Context, r Request) (*Grant, error) {
 	switch {
 	case ctx == nil:
 		return nil, zkrecipes.ErrNilContext
@@ -183,7 +216,7 @@ func Enter(ctx context.Context, r Request) (*hold.Grant, error) {
 	}
 }
 
-func enterOnce(ctx context.Context, r Request) (*hold.Grant, error) {
+func enterOnce(ctx context.Context, r Request) (*Grant, error) {
 	c := r.Client
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent for a wait that is already over
@@ -223,11 +256,11 @@ type waiter struct {
 	owner int64 // session that created our node (0 until known)
 	czxid int64
 	// changed is the enqueue listing's child watch, kept only until the
-	// first look: a grant from that listing hands it on (hold.Grant.Changed).
+	// first look: a grant from that listing hands it on (Grant.Changed).
 	changed <-chan zk.Event
 }
 
-func (w *waiter) run(kids []string) (*hold.Grant, error) {
+func (w *waiter) run(kids []string) (*Grant, error) {
 	c := w.r.Client
 	if w.owner != c.Session().ID {
 		// Made by a session that has since been replaced.
@@ -353,7 +386,7 @@ func (w *waiter) afterHead(path string, st *zk.Stat) bool {
 }
 
 // grant hands out the hold only under a session that Trust vouches for.
-func (w *waiter) grant() (*hold.Grant, error) {
+func (w *waiter) grant() (*Grant, error) {
 	s, err := Trust(w.ctx, w.r.Client, w.owner, w.path)
 	if err != nil {
 		return nil, err
@@ -363,7 +396,7 @@ func (w *waiter) grant() (*hold.Grant, error) {
 	if f, ok := w.r.Driver.(first); ok && f == 1 {
 		headsOf(w.r.Client).note(w.path, w.czxid)
 	}
-	e := &hold.Grant{Path: w.path, Token: w.czxid, Session: s}
+	e := &Grant{Path: w.path, Token: w.czxid, Session: s}
 	select {
 	case <-w.changed: // nil: blocks
 	default:

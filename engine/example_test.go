@@ -39,14 +39,14 @@ type slots struct {
 }
 
 // Acquire queues for a slot and waits for it (ctx is the timeout). Enter
-// deletes the node of an acquire that fails; hold.Follow watches the
+// deletes the node of an acquire that fails; engine.Follow watches the
 // granted node and the session under the client's error policy.
 func (s slots) Acquire(ctx context.Context) (*hold.Hold, error) {
 	g, err := engine.Enter(ctx, engine.Request{Client: s.client, Dir: s.dir, Name: "slot-", Driver: firstN(s.n)})
 	if err != nil {
 		return nil, framework.RecipeErr("slots", s.dir, err)
 	}
-	node := hold.Follow(s.client, *g, hold.WithRecipe("slots", s.dir), hold.WithMetrics("slots", s.dir))
+	node := engine.Follow(s.client, *g, engine.WithRecipe("slots", s.dir), engine.WithMetrics("slots", s.dir))
 	h, err := node.NewHold(func(*hold.Hold) error { return node.Release() })
 	if err != nil {
 		// Lost between the grant and now: the node is ours to delete.

@@ -304,7 +304,7 @@ func (c *Client) LossSignal(s conn.Session) <-chan struct{} { return c.errPolicy
 // from what waited in the socket would be handed over on a session the
 // server may have expired, with its signal firing a moment later. A
 // recipe calls CheckTrust at the last moment before it hands something
-// over (hold.Node does, at every hold it hands out and whenever a hold's
+// over (engine.Node does, at every hold it hands out and whenever a hold's
 // Err is read), so that nothing reaches user code past the signal's
 // bound. Proof of life is a reply, that only the leader gives, to one of
 // this client's own requests (a write, a sync), dated by when the request

@@ -22,7 +22,7 @@ import (
 // whoever makes the node at path first holds it (no queue, no fairness),
 // and learns the moment that can no longer be trusted. It uses what the
 // module's own recipes use: the client's protected create and owner
-// checks, engine.Trust before a hold is handed out, and hold.Follow, which
+// checks, engine.Trust before a hold is handed out, and engine.Follow, which
 // watches the node and the session's loss signal under the client's error
 // policy and deletes the node, bound to its session, at Release.
 type firstCome struct {
@@ -66,7 +66,7 @@ func (l firstCome) follow(ctx context.Context, owner, czxid int64) (*hold.Hold, 
 		_ = engine.Leave(l.c, l.path, owner)
 		return nil, err
 	}
-	n := hold.Follow(l.c, hold.Grant{Path: l.path, Token: czxid, Session: s}, hold.WithRecipe("first come", l.path))
+	n := engine.Follow(l.c, engine.Grant{Path: l.path, Token: czxid, Session: s}, engine.WithRecipe("first come", l.path))
 	h, err := n.NewHold(func(*hold.Hold) error { return n.Release() })
 	if err != nil {
 		return nil, errors.Join(err, n.Release())

@@ -72,8 +72,8 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	if h == nil {
 		return nil, errNilHold
 	}
-	n := h.node
-	fail := func(err error) error { return n.named(fmt.Errorf("fenced write under %s: %w", n.path, err)) }
+	path := h.src.Path()
+	fail := func(err error) error { return h.named(fmt.Errorf("fenced write under %s: %w", path, err)) }
 	if h.released.Load() {
 		if h.byClose.Load() {
 			return nil, fail(ErrReleasedByClose)
@@ -95,9 +95,9 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	all := make([]any, 0, len(ops)+1)
 	// Version -1 checks existence only: a revocation request (Curator's
 	// __REVOKE__) changes the node's data version, not its ownership.
-	all = append(all, &zk.CheckVersionRequest{Path: n.path, Version: -1})
+	all = append(all, &zk.CheckVersionRequest{Path: path, Version: -1})
 	all = append(all, ops...)
-	res, err := n.client.MultiOnce(ctx, all...)
+	res, err := h.src.Client().MultiOnce(ctx, all...)
 	if len(res) > 0 {
 		res = res[1:]
 	}
@@ -109,22 +109,31 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode):
 		// The node is gone: the hold is, whether or not it knows yet.
 		cause := zkrecipes.ErrNodeDeleted
-		if isClosed(n.session.Lost) || n.client.Session().ID != n.session.ID {
+		if s := h.src.Session(); isClosed(s.Lost) || h.src.Client().Session().ID != s.ID {
 			cause = zkrecipes.ErrSessionLost
 		}
-		n.finish(cause)
+		h.src.End(cause)
 		return res, fail(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, cause))
 	case me != nil && me.Index == 0:
 		// The check itself failed otherwise (no READ on our own node, say):
 		// nothing was applied and the hold stands, but no caller's op is
 		// to blame.
-		return res, fail(fmt.Errorf("%w: the check of the hold's node %s failed: %w", zkrecipes.ErrFenceCheckFailed, n.path, me.Err))
+		return res, fail(fmt.Errorf("%w: the check of the hold's node %s failed: %w", zkrecipes.ErrFenceCheckFailed, path, me.Err))
 	case me != nil && me.Index > 0:
 		// One of the caller's ops: name it by the caller's index.
 		return res, fail(&framework.MultiOpError{Index: me.Index - 1, Path: me.Path, Err: me.Err})
 	case errors.Is(err, zk.ErrSessionExpired):
-		n.finish(zkrecipes.ErrSessionLost)
+		h.src.End(zkrecipes.ErrSessionLost)
 		return nil, fail(fmt.Errorf("%w: %w: %w", zkrecipes.ErrHoldLost, zkrecipes.ErrSessionLost, err))
 	}
 	return res, fail(err)
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -103,26 +103,23 @@
 //
 // # For a recipe of your own
 //
-// The recipes of this module make their holds with what this package
-// exports, and a recipe of yours can do the same: once the recipe has
-// decided that an ephemeral node of its client's current session is
-// granted (framework.Client.Enqueue and a look at the queue, say), Follow
-// turns it into a Node, which watches the session's loss signal and the
-// node itself; each acquisition of the node is a Hold (Node.NewHold), whose
-// release callback is the recipe's bookkeeping; the last one releases the
-// Node, which deletes the node (Node.Release). A Node never hands out a
-// Hold once its signal has fired.
+// A recipe of yours hands out the same Hold: package engine follows a
+// granted node (engine.Follow) as an engine.Node, and each acquisition of
+// it is a Hold made with New, whose release callback is the recipe's
+// bookkeeping. Holders never need New, Source or anything of the engine.
 package hold
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/conn"
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // Hold is one acquisition: its fencing token (Token), the signal that it
@@ -132,56 +129,131 @@ import (
 // to give back the calling goroutine's most recent one). Its methods are
 // safe for concurrent use; a nil *Hold's say it is not held.
 type Hold struct {
-	node     *Node
+	src      Source
 	release  func(*Hold) error
 	released atomic.Bool
 	granted  time.Time             // taken just before its last check of the link
 	byClose  atomic.Bool           // released by its recipe's Close
 	closeErr atomic.Pointer[error] // what Release says then
 
-	// Guarded by node.mu.
+	// mu guards done and err. It is taken under the source's lock (the
+	// source ends its holds while it holds its own), never the other way.
+	mu   sync.Mutex
 	done chan struct{}
-	err  error
+	err  error // the first reason: the source's (raw) or zkrecipes.ErrReleased
 }
 
-// NewHold opens one acquisition of n. release is the recipe's bookkeeping
-// for it, run at most once, from Hold.Release (the recipe decides there
-// whether the node's last acquisition is given back, and then releases the
-// Node). If n has lost trust already, NewHold returns nil and an error
-// wrapping zkrecipes.ErrHoldLost and why: no Hold is handed out under a signal that
-// has fired.
+// Source is what a Hold is an acquisition of, for the author of a recipe:
+// a granted node, followed. engine.Node is the Source of every recipe of
+// this module, and the one to use for a recipe of your own (engine.Follow,
+// engine.Node.NewHold); the methods below are the contract between a Hold
+// and its Source, which holders never see. Its methods must be safe for
+// concurrent use.
+type Source interface {
+	// Path is the node (without the client's namespace).
+	Path() string
+	// Token is the fencing token: the node's czxid.
+	Token() int64
+	// Session is the session that owns the node.
+	Session() conn.Session
+	// Client is the client the node was granted through: Fenced writes
+	// through it.
+	Client() *framework.Client
+	// Revoked is closed when another process asks the holder to release.
+	Revoked() <-chan struct{}
+	// Recipe is the recipe, and its path, that the Hold's errors name
+	// (framework.RecipeErr); "" names none.
+	Recipe() (name, path string)
+	// Check checks that the link still has proof of life
+	// (framework.Client.CheckTrust), ending the source if not, and then
+	// says what Loss says.
+	Check() error
+	// Loss is nil while the source is trusted, then why not, as it should
+	// be told now (a source that ended in doubt says
+	// zkrecipes.ErrSessionLost too once its session is known lost).
+	Loss() error
+	// Attach checks as Check does and then, in one step under the
+	// source's lock, returns Loss if the source has ended, or else
+	// remembers h: when the source ends with err, it calls end(h, err)
+	// while it holds its lock, until Detach(h). New calls it.
+	Attach(h *Hold, end func(h *Hold, err error)) error
+	// Detach forgets h: its Release has begun.
+	Detach(h *Hold)
+	// End ends the source with err (the first reason stands): Fenced
+	// found the node gone.
+	End(err error)
+	// Extend moves the end of the source's lease to d from now if that
+	// is later (d is positive): an error matching zkrecipes.ErrReleased,
+	// zkrecipes.ErrHoldLost (and why) or zkrecipes.ErrNoLeaseTime if it
+	// cannot.
+	Extend(d time.Duration) error
+	// Expiry is when the source's lease ends, false without a lease.
+	Expiry() (time.Time, bool)
+}
+
+// New is, for the author of a recipe, one acquisition of src, handed to
+// the holder: release is the recipe's bookkeeping for it, run at most
+// once, from Hold.Release (the recipe decides there whether src's last
+// acquisition is given back, and then releases src). If src has lost
+// trust already, New returns nil and an error wrapping
+// zkrecipes.ErrHoldLost and why: no Hold is handed out under a signal that
+// has fired. A release that returns ErrReleasedByClose (alone or joined
+// with other errors) says the recipe's Close gave the hold back: the
+// holder's Release then says so. A nil src or release is bad input
+// (zkrecipes.ErrInvalidArgument).
 //
-// NewHold is the last moment before a hold reaches user code: it checks
-// that the link still has proof of life (framework.Client.CheckTrust), and
-// a node whose link has gone without it past the loss signal's bound (a
-// process thawed after a long freeze) ends there, with
-// zkrecipes.ErrSuspended, instead of being handed out.
-func (n *Node) NewHold(release func(*Hold) error) (*Hold, error) {
-	granted := time.Now()
-	n.vouch()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.err != nil {
-		return nil, fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, n.told(n.err))
+// New is the last moment before a hold reaches user code: src checks that
+// the link still has proof of life (Source.Attach), and a source whose
+// link has gone without it past the loss signal's bound (a process thawed
+// after a long freeze) ends there, with zkrecipes.ErrSuspended, instead of
+// being handed out.
+func New(src Source, release func(*Hold) error) (*Hold, error) {
+	if src == nil || release == nil {
+		return nil, fmt.Errorf("%w: hold.New needs a source and a release", zkrecipes.ErrInvalidArgument)
 	}
-	h := &Hold{node: n, release: release, done: make(chan struct{}), granted: granted}
-	n.holds[h] = struct{}{}
-	if !n.given {
-		n.given = true
-		n.metered = true
-		n.meter.HoldStarted()
-		if log := n.client.Logger(); log.Enabled(context.Background(), slog.LevelDebug) {
-			log.Debug("zookeeper hold granted", "path", n.path, "session", sessionHex(n.session.ID), "token", n.token)
-		}
+	h := &Hold{src: src, release: release, done: make(chan struct{}), granted: time.Now()}
+	if err := src.Attach(h, end); err != nil {
+		return nil, fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, err)
 	}
 	return h, nil
 }
 
-func (h *Hold) finishLocked(err error) {
+// end is what a Source calls, under its lock, when it ends with err: the
+// first reason stands.
+func end(h *Hold, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.err == nil {
 		h.err = err
 		close(h.done)
 	}
+}
+
+// named names the Source's recipe in err.
+func (h *Hold) named(err error) error {
+	if err == nil {
+		return nil
+	}
+	if recipe, path := h.src.Recipe(); recipe != "" {
+		return framework.RecipeErr(recipe, path, err)
+	}
+	return err
+}
+
+// state is the hold's first reason (nil while it is open).
+func (h *Hold) state() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// told is e, the hold's first reason, as it should be told now: its own
+// release as it is, the source's as the source tells it.
+func (h *Hold) told(e error) error {
+	if e == nil || e == zkrecipes.ErrReleased {
+		return e
+	}
+	return h.src.Loss() // the source's first reason: it never changes
 }
 
 // Token is the fencing token: the czxid of the hold's node. It grows
@@ -193,7 +265,7 @@ func (h *Hold) Token() int64 {
 	if h == nil {
 		return 0
 	}
-	return h.node.token
+	return h.src.Token()
 }
 
 // Granted is when the hold was first handed out: the time taken just
@@ -216,7 +288,7 @@ func (h *Hold) Path() string {
 	if h == nil {
 		return ""
 	}
-	return h.node.path
+	return h.src.Path()
 }
 
 // SessionID is the ZooKeeper session that owns the hold's node.
@@ -224,7 +296,7 @@ func (h *Hold) SessionID() int64 {
 	if h == nil {
 		return 0
 	}
-	return h.node.session.ID
+	return h.src.Session().ID
 }
 
 // Done is closed when the hold can no longer be trusted: on Suspended
@@ -256,14 +328,18 @@ func (h *Hold) Err() error {
 	if h == nil {
 		return errNilHold
 	}
-	return h.node.named(h.errNow())
+	return h.named(h.errNow())
 }
 
+// errNow checks the link first (Source.Check): a hold is not trusted on a
+// link past its bound.
 func (h *Hold) errNow() error {
-	h.node.vouch()
-	h.node.mu.Lock()
-	defer h.node.mu.Unlock()
-	return h.node.told(h.err)
+	loss := h.src.Check()
+	e := h.state()
+	if e != nil && e != zkrecipes.ErrReleased && loss != nil {
+		return loss // the source's reason, told as of the check
+	}
+	return h.told(e)
 }
 
 // Context returns a context, derived from parent, that is cancelled when
@@ -306,7 +382,7 @@ func (h *Hold) Revoked() <-chan struct{} {
 	if h == nil {
 		return nil
 	}
-	return h.node.revoked
+	return h.src.Revoked()
 }
 
 // Release gives back this acquisition (for a leader's term: steps down).
@@ -322,7 +398,7 @@ func (h *Hold) Release() error {
 	if h == nil {
 		return errNilHold
 	}
-	return h.node.named(h.releaseOnce())
+	return h.named(h.releaseOnce())
 }
 
 func (h *Hold) releaseOnce() error {
@@ -335,12 +411,11 @@ func (h *Hold) releaseOnce() error {
 		}
 		return zkrecipes.ErrReleased
 	}
-	n := h.node
-	n.mu.Lock()
-	lost := n.told(h.err)
-	h.finishLocked(zkrecipes.ErrReleased)
-	delete(n.holds, h)
-	n.mu.Unlock()
+	// Detached first: from then on the source's end leaves it alone, and
+	// its first reason is what it was at that moment.
+	h.src.Detach(h)
+	end(h, zkrecipes.ErrReleased)
+	lost := h.told(h.state())
 	err := h.release(h)
 	var loss error
 	if lost != nil && !errors.Is(lost, zkrecipes.ErrReleased) && lost != zkrecipes.ErrClosed {
@@ -350,9 +425,7 @@ func (h *Hold) releaseOnce() error {
 		// Its recipe's Close gave it back (a latch's term ends with
 		// zkrecipes.ErrClosed): the user's own doing. A loss before it is still
 		// said: whatever the holder did after it was unprotected.
-		if errors.Is(err, ErrReleasedByClose) {
-			err = nil
-		}
+		err = withoutByClose(err)
 		e := ErrReleasedByClose
 		if loss != nil || err != nil {
 			e = errors.Join(ErrReleasedByClose, loss, err)
@@ -367,23 +440,24 @@ func (h *Hold) releaseOnce() error {
 	return err
 }
 
-// ReleaseAtClose is Release by the hold's recipe's Close: a later Release
-// by the holder returns ErrReleasedByClose.
-func (h *Hold) ReleaseAtClose() error {
-	if h == nil {
-		return errNilHold
+// withoutByClose is err without ErrReleasedByClose, the release callback's
+// word that its recipe's Close gave the hold back: nil if that is all it
+// says.
+func withoutByClose(err error) error {
+	if !errors.Is(err, ErrReleasedByClose) {
+		return err
 	}
-	h.byClose.Store(true)
-	return h.Release()
-}
-
-// Node returns the node this Hold is an acquisition of (nil for a nil
-// Hold).
-func (h *Hold) Node() *Node {
-	if h == nil {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
 		return nil
 	}
-	return h.node
+	var rest []error
+	for _, e := range joined.Unwrap() {
+		if !errors.Is(e, ErrReleasedByClose) {
+			rest = append(rest, e)
+		}
+	}
+	return errors.Join(rest...)
 }
 
 // ReleaseAll releases holds in reverse order (the order in which nested

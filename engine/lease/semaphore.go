@@ -66,6 +66,9 @@ type Semaphore struct {
 
 	mu   sync.Mutex
 	held map[*hold.Hold]struct{}
+	// closing: the leases Close took from held to give back; their
+	// release callbacks say hold.ErrReleasedByClose.
+	closing map[*hold.Hold]struct{}
 }
 
 // Config is a Semaphore's, checked by its recipe.
@@ -371,15 +374,20 @@ func (s *Semaphore) verify(ctx context.Context, nodes []*framework.Queued) (conn
 // out. No node is left held, and no lease is handed out after Close.
 func (s *Semaphore) adopt(g *grant) ([]*hold.Hold, error) {
 	leases := make([]*hold.Hold, 0, len(g.nodes))
-	nodes := make([]*hold.Node, len(g.nodes))
+	nodes := make([]*engine.Node, len(g.nodes))
 	var lost error
 	for i, q := range g.nodes {
-		n := hold.Follow(s.client, hold.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, hold.WithMetrics(s.kind, s.path), hold.WithRecipe(s.recipe, s.path))
+		n := engine.Follow(s.client, engine.Grant{Path: q.Path, Token: q.Czxid, Session: g.session}, engine.WithMetrics(s.kind, s.path), engine.WithRecipe(s.recipe, s.path))
 		if s.lease > 0 {
 			_ = n.Lease(s.lease) // positive: checked by the recipe
 		}
 		nodes[i] = n
-		h, err := n.NewHold(func(h *hold.Hold) error { s.forget(h); return n.Release() })
+		h, err := n.NewHold(func(h *hold.Hold) error {
+			if s.forget(h) {
+				return errors.Join(hold.ErrReleasedByClose, n.Release())
+			}
+			return n.Release()
+		})
 		if err != nil {
 			if lost == nil {
 				lost = err // never hand out a lost lease
@@ -424,7 +432,7 @@ func (s *Semaphore) pruneLocked() {
 
 // unlock releases the internal mutex, after the deletes of the lease nodes
 // of a failed attempt.
-func (s *Semaphore) unlock(lock *hold.Grant) { s.remove(lock.Path, lock.Session.ID) }
+func (s *Semaphore) unlock(lock *engine.Grant) { s.remove(lock.Path, lock.Session.ID) }
 
 // remove leaves a node of ours (engine.Leave): while its session is the
 // current one and the link is up, the delete is only sent; ZooKeeper
@@ -437,10 +445,13 @@ func (s *Semaphore) remove(path string, owner int64) {
 	}
 }
 
-func (s *Semaphore) forget(l *hold.Hold) {
+// forget forgets l, and says whether Close is giving it back.
+func (s *Semaphore) forget(l *hold.Hold) (byClose bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	delete(s.held, l)
-	s.mu.Unlock()
+	_, byClose = s.closing[l]
+	return byClose
 }
 
 // Leases returns the leases taken through this Semaphore, by any goroutine,
@@ -496,10 +507,11 @@ func (s *Semaphore) releaseAll() error {
 	s.mu.Lock()
 	held := s.held
 	s.held = map[*hold.Hold]struct{}{}
+	s.closing = held
 	s.mu.Unlock()
 	var errs []error
 	for l := range held {
-		if err := l.ReleaseAtClose(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) && !errors.Is(err, zkrecipes.ErrReleased) {
+		if err := l.Release(); err != nil && !errors.Is(err, zkrecipes.ErrHoldLost) && !errors.Is(err, zkrecipes.ErrReleased) {
 			errs = append(errs, err)
 		}
 	}

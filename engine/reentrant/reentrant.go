@@ -50,7 +50,7 @@ const maxEnded = 1024
 // entry is one goroutine's holding of the lock: one node, and the open
 // acquisitions of it, most recent last.
 type entry struct {
-	node  *hold.Node
+	node  *engine.Node
 	holds []*hold.Hold
 }
 
@@ -65,10 +65,10 @@ type Config struct {
 	// the Lock's client.
 	Request engine.Request
 	// Revocable makes its holds follow Curator's revocation requests
-	// (hold.WithRevocable).
+	// (engine.WithRevocable).
 	Revocable bool
 	// LeaseTime, if positive, is the lease time of every node it is
-	// granted (hold.Node.Lease), renewed by each reentrant acquire.
+	// granted (engine.Node.Lease), renewed by each reentrant acquire.
 	LeaseTime time.Duration
 }
 
@@ -84,12 +84,12 @@ func New(client *framework.Client, cfg Config) *Lock {
 
 // Follow follows g, a node granted to this lock (by its queue, or another
 // way: the read-write lock's downgrade), as the lock's holds are followed.
-func (l *Lock) Follow(g hold.Grant) *hold.Node {
-	opts := []hold.Option{hold.WithMetrics(l.kind, l.request.Dir), hold.WithRecipe(l.recipe, l.request.Dir)}
+func (l *Lock) Follow(g engine.Grant) *engine.Node {
+	opts := []engine.Option{engine.WithMetrics(l.kind, l.request.Dir), engine.WithRecipe(l.recipe, l.request.Dir)}
 	if l.revocable {
-		opts = append(opts, hold.WithRevocable())
+		opts = append(opts, engine.WithRevocable())
 	}
-	return hold.Follow(l.client, g, opts...)
+	return engine.Follow(l.client, g, opts...)
 }
 
 // Acquire takes the lock for the calling goroutine (see the package doc);
@@ -193,7 +193,7 @@ func (e *entry) expired() bool { return errors.Is(e.node.Err(), zkrecipes.ErrLea
 
 // Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.
-func (l *Lock) Adopt(n *hold.Node) (*hold.Hold, error) {
+func (l *Lock) Adopt(n *engine.Node) (*hold.Hold, error) {
 	return l.adopt(goid.Current(), n)
 }
 
@@ -203,7 +203,7 @@ func (l *Lock) Adopt(n *hold.Node) (*hold.Hold, error) {
 // releaseAll finds n in l.holds and releases it, or adopt sees the lock
 // closed and releases n itself, never handing it out. No node is left
 // held, and no hold is handed out after Close.
-func (l *Lock) adopt(g int64, n *hold.Node) (*hold.Hold, error) {
+func (l *Lock) adopt(g int64, n *engine.Node) (*hold.Hold, error) {
 	l.mu.Lock()
 	if l.rt.Closed() {
 		l.mu.Unlock()

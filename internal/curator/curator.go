@@ -67,6 +67,10 @@
 //	group-join <path> <id> <payloadHex>     group-joined <id>
 //	group-members <id>                      group-members <id> <id>=<hex>,...
 //	group-leave <id>                        group-left <id>
+//	watch-start curatorcache|treecache|servicecache <path>
+//	                                        watch-started kind=<kind> init_ms=<n> threads=<n> heap=<bytes> nodes=<n>
+//	watch-events <n> <pathsFile> <seed>     watch-events p50_us=<n> p99_us=<n> n=<n>
+//	watch-close                             watch-closed
 //	quit                                    bye   (then it exits 0)
 //	(a failure)                             error <message>
 //
@@ -131,6 +135,11 @@
 // group-members answers its getCurrentMembers, sorted by id, payloads in
 // hex ("-" when empty).
 //
+// The watch-* commands are make bench-watch's (java/WatchBench.java): one
+// cache at a time, what it added to the JVM (threads, used heap after
+// System.gc()) and the time to its initialized event, then the latency of
+// events for writes to nodes picked from a file of paths.
+//
 // Commands for another recipe (leader latch...) take one register line in
 // the Agent's constructor and a handler; a recipe object that must outlive
 // one command, or stay on one thread, lives in the Agent's per-name Actor.
@@ -186,25 +195,38 @@ type Process struct {
 // it answered are logged.
 func (j *JVM) Start(t testing.TB, connectString string, sessionTimeout time.Duration) *Process {
 	t.Helper()
-	return j.start(t, connectString, sessionTimeout, "")
+	return j.start(t, connectString, sessionTimeout, "", testJVM)
 }
+
+// StartMeasured is Start for an Agent that measures Curator rather than
+// checks it: the production JIT (C2) and a heap of 1 GB, so that what it
+// reports is what a deployed Curator application costs and takes, not a
+// test JVM's.
+func (j *JVM) StartMeasured(t testing.TB, connectString string, sessionTimeout time.Duration) *Process {
+	t.Helper()
+	return j.start(t, connectString, sessionTimeout, "", measuredJVM)
+}
+
+// testJVM is a small, quick-starting JVM: tests start several next to the
+// ZooKeeper server, and the Agent's work is tiny.
+var testJVM = []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+
+// measuredJVM is a JVM as deployed, but for the serial collector, whose
+// System.gc() is a full collection, so the used heap after it is what is
+// live.
+var measuredJVM = []string{"-Xmx1g", "-XX:+UseSerialGC"}
 
 // StartWithDigest is Start for an Agent whose Curator authenticates with
 // digest credentials user:password and gives the nodes it creates to them
 // (ZooDefs.Ids.CREATOR_ALL_ACL), as framework.CreatorACL does.
 func (j *JVM) StartWithDigest(t testing.TB, connectString string, sessionTimeout time.Duration, userPassword string) *Process {
 	t.Helper()
-	return j.start(t, connectString, sessionTimeout, userPassword)
+	return j.start(t, connectString, sessionTimeout, userPassword, testJVM)
 }
 
-func (j *JVM) start(t testing.TB, connectString string, sessionTimeout time.Duration, digest string) *Process {
+func (j *JVM) start(t testing.TB, connectString string, sessionTimeout time.Duration, digest string, jvm []string) *Process {
 	t.Helper()
-	args := []string{
-		// A small, quick-starting JVM: tests start several next to the
-		// ZooKeeper server, and the Agent's work is tiny.
-		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		ownerProperty + strconv.Itoa(os.Getpid()),
-	}
+	args := append(append([]string(nil), jvm...), ownerProperty+strconv.Itoa(os.Getpid()))
 	args = append(args, logProps...)
 	args = append(args, "-cp", j.classpath, "zkrecipes.Agent",
 		connectString, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))

@@ -79,6 +79,12 @@ func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 			evs = c.removeTree(evs, r.path, math.MaxInt64)
 		} else if r.path != c.path {
 			c.in.mark(kindKids, framework.Parent(r.path))
+			if known {
+				// The listing may find it made again since, by a name it
+				// knows: only a read of it tells the new node, and no
+				// watch of the old one is left to ask for that read.
+				c.in.mark(kindData, r.path)
+			}
 		}
 		return evs
 	}

@@ -256,7 +256,7 @@ func (l *Latch) run(life context.Context, j *joining) {
 		// From here to a term is the latch's acquire, whether it queues
 		// anew or its node leads again after a cut.
 		start := time.Now()
-		var e *hold.Grant
+		var e *engine.Grant
 		var err error
 		if node != "" {
 			e, err = l.recheck(life, node, owner, czxid)
@@ -297,11 +297,11 @@ func (l *Latch) run(life context.Context, j *joining) {
 // the term to end: lost (the node stays, to lead again if it still may),
 // released (it steps down: the node is deleted, and lead reports true) or
 // the latch closing.
-func (l *Latch) lead(life context.Context, g hold.Grant, start time.Time) (steppedDown bool) {
+func (l *Latch) lead(life context.Context, g engine.Grant, start time.Time) (steppedDown bool) {
 	// The term is a hold of the node, as every hold: it follows the
 	// session's loss signal and the node itself (deleted by someone else,
 	// the term is over at once). Its Release steps down.
-	followed := hold.Follow(l.client, g, hold.WithMetrics(latchKind, l.path), hold.WithRecipe(latchRecipe, l.path))
+	followed := engine.Follow(l.client, g, engine.WithMetrics(latchKind, l.path), engine.WithRecipe(latchRecipe, l.path))
 	stepDown, over := make(chan struct{}), make(chan struct{})
 	defer close(over)
 	var once sync.Once
@@ -343,7 +343,7 @@ func (l *Latch) lead(life context.Context, g hold.Grant, start time.Time) (stepp
 // connection first. Trust comes last, as at every grant, so that a link that
 // drops during the look is waited out and the node checked again. A nil
 // entry and nil error mean "queue anew".
-func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (*hold.Grant, error) {
+func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (*engine.Grant, error) {
 	c := l.client
 	if _, err := c.WaitConnected(life); err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func (l *Latch) recheck(life context.Context, node string, owner, czxid int64) (
 	if err != nil {
 		return nil, err
 	}
-	return &hold.Grant{Path: node, Token: czxid, Session: s}, nil
+	return &engine.Grant{Path: node, Token: czxid, Session: s}, nil
 }
 
 func (l *Latch) deleteNode(node string, owner int64) error {
@@ -393,7 +393,7 @@ func (l *Latch) endTerm(reason error) {
 	l.term = nil
 	l.meter.Leading(false)
 	l.client.Logger().Info("leader latch: not leading", "path", l.path, "session", fmt.Sprintf("0x%x", t.SessionID()),
-		"token", t.Token(), "reason", hold.Reason(reason))
+		"token", t.Token(), "reason", engine.Reason(reason))
 	l.broadcastLocked()
 	l.publishLocked(Change{Leader: false, Reason: reason, Token: t.Token(), Time: time.Now()})
 }

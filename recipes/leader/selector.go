@@ -243,7 +243,7 @@ func (s *Selector) lead(life context.Context, queued func(string)) (led bool, er
 	s.setTerm(nil)
 	reason := "returned"
 	if herr := h.Err(); herr != nil {
-		reason = hold.Reason(herr)
+		reason = engine.Reason(herr)
 	} else if life.Err() != nil {
 		reason = "recipe_closed"
 	}

@@ -193,7 +193,7 @@ func Revoke(ctx context.Context, client *framework.Client, nodePath string) erro
 	if err := engine.CheckCall(client, ctx); err != nil {
 		return framework.RecipeErr(recipe, nodePath, err)
 	}
-	_, err := client.Set(ctx, nodePath, []byte(hold.RevokeMessage), -1)
+	_, err := client.Set(ctx, nodePath, []byte(engine.RevokeMessage), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}

@@ -256,7 +256,7 @@ func (r *ReadLock) downgrade(ctx context.Context, wh *hold.Hold) (*hold.Hold, er
 		_ = engine.Leave(c, path, s.ID)
 		return nil, fmt.Errorf("downgrade: %w", engine.Err(err, false))
 	}
-	return r.lock.Adopt(r.lock.Follow(hold.Grant{Path: path, Token: st.Czxid, Session: s}))
+	return r.lock.Adopt(r.lock.Follow(engine.Grant{Path: path, Token: st.Czxid, Session: s}))
 }
 
 // Release gives up one read hold of the calling goroutine (see

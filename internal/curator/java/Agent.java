@@ -193,6 +193,11 @@ public final class Agent {
         registerBarriers();
         registerNodes();
         registerDiscovery();
+        // make bench-watch's caches (WatchBench.java)
+        WatchBench watch = new WatchBench(client, this::answer);
+        register("watch-start", 2, "curatorcache|treecache|servicecache <path>", watch::start);
+        register("watch-events", 3, "<n> <pathsFile> <seed>", watch::events);
+        register("watch-close", 0, "", watch::close);
         register("quit", 0, "", args -> quit());
     }
 

@@ -1,4 +1,4 @@
-package hold
+package engine
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 )
 
 // errClientClosed: the client the hold was made through was closed. For the
@@ -26,10 +27,11 @@ var errClientClosed = fmt.Errorf("%w: its client was closed", zkrecipes.ErrSessi
 const RevokeMessage = "__REVOKE__"
 
 // Node is one granted node, followed: its fencing token and the signal that
-// it can no longer be trusted, shared by every acquisition (Hold) of it.
-// The recipe that granted it releases it once, when its last Hold is
-// released (or Forgets it, to keep managing the node itself). Its methods
-// are safe for concurrent use. Make one with Follow.
+// it can no longer be trusted, shared by every acquisition (hold.Hold) of
+// it; it is the hold.Source of those holds. The recipe that granted it
+// releases it once, when its last Hold is released (or Forgets it, to keep
+// managing the node itself). Its methods are safe for concurrent use. Make
+// one with Follow.
 type Node struct {
 	client    *framework.Client
 	revocable bool
@@ -52,10 +54,12 @@ type Node struct {
 	// its end is counted too. A node never handed out is neither.
 	metered bool
 
-	mu          sync.Mutex
-	err         error
-	ended       atomic.Bool        // err is set: read without mu by vouch
-	holds       map[*Hold]struct{} // open acquisitions of this node
+	mu    sync.Mutex
+	err   error
+	ended atomic.Bool // err is set: read without mu by vouch
+	// The open acquisitions of this node, each with what ends it (see
+	// hold.Source.Attach).
+	holds       map[*hold.Hold]func(*hold.Hold, error)
 	releaseOnce sync.Once
 	releaseErr  error
 
@@ -103,7 +107,7 @@ type nodeOption func(*nodeConfig)
 func (f nodeOption) applyNode(c *nodeConfig) { f(c) }
 
 // WithRevocable makes the Node follow Curator's revocation requests on its
-// node (its data becoming "__REVOKE__"): Hold.Revoked closes.
+// node (its data becoming RevokeMessage): hold.Hold.Revoked closes.
 func WithRevocable() Option { return nodeOption(func(c *nodeConfig) { c.revocable = true }) }
 
 // WithMetrics counts the Node's holds in the recipes' instruments (see
@@ -124,7 +128,7 @@ func WithRecipe(recipe, recipePath string) Option {
 // Follow starts following g, a node granted to a recipe on client: the
 // session's loss signal under the client's error policy, and the node
 // itself (deleted or re-owned means lost; WithRevocable, also Curator's
-// revocation requests). Its acquisitions are Holds (NewHold); Release
+// revocation requests). Its acquisitions are holds (NewHold); Release
 // deletes it. If the loss signal has already fired, the Node is born lost
 // (see Err), and NewHold refuses it: a recipe never hands out a hold whose
 // signal has fired. This is how every recipe of this module turns a
@@ -165,7 +169,7 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 		session: g.Session,
 		done:    make(chan struct{}),
 		revoked: make(chan struct{}),
-		holds:   map[*Hold]struct{}{},
+		holds:   map[*hold.Hold]func(*hold.Hold, error){},
 		meter:   meter,
 	}
 	signal := client.LossSignal(g.Session)
@@ -268,11 +272,6 @@ func (n *Node) told(err error) error {
 
 // Done is closed when the node can no longer be trusted, or is released.
 func (n *Node) Done() <-chan struct{} { return n.done }
-
-// Context is Hold.Context for the node.
-func (n *Node) Context(parent context.Context) context.Context {
-	return untilDone(parent, n.done, n.Err)
-}
 
 func (n *Node) lossCause() error {
 	if isClosed(n.session.Lost) {
@@ -385,8 +384,8 @@ func (n *Node) endLocked(err error) bool {
 	n.err = err
 	n.ended.Store(true)
 	close(n.done)
-	for h := range n.holds {
-		h.finishLocked(err)
+	for h, end := range n.holds {
+		end(h, err)
 	}
 	return true
 }
@@ -494,7 +493,7 @@ func (n *Node) release() error {
 			err = derr
 		}
 	} else {
-		err = leave(n.client, n.path, n.session.ID)
+		err = Leave(n.client, n.path, n.session.ID)
 	}
 	if lost != nil {
 		err = errors.Join(fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, lost), err)
@@ -512,17 +511,4 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// leave deletes the node, ours or session owner's: sent at once while
-// owner's session is current and the link is up (the next contender is
-// woken by the delete itself), else in the background, only while the node
-// is still owner's. Nothing is left to report once the delete is on its
-// way, or in the client's hands.
-func leave(c *framework.Client, path string, owner int64) error {
-	err := c.Delete(context.Background(), path, -1, framework.OwnedBy(owner), framework.InBackground())
-	if err == nil || errors.Is(err, zkrecipes.ErrClosed) || errors.Is(err, zkrecipes.ErrDeferred) {
-		return nil
-	}
-	return err
 }

@@ -1,4 +1,4 @@
-package hold
+package engine
 
 import (
 	"context"
@@ -98,52 +98,36 @@ func (n *Node) endLease() (expired bool) {
 	return n.expired
 }
 
-// Extend moves the end of the hold's lease (a recipe's WithLeaseTime) to d
-// from now, if that is later than it is: it never shortens a lease. A
-// reentrant hold shares one lease with the other acquisitions of its
-// node. Extend fails with zkrecipes.ErrNoLeaseTime for a hold without a lease, with
-// zkrecipes.ErrReleased after Release, and with an error wrapping zkrecipes.ErrHoldLost and
-// the reason once the hold has ended otherwise (zkrecipes.ErrLeaseExpired if its
-// lease ran out first): a lease that ended is not brought back.
-func (h *Hold) Extend(d time.Duration) error {
-	if h == nil {
-		return errNilHold
-	}
-	return h.node.named(h.extend(d))
-}
-
-func (h *Hold) extend(d time.Duration) error {
+// Extend moves the end of the node's lease to d from now, if that is
+// later than it is (hold.Hold.Extend, for every acquisition of the node):
+// it fails with zkrecipes.ErrNoLeaseTime for a node without a lease, with
+// zkrecipes.ErrReleased once it is released, with an error wrapping
+// zkrecipes.ErrHoldLost and the reason once it has ended otherwise, and
+// with zkrecipes.ErrInvalidArgument for a d that is not positive. Its
+// errors do not name the node: the hold's do.
+func (n *Node) Extend(d time.Duration) error {
 	if d <= 0 {
-		return fmt.Errorf("extend %s: %w: %v is not positive", h.node.path, zkrecipes.ErrInvalidArgument, d)
+		return fmt.Errorf("%w: %v is not positive", zkrecipes.ErrInvalidArgument, d)
 	}
-	if h.released.Load() {
-		return fmt.Errorf("extend %s: %w", h.node.path, zkrecipes.ErrReleased)
-	}
-	n := h.node
-	n.vouch() // a lease is not extended on a link past its bound
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {
-	case h.err != nil && errors.Is(h.err, zkrecipes.ErrReleased):
-		return fmt.Errorf("extend %s: %w", n.path, h.err)
-	case h.err != nil:
-		return fmt.Errorf("extend %s: %w: %w", n.path, zkrecipes.ErrHoldLost, n.told(h.err))
+	case n.err != nil && errors.Is(n.err, zkrecipes.ErrReleased):
+		return n.err
+	case n.err != nil:
+		return fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, n.told(n.err))
 	case n.releasing:
-		return fmt.Errorf("extend %s: %w", n.path, zkrecipes.ErrReleased)
+		return zkrecipes.ErrReleased
 	case n.deadline.IsZero():
-		return fmt.Errorf("extend %s: %w", n.path, zkrecipes.ErrNoLeaseTime)
+		return zkrecipes.ErrNoLeaseTime
 	}
 	n.pushLocked(d)
 	return nil
 }
 
-// Expiry is when the hold's lease ends, and false for a hold without a
-// lease time (or a nil Hold).
-func (h *Hold) Expiry() (time.Time, bool) {
-	if h == nil {
-		return time.Time{}, false
-	}
-	n := h.node
+// Expiry is when the node's lease ends, and false for a node without a
+// lease.
+func (n *Node) Expiry() (time.Time, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.deadline, !n.deadline.IsZero()
