@@ -46,11 +46,11 @@ func idle(g []byte) bool {
 	return false
 }
 
-// GoroutinesAdded waits until at most limit goroutines more than before
+// GoroutinesSettled waits until at most limit goroutines more than before
 // run (BusyGoroutines), within a deadline, and returns how many more do:
 // a component's background work may take a moment to settle after its
 // Start (its first reads' requests in flight end).
-func GoroutinesAdded(t testing.TB, before, limit int) int {
+func GoroutinesSettled(t testing.TB, before, limit int) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -19,7 +19,7 @@ import (
 // A service cache costs the same few goroutines whatever the number of
 // instances: it stands on one cache, whose watches reach it through one
 // queue.
-func TestServiceCacheGoroutinesDoNotGrowWithInstances(t *testing.T) {
+func TestServiceCacheOneQueueGoroutinesStayFlat(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	for _, n := range []int{10, 1000} {
@@ -51,7 +51,7 @@ func TestServiceCacheGoroutinesDoNotGrowWithInstances(t *testing.T) {
 				assert.NoError(ct, err)
 				assert.Len(ct, got, n)
 			}, 30*time.Second, 10*time.Millisecond)
-			added := testkit.GoroutinesAdded(t, before, 8)
+			added := testkit.GoroutinesSettled(t, before, 8)
 			assert.LessOrEqual(t, added, 8, "goroutines of a service cache of %d instances", n)
 			require.NoError(t, sc.Close())
 		})

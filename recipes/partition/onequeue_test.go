@@ -17,7 +17,7 @@ import (
 // partitioner its end: two goroutines), not its watches (four more, each
 // item's directory and lock node, when each watch had a goroutine).
 // Measured with one member holding every item, at 10 items and at 1,000.
-func TestPartitionerViewGoroutinesDoNotGrowWithItems(t *testing.T) {
+func TestPartitionerOneQueueViewGoroutinesStayFlat(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	added := map[int]int{}
@@ -27,7 +27,7 @@ func TestPartitionerViewGoroutinesDoNotGrowWithItems(t *testing.T) {
 			before := testkit.BusyGoroutines()
 			p := start(t, c, fmt.Sprintf("/flat/%d", n), "m", partition.List(items...), nil)
 			waitStable(t, items, p)
-			added[n] = testkit.GoroutinesAdded(t, before, 2*n+20)
+			added[n] = testkit.GoroutinesSettled(t, before, 2*n+20)
 			t.Logf("%d items held: %d goroutines added", n, added[n])
 		})
 	}
