@@ -82,6 +82,7 @@ type Client struct {
 
 	deleter *deleter
 	listers listers
+	router  *router // the watches read Into a Watches queue
 
 	// What must learn of Close before anything else happens (a hold's
 	// loss signal): called first thing in Close.
@@ -129,11 +130,14 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 			zkrecipes.ErrInvalidArgument, chroot, o.namespace)
 	}
 	o.session.Log = o.log
+	rt := newRouter(namespace(o.namespace))
+	o.session.OnWatch = rt.onEvent
 	sc, err := session.Dial(ctx, servers, o.session)
 	if err != nil {
 		return nil, fmt.Errorf("framework: dial: %w", err)
 	}
 	cl := newClient(sc, o)
+	cl.router = rt
 	cl.countFirstSession()
 	return cl, nil
 }
@@ -383,6 +387,7 @@ func (c *Client) Close() error {
 	c.deleter.abandon()
 	c.metrics.Close()
 	c.conn.Close() // ends in-flight calls with zk.ErrClosing; observers see StateClosed
+	c.router.close()
 	c.unobserve()
 	c.states.End(nil)
 	c.wg.Wait()

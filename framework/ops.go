@@ -47,8 +47,12 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 //     Close, or when ctx ends).
 //
 // The Stat is the node's as the watch was set.
-func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	r, err := c.watchRead(ctx, "getw", path, func(z *zk.Conn, p string) (nodeResult, error) {
+//
+// With Into(w), the watch's event goes to w instead, and the channel
+// returned is nil: a recipe that watches many nodes reads them all from one
+// queue it owns, with no goroutine per watch, namespace or not.
+func (c *Client) GetW(ctx context.Context, path string, opts ...WatchOption) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	r, err := c.watchRead(ctx, "getw", path, WatchData, opts, func(z *zk.Conn, p string) (nodeResult, error) {
 		data, st, ch, err := z.GetW(p)
 		return nodeResult{data: data, stat: st, watch: ch}, err
 	})
@@ -85,9 +89,9 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 
 // ExistsW is Exists that also sets a watch, whether or not the node
 // exists: it fires when the node is created, changed or deleted. The
-// channel is as GetW says.
-func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	r, err := c.watchRead(ctx, "existsw", path, func(z *zk.Conn, p string) (nodeResult, error) {
+// channel, and Into, are as GetW says.
+func (c *Client) ExistsW(ctx context.Context, path string, opts ...WatchOption) (bool, *zk.Stat, <-chan zk.Event, error) {
+	r, err := c.watchRead(ctx, "existsw", path, WatchExists, opts, func(z *zk.Conn, p string) (nodeResult, error) {
 		ok, st, ch, err := z.ExistsW(p)
 		return nodeResult{exists: ok, stat: st, watch: ch}, err
 	})
@@ -108,10 +112,10 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat,
 }
 
 // ChildrenW is Children that also sets a watch, which fires when a child
-// is added or removed, or the node is deleted. The channel is as GetW
-// says.
-func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	r, err := c.watchRead(ctx, "childrenw", path, childrenW)
+// is added or removed, or the node is deleted. The channel, and Into, are
+// as GetW says.
+func (c *Client) ChildrenW(ctx context.Context, path string, opts ...WatchOption) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	r, err := c.watchRead(ctx, "childrenw", path, WatchChildren, opts, childrenW)
 	return r.children, r.stat, r.watch, err
 }
 
@@ -121,9 +125,19 @@ func childrenW(z *zk.Conn, p string) (nodeResult, error) {
 }
 
 // watchRead makes the watched read op of path (given op the path with the
-// namespace) and hands its watch over (handOver). On an error it returns
-// nothing: a watch set by an attempt that failed, if any, is nobody's.
-func (c *Client) watchRead(ctx context.Context, name, path string, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
+// namespace) and hands its watch over (handOver), or routes it into the
+// queue opts name (intoRead). On an error it returns nothing: a watch set
+// by an attempt that failed, if any, is nobody's.
+func (c *Client) watchRead(ctx context.Context, name, path string, kind WatchKind, opts []WatchOption, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
+	var o watchOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyWatch(&o)
+		}
+	}
+	if o.intoSet {
+		return c.intoRead(ctx, name, path, o.into, kind, op)
+	}
 	r, err := c.rawWatchRead(ctx, name, path, op)
 	if err != nil {
 		return nodeResult{}, err
@@ -142,6 +156,31 @@ func (c *Client) rawWatchRead(ctx context.Context, name, path string, op func(z 
 	return doValue(c, ctx, name, path, func(z *zk.Conn) (nodeResult, error) {
 		return op(z, c.ns.fix(path))
 	})
+}
+
+// intoRead is watchRead whose watch the router delivers into w. The route
+// is added before the read is sent (see router) and removed if the read
+// fails.
+func (c *Client) intoRead(ctx context.Context, name, path string, w *Watches, kind WatchKind, op func(z *zk.Conn, p string) (nodeResult, error)) (nodeResult, error) {
+	if w == nil {
+		return nodeResult{}, opErr(name, path, fmt.Errorf("%w: Into(nil): no Watches to deliver to", zkrecipes.ErrInvalidArgument))
+	}
+	if err := c.check(ctx, name, path, false); err != nil {
+		return nodeResult{}, err
+	}
+	full := c.ns.fix(path)
+	if !c.router.add(full, w, kind) {
+		return nodeResult{}, opErr(name, path, zkrecipes.ErrClosed)
+	}
+	res, err := doValue(c, ctx, name, path, func(z *zk.Conn) (nodeResult, error) {
+		return op(z, full)
+	})
+	if err != nil {
+		c.router.remove(full, w, kind)
+		return nodeResult{}, err
+	}
+	res.watch = nil // go-zookeeper's: it fires and is collected unread
+	return res, nil
 }
 
 // GetACL returns the ACL of the node at path, and its Stat.
@@ -188,10 +227,9 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 // for it. With a namespace a goroutine forwards the event with the
 // namespace taken off its Path; it ends with the event, at Close (sending
 // what go-zookeeper would), or when ctx ends (sending nothing; a watch on
-// the client's own life ends at Close). It is the one place a watch is
-// handed over: a router of the connection's events (go-zookeeper passes
-// every watch event to the session's event callback too) would take the
-// forwarding's place here.
+// the client's own life ends at Close). A read given Into is not
+// handed over here: the client's router (watches.go) delivers its event
+// from the session's callback, with no goroutine, namespace or not.
 func (c *Client) handOver(ctx context.Context, path string, ch <-chan zk.Event) <-chan zk.Event {
 	if c.ns == "" {
 		return ch

@@ -3,7 +3,6 @@ package testkit
 import (
 	"fmt"
 	"path"
-	"runtime"
 	"testing"
 	"time"
 
@@ -41,11 +40,13 @@ func CreateChildren(t testing.TB, c *framework.Client, parent string, names []st
 
 // GoroutinesAdded is how many goroutines run() added to the process,
 // counted before it and once it returned (run starts the recipe and waits
-// until it is ready; the recipe stays running).
+// until it is ready; the recipe stays running), leaving out the clients'
+// idle workers (BusyGoroutines): those of a burst of reads end by
+// themselves half a second later, and are the client's, not the recipe's.
 func GoroutinesAdded(run func()) int {
-	before := runtime.NumGoroutine()
+	before := BusyGoroutines()
 	run()
-	return runtime.NumGoroutine() - before
+	return BusyGoroutines() - before
 }
 
 // GoroutinesPerWatchedNode runs added at each of WatchScales (it makes a

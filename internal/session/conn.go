@@ -263,6 +263,9 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 // so it only queues the event.
 func (c *Conn) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
+		if c.cfg.OnWatch != nil {
+			c.cfg.OnWatch(ev)
+		}
 		return
 	}
 	re := rawEvent{state: ev.State, at: time.Now()}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/conn"
 )
 
@@ -20,6 +22,9 @@ type Config struct {
 	Log            *slog.Logger
 	ExpiryPercent  int
 	ReadOnly       bool
+	// OnWatch, if set, is given every watch event (every event but the
+	// session's) on go-zookeeper's receive loop: it must never block.
+	OnWatch func(zk.Event)
 }
 
 // Auth is one set of credentials, sent before any request on every

@@ -13,6 +13,9 @@ import (
 type keyed struct {
 	ev  Event
 	key int64
+	// node is the engine's Node of a Created or Changed, which the view
+	// shares (a Node is never changed once made, only replaced).
+	node *Node
 }
 
 // apply takes a round's results into the view: first the nodes' data (new
@@ -58,8 +61,7 @@ func (c *Cache) apply(results []result) {
 	for _, k := range evs {
 		switch k.ev.Type {
 		case Created, Changed:
-			n := k.ev.Node
-			c.view[n.Path] = &n
+			c.view[k.node.Path] = k.node
 		case Deleted:
 			delete(c.view, k.ev.Node.Path)
 		}
@@ -96,7 +98,7 @@ func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 				return evs // the same, or older: never back
 			}
 			e.node = n
-			return append(evs, keyed{Event{Type: Changed, Node: *n, Old: *old}, r.stat.Mzxid})
+			return append(evs, keyed{Event{Type: Changed, Node: *n, Old: *old}, r.stat.Mzxid, n})
 		case r.stat.Czxid < old.Stat.Czxid:
 			return evs // an older incarnation, from a server behind us
 		}
@@ -119,7 +121,7 @@ func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 		}
 	}
 	c.ents[r.path] = e
-	return append(evs, keyed{Event{Type: Created, Node: *n}, r.stat.Czxid})
+	return append(evs, keyed{Event{Type: Created, Node: *n}, r.stat.Czxid, n})
 }
 
 // applyKids takes one listing: children gone are deleted from the view
@@ -227,7 +229,7 @@ func (c *Cache) removeTree(evs []keyed, path string, key int64) []keyed {
 		}
 	}
 	if e.node != nil {
-		evs = append(evs, keyed{Event{Type: Deleted, Node: *e.node}, key})
+		evs = append(evs, keyed{Event{Type: Deleted, Node: *e.node}, key, nil})
 	}
 	return evs
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -14,20 +15,18 @@ import (
 // to the view, and waits for more, until life ends.
 func (c *Cache) run(life context.Context) {
 	pacer := c.rt.Pacer()
-	var epochCtx context.Context
+	var w *framework.Watches
 	epoch := -1
 	for life.Err() == nil {
+		c.takeFired(w, epoch)
 		if !c.client.State().IsConnected() {
-			select {
-			case <-c.in.wake:
-			case <-life.Done():
-			}
+			c.wait(life, w)
 			continue
 		}
 		c.in.mu.Lock()
 		if c.in.epoch != epoch {
 			c.in.mu.Unlock()
-			epochCtx, epoch = c.in.newEpoch(life)
+			w, epoch = c.in.newEpoch()
 			c.in.mu.Lock()
 		}
 		resync := c.in.resync
@@ -55,7 +54,7 @@ func (c *Cache) run(life context.Context) {
 		}
 		work := c.takeDirty()
 		if len(work) > 0 {
-			if err := c.round(life, epochCtx, epoch, work); err != nil {
+			if err := c.round(life, w, epoch, work); err != nil {
 				c.retryLater(life, err, pacer, nil)
 			} else {
 				pacer.Reset()
@@ -63,11 +62,24 @@ func (c *Cache) run(life context.Context) {
 			continue
 		}
 		// Nothing left to read: current, unless a gap came meanwhile.
-		c.goCurrent()
-		select {
-		case <-c.in.wake:
-		case <-life.Done():
+		if c.takeFired(w, epoch) {
+			continue
 		}
+		c.goCurrent()
+		c.wait(life, w)
+	}
+}
+
+// wait waits for the inbox, the epoch's watches (w) or the end of life.
+func (c *Cache) wait(life context.Context, w *framework.Watches) {
+	var fired <-chan struct{}
+	if w != nil {
+		fired = w.Ready()
+	}
+	select {
+	case <-c.in.wake:
+	case <-fired:
+	case <-life.Done():
 	}
 }
 

@@ -43,8 +43,6 @@ func cacheGoroutines(t testing.TB) func(n int) int {
 // TestCacheGoroutinesDoNotGrowWithNodes: a cache costs O(1) goroutines
 // whatever it watches (testkit.MaxGoroutinesPerWatchedNode).
 func TestCacheGoroutinesDoNotGrowWithNodes(t *testing.T) {
-	t.Skip("issue: goroutines per watched node: today a cache adds 44 goroutines watching 10 nodes and 2,019 watching 1,000 " +
-		"(1.995 per node, bound 0.01; a goroutine per watch); un-skip when watch events reach the cache through one path per client")
 	per, line := testkit.GoroutinesPerWatchedNode(t, "cache", cacheGoroutines(t))
 	t.Log(line)
 	require.LessOrEqual(t, per, testkit.MaxGoroutinesPerWatchedNode, line)

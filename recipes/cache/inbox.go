@@ -1,8 +1,9 @@
 package cache
 
 import (
-	"context"
 	"sync"
+
+	"github.com/zkrecipes/zkrecipes/framework"
 )
 
 // kind is what of a node a read or a watch is about.
@@ -24,9 +25,11 @@ type inbox struct {
 	// synced is the session the last resync's Sync was made on: only a
 	// read on it knows the server caught up with what the view holds.
 	synced int64
-	epoch  int                // watches of older epochs (sessions) are forgotten
-	cancel context.CancelFunc // ends the current epoch's watch goroutines
-	wake   chan struct{}      // capacity 1
+	epoch  int // watches of older epochs (sessions) are forgotten
+	// watches is the current epoch's queue of watch events; an older
+	// epoch's is dropped unread.
+	watches *framework.Watches
+	wake    chan struct{} // capacity 1
 	// refused is closed when the first load fails for good (zk.ErrNoAuth).
 	refused     chan struct{}
 	refusedOnce *sync.Once
@@ -76,18 +79,14 @@ func (in *inbox) mark(k kind, path string) {
 }
 
 // newEpoch forgets every watch set so far (the session that held them is
-// gone) and returns the context of the next epoch's watches.
-func (in *inbox) newEpoch(life context.Context) (context.Context, int) {
+// gone) and returns the queue of the next epoch's watches.
+func (in *inbox) newEpoch() (*framework.Watches, int) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.cancel != nil {
-		in.cancel()
-	}
 	for i := range in.armed {
 		in.armed[i] = map[string]struct{}{}
 	}
 	in.epoch++
-	ctx, cancel := context.WithCancel(life)
-	in.cancel = cancel
-	return ctx, in.epoch
+	in.watches = framework.NewWatches()
+	return in.watches, in.epoch
 }

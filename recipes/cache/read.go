@@ -32,7 +32,7 @@ const maxReads = 32
 // round reads every job (in parallel, up to maxReads at once), then applies
 // what they found to the view in one step. A read that failed is marked to
 // be read again, and its error returned.
-func (c *Cache) round(life, epochCtx context.Context, epoch int, jobs []job) error {
+func (c *Cache) round(life context.Context, w *framework.Watches, epoch int, jobs []job) error {
 	results := make([]result, len(jobs))
 	sem := make(chan struct{}, maxReads)
 	var wg sync.WaitGroup
@@ -42,7 +42,7 @@ func (c *Cache) round(life, epochCtx context.Context, epoch int, jobs []job) err
 		read := func(context.Context) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = c.read(life, epochCtx, epoch, j)
+			results[i] = c.read(life, w, epoch, j)
 		}
 		if !c.rt.Go(read) {
 			// Closing: the round's reads are in vain.
@@ -99,15 +99,23 @@ func (c *Cache) refuse(err error) {
 
 // read reads one job, setting a watch unless one of its kind is set and
 // waited for already (after a gap on the same session, the session kept
-// it).
-func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
+// it). The watch is marked armed before the read, so that its event, which
+// the engine takes only after the round, always finds the mark to clear.
+func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j job) result {
 	sid := c.client.Session().ID
 	c.in.mu.Lock()
 	_, armed := c.in.armed[j.kind][j.path]
 	_, existsArmed := c.in.armed[kindExists][j.path]
+	watch := !armed && c.in.epoch == epoch
+	if watch {
+		c.in.armed[j.kind][j.path] = struct{}{}
+	}
 	synced := c.in.synced
 	c.in.mu.Unlock()
-	r, ch := c.fetch(life, j, armed)
+	r := c.fetch(life, j, w, watch)
+	if r.err != nil && watch {
+		c.disarm(epoch, j.kind, j.path)
+	}
 	if errors.Is(r.err, zk.ErrNoNode) && j.path == c.path && (sid != synced || c.client.Session().ID != sid) {
 		// The root's absence removes the whole view, and no Stat says how
 		// old it is: it counts only from a server known to have caught up
@@ -125,12 +133,9 @@ func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 			rootKind = kindKids
 		}
 		if j.path == c.path && j.kind == rootKind && !existsArmed {
-			r.again, r.err = c.watchCreation(life, epochCtx, epoch, j.path)
+			r.again, r.err = c.watchCreation(life, w, epoch, j.path)
 		}
 		return r
-	}
-	if r.err == nil && ch != nil {
-		c.arm(epochCtx, epoch, j.kind, j.path, ch)
 	}
 	if r.err == nil && !c.cfg.withData {
 		r.data = nil
@@ -138,69 +143,72 @@ func (c *Cache) read(life, epochCtx context.Context, epoch int, j job) result {
 	return r
 }
 
-// fetch makes j's read, with a watch unless one of its kind is armed
-// already; ch is the watch set, if any.
-func (c *Cache) fetch(life context.Context, j job, armed bool) (r result, ch <-chan zk.Event) {
-	r.job = j
-	switch j.kind {
-	case kindData:
-		if armed {
-			r.data, r.stat, r.err = c.client.Get(life, j.path)
-		} else {
-			r.data, r.stat, ch, r.err = c.client.GetW(life, j.path)
-		}
-	case kindKids:
-		if armed {
-			r.kids, r.stat, r.err = c.client.Children(life, j.path)
-		} else {
-			r.kids, r.stat, ch, r.err = c.client.ChildrenW(life, j.path)
-		}
+// disarm clears the mark of a watch whose read failed, unless its epoch
+// ended (which cleared every mark).
+func (c *Cache) disarm(epoch int, k kind, path string) {
+	c.in.mu.Lock()
+	defer c.in.mu.Unlock()
+	if c.in.epoch == epoch {
+		delete(c.in.armed[k], path)
 	}
-	return r, ch
+}
+
+// fetch makes j's read, with a watch into w if watch says so.
+func (c *Cache) fetch(life context.Context, j job, w *framework.Watches, watch bool) (r result) {
+	r.job = j
+	switch {
+	case j.kind == kindData && watch:
+		r.data, r.stat, _, r.err = c.client.GetW(life, j.path, framework.Into(w))
+	case j.kind == kindData:
+		r.data, r.stat, r.err = c.client.Get(life, j.path)
+	case watch:
+		r.kids, r.stat, _, r.err = c.client.ChildrenW(life, j.path, framework.Into(w))
+	default:
+		r.kids, r.stat, r.err = c.client.Children(life, j.path)
+	}
+	return r
 }
 
 // watchCreation watches the missing root for its creation; again says it
 // exists already (made since the read that missed it), so it is to be read
 // again.
-func (c *Cache) watchCreation(life, epochCtx context.Context, epoch int, path string) (again bool, err error) {
-	ok, _, ech, err := c.client.ExistsW(life, path)
-	if err != nil {
-		return false, err
-	}
-	c.arm(epochCtx, epoch, kindExists, path, ech)
-	return ok, nil
-}
-
-// arm waits for the watch ch of path, on a goroutine of its own that ends
-// when it fires or its epoch ends, and marks path to be read when it
-// fires.
-func (c *Cache) arm(epochCtx context.Context, epoch int, k kind, path string, ch <-chan zk.Event) {
+func (c *Cache) watchCreation(life context.Context, w *framework.Watches, epoch int, path string) (again bool, err error) {
 	c.in.mu.Lock()
 	if c.in.epoch != epoch {
 		c.in.mu.Unlock()
-		return // the session changed during the read: the next resync sets it again
+		return false, nil // the session changed during the read: the next resync watches it
 	}
-	c.in.armed[k][path] = struct{}{}
+	c.in.armed[kindExists][path] = struct{}{}
 	c.in.mu.Unlock()
-	// Refused only once the cache closes or a failed Start halts it: a
-	// new Start resets the inbox, and with it what was armed.
-	c.rt.Go(func(context.Context) {
-		var ev zk.Event
-		select {
-		case ev = <-ch:
-		case <-epochCtx.Done():
-			return
-		case <-c.client.Done():
-			return
-		}
-		c.in.mu.Lock()
-		defer c.in.mu.Unlock()
-		if c.in.epoch != epoch {
-			return
-		}
+	ok, _, _, err := c.client.ExistsW(life, path, framework.Into(w))
+	if err != nil {
+		c.disarm(epoch, kindExists, path)
+		return false, err
+	}
+	return ok, nil
+}
+
+// takeFired takes the events of the epoch's watches (w) and marks what
+// each calls to be read; it says whether there were any.
+func (c *Cache) takeFired(w *framework.Watches, epoch int) bool {
+	if w == nil {
+		return false
+	}
+	fired := w.Take()
+	if len(fired) == 0 {
+		return false
+	}
+	c.in.mu.Lock()
+	defer c.in.mu.Unlock()
+	if c.in.epoch != epoch {
+		return true // a session's watches gone with it: the resync reads everything
+	}
+	for _, f := range fired {
+		k := kindOf(f.Kind)
+		path := f.Path
 		delete(c.in.armed[k], path)
 		switch {
-		case ev.Type == zk.EventNodeDeleted && path != c.path:
+		case f.Type == zk.EventNodeDeleted && path != c.path:
 			// Gone: its parent's listing says so, with the zxid that
 			// orders it; and a read of it finds a node made again at the
 			// same path, which the listing cannot tell by its name.
@@ -212,6 +220,17 @@ func (c *Cache) arm(epochCtx context.Context, epoch int, k kind, path string, ch
 		default:
 			c.in.dirty[k][path] = struct{}{}
 		}
-		c.in.signal()
-	})
+	}
+	return true
+}
+
+// kindOf is the cache's kind of a watch the framework delivered.
+func kindOf(k framework.WatchKind) kind {
+	switch k {
+	case framework.WatchChildren:
+		return kindKids
+	case framework.WatchExists:
+		return kindExists
+	}
+	return kindData
 }

@@ -52,8 +52,6 @@ func serviceCacheGoroutines(t *testing.T) func(n int) int {
 // TestServiceCacheGoroutinesDoNotGrowWithInstances: a service cache costs
 // O(1) goroutines whatever it watches (testkit.MaxGoroutinesPerWatchedNode).
 func TestServiceCacheGoroutinesDoNotGrowWithInstances(t *testing.T) {
-	t.Skip("issue: goroutines per watched node: today a service cache adds 25 goroutines watching 10 instances and 1,028 watching 1,000 " +
-		"(1.013 per node, bound 0.01; a goroutine per watch); un-skip when watch events reach the cache through one path per client")
 	per, line := testkit.GoroutinesPerWatchedNode(t, "service cache", serviceCacheGoroutines(t))
 	t.Log(line)
 	require.LessOrEqual(t, per, testkit.MaxGoroutinesPerWatchedNode, line)

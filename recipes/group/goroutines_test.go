@@ -46,8 +46,6 @@ func memberGoroutines(t *testing.T) func(n int) int {
 // costs O(1) goroutines whatever it watches
 // (testkit.MaxGoroutinesPerWatchedNode).
 func TestMemberGoroutinesDoNotGrowWithMembers(t *testing.T) {
-	t.Skip("issue: goroutines per watched node: today a member adds 31 goroutines in a group of 10 others and 1,032 in one of 1,000 " +
-		"(1.011 per node, bound 0.01; a goroutine per watch); un-skip when watch events reach the cache through one path per client")
 	per, line := testkit.GoroutinesPerWatchedNode(t, "group member", memberGoroutines(t))
 	t.Log(line)
 	require.LessOrEqual(t, per, testkit.MaxGoroutinesPerWatchedNode, line)

@@ -1,0 +1,36 @@
+package partition_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/partition"
+)
+
+// A partitioner's views (its items' lock directories, the members) cost
+// the same few goroutines whatever the number of items: what an item adds
+// is its hold's (the hold follows its loss signal and its node, and the
+// partitioner its end: two goroutines), not its watches (four more, each
+// item's directory and lock node, when each watch had a goroutine).
+// Measured with one member holding every item, at 10 items and at 1,000.
+func TestPartitionerOneQueueViewGoroutinesStayFlat(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	added := map[int]int{}
+	for _, n := range []int{10, 1000} {
+		t.Run(fmt.Sprintf("items=%d", n), func(t *testing.T) {
+			items := itemNames(n)
+			before := testkit.BusyGoroutines()
+			p := start(t, c, fmt.Sprintf("/flat/%d", n), "m", partition.List(items...), nil)
+			waitStable(t, items, p)
+			added[n] = testkit.GoroutinesSettled(t, before, 2*n+20)
+			t.Logf("%d items held: %d goroutines added", n, added[n])
+		})
+	}
+	perItem := float64(added[1000]-added[10]) / 990
+	assert.LessOrEqual(t, perItem, 2.05, "goroutines per item held beyond the holds' two: %v", added)
+}
