@@ -181,8 +181,14 @@ func (c *Client) deleteAsync(ctx context.Context, path string, version int32, li
 		defer c.deleter.end()
 		defer close(done)
 		err := c.do(c.life, "delete", path, func(z *zk.Conn) error { return z.Delete(c.ns.fix(path), version) })
-		if err != nil && deleteUnfinished(err) {
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zkrecipes.ErrClosed):
+		case deleteUnfinished(err):
 			c.deleter.enqueue(deleteJob{path: path, version: version})
+		default:
+			// Answered after the call returned, and refused for good (no
+			// permission, a bad version): no one else will hear of it.
+			c.log.Warn("zookeeper background delete failed", "path", path, "err", err)
 		}
 	}) {
 		c.deleter.end()
