@@ -36,6 +36,8 @@ type deleteOptions struct {
 // Guaranteed makes a delete that fails for connection reasons (or because
 // ctx ended) go on in the background until the node is gone, as Curator's
 // guaranteed(). The call still returns the error, joined with zkrecipes.ErrDeferred.
+// With WithChildren the background delete deletes the children too, as
+// Curator's guaranteed().deletingChildrenIfNeeded().
 func Guaranteed() DeleteOption { return deleteOption(func(o *deleteOptions) { o.guaranteed = true }) }
 
 // WithChildren deletes the node's children first, recursively, as Curator's
@@ -160,7 +162,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32, opts ..
 		return c.deleteOnce(z, path, version, o.children)
 	})
 	if err != nil && o.guaranteed && deleteUnfinished(err) {
-		c.deleter.enqueue(deleteJob{path: path, version: version})
+		c.deleter.enqueue(deleteJob{path: path, version: version, children: o.children})
 		return errors.Join(err, zkrecipes.ErrDeferred)
 	}
 	return err
@@ -179,8 +181,14 @@ func (c *Client) deleteAsync(ctx context.Context, path string, version int32, li
 		defer c.deleter.end()
 		defer close(done)
 		err := c.do(c.life, "delete", path, func(z *zk.Conn) error { return z.Delete(c.ns.fix(path), version) })
-		if err != nil && deleteUnfinished(err) {
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zkrecipes.ErrClosed):
+		case deleteUnfinished(err):
 			c.deleter.enqueue(deleteJob{path: path, version: version})
+		default:
+			// Answered after the call returned, and refused for good (no
+			// permission, a bad version): no one else will hear of it.
+			c.log.Warn("zookeeper background delete failed", "path", path, "err", err)
 		}
 	}) {
 		c.deleter.end()
@@ -255,8 +263,11 @@ type deleteJob struct {
 	path    string
 	version int32
 	owner   int64
-	parent  string
-	prefix  string
+	// children: delete the children first, as the call asked
+	// (Guaranteed with WithChildren); never with owner.
+	children bool
+	parent   string
+	prefix   string
 	// after, if set, holds the job back until it is closed.
 	after <-chan struct{}
 }
@@ -439,7 +450,7 @@ func (d *deleter) run(j deleteJob) error {
 		}
 		version = st.Version
 	}
-	err := z.Delete(ns.fix(j.path), version)
+	err := d.c.deleteOnce(z, j.path, version, j.children)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil

@@ -336,6 +336,11 @@ func (h *Hold) Err() error {
 func (h *Hold) errNow() error {
 	loss := h.src.Check()
 	e := h.state()
+	if e == nil && h.released.Load() {
+		// Release has begun: detached from the source, so a loss now
+		// would not end the hold; it is released, as end is about to say.
+		e = zkrecipes.ErrReleased
+	}
 	if e != nil && e != zkrecipes.ErrReleased && loss != nil {
 		return loss // the source's reason, told as of the check
 	}

@@ -319,23 +319,36 @@ func (l *Latch) lead(life context.Context, g engine.Grant, start time.Time) (ste
 	l.setTerm(term)
 	select {
 	case <-followed.Done():
+		select {
+		case <-stepDown:
+			// Released as it was lost: the holder stepped down, and a
+			// term given back never leads again from the same node,
+			// whichever of the two the select saw first.
+			l.stepDown(followed, g)
+			return true
+		default:
+		}
 		reason := followed.Err()
 		followed.Forget(reason)
 		l.endTerm(reason)
 	case <-stepDown:
-		// Release: leave the lead to the next participant and queue
-		// again at the back.
-		followed.Forget(zkrecipes.ErrReleased)
-		l.endTerm(zkrecipes.ErrReleased)
-		if err := l.deleteNode(g.Path, g.Session.ID); err != nil {
-			l.client.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
-		}
+		l.stepDown(followed, g)
 		return true
 	case <-life.Done():
 		followed.Forget(zkrecipes.ErrClosed)
 		l.endTerm(zkrecipes.ErrClosed)
 	}
 	return false
+}
+
+// stepDown ends a term its holder released: it leaves the lead to the
+// next participant and queues again at the back, its node deleted.
+func (l *Latch) stepDown(followed *engine.Node, g engine.Grant) {
+	followed.Forget(zkrecipes.ErrReleased)
+	l.endTerm(zkrecipes.ErrReleased)
+	if err := l.deleteNode(g.Path, g.Session.ID); err != nil {
+		l.client.Logger().Warn("leader latch: stepping down", "path", l.path, "err", err)
+	}
 }
 
 // recheck decides after a loss whether our node still leads: it must exist,
