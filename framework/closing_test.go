@@ -105,3 +105,37 @@ func TestRuntimeCloseAfterEndsAStartFirst(t *testing.T) {
 	}, nil))
 	require.ErrorIs(t, <-started, zkrecipes.ErrClosed)
 }
+
+// A Close called from one of the recipe's own tasks returns at once
+// instead of waiting for its caller; the release runs once that task has
+// returned, and a second Close is a no-op.
+func TestRuntimeCloseFromItsOwnTaskReturns(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	r := framework.NewRuntime(c, "widget", "/w")
+	var taskDone atomic.Bool
+	released := make(chan bool, 1)
+	closed := make(chan error, 1)
+	require.True(t, r.Go(func(life context.Context) {
+		closed <- r.Close(func(context.Context) error {
+			released <- taskDone.Load()
+			return nil
+		})
+		<-life.Done() // the Close ends the caller's context too
+		taskDone.Store(true)
+	}))
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("a Close called from the recipe's own task never returned")
+	}
+	require.True(t, r.Closed())
+	select {
+	case after := <-released:
+		assert.True(t, after, "the release ran before the calling task returned")
+	case <-time.After(15 * time.Second):
+		t.Fatal("the release never ran")
+	}
+	require.NoError(t, r.Close(nil))
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/internal/goid"
 	"github.com/zkrecipes/zkrecipes/retry"
 )
 
@@ -48,6 +49,7 @@ type Runtime struct {
 	life    context.Context    // of the running background work; nil when none runs
 	stop    func()             // ends life
 	wg      sync.WaitGroup     // the background work; Add under mu
+	tasks   map[int64]struct{} // goroutine ids of the tasks running; under mu
 }
 
 // NewRuntime returns the runtime of the recipe named recipe (as "cache"
@@ -348,11 +350,40 @@ func (r *Runtime) Go(f func(life context.Context)) bool {
 	life := r.lifeLocked()
 	r.wg.Add(1)
 	r.mu.Unlock()
-	if !r.client.spawn(func() { defer r.wg.Done(); f(life) }) {
+	if !r.client.spawn(func() { defer r.wg.Done(); r.task(life, f) }) {
 		r.wg.Done()
 		return false
 	}
 	return true
+}
+
+// task runs f as one of r's tasks: while it runs, its goroutine is known
+// as one, so that a Close it calls does not wait for it (see CloseAfter).
+func (r *Runtime) task(life context.Context, f func(context.Context)) {
+	id := goid.Current()
+	r.mu.Lock()
+	if r.tasks == nil {
+		r.tasks = map[int64]struct{}{}
+	}
+	r.tasks[id] = struct{}{}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.tasks, id)
+		r.mu.Unlock()
+	}()
+	f(life)
+}
+
+// inTask reports whether the caller runs on one of r's tasks.
+func (r *Runtime) inTask() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tasks) == 0 {
+		return false
+	}
+	_, ok := r.tasks[goid.Current()]
+	return ok
 }
 
 // Close closes the recipe once: it ends the contexts of the calls in
@@ -382,15 +413,44 @@ func (r *Runtime) Close(release func(ctx context.Context) error) error {
 // under its lock after checking Closed there, its drain finds under that
 // lock. It returns drain's and release's errors, named; a second Close or
 // CloseAfter returns nil at once.
+//
+// Called from one of the recipe's own tasks (a selector's Func that gives
+// up leading for good), it cannot wait for that task, which is its
+// caller: it refuses new calls and returns nil at once; the rest of the
+// Close (the drain, the end of the work's contexts, the wait for the tasks,
+// the release) runs on a goroutine of its own and is over soon after the
+// calling task returns; an error of it is logged.
 func (r *Runtime) CloseAfter(drain, release func(ctx context.Context) error) error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	abort, first := r.refuse()
+	if !first {
 		return nil
 	}
+	if r.inTask() {
+		go func() {
+			if err := r.finishClose(abort, drain, release); err != nil {
+				r.client.Logger().Warn("zookeeper "+r.recipe+": closing", "path", r.path, "err", err)
+			}
+		}()
+		return nil
+	}
+	return r.finishClose(abort, drain, release)
+}
+
+// refuse is the first step of Close: from now on every new call is
+// refused. It returns the cancel of a Start's begin under way, and false
+// if Close had begun already.
+func (r *Runtime) refuse() (abort context.CancelFunc, first bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, false
+	}
 	r.closed = true
-	abort := r.abort
-	r.mu.Unlock()
+	return r.abort, true
+}
+
+// finishClose is the rest of Close, after refuse.
+func (r *Runtime) finishClose(abort context.CancelFunc, drain, release func(ctx context.Context) error) error {
 	// Calls in progress under Within end before anything is released (a
 	// Within after this sees closed: see calls.enter).
 	r.client.calls.end(r)

@@ -94,3 +94,30 @@ func TestAwaitDuringStartWaitsForIt(t *testing.T) {
 	require.NoError(t, <-started)
 	require.NoError(t, term.Release())
 }
+
+// A leader that closes its own selector from its Func (it is done for
+// good, say): the selector's Close returns, it does not wait for the Func
+// that called it, and the leadership is given up once the Func returns.
+func TestSelectorCloseInsideFuncReturns(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	closed := make(chan error, 1)
+	var s *leader.Selector
+	s, err := leader.NewSelector(c, "/lifecycle/selector-close-in-func", func(context.Context, *hold.Hold) error {
+		closed <- s.Close()
+		return nil
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, s.Start(context.Background()))
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the selector's Close, called from its own Func, never returned")
+	}
+	require.Eventually(t, func() bool {
+		kids, _, err := c.Children(context.Background(), "/lifecycle/selector-close-in-func")
+		return err == nil && len(kids) == 0
+	}, 15*time.Second, 10*time.Millisecond, "the selector's node stayed after its Close")
+}

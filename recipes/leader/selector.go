@@ -175,6 +175,9 @@ func (s *Selector) Participants(ctx context.Context) ([]string, error) {
 // for it to return, then leadership is released (its node deleted) and
 // every goroutine ends. It is idempotent, waits for the delete to be sent
 // at most framework.WithReleaseTimeout, and does not close the client.
+// Called from the Func itself (a leader giving up for good), it cannot
+// wait for its caller: it returns at once, the Func's ctx is cancelled, and
+// leadership is released once the Func returns.
 func (s *Selector) Close() error {
 	if err := s.usable(); err != nil {
 		return err
