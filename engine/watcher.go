@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -34,7 +35,7 @@ type Watcher struct {
 	watches *framework.Watches
 
 	mu       sync.Mutex
-	nodes    map[string]*watched            // followed, by path
+	nodes    map[string][]*watched          // followed, by path (one, but for a Node followed twice)
 	groups   map[<-chan struct{}]*lossGroup // by loss signal
 	draining bool                           // the queue's reader runs
 	idle     chan struct{}                  // capacity 1: the last Node left
@@ -47,6 +48,7 @@ type watched struct {
 	n       *Node
 	queued  bool // in pending
 	signal  <-chan struct{}
+	group   *lossGroup // the group it joined, under w.mu
 	removed bool
 }
 
@@ -63,7 +65,7 @@ const maxReaders = 8
 
 // NewWatcher returns a Watcher for the Nodes of client. It starts nothing.
 func NewWatcher(client *framework.Client) *Watcher {
-	return &Watcher{client: client, watches: framework.NewWatches(), nodes: map[string]*watched{},
+	return &Watcher{client: client, watches: framework.NewWatches(), nodes: map[string][]*watched{},
 		groups: map[<-chan struct{}]*lossGroup{}, idle: make(chan struct{}, 1)}
 }
 
@@ -83,7 +85,7 @@ func (w *Watcher) add(e *watched) {
 		w.mu.Unlock()
 		return
 	}
-	w.nodes[n.path] = e
+	w.nodes[n.path] = append(w.nodes[n.path], e)
 	g := w.groups[signal]
 	startGroup := g == nil
 	if startGroup {
@@ -91,6 +93,7 @@ func (w *Watcher) add(e *watched) {
 		w.groups[signal] = g
 	}
 	g.nodes[e] = struct{}{}
+	e.group = g
 	startDrain := !w.draining
 	w.draining = true
 	w.mu.Unlock()
@@ -113,13 +116,19 @@ func (w *Watcher) remove(e *watched) {
 		return
 	}
 	e.removed = true
-	if w.nodes[e.n.path] == e {
+	if rest := slices.DeleteFunc(w.nodes[e.n.path], func(o *watched) bool { return o == e }); len(rest) > 0 {
+		w.nodes[e.n.path] = rest
+	} else {
 		delete(w.nodes, e.n.path)
 	}
-	if g := w.groups[e.signal]; g != nil {
+	// Its group may have fired (and left the map) already: the last of
+	// its Nodes to go closes empty all the same, once.
+	if g := e.group; g != nil {
 		delete(g.nodes, e)
 		if len(g.nodes) == 0 {
-			delete(w.groups, e.signal)
+			if w.groups[e.signal] == g {
+				delete(w.groups, e.signal)
+			}
 			close(g.empty)
 		}
 	}
@@ -192,16 +201,15 @@ func (w *Watcher) drain() {
 // longer followed (a released node's own delete) is ignored.
 func (w *Watcher) fired(f framework.Fired) {
 	w.mu.Lock()
-	e := w.nodes[f.Path]
+	followed := slices.Clone(w.nodes[f.Path])
 	w.mu.Unlock()
-	if e == nil {
-		return
+	for _, e := range followed {
+		if f.Type == zk.EventNodeDeleted && !w.client.Closed() {
+			e.n.finish(zkrecipes.ErrNodeDeleted)
+		} else {
+			w.read(e)
+		}
 	}
-	if f.Type == zk.EventNodeDeleted && !w.client.Closed() {
-		e.n.finish(zkrecipes.ErrNodeDeleted)
-		return
-	}
-	w.read(e)
 }
 
 // read queues e's Node to be read (and watched) again, and starts a task
