@@ -21,7 +21,7 @@ type compileCase struct {
 var compileCases = []compileCase{
 	// What must compile: each option where it applies, common options on
 	// both recipes of a package.
-	{"mutex options on a Mutex", `_, _ = mutex.New(c, "/x", mutex.WithRevocable(), mutex.WithLeaseTime(time.Second), mutex.WithParticipantID("a"))`, true},
+	{"mutex options on a Mutex", `_, _ = mutex.New(c, "/x", mutex.WithRevocable(), mutex.WithLeaseTime(time.Second), mutex.WithParticipantID("a"), mutex.WithWatcher(engine.NewWatcher(c)))`, true},
 	{"common options on a SemaphoreMutex", `_, _ = mutex.NewSemaphoreMutex(c, "/x", mutex.WithLeaseTime(time.Second), mutex.WithParticipantID("a"))`, true},
 	{"common and selector options on a Selector", `_, _ = leader.NewSelector(c, "/x", nil, leader.WithParticipantID("a"), leader.WithAutoRequeue())`, true},
 	{"a common option on a Latch", `_, _ = leader.NewLatch(c, "/x", leader.WithParticipantID("a"))`, true},
@@ -41,6 +41,7 @@ var compileCases = []compileCase{
 
 	// What must not: an option of one recipe given to another.
 	{"a Mutex option on a SemaphoreMutex", `_, _ = mutex.NewSemaphoreMutex(c, "/x", mutex.WithRevocable())`, false},
+	{"a Mutex's watcher on a SemaphoreMutex", `_, _ = mutex.NewSemaphoreMutex(c, "/x", mutex.WithWatcher(engine.NewWatcher(c)))`, false},
 	{"an rwlock option on a Mutex", `_, _ = mutex.New(c, "/x", rwlock.WithRevocable())`, false},
 	{"a semaphore option on a Mutex", `_, _ = mutex.New(c, "/x", semaphore.WithLeaseTime(time.Second))`, false},
 	{"a mutex option on an RWLock", `_, _ = rwlock.New(c, "/x", mutex.WithLeaseTime(time.Second))`, false},

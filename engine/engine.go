@@ -39,7 +39,9 @@
 // session's loss signal and the node itself (deleted or re-owned means
 // lost; WithRevocable also follows Curator's revocation requests;
 // WithRecipe names the recipe in every error; WithMetrics counts its holds
-// in the recipes' instruments). Each acquisition of the Node is a
+// in the recipes' instruments; WithWatcher has a Watcher shared by many
+// Nodes follow it, so that a process holding a thousand of them keeps no
+// goroutine per Node). Each acquisition of the Node is a
 // *hold.Hold (Node.NewHold, that is hold.New with the Node as its
 // hold.Source), whose release callback is the recipe's bookkeeping; the
 // callback of the last one releases the Node, which deletes the node

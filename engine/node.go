@@ -100,6 +100,7 @@ type nodeConfig struct {
 	path       string
 	recipe     string
 	recipePath string
+	watcher    *Watcher
 }
 
 type nodeOption func(*nodeConfig)
@@ -176,6 +177,11 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 	if isClosed(signal) {
 		n.finish(n.lossCause()) // never handed out: neither counted nor logged
 	}
+	var shared *watched
+	if w := cfg.watcher; w != nil && w.client == client {
+		shared = &watched{n: n, signal: signal}
+		n.stop = func() { stop(); w.remove(shared) }
+	}
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
 	// the session, so the loss signal would not.
@@ -184,6 +190,10 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 		n.finish(errClientClosed)
 		n.stop()
 	})
+	if shared != nil {
+		cfg.watcher.add(shared) // no goroutine of its own
+		return n
+	}
 	changed := g.Changed
 	if cfg.revocable {
 		changed = nil // a revocation request changes data only: watch it now

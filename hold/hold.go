@@ -141,6 +141,16 @@ type Hold struct {
 	mu   sync.Mutex
 	done chan struct{}
 	err  error // the first reason: the source's (raw) or zkrecipes.ErrReleased
+	// ended is done as a context, made by the first Context and cancelled
+	// with done: what Context's contexts follow without a goroutine. A
+	// pointer: a hold that never makes one pays a word for it.
+	ended *endedContext
+}
+
+// endedContext is a Hold's done as a context.
+type endedContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // Source is what a Hold is an acquisition of, for the author of a recipe:
@@ -226,6 +236,9 @@ func end(h *Hold, err error) {
 	if h.err == nil {
 		h.err = err
 		close(h.done)
+		if h.ended != nil {
+			h.ended.cancel()
+		}
 	}
 }
 
@@ -349,34 +362,42 @@ func (h *Hold) errNow() error {
 
 // Context returns a context, derived from parent, that is cancelled when
 // the hold ends, with Err as its cause: run the protected work under it.
-// Cancel parent to free the context's goroutine early. The cause is Err as
-// it was when the hold ended; Err itself may say more later
+// It costs no goroutine while it waits (context.AfterFunc on it does not
+// either), so a process may keep one per hold of a thousand. The cause is
+// Err as it was when the hold ended; Err itself may say more later
 // (zkrecipes.ErrSessionLost once a hold that ended in doubt is known
 // lost). A nil parent is bad input: the context is cancelled at once, its
 // cause an error matching zkrecipes.ErrInvalidArgument.
 func (h *Hold) Context(parent context.Context) context.Context {
-	return untilDone(parent, h.Done(), h.Err)
-}
-
-// untilDone is a context, derived from parent, cancelled with cause() when
-// done closes: what every hold's Context is. A nil parent is bad input: the
-// context is cancelled at once, its cause an error matching
-// zkrecipes.ErrInvalidArgument.
-func untilDone(parent context.Context, done <-chan struct{}, cause func() error) context.Context {
 	if parent == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(fmt.Errorf("hold context: %w", zkrecipes.ErrNilContext))
 		return ctx
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-done:
-			cancel(cause())
-		case <-ctx.Done():
-		}
-	}()
+	if h == nil {
+		cancel(h.Err())
+		return ctx
+	}
+	// Each side stops the other: the hold's end cancels ctx with its
+	// cause, and ctx's end (parent's) unhooks it from the hold.
+	unhook := context.AfterFunc(h.endedCtx(), func() { cancel(h.Err()) })
+	context.AfterFunc(ctx, func() { unhook() })
 	return ctx
+}
+
+// endedCtx is done as a context (h.ended), made at its first use.
+func (h *Hold) endedCtx() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.ended = &endedContext{ctx, cancel}
+		if h.err != nil {
+			cancel()
+		}
+	}
+	return h.ended.ctx
 }
 
 // Revoked is closed when another process asks the holder to release, with

@@ -27,8 +27,9 @@ type Lock struct {
 	recipe    string // names the recipe in its errors
 	request   engine.Request
 	revocable bool
-	lease     time.Duration // each node's lease time; 0: none
-	kind      string        // the recipe, in the metrics
+	lease     time.Duration   // each node's lease time; 0: none
+	watcher   *engine.Watcher // follows its nodes, if not nil
+	kind      string          // the recipe, in the metrics
 	meter     *framework.RecipeMeter
 	// rt is the lock's lifecycle: its closed state, and the contexts of
 	// the acquires in progress, which its Close ends.
@@ -70,6 +71,10 @@ type Config struct {
 	// LeaseTime, if positive, is the lease time of every node it is
 	// granted (engine.Node.Lease), renewed by each reentrant acquire.
 	LeaseTime time.Duration
+	// Watcher, if not nil, follows the nodes it is granted
+	// (engine.WithWatcher): many Locks on one client, held at once, then
+	// cost no goroutine each.
+	Watcher *engine.Watcher
 }
 
 // New returns a lock on client as cfg says. Nothing is sent until the
@@ -77,7 +82,7 @@ type Config struct {
 func New(client *framework.Client, cfg Config) *Lock {
 	request := cfg.Request
 	request.Client = client
-	return &Lock{client: client, recipe: cfg.Recipe, request: request, revocable: cfg.Revocable, lease: cfg.LeaseTime,
+	return &Lock{client: client, recipe: cfg.Recipe, request: request, revocable: cfg.Revocable, lease: cfg.LeaseTime, watcher: cfg.Watcher,
 		kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir),
 		rt: framework.NewRuntime(client, cfg.Recipe, request.Dir), holds: map[int64]*entry{}}
 }
@@ -88,6 +93,9 @@ func (l *Lock) Follow(g engine.Grant) *engine.Node {
 	opts := []engine.Option{engine.WithMetrics(l.kind, l.request.Dir), engine.WithRecipe(l.recipe, l.request.Dir)}
 	if l.revocable {
 		opts = append(opts, engine.WithRevocable())
+	}
+	if l.watcher != nil {
+		opts = append(opts, engine.WithWatcher(l.watcher))
 	}
 	return engine.Follow(l.client, g, opts...)
 }

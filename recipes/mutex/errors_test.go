@@ -66,6 +66,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"New: nil client":                            testkit.Fails(func() error { _, err := mutex.New(nil, "/x"); return err }, zkrecipes.ErrInvalidArgument),
 		"New: bad path":                              testkit.Fails(func() error { _, err := mutex.New(c, "x/"); return err }, zkrecipes.ErrInvalidPath),
 		"New: empty participant id":                  testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
+		"New: nil watcher":                           testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithWatcher(nil)); return err }, zkrecipes.ErrInvalidArgument),
 		"TryAcquire: held elsewhere":                 testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, zkrecipes.ErrWouldBlock),
 		"Acquire: deadline":                          testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Expired()); return err }, context.DeadlineExceeded),
 		"Acquire: cancelled":                         testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Cancelled()); return err }, context.Canceled),

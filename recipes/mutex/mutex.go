@@ -52,7 +52,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	}
 	l := reentrant.New(client, reentrant.Config{Recipe: recipe, Kind: "mutex",
 		Request:   engine.Request{Dir: path, Name: lockName, Data: id, Driver: engine.First(1)},
-		Revocable: cfg.revocable, LeaseTime: cfg.lease})
+		Revocable: cfg.revocable, LeaseTime: cfg.lease, Watcher: cfg.watcher})
 	return &Mutex{client: client, path: path, lock: l}, nil
 }
 

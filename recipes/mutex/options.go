@@ -3,6 +3,7 @@ package mutex
 import (
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -32,6 +33,7 @@ type config struct {
 	framework.Settings
 	revocable bool
 	lease     time.Duration
+	watcher   *engine.Watcher
 }
 
 // WithParticipantID sets the data of this process's lock nodes, which
@@ -68,3 +70,19 @@ func WithLeaseTime(d time.Duration) CommonOption {
 // SemaphoreMutex is not revocable: Curator's revocation protocol is the
 // mutex's.
 func WithRevocable() Option { return mutexOption(func(c *config) { c.revocable = true }) }
+
+// WithWatcher has w follow the Mutex's holds (engine.Watcher): a process
+// that holds many mutexes at once on one client (a partitioner's items)
+// shares w between them, and a hold then costs no goroutine of its own
+// while it is held. Each hold learns of its loss as it would without: the
+// loss signal, its node deleted or re-owned, a revocation request. The one
+// cost is a read of the node at each grant. w must be of the Mutex's
+// client (a Watcher of another is ignored) and not nil.
+func WithWatcher(w *engine.Watcher) Option {
+	return mutexOption(func(c *config) {
+		if w == nil {
+			c.Invalidf("nil watcher")
+		}
+		c.watcher = w
+	})
+}

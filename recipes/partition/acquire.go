@@ -66,15 +66,10 @@ func (p *Partitioner) own(life context.Context, item string, s *slot, h *hold.Ho
 	}
 	s.h = h
 	p.feed.Publish(Event{Kind: Acquired, Item: item, Hold: h})
-	// The loop must learn of the loss to say so and take it again. A
-	// runtime that refuses this is closing: Close gives h back.
-	p.rt.Go(func(life context.Context) {
-		select {
-		case <-h.Done():
-			p.poke()
-		case <-life.Done():
-		}
-	})
+	// The loop must learn of the loss to say so and take it again; no
+	// goroutine waits for it (hold.Hold.Context costs none). The hold's
+	// release and Close poke too: a pass finds nothing to do.
+	context.AfterFunc(h.Context(life), p.poke)
 }
 
 // startWork runs the worker (WithWorker), if any, for item under h, as

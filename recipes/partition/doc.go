@@ -100,7 +100,10 @@
 //
 // # What it costs
 //
-// A member holds one lock node per owned item and queues (one node, one
+// A member holds one lock node per owned item, at no goroutine per item
+// (one engine.Watcher follows every hold's node and loss signal, and the
+// member learns of a hold's end without a goroutine: a thousand items held
+// cost what ten do), and queues (one node, one
 // watch, one goroutine) for each item it should own but does
 // not yet hold, again after a failure at the pace of the client's retry
 // policy (framework.WithRetryPolicy). To read the owners it caches every item's lock directory (package cache,

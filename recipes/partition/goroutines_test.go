@@ -1,7 +1,9 @@
 package partition_test
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,27 +16,63 @@ import (
 
 // partitionGoroutines returns a function that starts the one member of a
 // partitioner of n items of its own and says how many goroutines it added
-// once it holds them all.
+// once it holds them all and has settled: its views have read the lock
+// nodes it made (a burst of reads, whose goroutines end by themselves)
+// and the count stays the same for a while.
 func partitionGoroutines(t *testing.T) func(n int) int {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	return func(n int) int {
-		var p *partition.Partitioner
-		added := testkit.GoroutinesAdded(func() {
-			p = start(t, c, fmt.Sprintf("/scale/p%d", n), "only", partition.List(itemNames(n)...), nil)
-			require.Eventually(t, func() bool { return len(p.Owned()) == n }, 2*time.Minute, 10*time.Millisecond)
-		})
-		return added
+		items := itemNames(n)
+		before := testkit.BusyGoroutines()
+		p := start(t, c, fmt.Sprintf("/scale/p%d", n), "only", partition.List(items...), nil)
+		require.Eventually(t, func() bool { return len(p.Owned()) == n }, 2*time.Minute, 10*time.Millisecond)
+		waitStable(t, items, p)
+		return steadyGoroutines(before)
+	}
+}
+
+// steadyGoroutines is BusyGoroutines beyond before once no request is in
+// flight and the count has read the same five times in a row, 50ms apart
+// (within 30s): a burst of reads (the views reading the lock nodes the
+// member made) has ended, what stays is what the recipe keeps.
+func steadyGoroutines(before int) int {
+	last, same := -1, 0
+	for deadline := time.Now().Add(30 * time.Second); same < 5 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		n := testkit.BusyGoroutines()
+		switch {
+		case requestsInFlight():
+			last, same = -1, 0
+		case n == last:
+			same++
+		default:
+			last, same = n, 1
+		}
+	}
+	if same < 5 {
+		return testkit.BusyGoroutines() - before // never settled: count it all
+	}
+	return last - before
+}
+
+// requestsInFlight says whether a goroutine waits for a ZooKeeper reply.
+func requestsInFlight() bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Contains(buf[:n], []byte("go-zookeeper/zk.(*Conn).request("))
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
 // TestPartitionGoroutinesDoNotGrowWithItems: a partitioner costs O(1)
 // goroutines whatever it watches and holds
-// (testkit.MaxGoroutinesPerWatchedNode).
+// (testkit.MaxGoroutinesPerWatchedNode): its items' holds are followed by
+// one engine.Watcher, and it learns of their ends without a goroutine each.
 func TestPartitionGoroutinesDoNotGrowWithItems(t *testing.T) {
-	t.Skip("issue: goroutines per held item: the one member of a partitioner adds 35 goroutines holding 10 items and 2,015 holding 1,000 " +
-		"(2.0 per item, bound 0.01): its views' watches cost none now (one queue per cache), what remains is each hold's: hold.Node's " +
-		"loss-signal follower and the partitioner's wait on the hold's end; un-skip when a hold follows its node and signal without a goroutine")
 	per, line := testkit.GoroutinesPerWatchedNode(t, "partition", partitionGoroutines(t))
 	t.Log(line)
 	require.LessOrEqual(t, per, testkit.MaxGoroutinesPerWatchedNode, line)

@@ -12,10 +12,11 @@ import (
 )
 
 // A partitioner's views (its items' lock directories, the members) cost
-// the same few goroutines whatever the number of items: what an item adds
-// is its hold's (the hold follows its loss signal and its node, and the
-// partitioner its end: two goroutines), not its watches (four more, each
-// item's directory and lock node, when each watch had a goroutine).
+// the same few goroutines whatever the number of items: an item's watches
+// add none (four, each item's directory and lock node, when each watch had
+// a goroutine). Its hold adds none either now (an engine.Watcher follows
+// the holds; TestPartitionGoroutinesDoNotGrowWithItems holds it to that);
+// this bound, two per item, is what the holds cost before.
 // Measured with one member holding every item, at 10 items and at 1,000.
 func TestPartitionerOneQueueViewGoroutinesStayFlat(t *testing.T) {
 	cl := zktest.Standalone(t)

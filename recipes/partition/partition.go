@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
@@ -94,6 +95,9 @@ type Partitioner struct {
 	want  map[string]bool
 	kick  chan struct{}
 	feed  framework.Feed[Event]
+	// watcher follows every item's hold: a member holding a thousand
+	// items costs no goroutine per item.
+	watcher *engine.Watcher
 }
 
 // New returns this process's membership, as member id, of the partition at
@@ -141,7 +145,7 @@ func New(client *framework.Client, path, id string, items Items, opts ...Option)
 	return &Partitioner{
 		client: client, path: path, id: id, items: items, cfg: cfg, member: m,
 		rt:    framework.NewRuntime(client, recipe, path),
-		slots: make(map[string]*slot), want: make(map[string]bool),
+		slots: make(map[string]*slot), want: make(map[string]bool), watcher: engine.NewWatcher(client),
 		kick: make(chan struct{}, 1),
 	}, nil
 }

@@ -112,7 +112,7 @@ func (p *Partitioner) takeWanted(life context.Context) {
 	for it := range p.want {
 		s := p.slots[it]
 		if s == nil {
-			lock, err := mutex.New(p.client, ItemPath(p.path, it), mutex.WithParticipantID(p.id))
+			lock, err := mutex.New(p.client, ItemPath(p.path, it), mutex.WithParticipantID(p.id), mutex.WithWatcher(p.watcher))
 			if err != nil {
 				// Validated in New or by currentItems: cannot happen.
 				continue
