@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -29,29 +30,42 @@ var errUnsynced = errors.New("answered on a session not synced yet")
 // maxReads bounds the reads a round has in flight at once.
 const maxReads = 32
 
-// round reads every job (in parallel, up to maxReads at once), then applies
-// what they found to the view in one step. A read that failed is marked to
-// be read again, and its error returned.
+// round reads every job, up to maxReads at once: that many of the
+// runtime's tasks take the jobs in turn, each sending its next read as
+// its last one is answered, so that the session carries maxReads
+// pipelined requests and no more (its pings go through between them).
+// Then it applies what they found to the view in one step. A read that
+// failed is marked to be read again, and its error returned.
 func (c *Cache) round(life context.Context, w *framework.Watches, epoch int, jobs []job) error {
 	results := make([]result, len(jobs))
-	sem := make(chan struct{}, maxReads)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, j := range jobs {
-		sem <- struct{}{}
-		wg.Add(1)
-		read := func(context.Context) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = c.read(life, w, epoch, j)
-		}
-		if !c.rt.Go(read) {
-			// Closing: the round's reads are in vain.
-			results[i] = result{job: j, err: zkrecipes.ErrClosed}
-			wg.Done()
-			<-sem
+	reader := func(context.Context) {
+		defer wg.Done()
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(jobs) {
+				return
+			}
+			results[i] = c.read(life, w, epoch, jobs[i])
 		}
 	}
+	started := 0
+	for range min(maxReads, len(jobs)) {
+		wg.Add(1)
+		if !c.rt.Go(reader) {
+			wg.Done()
+			break
+		}
+		started++
+	}
 	wg.Wait()
+	if started == 0 {
+		// Closing: the round's reads are in vain.
+		for i, j := range jobs {
+			results[i] = result{job: j, err: zkrecipes.ErrClosed}
+		}
+	}
 	var firstErr error
 	for _, r := range results {
 		switch {
@@ -104,11 +118,10 @@ func (c *Cache) refuse(err error) {
 func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j job) result {
 	sid := c.client.Session().ID
 	c.in.mu.Lock()
-	_, armed := c.in.armed[j.kind][j.path]
-	_, existsArmed := c.in.armed[kindExists][j.path]
-	watch := !armed && c.in.epoch == epoch
+	existsArmed := c.in.isArmed(kindExists, j.path)
+	watch := !c.in.isArmed(j.kind, j.path) && c.in.epoch == epoch
 	if watch {
-		c.in.armed[j.kind][j.path] = struct{}{}
+		c.in.arm(j.kind, j.path)
 	}
 	synced := c.in.synced
 	c.in.mu.Unlock()
@@ -149,7 +162,7 @@ func (c *Cache) disarm(epoch int, k kind, path string) {
 	c.in.mu.Lock()
 	defer c.in.mu.Unlock()
 	if c.in.epoch == epoch {
-		delete(c.in.armed[k], path)
+		c.in.disarmLocked(k, path)
 	}
 }
 
@@ -178,7 +191,7 @@ func (c *Cache) watchCreation(life context.Context, w *framework.Watches, epoch 
 		c.in.mu.Unlock()
 		return false, nil // the session changed during the read: the next resync watches it
 	}
-	c.in.armed[kindExists][path] = struct{}{}
+	c.in.arm(kindExists, path)
 	c.in.mu.Unlock()
 	ok, _, _, err := c.client.ExistsW(life, path, framework.Into(w))
 	if err != nil {
@@ -206,7 +219,7 @@ func (c *Cache) takeFired(w *framework.Watches, epoch int) bool {
 	for _, f := range fired {
 		k := kindOf(f.Kind)
 		path := f.Path
-		delete(c.in.armed[k], path)
+		c.in.disarmLocked(k, path)
 		switch {
 		case f.Type == zk.EventNodeDeleted && path != c.path:
 			// Gone: its parent's listing says so, with the zxid that
