@@ -59,8 +59,8 @@ func createOp(path string) any {
 }
 
 type mem struct {
-	heap, stack uint64
-	goroutines  int
+	heap, inuse, stack uint64
+	goroutines         int
 }
 
 func memNow() mem {
@@ -68,7 +68,7 @@ func memNow() mem {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return mem{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
+	return mem{heap: ms.HeapAlloc, inuse: ms.HeapInuse, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 }
 
 // BenchmarkCacheEventLatency measures the time from a write's reply to its

@@ -77,6 +77,7 @@ func BenchmarkCacheHeap20k(b *testing.B) {
 		require.NoError(b, err)
 		require.Len(b, got, nodes)
 		b.ReportMetric(float64(after.heap-before.heap)/float64(nodes), "heap-B/node")
+		b.ReportMetric(float64(after.inuse-before.inuse)/float64(nodes), "inuse-B/node")
 		b.ReportMetric(float64(after.stack-before.stack)/float64(nodes), "stack-B/node")
 		b.ReportMetric(float64(load.Milliseconds()), "load-ms")
 		require.NoError(b, ch.Close())

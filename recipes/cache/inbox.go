@@ -20,7 +20,6 @@ const (
 type inbox struct {
 	mu     sync.Mutex
 	dirty  [2]map[string]struct{} // by kindData, kindKids
-	armed  map[string]uint8       // bit 1<<kind: a watch of that kind is set and waited for
 	resync bool                   // read everything again (a gap)
 	// synced is the session the last resync's Sync was made on: only a
 	// read on it knows the server caught up with what the view holds.
@@ -47,7 +46,6 @@ func (in *inbox) reset() {
 	for i := range in.dirty {
 		in.dirty[i] = map[string]struct{}{}
 	}
-	in.armed = map[string]uint8{}
 	in.resync = false
 	in.synced = 0
 	in.epoch++
@@ -77,28 +75,12 @@ func (in *inbox) mark(k kind, path string) {
 }
 
 // newEpoch forgets every watch set so far (the session that held them is
-// gone) and returns the queue of the next epoch's watches.
+// gone: the router forgets them too, told by their EventNotWatching) and
+// returns the queue of the next epoch's watches.
 func (in *inbox) newEpoch() (*framework.Watches, int) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.armed = map[string]uint8{}
 	in.epoch++
 	in.watches = framework.NewWatches()
 	return in.watches, in.epoch
-}
-
-// isArmed says whether a watch of kind k on path is set and waited for;
-// in.mu is held.
-func (in *inbox) isArmed(k kind, path string) bool { return in.armed[path]&(1<<k) != 0 }
-
-// arm marks a watch of kind k on path set; in.mu is held.
-func (in *inbox) arm(k kind, path string) { in.armed[path] |= 1 << k }
-
-// disarmLocked clears the mark of a watch of kind k on path; in.mu is held.
-func (in *inbox) disarmLocked(k kind, path string) {
-	if bits := in.armed[path] &^ (1 << k); bits != 0 {
-		in.armed[path] = bits
-	} else {
-		delete(in.armed, path)
-	}
 }

@@ -111,24 +111,17 @@ func (c *Cache) refuse(err error) {
 	once.Do(func() { close(ch) })
 }
 
-// read reads one job, setting a watch unless one of its kind is set and
-// waited for already (after a gap on the same session, the session kept
-// it). The watch is marked armed before the read, so that its event, which
-// the engine takes only after the round, always finds the mark to clear.
+// read reads one job, with a watch unless the session changed since
+// the round began (the next resync reads it again). The framework sets a
+// watch only where none of its kind waits for the node already (after a
+// gap on the same session, the session kept it): see framework.Into.
 func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j job) result {
 	sid := c.client.Session().ID
 	c.in.mu.Lock()
-	existsArmed := c.in.isArmed(kindExists, j.path)
-	watch := !c.in.isArmed(j.kind, j.path) && c.in.epoch == epoch
-	if watch {
-		c.in.arm(j.kind, j.path)
-	}
+	watch := c.in.epoch == epoch
 	synced := c.in.synced
 	c.in.mu.Unlock()
 	r := c.fetch(life, j, w, watch)
-	if r.err != nil && watch {
-		c.disarm(epoch, j.kind, j.path)
-	}
 	if errors.Is(r.err, zk.ErrNoNode) && j.path == c.path && (sid != synced || c.client.Session().ID != sid) {
 		// The root's absence removes the whole view, and no Stat says how
 		// old it is: it counts only from a server known to have caught up
@@ -145,7 +138,7 @@ func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j jo
 		if c.shape.kind == shapeChildren {
 			rootKind = kindKids
 		}
-		if j.path == c.path && j.kind == rootKind && !existsArmed {
+		if j.path == c.path && j.kind == rootKind {
 			r.again, r.err = c.watchCreation(life, w, epoch, j.path)
 		}
 		return r
@@ -154,16 +147,6 @@ func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j jo
 		r.data = nil
 	}
 	return r
-}
-
-// disarm clears the mark of a watch whose read failed, unless its epoch
-// ended (which cleared every mark).
-func (c *Cache) disarm(epoch int, k kind, path string) {
-	c.in.mu.Lock()
-	defer c.in.mu.Unlock()
-	if c.in.epoch == epoch {
-		c.in.disarmLocked(k, path)
-	}
 }
 
 // fetch makes j's read, with a watch into w if watch says so.
@@ -191,11 +174,9 @@ func (c *Cache) watchCreation(life context.Context, w *framework.Watches, epoch 
 		c.in.mu.Unlock()
 		return false, nil // the session changed during the read: the next resync watches it
 	}
-	c.in.arm(kindExists, path)
 	c.in.mu.Unlock()
 	ok, _, _, err := c.client.ExistsW(life, path, framework.Into(w))
 	if err != nil {
-		c.disarm(epoch, kindExists, path)
 		return false, err
 	}
 	return ok, nil
@@ -219,7 +200,6 @@ func (c *Cache) takeFired(w *framework.Watches, epoch int) bool {
 	for _, f := range fired {
 		k := kindOf(f.Kind)
 		path := f.Path
-		c.in.disarmLocked(k, path)
 		switch {
 		case f.Type == zk.EventNodeDeleted && path != c.path:
 			// Gone: its parent's listing says so, with the zxid that
