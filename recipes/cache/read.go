@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -27,21 +26,23 @@ type result struct {
 // session the resync has not synced.
 var errUnsynced = errors.New("answered on a session not synced yet")
 
-// maxReads bounds the reads a round has in flight at once.
-const maxReads = 32
+// maxReads bounds the reads a round has in flight at once: enough to keep
+// the server busy, few enough that a ping waits behind no more than a few
+// milliseconds of them (the session's proof of life).
+const maxReads = 64
 
-// round reads every job, up to maxReads at once: that many of the
-// runtime's tasks take the jobs in turn, each sending its next read as
-// its last one is answered, so that the session carries maxReads
-// pipelined requests and no more (its pings go through between them).
-// Then it applies what they found to the view in one step. A read that
-// failed is marked to be read again, and its error returned.
+// round reads every job, up to maxReads at once: the engine and as many
+// of the runtime's tasks as that allows take the jobs in turn, each
+// sending its next read as its last one is answered, so that the session
+// carries that many pipelined requests and no more. A round of one read
+// (a change told by a watch) is read by the engine alone. Then it applies
+// what they found to the view in one step. A read that failed is marked
+// to be read again, and its error returned.
 func (c *Cache) round(life context.Context, w *framework.Watches, epoch int, jobs []job) error {
 	results := make([]result, len(jobs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	reader := func(context.Context) {
-		defer wg.Done()
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= len(jobs) {
@@ -50,22 +51,15 @@ func (c *Cache) round(life context.Context, w *framework.Watches, epoch int, job
 			results[i] = c.read(life, w, epoch, jobs[i])
 		}
 	}
-	started := 0
-	for range min(maxReads, len(jobs)) {
+	for range min(maxReads, len(jobs)) - 1 {
 		wg.Add(1)
-		if !c.rt.Go(reader) {
+		if !c.rt.Go(func(ctx context.Context) { defer wg.Done(); reader(ctx) }) {
 			wg.Done()
-			break
+			break // closing: the engine reads what is left, in vain
 		}
-		started++
 	}
+	reader(life)
 	wg.Wait()
-	if started == 0 {
-		// Closing: the round's reads are in vain.
-		for i, j := range jobs {
-			results[i] = result{job: j, err: zkrecipes.ErrClosed}
-		}
-	}
 	var firstErr error
 	for _, r := range results {
 		switch {
