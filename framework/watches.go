@@ -101,8 +101,10 @@ func (f watchOptionFunc) applyWatch(o *watchOptions) { f(o) }
 // is what a recipe watching thousands of nodes can afford (go-zookeeper
 // keeps each, and would deliver the event once per registration). A
 // reader that reads one node again after a gap on the same session thus
-// costs nothing more. Two such reads of one node and kind at once may
-// both set one.
+// costs nothing more. The reads of one node and kind into one queue are
+// to be made one at a time (as a cache's engine does): two at once are not
+// told apart, and if the one that set the watch fails, the other may be
+// left without.
 func Into(w *Watches) WatchOption {
 	return watchOptionFunc(func(o *watchOptions) { o.into, o.intoSet = w, true })
 }

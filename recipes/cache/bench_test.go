@@ -2,7 +2,9 @@ package cache_test
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -59,8 +61,16 @@ func createOp(path string) any {
 }
 
 type mem struct {
-	heap, inuse, stack uint64
+	heap, inuse, stack uint64 // HeapAlloc, HeapInuse (with the spans' free room), StackInuse
 	goroutines         int
+}
+
+// writeHeapProfile writes the heap profile to file.
+func writeHeapProfile(b *testing.B, file string) {
+	f, err := os.Create(file)
+	require.NoError(b, err)
+	require.NoError(b, pprof.Lookup("heap").WriteTo(f, 0))
+	require.NoError(b, f.Close())
 }
 
 func memNow() mem {
