@@ -133,15 +133,13 @@ func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 		path = old.Path
 		evs = c.removeTree(evs, r.path, stat.Czxid)
 	}
+	e = &entry{Node: Node{Path: path, Data: r.data, Stat: stat}}
 	if r.path != c.path {
 		p, ok := c.ents[framework.Parent(r.path)]
 		if !ok || !c.branches(p.Path) || (p.Stat.Czxid != 0 && stat.Czxid < p.Stat.Czxid) {
 			return evs // its parent is not in the view (any more)
 		}
-		e = &entry{Node: Node{Path: path, Data: r.data, Stat: stat}}
 		p.kids = append(p.kids, e)
-	} else {
-		e = &entry{Node: Node{Path: path, Data: r.data, Stat: stat}}
 	}
 	if c.branches(path) && !listed {
 		c.in.mark(kindKids, path)
