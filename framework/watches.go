@@ -101,10 +101,9 @@ func (f watchOptionFunc) applyWatch(o *watchOptions) { f(o) }
 // is what a recipe watching thousands of nodes can afford (go-zookeeper
 // keeps each, and would deliver the event once per registration). A
 // reader that reads one node again after a gap on the same session thus
-// costs nothing more. The reads of one node and kind into one queue are
-// to be made one at a time (as a cache's engine does): two at once are not
-// told apart, and if the one that set the watch fails, the other may be
-// left without.
+// costs nothing more. While two reads that set watches on one node are on
+// their way at once, neither counts as set (the client cannot tell which
+// answer is which watch's): a read then sets one of its own.
 func Into(w *Watches) WatchOption {
 	return watchOptionFunc(func(o *watchOptions) { o.into, o.intoSet = w, true })
 }
@@ -116,8 +115,12 @@ func Into(w *Watches) WatchOption {
 type routes struct {
 	into  *Watches
 	kinds uint8 // bit 1<<kind for each kind routed into into
-	set   uint8 // of kinds, those whose read was answered: the watch is set
-	more  *[]extraRoute
+	// set: of kinds, those whose read was answered, the only one setting
+	// a watch on the path then: the watch is set, and no other read sets
+	// one of its kind into into.
+	set     uint8
+	reading uint16 // reads setting a watch on the path, not answered yet
+	more    *[]extraRoute
 }
 
 // extraRoute is a watch of a path routed into a second queue, or a second
@@ -176,13 +179,15 @@ func (rt *router) add(full string, w *Watches, k WatchKind) (ok, fresh bool) {
 		}
 		*rs.more = append(*rs.more, extraRoute{w, k, false})
 	}
+	rs.reading++
 	rt.routes[full] = rs
 	return true, true
 }
 
 // answered marks the watch of kind k on full into w, which add routed,
-// as set: its read was answered. If it fired meanwhile, nothing is left
-// to mark.
+// as set: its read was answered. It marks nothing if another read setting
+// a watch on full is on its way (its route and this one cannot be told
+// apart), or if the watch fired meanwhile.
 func (rt *router) answered(full string, w *Watches, k WatchKind) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -190,16 +195,18 @@ func (rt *router) answered(full string, w *Watches, k WatchKind) {
 	if !ok {
 		return
 	}
-	if rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0 {
+	alone := rs.reading == 1
+	rs.reading--
+	switch {
+	case !alone:
+	case rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0:
 		rs.set |= bit(k)
-		rt.routes[full] = rs
-		return
-	}
-	if rs.more != nil {
+	case rs.more != nil:
 		if i := slices.Index(*rs.more, extraRoute{w, k, false}); i >= 0 {
 			(*rs.more)[i].set = true
 		}
 	}
+	rt.store(full, rs)
 }
 
 // remove unroutes a watch of kind k on full into w, whose read failed.
@@ -210,6 +217,7 @@ func (rt *router) remove(full string, w *Watches, k WatchKind) {
 	if !ok {
 		return
 	}
+	rs.reading--
 	if rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0 {
 		rs.kinds &^= bit(k)
 	} else if rs.more != nil {
@@ -220,7 +228,8 @@ func (rt *router) remove(full string, w *Watches, k WatchKind) {
 	rt.store(full, rs)
 }
 
-// store keeps rs as full's routes, or forgets full if none is left.
+// store keeps rs as full's routes, or forgets full if none is left and
+// no read setting a watch on it is on its way.
 func (rt *router) store(full string, rs routes) {
 	if rs.more != nil && len(*rs.more) == 0 {
 		rs.more = nil
@@ -236,7 +245,7 @@ func (rt *router) store(full string, rs routes) {
 		rt.store(full, rs)
 		return
 	}
-	if rs.kinds == 0 {
+	if rs.kinds == 0 && rs.reading == 0 {
 		delete(rt.routes, full)
 		return
 	}
