@@ -20,7 +20,7 @@ func TestRouterAnswerMarksSetOnlyTheOneReadOnItsWay(t *testing.T) {
 	ok, fresh := rt.add(p, w, WatchData) // the first read
 	assert.True(t, ok && fresh)
 	rt.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: p}) // its watch fires before its answer is taken
-	_, fresh = rt.add(p, w, WatchData)                            // the second read, on its way
+	_, fresh = rt.add(p, w, WatchData)                           // the second read, on its way
 	assert.True(t, fresh)
 	rt.answered(p, w, WatchData) // the first's answer
 	_, fresh = rt.add(p, w, WatchData)
