@@ -169,8 +169,15 @@ func (c *Client) intoRead(ctx context.Context, name, path string, w *Watches, ki
 		return nodeResult{}, err
 	}
 	full := c.ns.fix(path)
-	if !c.router.add(full, w, kind) {
+	ok, fresh := c.router.add(full, w, kind)
+	if !ok {
 		return nodeResult{}, opErr(name, path, zkrecipes.ErrClosed)
+	}
+	if !fresh {
+		// Watched already, into w: the read alone.
+		return doValue(c, ctx, name, path, func(z *zk.Conn) (nodeResult, error) {
+			return plainRead(z, kind, full)
+		})
 	}
 	res, err := doValue(c, ctx, name, path, func(z *zk.Conn) (nodeResult, error) {
 		return op(z, full)
@@ -179,8 +186,24 @@ func (c *Client) intoRead(ctx context.Context, name, path string, w *Watches, ki
 		c.router.remove(full, w, kind)
 		return nodeResult{}, err
 	}
+	c.router.answered(full, w, kind)
 	res.watch = nil // go-zookeeper's: it fires and is collected unread
 	return res, nil
+}
+
+// plainRead is the read of a watched read of kind k, without the watch.
+func plainRead(z *zk.Conn, k WatchKind, full string) (nodeResult, error) {
+	var r nodeResult
+	var err error
+	switch k {
+	case WatchData:
+		r.data, r.stat, err = z.Get(full)
+	case WatchExists:
+		r.exists, r.stat, err = z.Exists(full)
+	default:
+		r.children, r.stat, err = z.Children(full)
+	}
+	return r, err
 }
 
 // GetACL returns the ACL of the node at path, and its Stat.

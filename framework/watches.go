@@ -94,6 +94,16 @@ func (f watchOptionFunc) applyWatch(o *watchOptions) { f(o) }
 // Into delivers the read's watch to w instead of a channel of its own: the
 // read then returns a nil channel. A nil w is refused with
 // zkrecipes.ErrInvalidArgument before anything is sent.
+//
+// A read Into w of a node that a watch of the same kind, set by an earlier
+// read Into w that was answered, still waits for sets no second one: that
+// watch tells of the next change, and one registration per node and kind
+// is what a recipe watching thousands of nodes can afford (go-zookeeper
+// keeps each, and would deliver the event once per registration). A
+// reader that reads one node again after a gap on the same session thus
+// costs nothing more. While two reads that set watches on one node are on
+// their way at once, neither counts as set (the client cannot tell which
+// answer is which watch's): a read then sets one of its own.
 func Into(w *Watches) WatchOption {
 	return watchOptionFunc(func(o *watchOptions) { o.into, o.intoSet = w, true })
 }
@@ -105,7 +115,12 @@ func Into(w *Watches) WatchOption {
 type routes struct {
 	into  *Watches
 	kinds uint8 // bit 1<<kind for each kind routed into into
-	more  *[]extraRoute
+	// set: of kinds, those whose read was answered, the only one setting
+	// a watch on the path then: the watch is set, and no other read sets
+	// one of its kind into into.
+	set     uint8
+	reading uint16 // reads setting a watch on the path, not answered yet
+	more    *[]extraRoute
 }
 
 // extraRoute is a watch of a path routed into a second queue, or a second
@@ -113,6 +128,7 @@ type routes struct {
 type extraRoute struct {
 	into *Watches
 	kind WatchKind
+	set  bool
 }
 
 func bit(k WatchKind) uint8 { return 1 << k }
@@ -136,27 +152,61 @@ type router struct {
 func newRouter(ns namespace) *router { return &router{ns: ns, routes: map[string]routes{}} }
 
 // add routes the watch of kind k on full, the path with the namespace,
-// into w; it returns false once the client closed.
-func (rt *router) add(full string, w *Watches, k WatchKind) bool {
+// into w; it returns false once the client closed, and fresh false if a
+// watch of kind k on full, set by a read already answered, is routed into
+// w and has not fired: that one tells of the next change, and the read
+// sets none (go-zookeeper would keep a second registration, and deliver
+// the event twice).
+func (rt *router) add(full string, w *Watches, k WatchKind) (ok, fresh bool) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return false
+		return false, false
 	}
 	rs := rt.routes[full]
 	switch {
+	case rs.into == w && rs.set&bit(k) != 0:
+		return true, false
+	case rs.more != nil && slices.Contains(*rs.more, extraRoute{w, k, true}):
+		return true, false
 	case rs.kinds == 0:
-		rs.into, rs.kinds = w, bit(k)
+		rs.into, rs.kinds, rs.set = w, bit(k), 0
 	case rs.into == w && rs.kinds&bit(k) == 0:
 		rs.kinds |= bit(k)
 	default:
 		if rs.more == nil {
 			rs.more = new([]extraRoute)
 		}
-		*rs.more = append(*rs.more, extraRoute{w, k})
+		*rs.more = append(*rs.more, extraRoute{w, k, false})
 	}
+	rs.reading++
 	rt.routes[full] = rs
-	return true
+	return true, true
+}
+
+// answered marks the watch of kind k on full into w, which add routed,
+// as set: its read was answered. It marks nothing if another read setting
+// a watch on full is on its way (its route and this one cannot be told
+// apart), or if the watch fired meanwhile.
+func (rt *router) answered(full string, w *Watches, k WatchKind) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rs, ok := rt.routes[full]
+	if !ok {
+		return
+	}
+	alone := rs.reading == 1
+	rs.reading--
+	switch {
+	case !alone:
+	case rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0:
+		rs.set |= bit(k)
+	case rs.more != nil:
+		if i := slices.Index(*rs.more, extraRoute{w, k, false}); i >= 0 {
+			(*rs.more)[i].set = true
+		}
+	}
+	rt.store(full, rs)
 }
 
 // remove unroutes a watch of kind k on full into w, whose read failed.
@@ -167,17 +217,19 @@ func (rt *router) remove(full string, w *Watches, k WatchKind) {
 	if !ok {
 		return
 	}
-	if rs.into == w && rs.kinds&bit(k) != 0 {
+	rs.reading--
+	if rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0 {
 		rs.kinds &^= bit(k)
 	} else if rs.more != nil {
-		if i := slices.Index(*rs.more, extraRoute{w, k}); i >= 0 {
+		if i := slices.Index(*rs.more, extraRoute{w, k, false}); i >= 0 {
 			*rs.more = slices.Delete(*rs.more, i, i+1)
 		}
 	}
 	rt.store(full, rs)
 }
 
-// store keeps rs as full's routes, or forgets full if none is left.
+// store keeps rs as full's routes, or forgets full if none is left and
+// no read setting a watch on it is on its way.
 func (rt *router) store(full string, rs routes) {
 	if rs.more != nil && len(*rs.more) == 0 {
 		rs.more = nil
@@ -186,11 +238,14 @@ func (rt *router) store(full string, rs routes) {
 		// The first queue has nothing left: another takes its place.
 		first := (*rs.more)[0]
 		*rs.more = (*rs.more)[1:]
-		rs.into, rs.kinds = first.into, bit(first.kind)
+		rs.into, rs.kinds, rs.set = first.into, bit(first.kind), 0
+		if first.set {
+			rs.set = bit(first.kind)
+		}
 		rt.store(full, rs)
 		return
 	}
-	if rs.kinds == 0 {
+	if rs.kinds == 0 && rs.reading == 0 {
 		delete(rt.routes, full)
 		return
 	}
@@ -230,6 +285,7 @@ func (rt *router) onEvent(ev zk.Event) {
 	for k := WatchData; k <= WatchChildren; k++ {
 		if rs.kinds&bit(k) != 0 && fires(ev.Type, k) {
 			rs.kinds &^= bit(k)
+			rs.set &^= bit(k)
 			rs.into.push(Fired{Event: ev, Kind: k})
 		}
 	}

@@ -91,6 +91,44 @@ func TestIntoDeliversEachWatchOnceToTheQueue(t *testing.T) {
 	}
 }
 
+// A read Into a queue of a node whose watch of that kind, into the same
+// queue, waits already reads it and sets no second watch: the change is
+// told once. Another queue gets its own, and a read after the watch fired
+// sets a new one.
+func TestIntoSetsOneWatchPerNodeKindAndQueue(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	mustCreate(t, c, "/one", []byte("a"), framework.WithParents())
+	w, other := framework.NewWatches(), framework.NewWatches()
+	for range 3 {
+		data, _, _, err := c.GetW(testCtx(t), "/one", framework.Into(w))
+		require.NoError(t, err)
+		assert.Equal(t, "a", string(data))
+		ok, _, _, err := c.ExistsW(testCtx(t), "/one", framework.Into(w))
+		require.NoError(t, err)
+		assert.True(t, ok)
+	}
+	_, _, _, err := c.GetW(testCtx(t), "/one", framework.Into(other))
+	require.NoError(t, err)
+	_, err = c.Set(testCtx(t), "/one", []byte("b"), -1)
+	require.NoError(t, err)
+	got := takeFired(t, w, 2)
+	sort.Slice(got, func(i, j int) bool { return got[i].Kind < got[j].Kind })
+	assert.Equal(t, framework.WatchData, got[0].Kind)
+	assert.Equal(t, framework.WatchExists, got[1].Kind)
+	takeFired(t, other, 1)
+	_, _, err = c.Get(testCtx(t), "/one") // an event more would have come before this reply
+	require.NoError(t, err)
+	requireNoMore(t, w)
+
+	data, _, _, err := c.GetW(testCtx(t), "/one", framework.Into(w))
+	require.NoError(t, err)
+	assert.Equal(t, "b", string(data), "the read after the event, its watch fired")
+	_, err = c.Set(testCtx(t), "/one", []byte("c"), -1)
+	require.NoError(t, err)
+	takeFired(t, w, 1)
+}
+
 // A thousand watches into one queue cost no goroutine, namespace or not:
 // the client routes them all from the session's one callback.
 func TestIntoCostsNoGoroutinePerWatch(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -13,9 +15,6 @@ import (
 type keyed struct {
 	ev  Event
 	key int64
-	// node is the engine's Node of a Created or Changed, which the view
-	// shares (a Node is never changed once made, only replaced).
-	node *Node
 }
 
 // apply takes a round's results into the view: first the nodes' data (new
@@ -58,15 +57,43 @@ func (c *Cache) apply(results []result) {
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
-	for _, k := range evs {
-		switch k.ev.Type {
-		case Created, Changed:
-			c.view[k.node.Path] = k.node
-		case Deleted:
-			delete(c.view, k.ev.Node.Path)
-		}
-		c.feed.Publish(k.ev)
+	c.publish(evs)
+}
+
+// publish publishes a round's events in order. The engine's entries, which
+// are the view, already hold what the last of them says: while they are
+// published, pending holds what the view has of each node they change as
+// of the events published so far (the state before the first event of
+// each), for a catch-up made meanwhile.
+func (c *Cache) publish(evs []keyed) {
+	if len(evs) == 0 {
+		return
 	}
+	c.pending = make(map[string]*Node, len(evs))
+	for i := range evs {
+		ev := &evs[i].ev
+		if _, ok := c.pending[ev.Node.Path]; ok {
+			continue
+		}
+		switch ev.Type {
+		case Created:
+			c.pending[ev.Node.Path] = nil
+		case Changed:
+			c.pending[ev.Node.Path] = &ev.Old
+		case Deleted:
+			c.pending[ev.Node.Path] = &ev.Node
+		}
+	}
+	for i := range evs {
+		ev := &evs[i].ev
+		if ev.Type == Deleted {
+			c.pending[ev.Node.Path] = nil
+		} else {
+			c.pending[ev.Node.Path] = &ev.Node
+		}
+		c.feed.Publish(*ev)
+	}
+	c.pending = nil
 }
 
 // applyData takes one data read: the node is new, changed, made again, or
@@ -88,40 +115,44 @@ func (c *Cache) applyData(evs []keyed, r result, listed bool) []keyed {
 		}
 		return evs
 	}
-	depth, _ := c.depthOf(r.path)
-	n := &Node{Path: r.path, Data: r.data, Stat: *r.stat}
-	if known && e.node != nil {
-		old := e.node
+	path, stat := r.path, *r.stat
+	if known && !c.hidden(e) {
+		old := e.Node
 		switch {
-		case r.stat.Czxid == old.Stat.Czxid:
-			if r.stat.Mzxid <= old.Stat.Mzxid {
+		case stat.Czxid == old.Stat.Czxid:
+			if stat.Mzxid <= old.Stat.Mzxid {
 				return evs // the same, or older: never back
 			}
-			e.node = n
-			return append(evs, keyed{Event{Type: Changed, Node: *n, Old: *old}, r.stat.Mzxid, n})
-		case r.stat.Czxid < old.Stat.Czxid:
+			e.Node = Node{Path: old.Path, Data: r.data, Stat: stat}
+			return append(evs, keyed{Event{Type: Changed, Node: e.Node, Old: old}, stat.Mzxid})
+		case stat.Czxid < old.Stat.Czxid:
 			return evs // an older incarnation, from a server behind us
 		}
 		// Deleted and made again since it was read: so is everything
 		// under it.
-		evs = c.removeTree(evs, r.path, r.stat.Czxid)
+		path = old.Path
+		evs = c.removeTree(evs, r.path, stat.Czxid)
 	}
+	e = &entry{Node: Node{Path: path, Data: r.data, Stat: stat}}
 	if r.path != c.path {
 		p, ok := c.ents[framework.Parent(r.path)]
-		if !ok || p.kids == nil || (p.czxid != 0 && r.stat.Czxid < p.czxid) {
+		if !ok || !c.branches(p.Path) || (p.Stat.Czxid != 0 && stat.Czxid < p.Stat.Czxid) {
 			return evs // its parent is not in the view (any more)
 		}
-		p.kids[framework.Base(r.path)] = struct{}{}
+		p.kids = append(p.kids, e)
 	}
-	e = &entry{node: n, depth: depth, czxid: r.stat.Czxid}
-	if depth < c.shape.depth {
-		e.kids = map[string]struct{}{}
-		if !listed {
-			c.in.mark(kindKids, r.path)
-		}
+	if c.branches(path) && !listed {
+		c.in.mark(kindKids, path)
 	}
-	c.ents[r.path] = e
-	return append(evs, keyed{Event{Type: Created, Node: *n}, r.stat.Czxid, n})
+	c.ents[path] = e
+	return append(evs, keyed{Event{Type: Created, Node: e.Node}, stat.Czxid})
+}
+
+// branches says whether the node at path may have children in the view:
+// it is above the shape's depth.
+func (c *Cache) branches(path string) bool {
+	d, ok := c.depthOf(path)
+	return ok && d < c.shape.depth
 }
 
 // applyKids takes one listing: children gone are deleted from the view
@@ -134,16 +165,16 @@ func (c *Cache) applyKids(evs []keyed, r result) []keyed {
 	case !r.missing:
 		e = c.ents[r.path] // if not known, its data read makes it, and lists it again
 	}
-	if e == nil || e.kids == nil {
+	if e == nil || !c.branches(e.Path) {
 		return evs
 	}
 	switch {
-	case r.stat.Czxid > e.czxid:
+	case r.stat.Czxid > e.Stat.Czxid:
 		// Made again since its data was read: its data read tells, and
 		// makes it listed again.
 		c.in.mark(kindData, r.path)
 		return evs
-	case r.stat.Czxid < e.czxid:
+	case r.stat.Czxid < e.Stat.Czxid:
 		// A listing of an older incarnation: the one in the view is to be
 		// listed.
 		c.in.mark(kindKids, r.path)
@@ -164,15 +195,15 @@ func (c *Cache) hiddenRoot(evs []keyed, r result) ([]keyed, *entry) {
 		}
 		return evs, nil
 	}
-	if known && e.czxid != r.stat.Czxid {
-		if r.stat.Czxid < e.czxid {
+	if known && e.Stat.Czxid != r.stat.Czxid {
+		if r.stat.Czxid < e.Stat.Czxid {
 			return evs, nil
 		}
 		evs = c.removeTree(evs, r.path, r.stat.Czxid)
 		known = false
 	}
 	if !known {
-		e = &entry{czxid: r.stat.Czxid, kids: map[string]struct{}{}}
+		e = &entry{Node: Node{Path: r.path, Stat: zk.Stat{Czxid: r.stat.Czxid}}}
 		c.ents[r.path] = e
 	}
 	return evs, e
@@ -189,24 +220,36 @@ func (c *Cache) applyListing(evs []keyed, e *entry, r result) []keyed {
 	now := make(map[string]struct{}, len(r.kids))
 	for _, name := range r.kids {
 		now[name] = struct{}{}
-		if _, ok := e.kids[name]; !ok {
+	}
+	have := make(map[string]struct{}, len(e.kids))
+	var gone []*entry
+	kept := e.kids[:0]
+	for _, k := range e.kids {
+		name := framework.Base(k.Path)
+		have[name] = struct{}{}
+		if _, ok := now[name]; ok || k.Stat.Czxid > r.stat.Pzxid {
+			// Listed, or made after this listing was taken.
+			kept = append(kept, k)
+			continue
+		}
+		gone = append(gone, k)
+	}
+	clear(e.kids[len(kept):])
+	e.kids = kept
+	for _, k := range gone {
+		evs = c.dropTree(evs, k, r.stat.Pzxid)
+	}
+	d, _ := c.depthOf(r.path)
+	grand := d+1 < c.shape.depth
+	for _, name := range r.kids {
+		if _, ok := have[name]; !ok {
 			// Its data and its children in one round.
 			kid := framework.Join(r.path, name)
 			c.in.mark(kindData, kid)
-			if e.depth+1 < c.shape.depth {
+			if grand {
 				c.in.mark(kindKids, kid)
 			}
 		}
-	}
-	for name := range e.kids {
-		if _, ok := now[name]; ok {
-			continue
-		}
-		kid := framework.Join(r.path, name)
-		if k, ok := c.ents[kid]; ok && k.czxid > r.stat.Pzxid {
-			continue // made after this listing was taken
-		}
-		evs = c.removeTree(evs, kid, r.stat.Pzxid)
 	}
 	return evs
 }
@@ -219,17 +262,24 @@ func (c *Cache) removeTree(evs []keyed, path string, key int64) []keyed {
 	if !ok {
 		return evs
 	}
-	for name := range e.kids {
-		evs = c.removeTree(evs, framework.Join(path, name), key)
-	}
-	delete(c.ents, path)
 	if path != c.path {
 		if p, ok := c.ents[framework.Parent(path)]; ok {
-			delete(p.kids, framework.Base(path))
+			if i := slices.Index(p.kids, e); i >= 0 {
+				p.kids = slices.Delete(p.kids, i, i+1)
+			}
 		}
 	}
-	if e.node != nil {
-		evs = append(evs, keyed{Event{Type: Deleted, Node: *e.node}, key, nil})
+	return c.dropTree(evs, e, key)
+}
+
+// dropTree is removeTree of e, whose parent no longer lists it.
+func (c *Cache) dropTree(evs []keyed, e *entry, key int64) []keyed {
+	for _, k := range e.kids {
+		evs = c.dropTree(evs, k, key)
+	}
+	delete(c.ents, e.Path)
+	if !c.hidden(e) {
+		evs = append(evs, keyed{Event{Type: Deleted, Node: e.Node}, key})
 	}
 	return evs
 }

@@ -2,7 +2,9 @@ package cache_test
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -59,8 +61,16 @@ func createOp(path string) any {
 }
 
 type mem struct {
-	heap, stack uint64
-	goroutines  int
+	heap, inuse, stack uint64 // HeapAlloc, HeapInuse (with the spans' free room), StackInuse
+	goroutines         int
+}
+
+// writeHeapProfile writes the heap profile to file.
+func writeHeapProfile(b *testing.B, file string) {
+	f, err := os.Create(file)
+	require.NoError(b, err)
+	require.NoError(b, pprof.Lookup("heap").WriteTo(f, 0))
+	require.NoError(b, f.Close())
 }
 
 func memNow() mem {
@@ -68,7 +78,7 @@ func memNow() mem {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return mem{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
+	return mem{heap: ms.HeapAlloc, inuse: ms.HeapInuse, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 }
 
 // BenchmarkCacheEventLatency measures the time from a write's reply to its

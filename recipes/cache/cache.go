@@ -118,25 +118,31 @@ type Cache struct {
 	// mu guards the view and the feed: every change of the view and its
 	// event are made under it, so that a snapshot is always the sum of the
 	// events published before it.
-	mu     sync.Mutex
-	view   map[string]*Node  // the published view, by path
-	ents   map[string]*entry // what the engine knows, by path; the root's even when hidden
-	stale  error             // nil while current
-	loaded chan struct{}     // closed at the first Current
-	fatal  error             // a read the server refused for good, before loaded
-	feed   framework.Feed[Event]
+	mu   sync.Mutex
+	ents map[string]*entry // the view, and what the engine knows, by path; the root's even when hidden
+	// pending is, while a round's events are published one by one, the
+	// published state of each node they change (nil: not in the view),
+	// which ents are already past: a catch-up made meanwhile shows the
+	// view as of the events published so far. Nil between rounds.
+	pending map[string]*Node
+	stale   error         // nil while current
+	loaded  chan struct{} // closed at the first Current
+	fatal   error         // a read the server refused for good, before loaded
+	feed    framework.Feed[Event]
 
 	// in is what the watches and the session tell the engine.
 	in inbox
 }
 
-// entry is the engine's knowledge of one node.
+// entry is the engine's knowledge of one node, which is also the view's:
+// a Node is what the view shows (its Data is never changed, only
+// replaced), so that each node costs one entry and the path, shared with
+// the map's key, the watches and the reads. The hidden root of a
+// Children cache has an entry (Path and Stat.Czxid) but is not in the view.
 type entry struct {
-	node  *Node               // nil for the hidden root (Children) and a missing root
-	depth int                 // levels below the cache's path
-	czxid int64               // the node's, for the hidden root too
-	kids  map[string]struct{} // names of the children in the view; nil below the depth
-	pzxid int64               // of the listing kids came from
+	Node
+	kids  []*entry // the children in the view, in no order; none at or below the depth
+	pzxid int64    // of the listing kids came from
 }
 
 // New returns a Cache of path in shape. It sends nothing; Start reads the
@@ -163,7 +169,6 @@ func New(client *framework.Client, path string, shape Shape, opts ...Option) (*C
 		shape:  shape,
 		cfg:    cfg,
 		rt:     framework.NewRuntime(client, recipe, path),
-		view:   map[string]*Node{},
 		ents:   map[string]*entry{},
 		stale:  errLoading,
 		loaded: make(chan struct{}),
@@ -270,11 +275,11 @@ func (c *Cache) Get(path string) (Node, bool, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, ok := c.view[path]
-	if !ok {
+	e, ok := c.ents[path]
+	if !ok || c.hidden(e) {
 		return Node{}, false, nil
 	}
-	return n.clone(), true, nil
+	return e.clone(), true, nil
 }
 
 // Children returns the children of path in the view, sorted by name (for
@@ -297,10 +302,8 @@ func (c *Cache) Children(path string) ([]Node, error) {
 		return nil, nil
 	}
 	out := make([]Node, 0, len(e.kids))
-	for name := range e.kids {
-		if n, ok := c.view[framework.Join(path, name)]; ok {
-			out = append(out, n.clone())
-		}
+	for _, k := range e.kids {
+		out = append(out, k.clone())
 	}
 	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
@@ -323,14 +326,28 @@ func (c *Cache) Nodes() ([]Node, error) {
 	return out, nil
 }
 
-// snapshotLocked returns the view sorted by path, sharing the data.
+// snapshotLocked returns the view sorted by path, sharing the data: as
+// published so far, while a round's events are (see pending).
 func (c *Cache) snapshotLocked() []Node {
-	out := make([]Node, 0, len(c.view))
-	for _, n := range c.view {
-		out = append(out, *n)
+	out := make([]Node, 0, len(c.ents))
+	for p, e := range c.ents {
+		if _, ok := c.pending[p]; !ok && !c.hidden(e) {
+			out = append(out, e.Node)
+		}
+	}
+	for _, n := range c.pending {
+		if n != nil {
+			out = append(out, *n)
+		}
 	}
 	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// hidden says whether e is the hidden root of a Children cache, which is
+// not in the view.
+func (c *Cache) hidden(e *entry) bool {
+	return c.shape.kind == shapeChildren && e.Path == c.path
 }
 
 // Err is nil while the view is current: read over the client's current

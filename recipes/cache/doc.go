@@ -64,13 +64,15 @@
 // watches deliver their events into one queue the cache owns
 // (framework.Into), which the cache's one engine goroutine reads, so a
 // cache costs the same few goroutines at twenty nodes as at twenty
-// thousand. BenchmarkCacheOneQueueTree measures about 950 bytes of heap per
-// node of a tree of 20,421 nodes with 100-byte data, go-zookeeper's
-// registrations (about 520 bytes) included, and no goroutine stacks. On a
-// tree of N nodes:
+// thousand. BenchmarkCacheOneQueueTree measures about 970 bytes of heap per
+// node of a tree of 20,421 nodes with 100-byte data (about 1,200 counting
+// the room left free in the heap's spans), and no goroutine stacks:
+// go-zookeeper's two registrations about 540 bytes, the data and the
+// path about 145, the node's entry in the view about 195, the client's
+// routes of its watches about 75. On a tree of N nodes:
 //
 //   - the first read, and every resync after a gap, is about 2N requests
-//     (up to 32 in flight at a time), and as many watches set again after
+//     (up to 64 in flight at a time), and as many watches set again after
 //     an expired session;
 //   - a change costs one read (and a child's creation or deletion one
 //     listing of its parent, plus a read of the new child);

@@ -88,7 +88,7 @@ func (c *Cache) wait(life context.Context, w *framework.Watches) {
 func (c *Cache) syncPath() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.ents[c.path]; ok && e.czxid != 0 {
+	if e, ok := c.ents[c.path]; ok && e.Stat.Czxid != 0 {
 		return c.path
 	}
 	return "/"

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"path"
 	"slices"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // produce on demand.
 func newBareCache(path string, shape Shape) *Cache {
 	c := &Cache{path: path, shape: shape, cfg: config{buffer: 16, withData: true},
-		view: map[string]*Node{}, ents: map[string]*entry{}, loaded: make(chan struct{})}
+		ents: map[string]*entry{}, loaded: make(chan struct{})}
 	c.in.init()
 	return c
 }
@@ -28,14 +29,16 @@ func TestRecreatedNodeListedBeforeItsDataReadIsListedAgain(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := newBareCache("/r", Tree(2))
-			add := func(p string, depth int, czxid int64, kids map[string]struct{}) {
-				n := &Node{Path: p, Stat: zk.Stat{Czxid: czxid, Mzxid: czxid}}
-				c.ents[p] = &entry{node: n, depth: depth, czxid: czxid, kids: kids}
-				c.view[p] = n
+			add := func(p string, czxid int64) {
+				e := &entry{Node: Node{Path: p, Stat: zk.Stat{Czxid: czxid, Mzxid: czxid}}}
+				c.ents[p] = e
+				if parent, ok := c.ents[path.Dir(p)]; ok {
+					parent.kids = append(parent.kids, e)
+				}
 			}
-			add("/r", 0, 1, map[string]struct{}{"x": {}})
-			add("/r/x", 1, 10, map[string]struct{}{"a": {}})
-			add("/r/x/a", 2, 11, nil)
+			add("/r", 1)
+			add("/r/x", 10)
+			add("/r/x/a", 11)
 			c.ents["/r"].pzxid, c.ents["/r/x"].pzxid = 10, 11
 
 			c.apply([]result{

@@ -20,7 +20,6 @@ const (
 type inbox struct {
 	mu     sync.Mutex
 	dirty  [2]map[string]struct{} // by kindData, kindKids
-	armed  [3]map[string]struct{} // a watch of that kind is set and waited for
 	resync bool                   // read everything again (a gap)
 	// synced is the session the last resync's Sync was made on: only a
 	// read on it knows the server caught up with what the view holds.
@@ -46,9 +45,6 @@ func (in *inbox) reset() {
 	defer in.mu.Unlock()
 	for i := range in.dirty {
 		in.dirty[i] = map[string]struct{}{}
-	}
-	for i := range in.armed {
-		in.armed[i] = map[string]struct{}{}
 	}
 	in.resync = false
 	in.synced = 0
@@ -79,13 +75,11 @@ func (in *inbox) mark(k kind, path string) {
 }
 
 // newEpoch forgets every watch set so far (the session that held them is
-// gone) and returns the queue of the next epoch's watches.
+// gone: the router forgets them too, told by their EventNotWatching) and
+// returns the queue of the next epoch's watches.
 func (in *inbox) newEpoch() (*framework.Watches, int) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	for i := range in.armed {
-		in.armed[i] = map[string]struct{}{}
-	}
 	in.epoch++
 	in.watches = framework.NewWatches()
 	return in.watches, in.epoch

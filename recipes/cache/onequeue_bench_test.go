@@ -3,6 +3,8 @@ package cache_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -17,8 +19,12 @@ import (
 // of fan-out with 100-byte data (20×10×10: 2,221 nodes; 20×20×50: 20,421
 // nodes, the measurement beside Curator's caches), and reports per cached
 // node the goroutines, heap and stacks the cache added, and the time to
-// its first Current.
+// its first Current. With ZKR_CACHE_HEAPPROFILE=FILE it samples every
+// allocation and writes the heap the loaded cache of the larger tree
+// retains, after GC, to FILE (go tool pprof -sample_index=inuse_space
+// -top FILE): whose each byte per node is.
 func BenchmarkCacheOneQueueTree(b *testing.B) {
+	profile := os.Getenv("ZKR_CACHE_HEAPPROFILE")
 	for _, fan := range [][3]int{{20, 10, 10}, {20, 20, 50}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", fan[0], fan[1], fan[2]), func(b *testing.B) {
 			cl := zktest.Standalone(b)
@@ -51,6 +57,9 @@ func BenchmarkCacheOneQueueTree(b *testing.B) {
 				nodes++
 			}
 			flush(true)
+			if profile != "" {
+				runtime.MemProfileRate = 1
+			}
 			b.ResetTimer()
 			for range b.N {
 				before := memNow()
@@ -60,10 +69,14 @@ func BenchmarkCacheOneQueueTree(b *testing.B) {
 				require.NoError(b, ch.Start(ctxT(b, 120*time.Second)))
 				load := time.Since(t0)
 				after := memNow()
+				if profile != "" && nodes > 20000 {
+					writeHeapProfile(b, profile)
+				}
 				got, err := ch.Nodes()
 				require.NoError(b, err)
 				require.Len(b, got, nodes)
 				b.ReportMetric(float64(after.heap-before.heap)/float64(nodes), "heap-B/node")
+				b.ReportMetric(float64(after.inuse-before.inuse)/float64(nodes), "inuse-B/node")
 				b.ReportMetric(float64(after.stack-before.stack)/float64(nodes), "stack-B/node")
 				b.ReportMetric(float64(after.goroutines-before.goroutines)/float64(nodes), "goroutines/node")
 				b.ReportMetric(load.Seconds(), "load-s")

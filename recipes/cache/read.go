@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -26,31 +26,39 @@ type result struct {
 // session the resync has not synced.
 var errUnsynced = errors.New("answered on a session not synced yet")
 
-// maxReads bounds the reads a round has in flight at once.
-const maxReads = 32
+// maxReads bounds the reads a round has in flight at once: enough to keep
+// the server busy, few enough that a ping waits behind no more than a few
+// milliseconds of them (the session's proof of life).
+const maxReads = 64
 
-// round reads every job (in parallel, up to maxReads at once), then applies
-// what they found to the view in one step. A read that failed is marked to
-// be read again, and its error returned.
+// round reads every job, up to maxReads at once: the engine and as many
+// of the runtime's tasks as that allows take the jobs in turn, each
+// sending its next read as its last one is answered, so that the session
+// carries that many pipelined requests and no more. A round of one read
+// (a change told by a watch) is read by the engine alone. Then it applies
+// what they found to the view in one step. A read that failed is marked
+// to be read again, and its error returned.
 func (c *Cache) round(life context.Context, w *framework.Watches, epoch int, jobs []job) error {
 	results := make([]result, len(jobs))
-	sem := make(chan struct{}, maxReads)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, j := range jobs {
-		sem <- struct{}{}
-		wg.Add(1)
-		read := func(context.Context) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = c.read(life, w, epoch, j)
-		}
-		if !c.rt.Go(read) {
-			// Closing: the round's reads are in vain.
-			results[i] = result{job: j, err: zkrecipes.ErrClosed}
-			wg.Done()
-			<-sem
+	reader := func(context.Context) {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(jobs) {
+				return
+			}
+			results[i] = c.read(life, w, epoch, jobs[i])
 		}
 	}
+	for range min(maxReads, len(jobs)) - 1 {
+		wg.Add(1)
+		if !c.rt.Go(func(ctx context.Context) { defer wg.Done(); reader(ctx) }) {
+			wg.Done()
+			break // closing: the engine reads what is left, in vain
+		}
+	}
+	reader(life)
 	wg.Wait()
 	var firstErr error
 	for _, r := range results {
@@ -97,25 +105,17 @@ func (c *Cache) refuse(err error) {
 	once.Do(func() { close(ch) })
 }
 
-// read reads one job, setting a watch unless one of its kind is set and
-// waited for already (after a gap on the same session, the session kept
-// it). The watch is marked armed before the read, so that its event, which
-// the engine takes only after the round, always finds the mark to clear.
+// read reads one job, with a watch unless the session changed since
+// the round began (the next resync reads it again). The framework sets a
+// watch only where none of its kind waits for the node already (after a
+// gap on the same session, the session kept it): see framework.Into.
 func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j job) result {
 	sid := c.client.Session().ID
 	c.in.mu.Lock()
-	_, armed := c.in.armed[j.kind][j.path]
-	_, existsArmed := c.in.armed[kindExists][j.path]
-	watch := !armed && c.in.epoch == epoch
-	if watch {
-		c.in.armed[j.kind][j.path] = struct{}{}
-	}
+	watch := c.in.epoch == epoch
 	synced := c.in.synced
 	c.in.mu.Unlock()
 	r := c.fetch(life, j, w, watch)
-	if r.err != nil && watch {
-		c.disarm(epoch, j.kind, j.path)
-	}
 	if errors.Is(r.err, zk.ErrNoNode) && j.path == c.path && (sid != synced || c.client.Session().ID != sid) {
 		// The root's absence removes the whole view, and no Stat says how
 		// old it is: it counts only from a server known to have caught up
@@ -132,7 +132,7 @@ func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j jo
 		if c.shape.kind == shapeChildren {
 			rootKind = kindKids
 		}
-		if j.path == c.path && j.kind == rootKind && !existsArmed {
+		if j.path == c.path && j.kind == rootKind {
 			r.again, r.err = c.watchCreation(life, w, epoch, j.path)
 		}
 		return r
@@ -141,16 +141,6 @@ func (c *Cache) read(life context.Context, w *framework.Watches, epoch int, j jo
 		r.data = nil
 	}
 	return r
-}
-
-// disarm clears the mark of a watch whose read failed, unless its epoch
-// ended (which cleared every mark).
-func (c *Cache) disarm(epoch int, k kind, path string) {
-	c.in.mu.Lock()
-	defer c.in.mu.Unlock()
-	if c.in.epoch == epoch {
-		delete(c.in.armed[k], path)
-	}
 }
 
 // fetch makes j's read, with a watch into w if watch says so.
@@ -178,11 +168,9 @@ func (c *Cache) watchCreation(life context.Context, w *framework.Watches, epoch 
 		c.in.mu.Unlock()
 		return false, nil // the session changed during the read: the next resync watches it
 	}
-	c.in.armed[kindExists][path] = struct{}{}
 	c.in.mu.Unlock()
 	ok, _, _, err := c.client.ExistsW(life, path, framework.Into(w))
 	if err != nil {
-		c.disarm(epoch, kindExists, path)
 		return false, err
 	}
 	return ok, nil
@@ -206,7 +194,6 @@ func (c *Cache) takeFired(w *framework.Watches, epoch int) bool {
 	for _, f := range fired {
 		k := kindOf(f.Kind)
 		path := f.Path
-		delete(c.in.armed[k], path)
 		switch {
 		case f.Type == zk.EventNodeDeleted && path != c.path:
 			// Gone: its parent's listing says so, with the zxid that

@@ -47,7 +47,6 @@ func (c *Cache) followSession(life context.Context) {
 			case conn.StateConnected, conn.StateReconnected, conn.StateReadOnly:
 				if ev.NewSession {
 					c.in.mu.Lock()
-					c.in.armed = [3]map[string]struct{}{{}, {}, {}}
 					c.in.epoch++
 					c.in.mu.Unlock()
 				}
@@ -75,7 +74,6 @@ func (c *Cache) goStale(reason error, forgetWatches bool) {
 	defer c.mu.Unlock()
 	if forgetWatches {
 		c.in.mu.Lock()
-		c.in.armed = [3]map[string]struct{}{{}, {}, {}}
 		c.in.epoch++
 		c.in.mu.Unlock()
 	}
