@@ -65,6 +65,10 @@ type Client struct {
 	expiryPct  int           // see WithSimulatedExpiry
 	meters     metric.MeterProvider
 	pathAttr   bool
+	// The recipes' meters by kind, when no path attribute makes each
+	// path's its own (see RecipeMeter). Guarded by metersMu.
+	metersMu     sync.Mutex
+	recipeMeters map[string]*RecipeMeter
 	maxRequest int   // the largest request sent (WithMaxRequestSize)
 	calls      calls // under Runtime.Within; Close ends them
 
