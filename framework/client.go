@@ -65,12 +65,13 @@ type Client struct {
 	expiryPct  int           // see WithSimulatedExpiry
 	meters     metric.MeterProvider
 	pathAttr   bool
+	maxRequest int   // the largest request sent (WithMaxRequestSize)
+	calls      calls // under Runtime.Within; Close ends them
+
 	// The recipes' meters by kind, when no path attribute makes each
 	// path's its own (see RecipeMeter). Guarded by metersMu.
 	metersMu     sync.Mutex
 	recipeMeters map[string]*RecipeMeter
-	maxRequest int   // the largest request sent (WithMaxRequestSize)
-	calls      calls // under Runtime.Within; Close ends them
 
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops following the connection's changes
