@@ -293,19 +293,24 @@ func (w *waiter) run(kids []string) (*Grant, error) {
 	}
 }
 
+// gone is look's error when our node is not among the children: made only
+// then, not on every look.
+func (w *waiter) gone() error {
+	return fmt.Errorf("%w: node %s is gone", errSessionLost, w.path)
+}
+
 // look is the driver's decision on kids, and the name of the node to watch.
 func (w *waiter) look(kids []string) (Decision, string, error) {
-	gone := fmt.Errorf("%w: node %s is gone", errSessionLost, w.path)
 	if f, ok := w.r.Driver.(first); ok {
 		d, watch, ok := f.look(kids, w.name, w.r.Markers)
 		if !ok {
-			return d, "", gone
+			return d, "", w.gone()
 		}
 		return d, watch, nil
 	}
 	sorted, ok := Ahead(kids, w.name, w.r.Markers...)
 	if !ok {
-		return Decision{}, "", gone
+		return Decision{}, "", w.gone()
 	}
 	d := w.r.Driver.Decide(sorted, len(sorted)-1)
 	if d.Holds {

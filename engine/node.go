@@ -42,7 +42,7 @@ type Node struct {
 	recipe, recipePath string
 
 	done    chan struct{}
-	revoked chan struct{}
+	revoked chan struct{}   // nil unless revocable: never closes
 	life    context.Context // cancelled by Release: ends the watchers
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -169,9 +169,11 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 		token:   g.Token,
 		session: g.Session,
 		done:    make(chan struct{}),
-		revoked: make(chan struct{}),
 		holds:   map[*hold.Hold]func(*hold.Hold, error){},
 		meter:   meter,
+	}
+	if cfg.revocable {
+		n.revoked = make(chan struct{}) // else nil: never closes
 	}
 	signal := client.LossSignal(g.Session)
 	if isClosed(signal) {

@@ -72,6 +72,12 @@ func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, e
 
 // callTracked is callValue that counts f in inflight until f returns, so a
 // caller that gave up on it can still learn when it is over.
+//
+// On a link that is up, and with no deadline sooner than the session
+// timeout, f runs on the caller's goroutine (see inlineSafe): a request
+// that is answered within a round trip costs no hand-off to a worker, and
+// a ctx that ends meanwhile is noticed when f returns, its result then
+// dropped as an abandoned call's would be.
 func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup, f func() (T, error)) (T, error) {
 	var zero T
 	if ctx.Done() == nil {
@@ -90,6 +96,9 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 	}
 	if err := ctx.Err(); err != nil {
 		return zero, err
+	}
+	if c.inlineSafe(ctx) {
+		return callInline(ctx, inflight, f)
 	}
 	type result struct {
 		v   T
@@ -120,6 +129,47 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}
+}
+
+// inlineSafe says whether a call under ctx may run on its caller's
+// goroutine, ctx being checked before and after rather than raced: the
+// session's link is up (a request sent now is answered within a round
+// trip, or go-zookeeper fails it once it finds the link dead, within its
+// receive timeout, two thirds of the session timeout, or at Close), and
+// ctx has no deadline, or none before the session timeout: waiting for
+// that answer cannot overrun it. A ctx cancelled while such a call is in
+// flight is noticed when the call returns, within that same bound. A
+// deadline sooner than that, or a link down or in doubt (a request then
+// waits for a reconnect), keeps the hand-off: the caller returns the
+// moment ctx ends.
+func (c *Client) inlineSafe(ctx context.Context) bool {
+	s := c.conn.Session()
+	if s.ID == 0 || s.Timeout <= 0 || closed(s.Suspended) {
+		return false
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < s.Timeout {
+		return false
+	}
+	return true
+}
+
+// callInline runs f on the caller's goroutine, counted in inflight (if not
+// nil), and reports ctx's error instead of f's result if ctx ended while
+// f ran: the caller sees what it would have seen had it stopped waiting
+// the moment ctx ended (the same outcome as the hand-off's, later).
+func callInline[T any](ctx context.Context, inflight *sync.WaitGroup, f func() (T, error)) (T, error) {
+	if inflight != nil {
+		inflight.Add(1)
+	}
+	v, err := f()
+	if inflight != nil {
+		inflight.Done()
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		var zero T
+		return zero, cerr
+	}
+	return v, err
 }
 
 func (c *Client) closedErr(err error) error {

@@ -68,6 +68,11 @@ type Client struct {
 	maxRequest int   // the largest request sent (WithMaxRequestSize)
 	calls      calls // under Runtime.Within; Close ends them
 
+	// The recipes' meters by kind, when no path attribute makes each
+	// path's its own (see RecipeMeter). Guarded by metersMu.
+	metersMu     sync.Mutex
+	recipeMeters map[string]*RecipeMeter
+
 	metrics   *metrics.Client // the client's instruments, never nil
 	unobserve func()          // stops following the connection's changes
 	states    Feed[conn.Event]

@@ -196,8 +196,8 @@ func (c *Client) deleteAsync(ctx context.Context, path string, version int32, li
 	}
 	var expired <-chan time.Time
 	if limit > 0 {
-		t := time.NewTimer(limit)
-		defer t.Stop()
+		t := startTimer(limit)
+		defer stopTimer(t)
 		expired = t.C
 	}
 	select {
@@ -209,6 +209,31 @@ func (c *Client) deleteAsync(ctx context.Context, path string, version int32, li
 		return opErr("delete", path, errors.Join(ctx.Err(), zkrecipes.ErrDeferred))
 	case <-expired:
 		return opErr("delete", path, errors.Join(context.DeadlineExceeded, zkrecipes.ErrDeferred))
+	}
+}
+
+// timers are deleteAsync's stopped timers, reused: every release bounds
+// its wait with one, and a new timer was three allocations a release.
+// (Since Go 1.23 a stopped timer's channel holds no stale tick, so a reused
+// one is as good as new.) A typed free list rather than a sync.Pool: no
+// assertion from any.
+var timers = make(chan *time.Timer, 64)
+
+func startTimer(d time.Duration) *time.Timer {
+	select {
+	case t := <-timers:
+		t.Reset(d)
+		return t
+	default:
+		return time.NewTimer(d)
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	t.Stop()
+	select {
+	case timers <- t:
+	default: // enough kept
 	}
 }
 

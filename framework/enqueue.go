@@ -62,11 +62,11 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 	// create is about to be written (so it is answered after the create),
 	// and the create runs on the caller's goroutine: no goroutine of its
 	// own to wait for the create's "sent" while it is made.
-	join := &pipelined{done: make(chan struct{})}
+	join := &pipelined{}
 	trace := c.conn.TraceCreate(c.ns.fix(prefix), func() {
 		join.mine, join.err = c.joinListing(parent)
-		close(join.done)
 	})
+	join.done = trace.Sent() // closed right after the func above ran
 	defer trace.Close()
 
 	before := c.conn.Session()
@@ -97,7 +97,7 @@ func (c *Client) Enqueue(ctx context.Context, path string, data []byte) (*Queued
 // joined behind the create. One value: three variables captured by the
 // closure were three allocations.
 type pipelined struct {
-	done chan struct{} // closed once the create went out, listing joined
+	done <-chan struct{} // the trace's Sent: the create went out, listing joined
 	mine *listing
 	err  error
 }

@@ -22,7 +22,22 @@ type RecipeMeter struct{ r *metrics.Recipe }
 // attribute's value, as "mutex" or your recipe's own name) on path, made
 // with the client's MeterProvider.
 func (c *Client) RecipeMeter(kind, path string) *RecipeMeter {
-	return &RecipeMeter{r: metrics.For(c.meters).Recipe(metrics.Kind(kind), path, c.pathAttr)}
+	if c.pathAttr {
+		return &RecipeMeter{r: metrics.For(c.meters).Recipe(metrics.Kind(kind), path, true)}
+	}
+	// One per kind, made once: a lock per entity makes a recipe, and so
+	// asks for its meter, per operation.
+	c.metersMu.Lock()
+	defer c.metersMu.Unlock()
+	m, ok := c.recipeMeters[kind]
+	if !ok {
+		m = &RecipeMeter{r: metrics.For(c.meters).Recipe(metrics.Kind(kind), path, false)}
+		if c.recipeMeters == nil {
+			c.recipeMeters = map[string]*RecipeMeter{}
+		}
+		c.recipeMeters[kind] = m
+	}
+	return m
 }
 
 // Acquire records one acquire that began at start and ended with err: its

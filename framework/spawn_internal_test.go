@@ -173,7 +173,7 @@ func TestSpawnedRequestCarriesItsCallersProfilerLabels(t *testing.T) {
 	ctx := context.Background()
 	// A worker made by, and first used for, tenant a.
 	pprof.Do(ctx, pprof.Labels("tenant", "a"), func(ctx context.Context) {
-		cctx, cancel := context.WithCancel(ctx) // a context that can end: the call is spawned
+		cctx, cancel := handedOff(c, ctx) // a deadline sooner than the session timeout: the call is spawned
 		defer cancel()
 		_, err := callValue(c, cctx, func() (int, error) { return 0, nil })
 		require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestSpawnedRequestCarriesItsCallersProfilerLabels(t *testing.T) {
 	done := make(chan struct{})
 	go pprof.Do(ctx, pprof.Labels("tenant", "b"), func(ctx context.Context) {
 		defer close(done)
-		cctx, cancel := context.WithCancel(ctx)
+		cctx, cancel := handedOff(c, ctx)
 		defer cancel()
 		_, _ = callValue(c, cctx, func() (int, error) { parkedForLabels(started, park); return 0, nil })
 	})
@@ -213,4 +213,48 @@ func TestSpawnedRequestCarriesItsCallersProfilerLabels(t *testing.T) {
 	got = labelsOf(t)
 	close(park)
 	require.NotContains(t, got, "tenant")
+}
+
+// handedOff is ctx with a deadline sooner than c's session timeout: a call
+// under it is handed to a worker (see inlineSafe), not run inline.
+func handedOff(c *Client, ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.Session().Timeout/2)
+}
+
+// A call on a link that is up, under a context that can be cancelled but
+// has no deadline, runs on its caller's goroutine: no hand-off. One whose
+// deadline is sooner than the session timeout is handed to a worker, so
+// that it returns the moment the deadline passes.
+func TestCallRunsInlineUnlessItsDeadlineIsNear(t *testing.T) {
+	c := dialForSpawn(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	me := goid.Current()
+	on, err := callValue(c, ctx, func() (int64, error) { return goid.Current(), nil })
+	require.NoError(t, err)
+	require.Equal(t, me, on, "a call with no deadline was handed off")
+
+	far, cancelFar := context.WithTimeout(ctx, 2*c.Session().Timeout)
+	defer cancelFar()
+	on, err = callValue(c, far, func() (int64, error) { return goid.Current(), nil })
+	require.NoError(t, err)
+	require.Equal(t, me, on, "a call whose deadline is past the session timeout was handed off")
+
+	near, cancelNear := handedOff(c, ctx)
+	defer cancelNear()
+	on, err = callValue(c, near, func() (int64, error) { return goid.Current(), nil })
+	require.NoError(t, err)
+	require.NotEqual(t, me, on, "a call whose deadline is near ran inline")
+}
+
+// A context cancelled while an inline call is in flight is what the
+// caller gets once the call returns, not the call's result: the same
+// outcome as a call abandoned by a handed-off caller.
+func TestInlineCallCancelledInFlightReportsTheContext(t *testing.T) {
+	c := dialForSpawn(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := callValue(c, ctx, func() (int, error) { cancel(); return 1, nil })
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, v)
 }

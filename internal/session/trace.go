@@ -17,7 +17,14 @@ type tracer struct {
 	mu      sync.Mutex
 	creates map[string][]*Trace
 	deletes map[string][]*Trace
+	// spare is the emptied lists of keys that left the index, for new
+	// keys: a lock per key adds, then drops, a key per create and per
+	// delete, and a new list each time was an allocation.
+	spare [][]*Trace
 }
+
+// maxSpare bounds tracer.spare: about the requests traced at once.
+const maxSpare = 64
 
 func (tr *tracer) active() bool { return tr.count.Load() > 0 }
 
@@ -72,7 +79,13 @@ func (tr *tracer) add(t *Trace) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	m, key := tr.index(t)
-	m[key] = append(m[key], t)
+	ts, ok := m[key]
+	if n := len(tr.spare); !ok && n > 0 {
+		ts = tr.spare[n-1]
+		tr.spare[n-1] = nil
+		tr.spare = tr.spare[:n-1]
+	}
+	m[key] = append(ts, t)
 	tr.count.Add(1)
 }
 
@@ -90,6 +103,10 @@ func (tr *tracer) remove(t *Trace) {
 func (tr *tracer) dropLocked(m map[string][]*Trace, key string, ts []*Trace, i int) {
 	if len(ts) == 1 {
 		delete(m, key)
+		if len(tr.spare) < maxSpare {
+			ts[0] = nil // keeps no trace alive
+			tr.spare = append(tr.spare, ts[:0])
+		}
 	} else {
 		m[key] = slices.Delete(ts, i, i+1)
 	}
