@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -254,4 +255,89 @@ func TestReviewWatcherChurn(t *testing.T) {
 	}
 	wg.Wait()
 	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+}
+
+// Standard policy, two link epochs of one session: holds of the first end
+// at its cut and stay followed (not released) while holds of the second
+// epoch join the Watcher; releasing the old ones must not unhook the new
+// ones from their own loss signal, which a second cut then fires.
+func TestReviewWatcherTwoEpochsOneSession(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := faultClient(t, p)
+	w := engine.NewWatcher(c)
+	old := watchedHolds(t, c, w, "/review/epoch1", 3)
+	first := c.Session()
+	p.Cut()
+	for i, h := range old {
+		testkit.WaitClosed(t, h.Done(), 10*time.Second, fmt.Sprintf("old hold %d", i))
+	}
+	p.Heal()
+	s, err := c.WaitConnected(testkit.Ctx(t, 20*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, first.ID, s.ID, "the session must survive the cut")
+	fresh := watchedHolds(t, c, w, "/review/epoch2", 3)
+	for _, h := range old {
+		assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
+	}
+	for i, h := range fresh {
+		assert.NoError(t, h.Err(), "fresh hold %d", i)
+	}
+	p.Cut()
+	for i, h := range fresh {
+		testkit.WaitClosed(t, h.Done(), 10*time.Second, fmt.Sprintf("fresh hold %d", i))
+		assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
+	}
+	p.Heal()
+	for _, h := range fresh {
+		_ = h.Release()
+	}
+	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+}
+
+// Session-only policy: during a cut, someone else deletes a hold's node and
+// makes it again at its path; once the link is back the hold must end
+// (the node is not the one granted).
+func TestReviewWatcherReOwnedDuringCutSessionOnly(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := testkit.Client(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
+	other := testkit.Client(t, cl.Addrs())
+	w := engine.NewWatcher(c)
+	holds := watchedHolds(t, c, w, "/review/reowncut", 2)
+	waitWatched(t, cl, holds[0].Path(), holds[1].Path())
+	p.Blackhole()
+	_, err := other.Multi(testkit.Ctx(t, 10*time.Second),
+		&zk.DeleteRequest{Path: holds[0].Path(), Version: -1},
+		&zk.CreateRequest{Path: holds[0].Path(), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral})
+	require.NoError(t, err)
+	p.Heal()
+	testkit.WaitClosed(t, holds[0].Done(), 15*time.Second, "the hold whose node was made again during the cut")
+	assert.ErrorIs(t, holds[0].Err(), zkrecipes.ErrNodeDeleted)
+	assert.NoError(t, holds[1].Err())
+	_ = hold.ReleaseAll(holds...)
+}
+
+// A grant followed through a Watcher after its session's loss signal has
+// fired is born lost, and its release leaves nothing running, even while
+// the link is still down.
+func TestReviewWatcherFollowAfterSignalFired(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := faultClient(t, p)
+	w := engine.NewWatcher(c)
+	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/review/born", Name: "lock-", Driver: engine.First(1)})
+	require.NoError(t, err)
+	live := watchedHolds(t, c, w, "/review/bornlive", 1)[0]
+	p.Blackhole()
+	testkit.WaitClosed(t, g.Session.Suspended, 10*time.Second, "the loss signal")
+	n := engine.Follow(c, *g, engine.WithWatcher(w))
+	assert.ErrorIs(t, n.Err(), zkrecipes.ErrSuspended)
+	_, err = n.NewHold(func(*hold.Hold) error { return n.Release() })
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	testkit.WaitClosed(t, live.Done(), 10*time.Second, "the live hold")
+	_ = n.Release()
+	_ = live.Release()
+	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	p.Heal()
 }
