@@ -341,3 +341,32 @@ func TestReviewWatcherFollowAfterSignalFired(t *testing.T) {
 	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
 	p.Heal()
 }
+
+// Re-reads racing releases: another client keeps changing the nodes'
+// data (each change is a re-read) while the holder releases them; no
+// race, no error but the release's own, nothing left running.
+func TestReviewWatcherReReadRacesRelease(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := testkit.Client(t, cl.Addrs())
+	other := testkit.Client(t, cl.Addrs())
+	w := engine.NewWatcher(c)
+	for round := range 10 {
+		holds := watchedHolds(t, c, w, fmt.Sprintf("/review/race%d", round), 12, engine.WithRevocable())
+		var wg sync.WaitGroup
+		for _, h := range holds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3 {
+					_, _ = other.Set(context.Background(), h.Path(), []byte("x"), -1)
+				}
+			}()
+		}
+		for _, h := range holds {
+			assert.NoError(t, h.Release())
+		}
+		wg.Wait()
+	}
+	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+}
+
