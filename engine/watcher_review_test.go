@@ -369,4 +369,3 @@ func TestReviewWatcherReReadRacesRelease(t *testing.T) {
 	}
 	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
 }
-
