@@ -379,9 +379,16 @@ func (h *Hold) Context(parent context.Context) context.Context {
 		cancel(h.Err())
 		return ctx
 	}
+	ended := h.endedCtx()
+	if ended.Err() != nil {
+		// Ended already: done when Context returns, not a moment later
+		// (AfterFunc's goroutine), so no work starts under it as if held.
+		cancel(h.Err())
+		return ctx
+	}
 	// Each side stops the other: the hold's end cancels ctx with its
 	// cause, and ctx's end (parent's) unhooks it from the hold.
-	unhook := context.AfterFunc(h.endedCtx(), func() { cancel(h.Err()) })
+	unhook := context.AfterFunc(ended, func() { cancel(h.Err()) })
 	context.AfterFunc(ctx, func() { unhook() })
 	return ctx
 }
