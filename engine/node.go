@@ -233,6 +233,23 @@ func (n *Node) SessionID() int64 { return n.session.ID }
 // Err is nil while the node is trusted, then says why it is not.
 func (n *Node) Err() error { return n.named(n.errNow()) }
 
+// endReleased ends the node as released and returns what ended it first,
+// if anything did, decided under one lock: a loss told after Release made
+// its verdict (a shared Watcher's event is not waited for as a Node's own
+// watchers are) finds the node ended already, so Release's answer and the
+// node's recorded end never disagree.
+func (n *Node) endReleased() error {
+	n.vouch()
+	n.mu.Lock()
+	lost := n.told(n.err)
+	first := n.endLocked(zkrecipes.ErrReleased)
+	n.mu.Unlock()
+	if first {
+		n.report(zkrecipes.ErrReleased)
+	}
+	return lost
+}
+
 func (n *Node) errNow() error {
 	n.vouch()
 	n.mu.Lock()
@@ -485,8 +502,7 @@ func (n *Node) release() error {
 	n.unhook()
 	n.stop()
 	n.wg.Wait()
-	lost := n.errNow()
-	n.finish(zkrecipes.ErrReleased)
+	lost := n.endReleased()
 	// The delete only has to be on its way: ZooKeeper applies it before
 	// anything this client sends next (a new acquire queues behind it), and
 	// the next contender is woken by the delete itself, not by our waiting.
