@@ -133,24 +133,22 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 
 // inlineSafe says whether a call under ctx may run on its caller's
 // goroutine, ctx being checked before and after rather than raced: the
-// session's link is up (a request sent now is answered within a round
-// trip, or go-zookeeper fails it once it finds the link dead, within its
-// receive timeout, two thirds of the session timeout, or at Close), and
-// ctx has no deadline, or none before the session timeout: waiting for
-// that answer cannot overrun it. A ctx cancelled while such a call is in
-// flight is noticed when the call returns, within that same bound. A
-// deadline sooner than that, or a link down or in doubt (a request then
-// waits for a reconnect), keeps the hand-off: the caller returns the
-// moment ctx ends.
+// session's link is up and ctx has no deadline. A cancel while such a
+// call is in flight is noticed when the call returns: within a round trip
+// on a live link, and within go-zookeeper's own timeouts when the link
+// dies (see the package doc; a request still queued when it dies waits
+// for the reconnect to try every server, which a hung server that
+// accepts connections stretches to ten receive timeouts). A deadline
+// always keeps the hand-off, so that the caller returns the moment it
+// passes whatever go-zookeeper waits for: a deadline is a bound the
+// caller was promised, a cancel is a request to stop.
 func (c *Client) inlineSafe(ctx context.Context) bool {
 	s := c.conn.Session()
-	if s.ID == 0 || s.Timeout <= 0 || closed(s.Suspended) {
+	if s.ID == 0 || closed(s.Suspended) {
 		return false
 	}
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < s.Timeout {
-		return false
-	}
-	return true
+	_, hasDeadline := ctx.Deadline()
+	return !hasDeadline
 }
 
 // callInline runs f on the caller's goroutine, counted in inflight (if not

@@ -23,15 +23,18 @@
 // every call of this module that takes one (retry, hold and the recipes). Errors wrap the ZooKeeper sentinel and name the operation and
 // path, so both errors.Is(err, zk.ErrNoNode) and a readable message work.
 //
-// A call returns the moment its context's deadline passes. A context
-// cancelled (or a deadline further off than the session timeout passing)
-// while a request is in flight on a link that is up is noticed when the
-// request returns: within a round trip, or, if the link has just died, once
-// go-zookeeper finds it dead, within its receive timeout (two thirds of
-// the session timeout). That is what spares a request answered at once a
-// hand-off to another goroutine; the call then returns the context's
-// error, and what the request did is handled as for any abandoned request
-// (a protected create's node is deleted).
+// A call returns the moment its context's deadline passes. A context with
+// no deadline, cancelled while a request is in flight on a link that is
+// up, is noticed when the request returns: within a round trip; if the
+// link dies with the request sent, once go-zookeeper finds it dead (its
+// receive timeout, two thirds of the session timeout); if the link dies
+// with the request still queued, once go-zookeeper's reconnect has tried
+// every server (at worst ten receive timeouts each, for a server that
+// accepts the connection and never answers it). That is what spares a
+// request answered at once a hand-off to another goroutine; the call then
+// returns the context's error, and what the request did is handled as for
+// any abandoned request (a protected create's node is deleted). Give a
+// call a deadline to bound its wait exactly.
 //
 // Every write is measured before it is sent, as the server will count it:
 // a ZooKeeper server closes the connection on a request over its
