@@ -348,37 +348,11 @@ func (n *Node) watchNode() {
 	ctx := n.life
 	for {
 		data, st, ch, err := n.client.GetW(ctx, n.path)
-		switch {
-		case n.client.Closed() && ctx.Err() == nil:
-			// Its client deleted the node (a client over a shared
-			// connection does at Close) or can no longer follow it.
-			n.finish(errClientClosed)
+		switch n.judge(ctx, data, st, err) {
+		case lookEnded:
 			return
-		case errors.Is(err, zk.ErrNoNode):
-			n.finish(zkrecipes.ErrNodeDeleted)
-			return
-		case err != nil:
-			// Closing, released, or the link is down: in the last case the
-			// loss signal covers it (standard policy) or the session may
-			// come back (session-only): look again once connected.
-			if ctx.Err() != nil || n.client.Closed() {
-				return
-			}
-			if _, werr := n.client.WaitConnected(ctx); werr != nil {
-				return
-			}
-			if n.client.Session().ID != n.session.ID {
-				return // a new session: the loss signal says so
-			}
+		case lookAgain:
 			continue
-		case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
-			// Another session's node, or a node made again at our path:
-			// either way not the node we were granted.
-			n.finish(zkrecipes.ErrNodeDeleted)
-			return
-		}
-		if n.revocable && string(data) == RevokeMessage && !isClosed(n.revoked) {
-			close(n.revoked)
 		}
 		select {
 		case ev := <-ch:
@@ -391,6 +365,59 @@ func (n *Node) watchNode() {
 			return
 		}
 	}
+}
+
+// lookOutcome is what one read of a followed node says.
+type lookOutcome uint8
+
+const (
+	lookEnded    lookOutcome = iota // the node ended, or following it must stop
+	lookAgain                       // the link was down and is back under the same session
+	lookWatching                    // the node is ours: wait for its watch
+)
+
+// judge is one turn of following the node, given what a watched read of
+// it (under ctx, the node's life) returned: gone, or not the node
+// granted, ends the node; a revocation request closes Revoked. Both a Node
+// following itself (watchNode) and a Watcher (look) judge by it.
+func (n *Node) judge(ctx context.Context, data []byte, st *zk.Stat, err error) lookOutcome {
+	switch {
+	case n.client.Closed() && ctx.Err() == nil:
+		// Its client deleted the node (a client over a shared
+		// connection does at Close) or can no longer follow it.
+		n.finish(errClientClosed)
+		return lookEnded
+	case errors.Is(err, zk.ErrNoNode):
+		n.finish(zkrecipes.ErrNodeDeleted)
+		return lookEnded
+	case err != nil:
+		// Closing, released, or the link is down: in the last case the
+		// loss signal covers it (standard policy) or the session may
+		// come back (session-only): look again once connected.
+		if ctx.Err() != nil || n.client.Closed() {
+			return lookEnded
+		}
+		if _, werr := n.client.WaitConnected(ctx); werr != nil {
+			return lookEnded
+		}
+		if n.client.Session().ID != n.session.ID {
+			return lookEnded // a new session: the loss signal says so
+		}
+		return lookAgain
+	case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
+		// Another session's node, or a node made again at our path:
+		// either way not the node we were granted.
+		n.finish(zkrecipes.ErrNodeDeleted)
+		return lookEnded
+	}
+	if n.revocable && string(data) == RevokeMessage {
+		n.mu.Lock()
+		if !isClosed(n.revoked) {
+			close(n.revoked)
+		}
+		n.mu.Unlock()
+	}
+	return lookWatching
 }
 
 // finish marks the node untrusted with err (the first reason wins) and

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"slices"
 	"sync"
 
@@ -266,34 +265,5 @@ func (w *Watcher) look(n *Node) (again bool) {
 		return false
 	}
 	data, st, _, err := n.client.GetW(ctx, n.path, framework.Into(w.watches))
-	switch {
-	case n.client.Closed() && ctx.Err() == nil:
-		n.finish(errClientClosed)
-		return false
-	case errors.Is(err, zk.ErrNoNode):
-		n.finish(zkrecipes.ErrNodeDeleted)
-		return false
-	case err != nil:
-		// Closing, released, or the link is down: in the last case the
-		// loss signal covers it (standard policy) or the session may
-		// come back (session-only): look again once connected.
-		if ctx.Err() != nil || n.client.Closed() {
-			return false
-		}
-		if _, werr := n.client.WaitConnected(ctx); werr != nil {
-			return false
-		}
-		return n.client.Session().ID == n.session.ID // else the loss signal says so
-	case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
-		n.finish(zkrecipes.ErrNodeDeleted)
-		return false
-	}
-	if n.revocable && string(data) == RevokeMessage {
-		n.mu.Lock()
-		if !isClosed(n.revoked) {
-			close(n.revoked)
-		}
-		n.mu.Unlock()
-	}
-	return false
+	return n.judge(ctx, data, st, err) == lookAgain
 }
