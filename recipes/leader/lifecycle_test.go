@@ -98,58 +98,40 @@ func TestAwaitDuringStartWaitsForIt(t *testing.T) {
 // A leader that closes its own selector from its Func (it is done for
 // good, say): the selector's Close returns, it does not wait for the Func
 // that called it, and the leadership is given up once the Func returns.
+// The same with the leader's link dead when it closes: the Close still
+// returns at once (the release waits on nothing the dead link holds up),
+// and once the link is back the node is gone.
 func TestSelectorCloseInsideFuncReturns(t *testing.T) {
-	cl := zktest.Standalone(t)
-	c := newClient(t, cl.Addrs())
-	closed := make(chan error, 1)
-	var s *leader.Selector
-	s, err := leader.NewSelector(c, "/lifecycle/selector-close-in-func", func(context.Context, *hold.Hold) error {
-		closed <- s.Close()
-		return nil
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	require.NoError(t, s.Start(context.Background()))
-	select {
-	case err := <-closed:
-		require.NoError(t, err)
-	case <-time.After(15 * time.Second):
-		t.Fatal("the selector's Close, called from its own Func, never returned")
+	for _, deadLink := range []bool{false, true} {
+		t.Run(map[bool]string{false: "link up", true: "dead link"}[deadLink], func(t *testing.T) {
+			cl := zktest.Standalone(t)
+			p := cl.NewProxy()
+			c := newClient(t, p.Addrs())
+			obs := newClient(t, cl.Addrs())
+			const path = "/lifecycle/selector-close-in-func"
+			closed := make(chan error, 1)
+			var s *leader.Selector
+			s, err := leader.NewSelector(c, path, func(context.Context, *hold.Hold) error {
+				if deadLink {
+					p.Blackhole()
+				}
+				closed <- s.Close()
+				return nil
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
+			require.NoError(t, s.Start(context.Background()))
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(15 * time.Second):
+				t.Fatal("the selector's Close, called from its own Func, never returned")
+			}
+			p.Heal()
+			require.Eventually(t, func() bool {
+				kids, _, err := obs.Children(context.Background(), path)
+				return err == nil && len(kids) == 0
+			}, 30*time.Second, 10*time.Millisecond, "the selector's node stayed after its Close")
+		})
 	}
-	require.Eventually(t, func() bool {
-		kids, _, err := c.Children(context.Background(), "/lifecycle/selector-close-in-func")
-		return err == nil && len(kids) == 0
-	}, 15*time.Second, 10*time.Millisecond, "the selector's node stayed after its Close")
-}
-
-// The same with the leader's link dead when it closes its selector: the
-// Close still returns at once (the leadership's release waits on nothing
-// the dead link holds up), and once the link is back the node is gone.
-func TestSelectorCloseInsideFuncReturnsOverADeadLink(t *testing.T) {
-	cl := zktest.Standalone(t)
-	p := cl.NewProxy()
-	c := newClient(t, p.Addrs())
-	obs := newClient(t, cl.Addrs())
-	const path = "/lifecycle/selector-close-in-func-dead-link"
-	closed := make(chan error, 1)
-	var s *leader.Selector
-	s, err := leader.NewSelector(c, path, func(context.Context, *hold.Hold) error {
-		p.Blackhole()
-		closed <- s.Close()
-		return nil
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	require.NoError(t, s.Start(context.Background()))
-	select {
-	case err := <-closed:
-		require.NoError(t, err)
-	case <-time.After(15 * time.Second):
-		t.Fatal("the selector's Close, called from its own Func over a dead link, never returned")
-	}
-	p.Heal()
-	require.Eventually(t, func() bool {
-		kids, _, err := obs.Children(context.Background(), path)
-		return err == nil && len(kids) == 0
-	}, 30*time.Second, 10*time.Millisecond, "the selector's node stayed after its Close")
 }
