@@ -75,7 +75,7 @@ func (h *Hold) Fenced(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 	path := h.src.Path()
 	fail := func(err error) error { return h.named(fmt.Errorf("fenced write under %s: %w", path, err)) }
 	if h.released.Load() {
-		if h.byClose.Load() {
+		if h.closeErr.Load() != nil {
 			return nil, fail(ErrReleasedByClose)
 		}
 		return nil, fail(zkrecipes.ErrReleased)

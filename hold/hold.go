@@ -133,8 +133,7 @@ type Hold struct {
 	release  func(*Hold) error
 	released atomic.Bool
 	granted  time.Time             // taken just before its last check of the link
-	byClose  atomic.Bool           // released by its recipe's Close
-	closeErr atomic.Pointer[error] // what Release says then
+	closeErr atomic.Pointer[error] // set when its recipe's Close released it: what Release says then
 
 	// mu guards done and err. It is taken under the source's lock (the
 	// source ends its holds while it holds its own), never the other way.
@@ -436,11 +435,8 @@ func (h *Hold) Release() error {
 
 func (h *Hold) releaseOnce() error {
 	if h.released.Swap(true) {
-		if h.byClose.Load() {
-			if p := h.closeErr.Load(); p != nil {
-				return *p
-			}
-			return ErrReleasedByClose
+		if p := h.closeErr.Load(); p != nil {
+			return *p
 		}
 		return zkrecipes.ErrReleased
 	}
@@ -454,7 +450,7 @@ func (h *Hold) releaseOnce() error {
 	if lost != nil && !errors.Is(lost, zkrecipes.ErrReleased) && lost != zkrecipes.ErrClosed {
 		loss = fmt.Errorf("%w: %w", zkrecipes.ErrHoldLost, lost)
 	}
-	if errors.Is(err, ErrReleasedByClose) || lost == zkrecipes.ErrClosed || h.byClose.Load() {
+	if errors.Is(err, ErrReleasedByClose) || lost == zkrecipes.ErrClosed {
 		// Its recipe's Close gave it back (a latch's term ends with
 		// zkrecipes.ErrClosed): the user's own doing. A loss before it is still
 		// said: whatever the holder did after it was unprotected.
@@ -464,7 +460,6 @@ func (h *Hold) releaseOnce() error {
 			e = errors.Join(ErrReleasedByClose, loss, err)
 		}
 		h.closeErr.Store(&e)
-		h.byClose.Store(true)
 		return e
 	}
 	if err == nil && loss != nil {
