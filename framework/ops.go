@@ -169,7 +169,7 @@ func (c *Client) intoRead(ctx context.Context, name, path string, w *Watches, ki
 		return nodeResult{}, err
 	}
 	full := c.ns.fix(path)
-	ok, fresh := c.router.add(full, w, kind)
+	ok, fresh, gen := c.router.add(full, w, kind)
 	if !ok {
 		return nodeResult{}, opErr(name, path, zkrecipes.ErrClosed)
 	}
@@ -183,7 +183,7 @@ func (c *Client) intoRead(ctx context.Context, name, path string, w *Watches, ki
 		return op(z, full)
 	})
 	if err != nil {
-		c.router.remove(full, w, kind)
+		c.router.remove(full, w, kind, gen)
 		return nodeResult{}, err
 	}
 	c.router.answered(full, w, kind)

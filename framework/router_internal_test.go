@@ -17,17 +17,17 @@ func TestRouterAnswerMarksSetOnlyTheOneReadOnItsWay(t *testing.T) {
 	rt := newRouter("")
 	w := NewWatches()
 	const p = "/n"
-	ok, fresh := rt.add(p, w, WatchData) // the first read
+	ok, fresh, _ := rt.add(p, w, WatchData) // the first read
 	assert.True(t, ok && fresh)
 	rt.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: p}) // its watch fires before its answer is taken
-	_, fresh = rt.add(p, w, WatchData)                           // the second read, on its way
+	_, fresh, second := rt.add(p, w, WatchData)                  // the second read, on its way
 	assert.True(t, fresh)
 	rt.answered(p, w, WatchData) // the first's answer
-	_, fresh = rt.add(p, w, WatchData)
+	_, fresh, _ = rt.add(p, w, WatchData)
 	assert.True(t, fresh, "a third read sets a watch: the second's is not known to be set")
-	rt.remove(p, w, WatchData) // the second fails
+	rt.remove(p, w, WatchData, second) // the second fails
 	rt.answered(p, w, WatchData)
-	_, fresh = rt.add(p, w, WatchData)
+	_, fresh, _ = rt.add(p, w, WatchData)
 	assert.False(t, fresh, "the third's watch, answered alone, is set")
 	w.Take()
 	rt.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: p})

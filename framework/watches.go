@@ -120,7 +120,10 @@ type routes struct {
 	// one of its kind into into.
 	set     uint8
 	reading uint16 // reads setting a watch on the path, not answered yet
-	more    *[]extraRoute
+	// fired counts the events that took routes of the path: a read whose
+	// route an event took since its add has none left to remove.
+	fired uint16
+	more  *[]extraRoute
 }
 
 // extraRoute is a watch of a path routed into a second queue, or a second
@@ -156,19 +159,19 @@ func newRouter(ns namespace) *router { return &router{ns: ns, routes: map[string
 // watch of kind k on full, set by a read already answered, is routed into
 // w and has not fired: that one tells of the next change, and the read
 // sets none (go-zookeeper would keep a second registration, and deliver
-// the event twice).
-func (rt *router) add(full string, w *Watches, k WatchKind) (ok, fresh bool) {
+// the event twice). gen is what remove is given if the read fails.
+func (rt *router) add(full string, w *Watches, k WatchKind) (ok, fresh bool, gen uint16) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return false, false
+		return false, false, 0
 	}
 	rs := rt.routes[full]
 	switch {
 	case rs.into == w && rs.set&bit(k) != 0:
-		return true, false
+		return true, false, 0
 	case rs.more != nil && slices.Contains(*rs.more, extraRoute{w, k, true}):
-		return true, false
+		return true, false, 0
 	case rs.kinds == 0:
 		rs.into, rs.kinds, rs.set = w, bit(k), 0
 	case rs.into == w && rs.kinds&bit(k) == 0:
@@ -181,7 +184,7 @@ func (rt *router) add(full string, w *Watches, k WatchKind) (ok, fresh bool) {
 	}
 	rs.reading++
 	rt.routes[full] = rs
-	return true, true
+	return true, true, rs.fired
 }
 
 // answered marks the watch of kind k on full into w, which add routed,
@@ -209,8 +212,9 @@ func (rt *router) answered(full string, w *Watches, k WatchKind) {
 	rt.store(full, rs)
 }
 
-// remove unroutes a watch of kind k on full into w, whose read failed.
-func (rt *router) remove(full string, w *Watches, k WatchKind) {
+// remove unroutes a watch of kind k on full into w, whose read failed;
+// gen is add's.
+func (rt *router) remove(full string, w *Watches, k WatchKind, gen uint16) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rs, ok := rt.routes[full]
@@ -218,9 +222,16 @@ func (rt *router) remove(full string, w *Watches, k WatchKind) {
 		return
 	}
 	rs.reading--
-	if rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0 {
+	switch {
+	case rs.fired != gen:
+		// An event took routes of the path since this read's add, its own
+		// among them if of the event's kind: a route of kind k into w left
+		// now may be a later read's, whose watch is set or on its way, and
+		// taking it would leave that watch's event to nobody. One left of
+		// this read's costs at worst a spurious "read it again".
+	case rs.into == w && rs.kinds&bit(k) != 0 && rs.set&bit(k) == 0:
 		rs.kinds &^= bit(k)
-	} else if rs.more != nil {
+	case rs.more != nil:
 		if i := slices.Index(*rs.more, extraRoute{w, k, false}); i >= 0 {
 			*rs.more = slices.Delete(*rs.more, i, i+1)
 		}
@@ -282,6 +293,7 @@ func (rt *router) onEvent(ev zk.Event) {
 	}
 	full := ev.Path
 	ev.Path = rt.ns.unfix(full)
+	rs.fired++
 	for k := WatchData; k <= WatchChildren; k++ {
 		if rs.kinds&bit(k) != 0 && fires(ev.Type, k) {
 			rs.kinds &^= bit(k)
