@@ -133,22 +133,36 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 
 // inlineSafe says whether a call under ctx may run on its caller's
 // goroutine, ctx being checked before and after rather than raced: the
-// session's link is up and ctx has no deadline. A cancel while such a
-// call is in flight is noticed when the call returns: within a round trip
-// on a live link, and within go-zookeeper's own timeouts when the link
-// dies (see the package doc; a request still queued when it dies waits
-// for the reconnect to try every server, which a hung server that
-// accepts connections stretches to ten receive timeouts). A deadline
-// always keeps the hand-off, so that the caller returns the moment it
-// passes whatever go-zookeeper waits for: a deadline is a bound the
-// caller was promised, a cancel is a request to stop.
+// session's link is up, ctx has no deadline, and ctx is not a recipe's
+// own (see handOff). A cancel while such a call is in flight is noticed
+// when the call returns: within a round trip on a live link, and within
+// go-zookeeper's own timeouts when the link dies (see the package doc; a
+// request still queued when it dies waits for the reconnect to try every
+// server, which a hung server that accepts connections stretches to ten
+// receive timeouts). A deadline always keeps the hand-off, so that the
+// caller returns the moment it passes whatever go-zookeeper waits for: a
+// deadline is a bound the caller was promised, a cancel is a request to
+// stop.
 func (c *Client) inlineSafe(ctx context.Context) bool {
 	s := c.conn.Session()
 	if s.ID == 0 || closed(s.Suspended) {
 		return false
 	}
-	_, hasDeadline := ctx.Deadline()
-	return !hasDeadline
+	if _, hasDeadline := ctx.Deadline(); hasDeadline {
+		return false
+	}
+	return ctx.Value(handOffKey{}) == nil
+}
+
+// handOffKey marks the contexts of a recipe's background work and of its
+// Start (Runtime): a recipe's Close waits for them, and promises to return
+// within the release timeout, so a request under them must stop being
+// waited for the moment Close ends them, as a deadline must.
+type handOffKey struct{}
+
+// handOff is ctx marked so that every request under it hands off.
+func handOff(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handOffKey{}, true)
 }
 
 // callInline runs f on the caller's goroutine, counted in inflight (if not

@@ -34,7 +34,10 @@
 // request answered at once a hand-off to another goroutine; the call then
 // returns the context's error, and what the request did is handled as for
 // any abandoned request (a protected create's node is deleted). Give a
-// call a deadline to bound its wait exactly.
+// call a deadline to bound its wait exactly. The requests of a recipe's
+// background work and of its Start (Runtime) always hand off: its Close
+// waits for them and returns within the release timeout, whatever a
+// request still waits for.
 //
 // Every write is measured before it is sent, as the server will count it:
 // a ZooKeeper server closes the connection on a request over its

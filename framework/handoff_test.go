@@ -18,13 +18,13 @@ import (
 // request was handed to a worker and raced against the context: Close is
 // to return within the release timeout (integration/closebound_test.go),
 // never after a request's wait.
-func TestReviewRuntimeCloseDoesNotWaitForATasksRequest(t *testing.T) {
+func TestRuntimeCloseDoesNotWaitForATasksRequest(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl, framework.WithSessionTimeout(12*time.Second), framework.WithReleaseTimeout(time.Second))
 	_, err := c.Create(t.Context(), "/r", nil)
 	require.NoError(t, err)
 
-	r := framework.NewRuntime(c, "review", "/r")
+	r := framework.NewRuntime(c, "widget", "/r")
 	p.DropRepliesFrom(zktest.OpGetData) // the task's read reaches the server; no reply comes back
 	inRead := make(chan struct{})
 	require.True(t, r.Go(func(life context.Context) {
@@ -56,7 +56,7 @@ func TestReviewRuntimeCloseDoesNotWaitForATasksRequest(t *testing.T) {
 // watches left, and takes it: C's watch is set on the server with nothing
 // routed to it, so the next change is told to nobody, and the reader,
 // waiting for w, never reads the node again.
-func TestReviewFailedReadIntoLeavesTheRereadsWatchRouted(t *testing.T) {
+func TestFailedReadIntoLeavesTheRereadsWatchRouted(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c, p := dialFault(t, cl)
 	obs := observer(t, cl)

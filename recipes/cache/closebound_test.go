@@ -17,7 +17,7 @@ import (
 // has just stopped answering, returns within the release timeout, as
 // every recipe's Close promises (integration/closebound_test.go): the
 // engine's read runs under the cache's life, which Close cancels.
-func TestReviewCacheCloseDuringARereadIsBounded(t *testing.T) {
+func TestCacheCloseDuringARereadIsBounded(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := testkit.Client(t, p.Addrs(), framework.WithSessionTimeout(12*time.Second), framework.WithReleaseTimeout(time.Second))

@@ -7,10 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// The router's side of TestReviewFailedReadIntoLeavesTheRereadsWatchRouted:
+// The router's side of FailedReadIntoLeavesTheRereadsWatchRouted:
 // a read whose route an event took, failing after a re-read added its own,
 // must not take the re-read's.
-func TestReviewRouterFailedReadKeepsTheRereadsRoute(t *testing.T) {
+func TestRouterFailedReadKeepsTheRereadsRoute(t *testing.T) {
 	rt := newRouter("")
 	w := NewWatches()
 	const p = "/n"

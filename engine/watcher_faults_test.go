@@ -39,13 +39,13 @@ func waitWatched(t *testing.T, cl *zktest.Cluster, paths ...string) {
 // Under the session-only policy a link cut within the session ends no
 // hold; a node deleted by someone else during the cut must still end its
 // hold once the link is back (the watch set again on reconnect fires).
-func TestReviewWatcherDeleteDuringCutSessionOnly(t *testing.T) {
+func TestWatcherDeleteDuringCutSessionOnly(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := testkit.Client(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
-	holds := watchedHolds(t, c, w, "/review/cut", 4)
+	holds := watchedHolds(t, c, w, "/watcher-faults/cut", 4)
 	paths := make([]string, len(holds))
 	for i, h := range holds {
 		paths[i] = h.Path()
@@ -68,13 +68,13 @@ func TestReviewWatcherDeleteDuringCutSessionOnly(t *testing.T) {
 // and, once they are released, is reused on the client's new session:
 // its new holds still learn their node's deletion, and nothing is left
 // running.
-func TestReviewWatcherReusedAcrossSessions(t *testing.T) {
+func TestWatcherReusedAcrossSessions(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := testkit.Client(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
-	holds := watchedHolds(t, c, w, "/review/expire", 5)
+	holds := watchedHolds(t, c, w, "/watcher-faults/expire", 5)
 	testkit.LoseSession(t, p, c)
 	for i, h := range holds {
 		testkit.WaitClosed(t, h.Done(), 15*time.Second, fmt.Sprintf("hold %d", i))
@@ -84,7 +84,7 @@ func TestReviewWatcherReusedAcrossSessions(t *testing.T) {
 		assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	}
 	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
-	again := watchedHolds(t, c, w, "/review/expire2", 3)
+	again := watchedHolds(t, c, w, "/watcher-faults/expire2", 3)
 	waitWatched(t, cl, again[0].Path(), again[1].Path(), again[2].Path())
 	require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), again[2].Path(), -1))
 	testkit.WaitClosed(t, again[2].Done(), 10*time.Second, "the reused watcher's deleted hold")
@@ -94,10 +94,10 @@ func TestReviewWatcherReusedAcrossSessions(t *testing.T) {
 
 // A hold's Context made after the hold ended is cancelled when Context
 // returns: work started under it must not run as if protected.
-func TestReviewContextOfAnEndedHoldIsDoneAtOnce(t *testing.T) {
+func TestContextOfAnEndedHoldIsDoneAtOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
-	h := watchedHolds(t, c, engine.NewWatcher(c), "/review/ctx", 1)[0]
+	h := watchedHolds(t, c, engine.NewWatcher(c), "/watcher-faults/ctx", 1)[0]
 	require.NoError(t, h.Release())
 	require.Error(t, h.Err())
 	for i := range 200 {
@@ -110,11 +110,11 @@ func TestReviewContextOfAnEndedHoldIsDoneAtOnce(t *testing.T) {
 
 // Context called from many goroutines at once while the hold ends: every
 // context ends, with the hold's reason.
-func TestReviewContextFromManyGoroutines(t *testing.T) {
+func TestContextFromManyGoroutines(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
-	h := watchedHolds(t, c, engine.NewWatcher(c), "/review/ctxmany", 1)[0]
+	h := watchedHolds(t, c, engine.NewWatcher(c), "/watcher-faults/ctxmany", 1)[0]
 	waitWatched(t, cl, h.Path())
 	var wg sync.WaitGroup
 	ctxs := make(chan context.Context, 400)
@@ -138,12 +138,12 @@ func TestReviewContextFromManyGoroutines(t *testing.T) {
 // Many holds, each node deleted by someone else as soon as it is granted
 // (before or while the Watcher's bounded readers get to it): every one
 // learns it.
-func TestReviewWatcherManyDeletedAtOnce(t *testing.T) {
+func TestWatcherManyDeletedAtOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
-	holds := watchedHolds(t, c, w, "/review/many", 60)
+	holds := watchedHolds(t, c, w, "/watcher-faults/many", 60)
 	for _, h := range holds {
 		require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), h.Path(), -1))
 	}
@@ -158,12 +158,12 @@ func TestReviewWatcherManyDeletedAtOnce(t *testing.T) {
 }
 
 // A Watcher on a client with a namespace: events come back without it.
-func TestReviewWatcherWithNamespace(t *testing.T) {
+func TestWatcherWithNamespace(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs(), framework.WithNamespace("ns"))
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
-	h := watchedHolds(t, c, w, "/review/ns", 1)[0]
+	h := watchedHolds(t, c, w, "/watcher-faults/ns", 1)[0]
 	waitWatched(t, cl, "/ns"+h.Path())
 	require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), "/ns"+h.Path(), -1))
 	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the hold whose node was deleted")
@@ -171,12 +171,12 @@ func TestReviewWatcherWithNamespace(t *testing.T) {
 }
 
 // One grant followed twice through one Watcher: both Nodes are told.
-func TestReviewWatcherFollowedTwice(t *testing.T) {
+func TestWatcherFollowedTwice(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
-	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/review/twice", Name: "lock-", Driver: engine.First(1)})
+	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/watcher-faults/twice", Name: "lock-", Driver: engine.First(1)})
 	require.NoError(t, err)
 	a := engine.Follow(c, *g, engine.WithWatcher(w))
 	b := engine.Follow(c, *g, engine.WithWatcher(w))
@@ -192,13 +192,13 @@ func TestReviewWatcherFollowedTwice(t *testing.T) {
 
 // The client's Close while a Watcher follows many nodes: each ends
 // (ErrSessionLost) and nothing of the Watcher is left.
-func TestReviewWatcherClientClose(t *testing.T) {
+func TestWatcherClientClose(t *testing.T) {
 	cl := zktest.Standalone(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
 	c, err := framework.Dial(testkit.Ctx(t, 30*time.Second), cl.Addrs())
 	require.NoError(t, err)
 	w := engine.NewWatcher(c)
-	holds := watchedHolds(t, c, w, "/review/close", 30)
+	holds := watchedHolds(t, c, w, "/watcher-faults/close", 30)
 	require.NoError(t, c.Close())
 	for i, h := range holds {
 		select {
@@ -218,7 +218,7 @@ func TestReviewWatcherClientClose(t *testing.T) {
 // Mutex-like churn: goroutines take and give back nodes through one
 // Watcher while another client deletes some; every hold whose node is
 // gone ends, none other does, and nothing is left running.
-func TestReviewWatcherChurn(t *testing.T) {
+func TestWatcherChurn(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
@@ -229,7 +229,7 @@ func TestReviewWatcherChurn(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for round := range 15 {
-				dir := fmt.Sprintf("/review/churn/g%d", gi)
+				dir := fmt.Sprintf("/watcher-faults/churn/g%d", gi)
 				g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: dir, Name: "lock-", Driver: engine.First(1)})
 				if !assert.NoError(t, err) {
 					return
@@ -261,12 +261,12 @@ func TestReviewWatcherChurn(t *testing.T) {
 // at its cut and stay followed (not released) while holds of the second
 // epoch join the Watcher; releasing the old ones must not unhook the new
 // ones from their own loss signal, which a second cut then fires.
-func TestReviewWatcherTwoEpochsOneSession(t *testing.T) {
+func TestWatcherTwoEpochsOneSession(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := faultClient(t, p)
 	w := engine.NewWatcher(c)
-	old := watchedHolds(t, c, w, "/review/epoch1", 3)
+	old := watchedHolds(t, c, w, "/watcher-faults/epoch1", 3)
 	first := c.Session()
 	p.Cut()
 	for i, h := range old {
@@ -276,7 +276,7 @@ func TestReviewWatcherTwoEpochsOneSession(t *testing.T) {
 	s, err := c.WaitConnected(testkit.Ctx(t, 20*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, first.ID, s.ID, "the session must survive the cut")
-	fresh := watchedHolds(t, c, w, "/review/epoch2", 3)
+	fresh := watchedHolds(t, c, w, "/watcher-faults/epoch2", 3)
 	for _, h := range old {
 		assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	}
@@ -298,13 +298,13 @@ func TestReviewWatcherTwoEpochsOneSession(t *testing.T) {
 // Session-only policy: during a cut, someone else deletes a hold's node and
 // makes it again at its path; once the link is back the hold must end
 // (the node is not the one granted).
-func TestReviewWatcherReOwnedDuringCutSessionOnly(t *testing.T) {
+func TestWatcherReOwnedDuringCutSessionOnly(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := testkit.Client(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
-	holds := watchedHolds(t, c, w, "/review/reowncut", 2)
+	holds := watchedHolds(t, c, w, "/watcher-faults/reowncut", 2)
 	waitWatched(t, cl, holds[0].Path(), holds[1].Path())
 	p.Blackhole()
 	_, err := other.Multi(testkit.Ctx(t, 10*time.Second),
@@ -321,14 +321,14 @@ func TestReviewWatcherReOwnedDuringCutSessionOnly(t *testing.T) {
 // A grant followed through a Watcher after its session's loss signal has
 // fired is born lost, and its release leaves nothing running, even while
 // the link is still down.
-func TestReviewWatcherFollowAfterSignalFired(t *testing.T) {
+func TestWatcherFollowAfterSignalFired(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := faultClient(t, p)
 	w := engine.NewWatcher(c)
-	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/review/born", Name: "lock-", Driver: engine.First(1)})
+	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/watcher-faults/born", Name: "lock-", Driver: engine.First(1)})
 	require.NoError(t, err)
-	live := watchedHolds(t, c, w, "/review/bornlive", 1)[0]
+	live := watchedHolds(t, c, w, "/watcher-faults/bornlive", 1)[0]
 	p.Blackhole()
 	testkit.WaitClosed(t, g.Session.Suspended, 10*time.Second, "the loss signal")
 	n := engine.Follow(c, *g, engine.WithWatcher(w))
@@ -345,13 +345,13 @@ func TestReviewWatcherFollowAfterSignalFired(t *testing.T) {
 // Re-reads racing releases: another client keeps changing the nodes'
 // data (each change is a re-read) while the holder releases them; no
 // race, no error but the release's own, nothing left running.
-func TestReviewWatcherReReadRacesRelease(t *testing.T) {
+func TestWatcherReReadRacesRelease(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
 	w := engine.NewWatcher(c)
 	for round := range 10 {
-		holds := watchedHolds(t, c, w, fmt.Sprintf("/review/race%d", round), 12, engine.WithRevocable())
+		holds := watchedHolds(t, c, w, fmt.Sprintf("/watcher-faults/race%d", round), 12, engine.WithRevocable())
 		var wg sync.WaitGroup
 		for _, h := range holds {
 			wg.Add(1)
