@@ -62,10 +62,11 @@ func measured[T any](c *Client, ctx context.Context, name string, op func(z *zk.
 }
 
 // callValue runs f, a blocking go-zookeeper call, and returns early if ctx
-// ends. f then finishes in the background: go-zookeeper has no
-// cancellation, but every request ends with an answer, a connection error,
-// or Close. Results come back through a channel, so an abandoned call can
-// never write into its caller's variables.
+// ends (but see inlineSafe for a ctx without a deadline). f then finishes
+// in the background: go-zookeeper has no cancellation, but every request
+// ends with an answer, a connection error, or Close. Results come back
+// through a channel, so an abandoned call can never write into its
+// caller's variables.
 func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, error) {
 	return callTracked(c, ctx, nil, f)
 }
@@ -73,11 +74,11 @@ func callValue[T any](c *Client, ctx context.Context, f func() (T, error)) (T, e
 // callTracked is callValue that counts f in inflight until f returns, so a
 // caller that gave up on it can still learn when it is over.
 //
-// On a link that is up, and with no deadline sooner than the session
-// timeout, f runs on the caller's goroutine (see inlineSafe): a request
-// that is answered within a round trip costs no hand-off to a worker, and
-// a ctx that ends meanwhile is noticed when f returns, its result then
-// dropped as an abandoned call's would be.
+// On a link that is up, under a ctx with no deadline that is not a
+// recipe's own, f runs on the caller's goroutine (see inlineSafe): a
+// request that is answered within a round trip costs no hand-off to a
+// worker, and a ctx that ends meanwhile is noticed when f returns, its
+// result then dropped as an abandoned call's would be.
 func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup, f func() (T, error)) (T, error) {
 	var zero T
 	if ctx.Done() == nil {
