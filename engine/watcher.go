@@ -68,6 +68,14 @@ func NewWatcher(client *framework.Client) *Watcher {
 		groups: map[<-chan struct{}]*lossGroup{}, idle: make(chan struct{}, 1)}
 }
 
+// Client is the client whose Nodes w follows (NewWatcher's).
+func (w *Watcher) Client() *framework.Client {
+	if w == nil {
+		return nil
+	}
+	return w.client
+}
+
 // WithWatcher has Follow follow the Node through w instead of goroutines
 // of its own (see Watcher). A nil w, or a Watcher of another client, is
 // ignored: the Node follows itself, with every guarantee.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/engine"
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
@@ -67,6 +68,7 @@ func TestEveryFailureMatchesItsDocumentedSentinel(t *testing.T) {
 		"New: bad path":                              testkit.Fails(func() error { _, err := mutex.New(c, "x/"); return err }, zkrecipes.ErrInvalidPath),
 		"New: empty participant id":                  testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithParticipantID("")); return err }, zkrecipes.ErrInvalidArgument),
 		"New: nil watcher":                           testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithWatcher(nil)); return err }, zkrecipes.ErrInvalidArgument),
+		"New: another client's watcher":              testkit.Fails(func() error { _, err := mutex.New(c, "/x", mutex.WithWatcher(engine.NewWatcher(other))); return err }, zkrecipes.ErrInvalidArgument),
 		"TryAcquire: held elsewhere":                 testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").TryAcquire(ctxT(t, 10*time.Second)); return err }, zkrecipes.ErrWouldBlock),
 		"Acquire: deadline":                          testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Expired()); return err }, context.DeadlineExceeded),
 		"Acquire: cancelled":                         testkit.Fails(func() error { _, err := newMutex(t, c, "/errs/held").Acquire(testkit.Cancelled()); return err }, context.Canceled),

@@ -46,6 +46,9 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, err
 	}
+	if cfg.watcher != nil && cfg.watcher.Client() != client {
+		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: a watcher of another client", zkrecipes.ErrInvalidArgument))
+	}
 	id := []byte(cfg.ParticipantID())
 	if err := engine.CheckData(client, path, id, lockName); err != nil {
 		return nil, framework.RecipeErr(recipe, path, err)

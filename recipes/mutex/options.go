@@ -76,8 +76,8 @@ func WithRevocable() Option { return mutexOption(func(c *config) { c.revocable =
 // shares w between them, and a hold then costs no goroutine of its own
 // while it is held. Each hold learns of its loss as it would without: the
 // loss signal, its node deleted or re-owned, a revocation request. The one
-// cost is a read of the node at each grant. w must be of the Mutex's
-// client (a Watcher of another is ignored) and not nil.
+// cost is a read of the node at each grant. A nil w, or a Watcher of
+// another client, is refused by New with zkrecipes.ErrInvalidArgument.
 func WithWatcher(w *engine.Watcher) Option {
 	return mutexOption(func(c *config) {
 		if w == nil {
