@@ -158,7 +158,9 @@ func (n *Node) named(err error) error {
 
 // follow is Follow with the recipe's instruments made already.
 func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.RecipeMeter) *Node {
-	life, stop := context.WithCancel(context.Background())
+	// Release stops the node's watchers and waits for them: their
+	// requests must end with life (framework.HandOff).
+	life, stop := context.WithCancel(framework.HandOff(context.Background()))
 	n := &Node{
 		life:      life,
 		stop:      stop,

@@ -134,8 +134,8 @@ func callTracked[T any](c *Client, ctx context.Context, inflight *sync.WaitGroup
 
 // inlineSafe says whether a call under ctx may run on its caller's
 // goroutine, ctx being checked before and after rather than raced: the
-// session's link is up, ctx has no deadline, and ctx is not a recipe's
-// own (see handOff). A cancel while such a call is in flight is noticed
+// session's link is up, ctx has no deadline, and ctx is not marked by
+// HandOff. A cancel while such a call is in flight is noticed
 // when the call returns: within a round trip on a live link, and within
 // go-zookeeper's own timeouts when the link dies (see the package doc; a
 // request still queued when it dies waits for the reconnect to try every
@@ -155,15 +155,20 @@ func (c *Client) inlineSafe(ctx context.Context) bool {
 	return ctx.Value(handOffKey{}) == nil
 }
 
-// handOffKey marks the contexts of a recipe's background work and of its
-// Start (Runtime): a recipe's Close waits for them, and promises to return
-// within the release timeout, so a request under them must stop being
-// waited for the moment Close ends them, as a deadline must.
+// handOffKey marks a context made by HandOff.
 type handOffKey struct{}
 
-// handOff is ctx marked so that every request under it hands off.
-func handOff(ctx context.Context) context.Context {
-	return context.WithValue(ctx, handOffKey{}, true)
+// HandOff returns parent marked so that every request under it, or under
+// a context derived from it, hands off to a worker of the client, and
+// returns the moment the context ends, as a request under a deadline
+// does; an unmarked context with no deadline may run its request on the
+// caller's goroutine and notice its cancel only when the request returns
+// (see the package doc). Mark the context of work that is cancelled and
+// then waited for: a Runtime's background work and Start, a followed
+// node's watchers. A recipe of your own marks its own the same way, so
+// that its Close is not held up by a request on a dead link.
+func HandOff(parent context.Context) context.Context {
+	return context.WithValue(parent, handOffKey{}, true)
 }
 
 // callInline runs f on the caller's goroutine, counted in inflight (if not

@@ -35,9 +35,10 @@
 // returns the context's error, and what the request did is handled as for
 // any abandoned request (a protected create's node is deleted). Give a
 // call a deadline to bound its wait exactly. The requests of a recipe's
-// background work and of its Start (Runtime) always hand off: its Close
-// waits for them and returns within the release timeout, whatever a
-// request still waits for.
+// background work and of its Start (Runtime), and any under a context
+// marked by HandOff, always hand off: a Close that ends them and waits for
+// them returns within the release timeout, whatever a request still waits
+// for.
 //
 // Every write is measured before it is sent, as the server will count it:
 // a ZooKeeper server closes the connection on a request over its

@@ -269,7 +269,7 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 		return r.Err(refused)
 	}
 	life := r.lifeLocked()
-	bctx, cancel := context.WithCancel(handOff(ctx))
+	bctx, cancel := context.WithCancel(HandOff(ctx))
 	r.abort = cancel
 	r.mu.Unlock()
 	defer cancel()
@@ -303,7 +303,7 @@ func (r *Runtime) Start(ctx context.Context, begin func(ctx context.Context) err
 // closed.
 func (r *Runtime) lifeLocked() context.Context {
 	if r.life == nil {
-		life, cancel := context.WithCancel(handOff(context.Background()))
+		life, cancel := context.WithCancel(HandOff(context.Background()))
 		remove := r.client.OnClose(cancel)
 		r.life, r.stop = life, func() { cancel(); remove() }
 	}

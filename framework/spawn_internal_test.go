@@ -246,6 +246,12 @@ func TestCallRunsInlineOnlyWithoutADeadline(t *testing.T) {
 	on, err = callValue(c, near, func() (int64, error) { return goid.Current(), nil })
 	require.NoError(t, err)
 	require.NotEqual(t, me, on, "a call whose deadline is near ran inline")
+
+	marked, cancelMarked := context.WithCancel(HandOff(ctx))
+	defer cancelMarked()
+	on, err = callValue(c, marked, func() (int64, error) { return goid.Current(), nil })
+	require.NoError(t, err)
+	require.NotEqual(t, me, on, "a call under a context derived from HandOff's ran inline")
 }
 
 // A context cancelled while an inline call is in flight is what the
