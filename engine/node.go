@@ -42,10 +42,23 @@ type Node struct {
 	recipe, recipePath string
 
 	done    chan struct{}
-	revoked chan struct{}   // nil unless revocable: never closes
-	life    context.Context // cancelled by Release: ends the watchers
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
+	revoked chan struct{} // nil unless revocable: never closes
+
+	// The session's loss signal under the client's error policy, and
+	// Grant.Changed: what the watchers follow (see watch).
+	signal  <-chan struct{}
+	changed <-chan zk.Event
+	// The watchers' context, made when they start (under mu) and
+	// cancelled by halt; nil until then.
+	life   context.Context
+	cancel context.CancelFunc
+	// watching: the watchers have started, or never will (halted, or the
+	// node ended first): watch is one load from then on. halted (under
+	// mu): halt ran, and no watcher starts after it.
+	watching atomic.Bool
+	halted   bool
+	unwatch  func() // leaves the shared Watcher, if one follows the node
+	wg       sync.WaitGroup
 
 	unhook func() // unregisters from the client's Close
 
@@ -158,12 +171,7 @@ func (n *Node) named(err error) error {
 
 // follow is Follow with the recipe's instruments made already.
 func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.RecipeMeter) *Node {
-	// Release stops the node's watchers and waits for them: their
-	// requests must end with life (framework.HandOff).
-	life, stop := context.WithCancel(framework.HandOff(context.Background()))
 	n := &Node{
-		life:      life,
-		stop:      stop,
 		client:    client,
 		revocable: cfg.revocable,
 		recipe:    cfg.recipe, recipePath: cfg.recipePath,
@@ -173,18 +181,15 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 		done:    make(chan struct{}),
 		holds:   map[*hold.Hold]func(*hold.Hold, error){},
 		meter:   meter,
+		signal:  client.LossSignal(g.Session),
+		changed: g.Changed,
 	}
 	if cfg.revocable {
 		n.revoked = make(chan struct{}) // else nil: never closes
+		n.changed = nil                 // a revocation request changes data only: watch it now
 	}
-	signal := client.LossSignal(g.Session)
-	if isClosed(signal) {
+	if isClosed(n.signal) {
 		n.finish(n.lossCause()) // never handed out: neither counted nor logged
-	}
-	var shared *watched
-	if w := cfg.watcher; w != nil && w.client == client {
-		shared = &watched{n: n, signal: signal}
-		n.stop = func() { stop(); w.remove(shared) }
 	}
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
@@ -192,32 +197,110 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 	n.unhook = client.OnClose(func() {
 		n.endLease()
 		n.finish(errClientClosed)
-		n.stop()
+		n.halt()
 	})
-	if shared != nil {
-		cfg.watcher.add(shared) // no goroutine of its own
+	if w := cfg.watcher; w != nil && w.client == client {
+		shared := &watched{n: n, signal: n.signal}
+		n.life, n.cancel = context.WithCancel(framework.HandOff(context.Background()))
+		n.unwatch = func() { w.remove(shared) }
+		n.watching.Store(true)
+		w.add(shared) // no goroutine of its own
 		return n
 	}
-	changed := g.Changed
 	if cfg.revocable {
-		changed = nil // a revocation request changes data only: watch it now
+		n.watch() // a revocation request must close Revoked unasked
 	}
-	if changed != nil {
-		// One goroutine until the directory changes: an uncontended hold
-		// never needs the node's own watch, nor a goroutine for it.
-		n.run(func() { n.watchSignal(signal, changed) })
-		return n
-	}
-	n.run(func() { n.watchSignal(signal, nil) })
-	n.run(n.watchNode)
 	return n
 }
 
-// run starts one of the node's watchers on a worker of its client. The
-// client refuses only once its Close has begun, and Close has then ended
-// the node already (OnClose): nothing is left to watch.
+// watch starts the node's watchers, once: until someone waits on the
+// node's end (Done, Err, a Hold's Done, Err or Context), nothing follows
+// it, and a hold given back unwatched (a lock per key) costs no goroutine
+// and no request for it. Nothing is missed by starting late: the loss
+// signal is a channel that stays closed, Grant.Changed keeps its event,
+// and watchNode's first read sees the node as it is now. A Node that
+// ended, or was stopped, first never starts them.
+//
+// With Grant.Changed, one goroutine waits for the session's signal and
+// the directory's change; the node's own watch (watchNode, a goroutine of
+// its own since it makes network calls) starts only when the directory
+// changes. Without it, both start now.
+func (n *Node) watch() {
+	if n.watching.Load() {
+		return
+	}
+	n.heed() // a signal that fired unwatched: its reason, as then
+	n.mu.Lock()
+	if n.watching.Load() {
+		n.mu.Unlock()
+		return
+	}
+	n.watching.Store(true)
+	if n.halted || n.err != nil {
+		n.mu.Unlock()
+		return
+	}
+	// Release stops the watchers and waits for them: their requests must
+	// end with life (framework.HandOff). Counted under mu, so that halt's
+	// waiter sees them.
+	n.life, n.cancel = context.WithCancel(framework.HandOff(context.Background()))
+	changed := n.changed
+	n.changed = nil
+	starts := 1
+	if changed == nil {
+		starts = 2
+	}
+	n.wg.Add(starts)
+	n.mu.Unlock()
+	n.start(func() { n.watchSignal(changed) })
+	if changed == nil {
+		n.start(n.watchNode)
+	}
+}
+
+// halt stops the node's watchers, or keeps them from ever starting; its
+// caller waits for them with n.wg.
+func (n *Node) halt() {
+	n.mu.Lock()
+	n.halted = true
+	n.watching.Store(true)
+	cancel := n.cancel
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if n.unwatch != nil {
+		n.unwatch()
+	}
+}
+
+// heed ends the node if its loss signal has fired: what a watcher would
+// have done, for a node nobody has waited on yet (see watch). The reason
+// is the one the watcher would have given: under the standard policy the
+// signal fires when the link is in doubt, whatever came after (told adds
+// the session's loss).
+func (n *Node) heed() {
+	if n.ended.Load() || !isClosed(n.signal) {
+		return
+	}
+	if n.signal == n.session.Lost {
+		n.finish(zkrecipes.ErrSessionLost)
+	} else {
+		n.finish(zkrecipes.ErrSuspended)
+	}
+}
+
+// run starts one more of the node's watchers (see start).
 func (n *Node) run(f func()) {
 	n.wg.Add(1)
+	n.start(f)
+}
+
+// start runs f, a watcher counted in n.wg already, on a worker of the
+// node's client. The client refuses only once its Close has begun, and
+// Close has then ended the node already (OnClose): nothing is left to
+// watch.
+func (n *Node) start(f func()) {
 	if !n.client.Go(f) { // f calls n.wg.Done
 		n.wg.Done()
 	}
@@ -232,7 +315,8 @@ func (n *Node) Path() string { return n.path }
 // SessionID is the session that owns the node.
 func (n *Node) SessionID() int64 { return n.session.ID }
 
-// Err is nil while the node is trusted, then says why it is not.
+// Err is nil while the node is trusted, then says why it is not. Asking
+// is waiting: the node is followed from then on (see Done).
 func (n *Node) Err() error { return n.named(n.errNow()) }
 
 // endReleased ends the node as released and returns what ended it first,
@@ -253,6 +337,7 @@ func (n *Node) endReleased() error {
 }
 
 func (n *Node) errNow() error {
+	n.watch()
 	n.vouch()
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -269,6 +354,7 @@ func (n *Node) vouch() {
 	if n.ended.Load() {
 		return // the first reason stands
 	}
+	n.heed()
 	err := n.client.CheckTrust(n.session)
 	if err == nil {
 		return
@@ -302,7 +388,17 @@ func (n *Node) told(err error) error {
 }
 
 // Done is closed when the node can no longer be trusted, or is released.
-func (n *Node) Done() <-chan struct{} { return n.done }
+// The node is followed from the first call (or Err's, or a Hold's Done,
+// Err or Context) on: a node nobody waits on costs nothing while held,
+// and learns of a loss when it is next looked at or released.
+func (n *Node) Done() <-chan struct{} {
+	n.watch()
+	return n.done
+}
+
+// Watch is hold.Source's: a holder waits on the node's end (a Hold's Done
+// or Context), so the node is followed from now on (see Done).
+func (n *Node) Watch() { n.watch() }
 
 func (n *Node) lossCause() error {
 	if isClosed(n.session.Lost) {
@@ -319,11 +415,11 @@ func (n *Node) lossCause() error {
 // deleted and made again, without firing it, so the node's own watch
 // (watchNode, a goroutine of its own since it makes network calls) starts
 // only when it fires.
-func (n *Node) watchSignal(signal <-chan struct{}, changed <-chan zk.Event) {
+func (n *Node) watchSignal(changed <-chan zk.Event) {
 	defer n.wg.Done()
 	for {
 		select {
-		case <-signal:
+		case <-n.signal:
 			n.finish(n.lossCause())
 			return
 		case <-changed: // nil once the node's watch runs: never ready
@@ -512,7 +608,7 @@ func (n *Node) Forget(reason error) {
 		n.endLease()
 		n.finish(reason)
 		n.unhook()
-		n.stop()
+		n.halt()
 		n.wg.Wait()
 	})
 }
@@ -529,7 +625,7 @@ func (n *Node) Release() error {
 func (n *Node) release() error {
 	expired := n.endLease() // first: a lease's end from now on is no loss
 	n.unhook()
-	n.stop()
+	n.halt()
 	n.wg.Wait()
 	lost := n.endReleased()
 	// The delete only has to be on its way: ZooKeeper applies it before

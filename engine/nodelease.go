@@ -76,7 +76,7 @@ func (n *Node) expire() {
 	// signal has fired), not at a Release that may never come, and the
 	// recipe forgets it (outside n.mu: recipes lock themselves first).
 	n.unhook()
-	n.stop()
+	n.halt()
 	if f := n.expireHook(); f != nil {
 		f()
 	}

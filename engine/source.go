@@ -48,6 +48,7 @@ func (n *Node) Check() error { return n.errNow() }
 // Loss is Check without the check of the link: why the node can no longer
 // be trusted, as it should be told now.
 func (n *Node) Loss() error {
+	n.heed()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.told(n.err)
@@ -79,6 +80,9 @@ func (n *Node) Attach(h *hold.Hold, end func(*hold.Hold, error)) error {
 // Detach forgets h, an acquisition whose release has begun: the node's
 // end leaves it alone from now on.
 func (n *Node) Detach(h *hold.Hold) {
+	// A loss signal that fired while nobody waited (see Node.Done) ends h
+	// now, while it is attached: its Release says it was lost.
+	n.heed()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.holds, h)
