@@ -267,6 +267,24 @@ func (n *Node) watch() {
 	}
 }
 
+// Confirm is for a recipe about to hand out another acquisition of n (a
+// reentrant acquire): a node nobody has waited on has not been followed
+// (see Done), so Confirm reads it now, and ends n if it was deleted, or
+// made again by someone else, since its grant; n is followed from then
+// on. A read that fails (the link down, ctx ended) ends nothing: the loss
+// signal speaks for the link, as it would for a followed node. The
+// recipe's own check (NewHold) comes after, and refuses an ended node.
+func (n *Node) Confirm(ctx context.Context) {
+	if n.watching.Load() {
+		return
+	}
+	if _, st, err := n.client.Get(ctx, n.path); errors.Is(err, zk.ErrNoNode) ||
+		(err == nil && (st.EphemeralOwner != n.session.ID || st.Czxid != n.token)) {
+		n.finish(zkrecipes.ErrNodeDeleted)
+	}
+	n.watch()
+}
+
 // halt stops the node's watchers, or keeps them from ever starting; its
 // caller waits for them with n.wg.
 func (n *Node) halt() {
