@@ -1,0 +1,68 @@
+package mutex_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
+)
+
+// A hold nobody waited on whose link went down before its lease ran out
+// was lost to the cut first: the first reason stands, as it does for a
+// hold that was waited on (TestLeaseDeletesTheNodeOfAHoldLostToACutFirst
+// WhoseSessionSurvives). Its Err and Release must say suspended, not that
+// the lease ran out.
+func TestUnwatchedHoldCutBeforeItsLeaseEndsSaysSuspendedNotExpired(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
+	leased := newMutex(t, c, "/locks/lazy-lease", mutex.WithLeaseTime(6*time.Second))
+	obs := newClient(t, cl.Addrs())
+
+	h, err := leased.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	end, _ := h.Expiry()
+	s := c.Session() // taken while the link is up: its Suspended is the cut
+
+	p.Blackhole()
+	testkit.WaitClosed(t, s.Suspended, 5*time.Second, "the cut's suspension")
+	require.True(t, time.Now().Before(end), "the cut took longer than the lease")
+	p.Heal()
+	_, err = c.WaitConnected(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, s.ID, c.Session().ID, "the session did not survive the cut")
+
+	// The lease's end deletes the node: only then look at the hold.
+	waitNodes(t, obs, "/locks/lazy-lease", 0)
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended, "the cut came first")
+	assert.NotErrorIs(t, h.Err(), zkrecipes.ErrLeaseExpired, "the cut came first")
+	err = h.Release()
+	assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+	assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
+}
+
+// A hold nobody waited on whose link went down, then whose client was
+// closed: it was lost to the cut first, and says so, as a hold that was
+// waited on does.
+func TestUnwatchedHoldCutBeforeItsClientClosesSaysSuspended(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
+	m := newMutex(t, c, "/locks/lazy-close")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	s := c.Session()
+
+	p.Blackhole()
+	testkit.WaitClosed(t, s.Suspended, 5*time.Second, "the cut's suspension")
+	require.NoError(t, c.Close())
+	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended, "the cut came before Close")
+}
