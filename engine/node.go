@@ -195,6 +195,7 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 	// ends its watchers: a client over a shared connection does not end
 	// the session, so the loss signal would not.
 	n.unhook = client.OnClose(func() {
+		n.heed() // a loss signal that fired unwatched came first
 		n.endLease()
 		n.finish(errClientClosed)
 		n.halt()

@@ -56,6 +56,7 @@ func (n *Node) pushLocked(d time.Duration) {
 // for. It never blocks: the client's background deleter does the work and
 // Client.Drain waits for it.
 func (n *Node) expire() {
+	n.heed() // a loss signal that fired unwatched came first: its reason stands
 	n.mu.Lock()
 	// Released (every acquisition given back: the release owns the node,
 	// even if it has not reached endLease yet), or extended since the
