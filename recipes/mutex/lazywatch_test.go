@@ -1,6 +1,8 @@
 package mutex_test
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +65,46 @@ func TestUnwatchedHoldCutBeforeItsClientClosesSaysSuspended(t *testing.T) {
 
 	p.Blackhole()
 	testkit.WaitClosed(t, s.Suspended, 5*time.Second, "the cut's suspension")
+	// Back under the same session before Close: the cut is well behind.
+	p.Heal()
+	_, err = c.WaitConnected(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, s.ID, c.Session().ID, "the session did not survive the cut")
 	require.NoError(t, c.Close())
 	assert.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended, "the cut came before Close")
+}
+
+// mutex's doc: a hold's loss signal "also fires when the hold's node is
+// deleted or re-created by someone else", and "a nested Acquire on a
+// lost hold returns an error wrapping zkrecipes.ErrHoldLost". A hold
+// nobody waited on whose node someone else deleted, and that the next
+// waiter then took: however long after, the holder's goroutine must not
+// be handed one more acquisition of it. The wait is on the loss's log
+// line, which a hold that follows its node writes a round trip after the
+// deletion.
+func TestNestedAcquireOfAnUnwatchedHoldWhoseNodeWasDeletedIsRefused(t *testing.T) {
+	cl := zktest.Standalone(t)
+	var buf testkit.SyncBuffer
+	c := newClient(t, cl.Addrs(), framework.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	m := newMutex(t, c, "/locks/lazy-deleted")
+	adv := newClient(t, cl.Addrs())
+	other := newMutex(t, adv, "/locks/lazy-deleted")
+
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	got := acquireAsync(other, 30*time.Second)
+	waitNodes(t, adv, "/locks/lazy-deleted", 2)
+	require.NoError(t, adv.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
+	g := <-got
+	require.NoError(t, g.err, "the next waiter is granted once the node is gone")
+	t.Cleanup(func() { _ = g.release() })
+
+	assert.Eventually(t, func() bool {
+		return strings.Contains(buf.String(), "reason=node_deleted")
+	}, 10*time.Second, 20*time.Millisecond, "the holder never learned its node was deleted")
+	again, err := m.Acquire(ctxT(t, 10*time.Second))
+	if err == nil {
+		_ = again.Release()
+	}
+	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted, "a nested acquisition of a node another session's holder replaced")
 }
