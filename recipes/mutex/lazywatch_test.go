@@ -108,3 +108,34 @@ func TestNestedAcquireOfAnUnwatchedHoldWhoseNodeWasDeletedIsRefused(t *testing.T
 	}
 	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted, "a nested acquisition of a node another session's holder replaced")
 }
+
+// A hold nobody waited on whose session expired (a cut first, the
+// standard policy's signal): its Release says suspended, then lost, as a
+// hold that was waited on does, and under the session-only policy, lost.
+func TestUnwatchedHoldWhoseSessionExpiredReleasesAsLost(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		policy    framework.ErrorPolicy
+		suspended bool
+	}{{"standard", framework.StandardPolicy, true}, {"session-only", framework.SessionOnlyPolicy, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := zktest.Standalone(t)
+			p := cl.NewProxy()
+			c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second), framework.WithErrorPolicy(tc.policy))
+			m := newMutex(t, c, "/locks/lazy-expired")
+			h, err := m.Acquire(ctxT(t, 10*time.Second))
+			require.NoError(t, err)
+			s := c.Session()
+			zktest.ExpireSession(t, p, s.ID)
+			testkit.WaitClosed(t, s.Lost, 15*time.Second, "the session's loss")
+			err = h.Release()
+			assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+			assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
+			if tc.suspended {
+				assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
+			} else {
+				assert.NotErrorIs(t, err, zkrecipes.ErrSuspended)
+			}
+		})
+	}
+}
