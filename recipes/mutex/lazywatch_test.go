@@ -1,6 +1,7 @@
 package mutex_test
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -137,5 +138,29 @@ func TestUnwatchedHoldWhoseSessionExpiredReleasesAsLost(t *testing.T) {
 				assert.NotErrorIs(t, err, zkrecipes.ErrSuspended)
 			}
 		})
+	}
+}
+
+// A hold's watchers that start late still get the directory's change
+// (Grant.Changed) that fired while nobody waited: once its holder waits
+// on it, a hold whose node was deleted while nobody watched ends.
+func TestHoldWaitedOnAfterItsNodeWasDeletedEnds(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	adv := newClient(t, cl.Addrs())
+	for _, busy := range []bool{false, true} {
+		dir := fmt.Sprintf("/locks/lazy-late-%v", busy)
+		m := newMutex(t, c, dir)
+		h, err := m.Acquire(ctxT(t, 10*time.Second))
+		require.NoError(t, err)
+		if busy { // another contender comes and goes first
+			_, err := newMutex(t, adv, dir).TryAcquire(ctxT(t, 10*time.Second))
+			require.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
+		}
+		require.NoError(t, adv.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
+		waitNodes(t, adv, dir, 0)
+		testkit.WaitClosed(t, h.Done(), 10*time.Second, "the deleted node's end")
+		assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
+		assert.ErrorIs(t, h.Release(), zkrecipes.ErrNodeDeleted)
 	}
 }
