@@ -24,6 +24,7 @@
 //	  ... taken in one goroutine, given    recipes/mutex.SemaphoreMutex   InterProcessSemaphoreMutex
 //	      back in another
 //	  ... several locks as one             recipes/mutex.MultiLock        InterProcessMultiLock
+//	  ... once per key, no Mutex kept      recipes/mutex.Acquire          InterProcessMutex
 //	readers share, writers exclude         recipes/rwlock.RWLock          InterProcessReadWriteLock
 //	at most N holders                      recipes/semaphore.Semaphore    InterProcessSemaphoreV2
 //	one leader, a handle on its term       recipes/leader.Latch           LeaderLatch

@@ -71,8 +71,10 @@ type Node struct {
 	err   error
 	ended atomic.Bool // err is set: read without mu by vouch
 	// The open acquisitions of this node, each with what ends it (see
-	// hold.Source.Attach).
-	holds       map[*hold.Hold]func(*hold.Hold, error)
+	// hold.Source.Attach); most nodes have one, kept in one (no
+	// allocation for it).
+	holds       []attached
+	one         [1]attached
 	releaseOnce sync.Once
 	releaseErr  error
 
@@ -85,6 +87,12 @@ type Node struct {
 	expired   bool
 	given     bool   // a Hold of it was handed out
 	onExpire  func() // the recipe's bookkeeping at the lease's end
+}
+
+// attached is an open acquisition of a Node, and what ends it.
+type attached struct {
+	h   *hold.Hold
+	end func(*hold.Hold, error)
 }
 
 // Grant is an ephemeral node a recipe was granted: what Follow follows.
@@ -179,11 +187,11 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 		token:   g.Token,
 		session: g.Session,
 		done:    make(chan struct{}),
-		holds:   map[*hold.Hold]func(*hold.Hold, error){},
 		meter:   meter,
 		signal:  client.LossSignal(g.Session),
 		changed: g.Changed,
 	}
+	n.holds = n.one[:0]
 	if cfg.revocable {
 		n.revoked = make(chan struct{}) // else nil: never closes
 		n.changed = nil                 // a revocation request changes data only: watch it now
@@ -539,8 +547,8 @@ func (n *Node) endLocked(err error) bool {
 	n.err = err
 	n.ended.Store(true)
 	close(n.done)
-	for h, end := range n.holds {
-		end(h, err)
+	for _, a := range n.holds {
+		a.end(a.h, err)
 	}
 	return true
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -65,7 +66,7 @@ func (n *Node) Attach(h *hold.Hold, end func(*hold.Hold, error)) error {
 	if n.err != nil {
 		return n.told(n.err)
 	}
-	n.holds[h] = end
+	n.holds = append(n.holds, attached{h, end})
 	if !n.given {
 		n.given = true
 		n.metered = true
@@ -85,7 +86,9 @@ func (n *Node) Detach(h *hold.Hold) {
 	n.heed()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	delete(n.holds, h)
+	if i := slices.IndexFunc(n.holds, func(a attached) bool { return a.h == h }); i >= 0 {
+		n.holds = slices.Delete(n.holds, i, i+1)
+	}
 }
 
 // End marks the node untrusted with err (the first reason stands), without

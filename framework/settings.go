@@ -93,6 +93,12 @@ func Configure[C any, O any, P interface {
 	*C
 	Configurable
 }](recipe, path string, defaults C, opts []O, apply func(O, P)) (C, error) {
+	if len(opts) == 0 {
+		// No option: nothing to check (the defaults are valid), and no
+		// copy moved to the heap for apply, which a lock made per key
+		// would pay for each time.
+		return defaults, nil
+	}
 	c := defaults
 	for _, o := range opts {
 		if any(o) != nil {

@@ -82,9 +82,9 @@ type locker func(ctx context.Context) (release func() error, err error)
 
 // locker returns the peer's lock on path over c. Ours is a Mutex, made
 // once: reentrant per goroutine, so goroutines sharing it contend as
-// processes do; keep closes it when the measurement ends. go-zookeeper's
+// processes do; it is closed when the measurement ends. go-zookeeper's
 // zk.Lock cannot be shared, so each of its acquisitions makes its own.
-func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker, error) {
+func (b *bench) locker(c *framework.Client, path, id string) (locker, error) {
 	if b.peer == "zklock" {
 		z, err := b.rawFor(c)
 		if err != nil {
@@ -103,9 +103,7 @@ func (b *bench) locker(c *framework.Client, path, id string, keep bool) (locker,
 	if err != nil {
 		return nil, err
 	}
-	if keep {
-		b.later(func() { m.Close() })
-	}
+	b.later(func() { m.Close() })
 	return func(ctx context.Context) (func() error, error) {
 		h, err := m.Acquire(ctx)
 		if err != nil {
@@ -228,7 +226,7 @@ func (b *bench) uncontended(n int) (record, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := b.locker(c, b.path, "bench", true)
+	lock, err := b.locker(c, b.path, "bench")
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +265,7 @@ func (b *bench) contended(clients int, d time.Duration) (record, error) {
 	}
 	ls := make([]locker, clients)
 	for i, c := range cs {
-		if ls[i], err = b.locker(c, b.path, "bench-"+strconv.Itoa(i), true); err != nil {
+		if ls[i], err = b.locker(c, b.path, "bench-"+strconv.Itoa(i)); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/framework"
 	"github.com/zkrecipes/zkrecipes/internal/procstat"
+	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
 
 // keys is a lock per entity, then the server's floor for the same work.
@@ -31,13 +32,10 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 		}
 	}
 	b.log.printf("keys: %d workers on %d lock paths under %s for %v", workers, keys, b.path, d)
+	lock := b.keyLock(c)
 	meter := startCost()
 	n, lat, err := b.loop(workers, keys, d, func(i int) error {
-		lock, err := b.locker(c, key(i), "bench", false) // a new lock value each time
-		if err != nil {
-			return err
-		}
-		release, err := lock(b.ctx)
+		release, err := lock(b.ctx, key(i))
 		if err != nil {
 			return err
 		}
@@ -54,6 +52,29 @@ func (b *bench) keys(keys, workers int, d time.Duration) (record, error) {
 	return record{{"peer", b.peer}, {"mode", "keys"}, {"keys", keys}, {"workers", workers},
 		{"per_s", int64(float64(n) / d.Seconds())}, {"p50_us", percentile(lat, 0.50)}, {"p99_us", percentile(lat, 0.99)},
 		{"floor_per_s", int64(float64(floor) / d.Seconds())}, {"cpu_ns_per_op", cpuNS}, {"allocs_per_op", allocs}}, nil
+}
+
+// keyLock returns the peer's cheapest right way to lock one key once over
+// c: ours is the package's one-off mutex.Acquire (no Mutex per key), a
+// zk.Lock a new zk.Lock each time (it cannot be shared).
+func (b *bench) keyLock(c *framework.Client) func(ctx context.Context, path string) (release func() error, err error) {
+	if b.peer == "zklock" {
+		return func(ctx context.Context, path string) (func() error, error) {
+			lock, err := b.locker(c, path, "bench")
+			if err != nil {
+				return nil, err
+			}
+			return lock(ctx)
+		}
+	}
+	id := mutex.WithParticipantID("bench")
+	return func(ctx context.Context, path string) (func() error, error) {
+		h, err := mutex.Acquire(ctx, c, path, id)
+		if err != nil {
+			return nil, err
+		}
+		return h.Release, nil
+	}
 }
 
 // floor is what the server must do for any lock of keys' shape, a create

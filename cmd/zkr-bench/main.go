@@ -92,8 +92,10 @@ DESCRIPTION
         goroutines_per_waiter=.. bytes_per_waiter=..
 
     keys          a lock per entity: one session, W goroutines, each
-                  acquiring and releasing a new Mutex on one of K paths
-                  picked at random, for D; then, on the same paths, the
+                  acquiring and releasing the lock of one of K paths
+                  picked at random (mutex.Acquire: no Mutex per key;
+                  zklock: a new zk.Lock each time), for D; then, on
+                  the same paths, the
                   server's floor for the same work: a bare
                   ephemeral-sequential create and delete per operation
                   on one go-zookeeper session. per_s and the latencies

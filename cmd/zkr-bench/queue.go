@@ -100,7 +100,7 @@ func (b *bench) queueSetup(sessions int) (*framework.Client, func() error, []loc
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	holder, err := b.locker(cs[0], b.path, "bench-holder", true)
+	holder, err := b.locker(cs[0], b.path, "bench-holder")
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -110,7 +110,7 @@ func (b *bench) queueSetup(sessions int) (*framework.Client, func() error, []loc
 	}
 	ls := make([]locker, sessions)
 	for i := range ls {
-		if ls[i], err = b.locker(cs[i+1], b.path, "bench-"+strconv.Itoa(i), true); err != nil {
+		if ls[i], err = b.locker(cs[i+1], b.path, "bench-"+strconv.Itoa(i)); err != nil {
 			return nil, nil, nil, err
 		}
 	}

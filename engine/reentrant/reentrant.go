@@ -23,14 +23,7 @@ import (
 
 // Lock is one reentrant lock over one queue. It is safe for concurrent use.
 type Lock struct {
-	client    *framework.Client
-	recipe    string // names the recipe in its errors
-	request   engine.Request
-	revocable bool
-	lease     time.Duration   // each node's lease time; 0: none
-	watcher   *engine.Watcher // follows its nodes, if not nil
-	kind      string          // the recipe, in the metrics
-	meter     *framework.RecipeMeter
+	queue
 	// rt is the lock's lifecycle: its closed state, and the contexts of
 	// the acquires in progress, which its Close ends.
 	rt *framework.Runtime
@@ -80,25 +73,13 @@ type Config struct {
 // New returns a lock on client as cfg says. Nothing is sent until the
 // first Acquire.
 func New(client *framework.Client, cfg Config) *Lock {
-	request := cfg.Request
-	request.Client = client
-	return &Lock{client: client, recipe: cfg.Recipe, request: request, revocable: cfg.Revocable, lease: cfg.LeaseTime, watcher: cfg.Watcher,
-		kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir),
-		rt: framework.NewRuntime(client, cfg.Recipe, request.Dir), holds: map[int64]*entry{}}
+	return &Lock{queue: newQueue(client, cfg),
+		rt: framework.NewRuntime(client, cfg.Recipe, cfg.Request.Dir), holds: map[int64]*entry{}}
 }
 
 // Follow follows g, a node granted to this lock (by its queue, or another
 // way: the read-write lock's downgrade), as the lock's holds are followed.
-func (l *Lock) Follow(g engine.Grant) *engine.Node {
-	opts := []engine.Option{engine.WithMetrics(l.kind, l.request.Dir), engine.WithRecipe(l.recipe, l.request.Dir)}
-	if l.revocable {
-		opts = append(opts, engine.WithRevocable())
-	}
-	if l.watcher != nil {
-		opts = append(opts, engine.WithWatcher(l.watcher))
-	}
-	return engine.Follow(l.client, g, opts...)
-}
+func (l *Lock) Follow(g engine.Grant) *engine.Node { return l.follow(g) }
 
 // Acquire takes the lock for the calling goroutine (see the package doc);
 // noWait gives up with zkrecipes.ErrWouldBlock if it is not free at once. Every call
@@ -135,29 +116,17 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 	defer cancel()
 	start := time.Now()
 	defer func(ctx context.Context) { l.meter.Acquire(ctx, start, err) }(ctx)
-	ctx = wctx
-	r := l.request
-	r.NoWait, r.Queued = noWait, queued
-	for {
-		e, err := engine.Enter(ctx, r)
-		if err != nil {
-			return nil, engine.Err(err, l.rt.Closed() || l.client.Closed())
-		}
-		h, err := l.adopt(g, l.Follow(*e))
-		if errors.Is(err, zkrecipes.ErrHoldLost) && ctx.Err() == nil && !l.client.Closed() {
-			// Lost between its grant and its hand-over (a freeze longer
-			// than the session's bound): never held, so queue again, as
-			// for a session lost while waiting.
-			continue
-		}
-		if err == nil && (l.rt.Closed() || l.client.Closed()) && h.Err() != nil {
-			// A Close after adopt released it (the hold is in the map
-			// Close emptied): it was never the caller's to use.
-			return nil, zkrecipes.ErrClosed
-		}
-		return h, err
+	h, err := l.take(wctx, noWait, queued, l.closed, func(n *engine.Node) (*hold.Hold, error) { return l.adopt(g, n) })
+	if err == nil && l.closed() && h.Err() != nil {
+		// A Close after adopt released it (the hold is in the map
+		// Close emptied): it was never the caller's to use.
+		return nil, zkrecipes.ErrClosed
 	}
+	return h, err
 }
+
+// closed says whether the lock or its client is closed.
+func (l *Lock) closed() bool { return l.rt.Closed() || l.client.Closed() }
 
 // reenter opens one more acquisition if g already holds the lock. A lost
 // hold is not entered again: the caller gets the loss, and the count stays.

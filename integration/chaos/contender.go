@@ -201,25 +201,7 @@ func (c *contender) run(stdin io.Reader) error {
 func (c *contender) loop(ctx context.Context) error {
 	switch c.spec.Recipe {
 	case Mutex:
-		m, err := mutex.New(c.client, c.spec.Path, mutex.WithParticipantID(c.spec.ID))
-		if err != nil {
-			return err
-		}
-		defer m.Close()
-		// One hold in three has a lease shorter than many holds last (see
-		// work), so that leases run out mid-work, and under every fault.
-		leased, err := mutex.New(c.client, c.spec.Path, mutex.WithParticipantID(c.spec.ID), mutex.WithLeaseTime(leaseTime))
-		if err != nil {
-			return err
-		}
-		defer leased.Close()
-		for ctx.Err() == nil {
-			if c.rng.IntN(3) == 0 {
-				c.lockOnce(ctx, "", leased.Acquire, func(h *hold.Hold) error { return leased.Release() })
-			} else {
-				c.lockOnce(ctx, "", m.Acquire, func(h *hold.Hold) error { return m.Release() })
-			}
-		}
+		return c.mutexLoop(ctx)
 	case RWLock:
 		l, err := rwlock.New(c.client, c.spec.Path, rwlock.WithParticipantID(c.spec.ID))
 		if err != nil {
@@ -262,6 +244,44 @@ func (c *contender) loop(ctx context.Context) error {
 		return c.barrierLoop(ctx)
 	default:
 		return fmt.Errorf("unknown recipe %q", c.spec.Recipe)
+	}
+	return nil
+}
+
+// mutexLoop runs a Mutex's contender: plain and leased holds of a Mutex,
+// and the package's one-off Acquire, in one queue.
+func (c *contender) mutexLoop(ctx context.Context) error {
+	m, err := mutex.New(c.client, c.spec.Path, mutex.WithParticipantID(c.spec.ID))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	// One hold in three has a lease shorter than many holds last (see
+	// work), so that leases run out mid-work, and under every fault.
+	leased, err := mutex.New(c.client, c.spec.Path, mutex.WithParticipantID(c.spec.ID), mutex.WithLeaseTime(leaseTime))
+	if err != nil {
+		return err
+	}
+	defer leased.Close()
+	// Half the holds are the package's one-off Acquire, in the same
+	// queue as the Mutexes' (one in three of those leased too).
+	id, lease := mutex.WithParticipantID(c.spec.ID), mutex.WithLeaseTime(leaseTime)
+	oneShot := func(opts ...mutex.Option) func(context.Context) (*hold.Hold, error) {
+		return func(ctx context.Context) (*hold.Hold, error) {
+			return mutex.Acquire(ctx, c.client, c.spec.Path, opts...)
+		}
+	}
+	for ctx.Err() == nil {
+		switch n := c.rng.IntN(6); {
+		case n == 0:
+			c.lockOnce(ctx, "", leased.Acquire, func(h *hold.Hold) error { return leased.Release() })
+		case n == 1:
+			c.lockOnce(ctx, "", oneShot(id, lease), (*hold.Hold).Release)
+		case n <= 3:
+			c.lockOnce(ctx, "", oneShot(id), (*hold.Hold).Release)
+		default:
+			c.lockOnce(ctx, "", m.Acquire, func(h *hold.Hold) error { return m.Release() })
+		}
 	}
 	return nil
 }

@@ -219,9 +219,10 @@ func BenchmarkQueue(b *testing.B) {
 // zkr-bench's keys mode runs it (a new lock value per operation, 32
 // goroutines on one session, 1000 keys): heap allocations per operation
 // (-benchmem, every goroutine of the process counted) and process CPU per
-// operation (cpu_us/op), for this Mutex and for zk.Lock. The ratio between
-// the two is what docs/benchmarks.md follows; absolute figures drift with
-// the machine.
+// operation (cpu_us/op), for a Mutex per key (zkrecipes), for the
+// package's one-off Acquire (oneshot: what lock-per-key code should use)
+// and for zk.Lock. The ratios to zk.Lock are what docs/benchmarks.md
+// follows; absolute figures drift with the machine.
 func BenchmarkKeysCost(b *testing.B) {
 	cl := zktest.Standalone(b, zktest.WithFullJIT(), zktest.WithContainerCheck(time.Minute))
 	ctx := context.Background()
@@ -255,6 +256,16 @@ func BenchmarkKeysCost(b *testing.B) {
 				return err
 			}
 			return m.Release()
+		})
+	})
+	b.Run("oneshot", func(b *testing.B) {
+		c := newClient(b, cl.DirectAddrs())
+		run(b, func(path string) error {
+			h, err := mutex.Acquire(ctx, c, path)
+			if err != nil {
+				return err
+			}
+			return h.Release()
 		})
 	})
 	b.Run("zklock", func(b *testing.B) {

@@ -12,6 +12,16 @@
 //	work := h.Context(ctx)           // cancelled the moment the hold is in doubt
 //	err = store.Write(work, data, h.Token()) // the fencing token: the czxid of the lock node
 //
+// Code that locks per key (an account, an order) takes each key's lock
+// once with the package's Acquire, and makes no Mutex per key: the same
+// queue, node names, token and loss signal as a Mutex on that path, at
+// fewer allocations, and the hold's Release leaves nothing behind (there
+// is no Mutex to Close). Such a hold is not reentrant and belongs to no
+// goroutine.
+//
+//	h, err := mutex.Acquire(ctx, client, "/locks/accounts/"+id) // one key, one acquisition
+//	defer h.Release()                                           // deletes the node: nothing left
+//
 // # The hold
 //
 // Every acquisition returns a *hold.Hold, the handle every recipe of this

@@ -195,3 +195,34 @@ func ExampleWithLeaseTime() {
 	// true
 	// true true
 }
+
+// A service that locks per entity takes each key's lock once, with the
+// package's Acquire: no Mutex per key to make and close. The hold is the
+// same as a Mutex's (fencing token, loss signal), and its Release leaves
+// nothing behind.
+func ExampleAcquire() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Dial(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ",")) // "zk1:2181,zk2:2181,zk3:2181"
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	debit := func(ctx context.Context, account string) error {
+		h, err := mutex.Acquire(ctx, client, "/locks/accounts/"+account)
+		if err != nil {
+			return err
+		}
+		defer h.Release()
+		work := h.Context(ctx) // cancelled the moment the hold is in doubt
+		// ... write the account's balance under work, with h.Token() ...
+		return work.Err()
+	}
+	fmt.Println("debit a-17:", debit(ctx, "a-17"))
+	fmt.Println("debit a-42:", debit(ctx, "a-42"))
+	// Output:
+	// debit a-17: <nil>
+	// debit a-42: <nil>
+}

@@ -36,27 +36,37 @@ type Mutex struct {
 
 // New returns a mutex on the lock directory path. It sends nothing.
 func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
-	if client == nil {
-		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
-	}
-	if err := framework.ValidateRecipePath(path); err != nil {
-		return nil, framework.RecipeErr(recipe, path, err)
-	}
-	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyMutex)
+	cfg, err := lockConfig(client, path, opts)
 	if err != nil {
 		return nil, err
 	}
+	return &Mutex{client: client, path: path, lock: reentrant.New(client, cfg)}, nil
+}
+
+// lockConfig checks what New and Acquire are given, and says what lock
+// they make of it: the same queue, so that a Mutex and a one-off Acquire
+// on one path are one lock.
+func lockConfig(client *framework.Client, path string, opts []Option) (reentrant.Config, error) {
+	if client == nil {
+		return reentrant.Config{}, framework.RecipeErr(recipe, path, fmt.Errorf("%w: nil client", zkrecipes.ErrInvalidArgument))
+	}
+	if err := framework.ValidateRecipePath(path); err != nil {
+		return reentrant.Config{}, framework.RecipeErr(recipe, path, err)
+	}
+	cfg, err := framework.Configure(recipe, path, config{}, opts, Option.applyMutex)
+	if err != nil {
+		return reentrant.Config{}, err
+	}
 	if cfg.watcher != nil && cfg.watcher.Client() != client {
-		return nil, framework.RecipeErr(recipe, path, fmt.Errorf("%w: a watcher of another client", zkrecipes.ErrInvalidArgument))
+		return reentrant.Config{}, framework.RecipeErr(recipe, path, fmt.Errorf("%w: a watcher of another client", zkrecipes.ErrInvalidArgument))
 	}
 	id := []byte(cfg.ParticipantID())
 	if err := engine.CheckData(client, path, id, lockName); err != nil {
-		return nil, framework.RecipeErr(recipe, path, err)
+		return reentrant.Config{}, framework.RecipeErr(recipe, path, err)
 	}
-	l := reentrant.New(client, reentrant.Config{Recipe: recipe, Kind: "mutex",
+	return reentrant.Config{Recipe: recipe, Kind: "mutex",
 		Request:   engine.Request{Dir: path, Name: lockName, Data: id, Driver: engine.First(1)},
-		Revocable: cfg.revocable, LeaseTime: cfg.lease, Watcher: cfg.watcher})
-	return &Mutex{client: client, path: path, lock: l}, nil
+		Revocable: cfg.revocable, LeaseTime: cfg.lease, Watcher: cfg.watcher}, nil
 }
 
 // Path returns the lock directory.

@@ -41,6 +41,7 @@ func TestEveryCallRefusesANilContext(t *testing.T) {
 		"Mutex.TryAcquire":            func() error { _, err := m.TryAcquire(nilCtx); return err },
 		"Mutex.Participants":          func() error { _, err := m.Participants(nilCtx); return err },
 		"Mutex.ParticipantNodes":      func() error { _, err := m.ParticipantNodes(nilCtx); return err },
+		"Acquire":                     func() error { _, err := mutex.Acquire(nilCtx, c, "/nil/m"); return err },
 		"Participants":                func() error { _, err := mutex.Participants(nilCtx, c, "/nil/m"); return err },
 		"ParticipantNodes":            func() error { _, err := mutex.ParticipantNodes(nilCtx, c, "/nil/m"); return err },
 		"Revoke":                      func() error { return mutex.Revoke(nilCtx, c, h.Path()) },

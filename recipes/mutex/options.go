@@ -7,7 +7,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
-// Option configures a Mutex (New).
+// Option configures a Mutex (New), and a one-off Acquire alike: every
+// one of them means the same for a hold either way.
 type Option interface{ applyMutex(*config) }
 
 // SemaphoreMutexOption configures a SemaphoreMutex (NewSemaphoreMutex).
