@@ -1,6 +1,7 @@
 package mutex_test
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -107,4 +108,59 @@ func TestNestedAcquireOfAnUnwatchedHoldWhoseNodeWasDeletedIsRefused(t *testing.T
 	assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted, "a nested acquisition of a node another session's holder replaced")
 	assert.Contains(t, buf.String(), "reason=node_deleted", "the loss is logged when learned")
 	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
+}
+
+// A hold nobody waited on whose session expired (a cut first, the
+// standard policy's signal): its Release says suspended, then lost, as a
+// hold that was waited on does, and under the session-only policy, lost.
+func TestUnwatchedHoldWhoseSessionExpiredReleasesAsLost(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		policy    framework.ErrorPolicy
+		suspended bool
+	}{{"standard", framework.StandardPolicy, true}, {"session-only", framework.SessionOnlyPolicy, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := zktest.Standalone(t)
+			p := cl.NewProxy()
+			c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second), framework.WithErrorPolicy(tc.policy))
+			m := newMutex(t, c, "/locks/lazy-expired")
+			h, err := m.Acquire(ctxT(t, 10*time.Second))
+			require.NoError(t, err)
+			s := c.Session()
+			zktest.ExpireSession(t, p, s.ID)
+			testkit.WaitClosed(t, s.Lost, 15*time.Second, "the session's loss")
+			err = h.Release()
+			assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+			assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
+			if tc.suspended {
+				assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
+			} else {
+				assert.NotErrorIs(t, err, zkrecipes.ErrSuspended)
+			}
+		})
+	}
+}
+
+// A hold's watchers that start late still get the directory's change
+// (Grant.Changed) that fired while nobody waited: once its holder waits
+// on it, a hold whose node was deleted while nobody watched ends.
+func TestHoldWaitedOnAfterItsNodeWasDeletedEnds(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	adv := newClient(t, cl.Addrs())
+	for _, busy := range []bool{false, true} {
+		dir := fmt.Sprintf("/locks/lazy-late-%v", busy)
+		m := newMutex(t, c, dir)
+		h, err := m.Acquire(ctxT(t, 10*time.Second))
+		require.NoError(t, err)
+		if busy { // another contender comes and goes first
+			_, err := newMutex(t, adv, dir).TryAcquire(ctxT(t, 10*time.Second))
+			require.ErrorIs(t, err, zkrecipes.ErrWouldBlock)
+		}
+		require.NoError(t, adv.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
+		waitNodes(t, adv, dir, 0)
+		testkit.WaitClosed(t, h.Done(), 10*time.Second, "the deleted node's end")
+		assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
+		assert.ErrorIs(t, h.Release(), zkrecipes.ErrNodeDeleted)
+	}
 }
