@@ -57,3 +57,23 @@ func TestFirstLookRacingReleaseForgetAndCloseLeavesNoWatcher(t *testing.T) {
 		require.NoError(t, c.Close())
 	}
 }
+
+// Forget with no reason is a forget like any other: the node ends (as
+// released), and a hold of it released afterwards does not panic. Before,
+// a nil reason left the node ended with no error, and the next end closed
+// its channel a second time.
+func TestForgetWithNoReasonEndsTheNodeAsReleased(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := dial(t, cl.Addrs())
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	g, err := engine.Enter(ctx, engine.Request{Client: c, Dir: "/lazy/forget", Name: "lock-", Driver: engine.First(1)})
+	require.NoError(t, err)
+	n := engine.Follow(c, *g)
+	h, err := n.NewHold(func(*hold.Hold) error { return n.Release() })
+	require.NoError(t, err)
+	n.Forget(nil)
+	require.ErrorIs(t, n.Err(), zkrecipes.ErrReleased)
+	require.NotPanics(t, func() { _ = h.Release() })
+	require.NoError(t, engine.Leave(c, g.Path, g.Session.ID))
+}
