@@ -150,7 +150,10 @@ func WithRecipe(recipe, recipePath string) Option {
 // Follow starts following g, a node granted to a recipe on client: the
 // session's loss signal under the client's error policy, and the node
 // itself (deleted or re-owned means lost; WithRevocable, also Curator's
-// revocation requests). Its acquisitions are holds (NewHold); Release
+// revocation requests), from the first look at its end (Done, Err, a
+// Hold's Done, Err or Context; see watch): a node nobody waits on follows
+// nothing while held, and reads its loss signal when it is looked at or
+// released. Its acquisitions are holds (NewHold); Release
 // deletes it. If the loss signal has already fired, the Node is born lost
 // (see Err), and NewHold refuses it: a recipe never hands out a hold whose
 // signal has fired. This is how every recipe of this module turns a
