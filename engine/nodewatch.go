@@ -235,4 +235,3 @@ func (n *Node) judge(ctx context.Context, data []byte, st *zk.Stat, err error) l
 	}
 	return lookWatching
 }
-
