@@ -35,9 +35,9 @@
 // This package is the author's half. Once a recipe has decided that an
 // ephemeral node of its client's current session is granted (Enter, or a
 // look of its own at framework.Client.Enqueue's queue), it describes the
-// node as a Grant and Follow turns it into a Node, which watches the
-// session's loss signal and the node itself (deleted or re-owned means
-// lost; WithRevocable also follows Curator's revocation requests;
+// node as a Grant and Follow turns it into a Node, which follows the
+// session's loss signal and the node itself from the first look at its
+// end (deleted or re-owned means lost; WithRevocable also follows Curator's revocation requests;
 // WithRecipe names the recipe in every error; WithMetrics counts its holds
 // in the recipes' instruments; WithWatcher has a Watcher shared by many
 // Nodes follow it, so that a process holding a thousand of them keeps no

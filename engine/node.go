@@ -42,10 +42,23 @@ type Node struct {
 	recipe, recipePath string
 
 	done    chan struct{}
-	revoked chan struct{}   // nil unless revocable: never closes
-	life    context.Context // cancelled by Release: ends the watchers
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
+	revoked chan struct{} // nil unless revocable: never closes
+
+	// The session's loss signal under the client's error policy, and
+	// Grant.Changed: what the watchers follow (see watch).
+	signal  <-chan struct{}
+	changed <-chan zk.Event
+	// The watchers' context, made when they start (under mu) and
+	// cancelled by halt; nil until then.
+	life   context.Context
+	cancel context.CancelFunc
+	// watching: the watchers have started, or never will (halted, or the
+	// node ended first): watch is one load from then on. halted (under
+	// mu): halt ran, and no watcher starts after it.
+	watching atomic.Bool
+	halted   bool
+	unwatch  func() // leaves the shared Watcher, if one follows the node
+	wg       sync.WaitGroup
 
 	unhook func() // unregisters from the client's Close
 
@@ -58,8 +71,10 @@ type Node struct {
 	err   error
 	ended atomic.Bool // err is set: read without mu by vouch
 	// The open acquisitions of this node, each with what ends it (see
-	// hold.Source.Attach).
-	holds       map[*hold.Hold]func(*hold.Hold, error)
+	// hold.Source.Attach); most nodes have one, kept in one (no
+	// allocation for it).
+	holds       []attached
+	one         [1]attached
 	releaseOnce sync.Once
 	releaseErr  error
 
@@ -72,6 +87,12 @@ type Node struct {
 	expired   bool
 	given     bool   // a Hold of it was handed out
 	onExpire  func() // the recipe's bookkeeping at the lease's end
+}
+
+// attached is an open acquisition of a Node, and what ends it.
+type attached struct {
+	h   *hold.Hold
+	end func(*hold.Hold, error)
 }
 
 // Grant is an ephemeral node a recipe was granted: what Follow follows.
@@ -129,7 +150,10 @@ func WithRecipe(recipe, recipePath string) Option {
 // Follow starts following g, a node granted to a recipe on client: the
 // session's loss signal under the client's error policy, and the node
 // itself (deleted or re-owned means lost; WithRevocable, also Curator's
-// revocation requests). Its acquisitions are holds (NewHold); Release
+// revocation requests), from the first look at its end (Done, Err, a
+// Hold's Done, Err or Context; see watch): a node nobody waits on follows
+// nothing while held, and reads its loss signal when it is looked at or
+// released. Its acquisitions are holds (NewHold); Release
 // deletes it. If the loss signal has already fired, the Node is born lost
 // (see Err), and NewHold refuses it: a recipe never hands out a hold whose
 // signal has fired. This is how every recipe of this module turns a
@@ -158,12 +182,7 @@ func (n *Node) named(err error) error {
 
 // follow is Follow with the recipe's instruments made already.
 func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.RecipeMeter) *Node {
-	// Release stops the node's watchers and waits for them: their
-	// requests must end with life (framework.HandOff).
-	life, stop := context.WithCancel(framework.HandOff(context.Background()))
 	n := &Node{
-		life:      life,
-		stop:      stop,
 		client:    client,
 		revocable: cfg.revocable,
 		recipe:    cfg.recipe, recipePath: cfg.recipePath,
@@ -171,56 +190,39 @@ func follow(client *framework.Client, g Grant, cfg nodeConfig, meter *framework.
 		token:   g.Token,
 		session: g.Session,
 		done:    make(chan struct{}),
-		holds:   map[*hold.Hold]func(*hold.Hold, error){},
 		meter:   meter,
+		signal:  client.LossSignal(g.Session),
+		changed: g.Changed,
 	}
+	n.holds = n.one[:0]
 	if cfg.revocable {
 		n.revoked = make(chan struct{}) // else nil: never closes
+		n.changed = nil                 // a revocation request changes data only: watch it now
 	}
-	signal := client.LossSignal(g.Session)
-	if isClosed(signal) {
+	if isClosed(n.signal) {
 		n.finish(n.lossCause()) // never handed out: neither counted nor logged
-	}
-	var shared *watched
-	if w := cfg.watcher; w != nil && w.client == client {
-		shared = &watched{n: n, signal: signal}
-		n.stop = func() { stop(); w.remove(shared) }
 	}
 	// The client's Close ends the node before it deletes anything, and
 	// ends its watchers: a client over a shared connection does not end
 	// the session, so the loss signal would not.
 	n.unhook = client.OnClose(func() {
+		n.heed() // a loss signal that fired unwatched came first
 		n.endLease()
 		n.finish(errClientClosed)
-		n.stop()
+		n.halt()
 	})
-	if shared != nil {
-		cfg.watcher.add(shared) // no goroutine of its own
+	if w := cfg.watcher; w != nil && w.client == client {
+		shared := &watched{n: n, signal: n.signal}
+		n.life, n.cancel = context.WithCancel(framework.HandOff(context.Background()))
+		n.unwatch = func() { w.remove(shared) }
+		n.watching.Store(true)
+		w.add(shared) // no goroutine of its own
 		return n
 	}
-	changed := g.Changed
 	if cfg.revocable {
-		changed = nil // a revocation request changes data only: watch it now
+		n.watch() // a revocation request must close Revoked unasked
 	}
-	if changed != nil {
-		// One goroutine until the directory changes: an uncontended hold
-		// never needs the node's own watch, nor a goroutine for it.
-		n.run(func() { n.watchSignal(signal, changed) })
-		return n
-	}
-	n.run(func() { n.watchSignal(signal, nil) })
-	n.run(n.watchNode)
 	return n
-}
-
-// run starts one of the node's watchers on a worker of its client. The
-// client refuses only once its Close has begun, and Close has then ended
-// the node already (OnClose): nothing is left to watch.
-func (n *Node) run(f func()) {
-	n.wg.Add(1)
-	if !n.client.Go(f) { // f calls n.wg.Done
-		n.wg.Done()
-	}
 }
 
 // Token is the fencing token: the czxid of the node.
@@ -232,7 +234,8 @@ func (n *Node) Path() string { return n.path }
 // SessionID is the session that owns the node.
 func (n *Node) SessionID() int64 { return n.session.ID }
 
-// Err is nil while the node is trusted, then says why it is not.
+// Err is nil while the node is trusted, then says why it is not. Asking
+// is waiting: the node is followed from then on (see Done).
 func (n *Node) Err() error { return n.named(n.errNow()) }
 
 // endReleased ends the node as released and returns what ended it first,
@@ -253,6 +256,7 @@ func (n *Node) endReleased() error {
 }
 
 func (n *Node) errNow() error {
+	n.watch()
 	n.vouch()
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -269,6 +273,7 @@ func (n *Node) vouch() {
 	if n.ended.Load() {
 		return // the first reason stands
 	}
+	n.heed()
 	err := n.client.CheckTrust(n.session)
 	if err == nil {
 		return
@@ -302,124 +307,23 @@ func (n *Node) told(err error) error {
 }
 
 // Done is closed when the node can no longer be trusted, or is released.
-func (n *Node) Done() <-chan struct{} { return n.done }
+// The node is followed from the first call (or Err's, or a Hold's Done,
+// Err or Context) on: a node nobody waits on costs nothing while held,
+// and learns of a loss when it is next looked at or released.
+func (n *Node) Done() <-chan struct{} {
+	n.watch()
+	return n.done
+}
+
+// Watch is hold.Source's: a holder waits on the node's end (a Hold's Done
+// or Context), so the node is followed from now on (see Done).
+func (n *Node) Watch() { n.watch() }
 
 func (n *Node) lossCause() error {
 	if isClosed(n.session.Lost) {
 		return zkrecipes.ErrSessionLost
 	}
 	return zkrecipes.ErrSuspended
-}
-
-// watchSignal turns the session's loss signal into the node's own. It
-// never does network calls itself, so nothing can delay the signal.
-//
-// changed, if not nil, is a child watch on the node's directory set after
-// the node was made (Grant.Changed): the node cannot be deleted, or
-// deleted and made again, without firing it, so the node's own watch
-// (watchNode, a goroutine of its own since it makes network calls) starts
-// only when it fires.
-func (n *Node) watchSignal(signal <-chan struct{}, changed <-chan zk.Event) {
-	defer n.wg.Done()
-	for {
-		select {
-		case <-signal:
-			n.finish(n.lossCause())
-			return
-		case <-changed: // nil once the node's watch runs: never ready
-			changed = nil
-			n.run(n.watchNode) // this goroutine's count keeps the group above zero
-		case <-n.life.Done():
-			return
-		}
-	}
-}
-
-// watchNode follows the node itself until release: deleted, or owned by
-// another session, means lost (Curator would not notice: the next waiter is
-// granted while this holder carries on). A revocable node's data turning
-// into __REVOKE__ closes Revoked.
-//
-// It starts at the grant, or when the directory's child watch fires (see
-// watchSignal): an uncontended hold then costs no request of its own; in a
-// busy queue the directory changes soon and the node's watch is set then,
-// a round trip behind. Not after a pause: a deletion in the pause would go
-// unseen while the next waiter holds, or for ever if the hold ended first.
-func (n *Node) watchNode() {
-	defer n.wg.Done()
-	ctx := n.life
-	for {
-		data, st, ch, err := n.client.GetW(ctx, n.path)
-		switch n.judge(ctx, data, st, err) {
-		case lookEnded:
-			return
-		case lookAgain:
-			continue
-		}
-		select {
-		case ev := <-ch:
-			if ev.Type == zk.EventNodeDeleted && !n.client.Closed() {
-				n.finish(zkrecipes.ErrNodeDeleted)
-				return
-			}
-			// Data changed, or the watch ended with the link: look again.
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// lookOutcome is what one read of a followed node says.
-type lookOutcome uint8
-
-const (
-	lookEnded    lookOutcome = iota // the node ended, or following it must stop
-	lookAgain                       // the link was down and is back under the same session
-	lookWatching                    // the node is ours: wait for its watch
-)
-
-// judge is one turn of following the node, given what a watched read of
-// it (under ctx, the node's life) returned: gone, or not the node
-// granted, ends the node; a revocation request closes Revoked. Both a Node
-// following itself (watchNode) and a Watcher (look) judge by it.
-func (n *Node) judge(ctx context.Context, data []byte, st *zk.Stat, err error) lookOutcome {
-	switch {
-	case n.client.Closed() && ctx.Err() == nil:
-		// Its client deleted the node (a client over a shared
-		// connection does at Close) or can no longer follow it.
-		n.finish(errClientClosed)
-		return lookEnded
-	case errors.Is(err, zk.ErrNoNode):
-		n.finish(zkrecipes.ErrNodeDeleted)
-		return lookEnded
-	case err != nil:
-		// Closing, released, or the link is down: in the last case the
-		// loss signal covers it (standard policy) or the session may
-		// come back (session-only): look again once connected.
-		if ctx.Err() != nil || n.client.Closed() {
-			return lookEnded
-		}
-		if _, werr := n.client.WaitConnected(ctx); werr != nil {
-			return lookEnded
-		}
-		if n.client.Session().ID != n.session.ID {
-			return lookEnded // a new session: the loss signal says so
-		}
-		return lookAgain
-	case st.EphemeralOwner != n.session.ID || st.Czxid != n.token:
-		// Another session's node, or a node made again at our path:
-		// either way not the node we were granted.
-		n.finish(zkrecipes.ErrNodeDeleted)
-		return lookEnded
-	}
-	if n.revocable && string(data) == RevokeMessage {
-		n.mu.Lock()
-		if !isClosed(n.revoked) {
-			close(n.revoked)
-		}
-		n.mu.Unlock()
-	}
-	return lookWatching
 }
 
 // finish marks the node untrusted with err (the first reason wins) and
@@ -442,8 +346,8 @@ func (n *Node) endLocked(err error) bool {
 	n.err = err
 	n.ended.Store(true)
 	close(n.done)
-	for h, end := range n.holds {
-		end(h, err)
+	for _, a := range n.holds {
+		a.end(a.h, err)
 	}
 	return true
 }
@@ -506,13 +410,17 @@ func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
 
 // Forget stops following the node without deleting it, for a recipe that
 // keeps managing the node itself (a leader latch may lead again with it).
-// Err becomes reason if it was nil.
+// Err becomes reason if it was nil (a nil reason says
+// zkrecipes.ErrReleased).
 func (n *Node) Forget(reason error) {
+	if reason == nil {
+		reason = zkrecipes.ErrReleased // a node ends with a reason
+	}
 	n.releaseOnce.Do(func() {
 		n.endLease()
 		n.finish(reason)
 		n.unhook()
-		n.stop()
+		n.halt()
 		n.wg.Wait()
 	})
 }
@@ -529,7 +437,7 @@ func (n *Node) Release() error {
 func (n *Node) release() error {
 	expired := n.endLease() // first: a lease's end from now on is no loss
 	n.unhook()
-	n.stop()
+	n.halt()
 	n.wg.Wait()
 	lost := n.endReleased()
 	// The delete only has to be on its way: ZooKeeper applies it before

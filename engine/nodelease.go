@@ -56,6 +56,7 @@ func (n *Node) pushLocked(d time.Duration) {
 // for. It never blocks: the client's background deleter does the work and
 // Client.Drain waits for it.
 func (n *Node) expire() {
+	n.heed() // a loss signal that fired unwatched came first: its reason stands
 	n.mu.Lock()
 	// Released (every acquisition given back: the release owns the node,
 	// even if it has not reached endLease yet), or extended since the
@@ -76,7 +77,7 @@ func (n *Node) expire() {
 	// signal has fired), not at a Release that may never come, and the
 	// recipe forgets it (outside n.mu: recipes lock themselves first).
 	n.unhook()
-	n.stop()
+	n.halt()
 	if f := n.expireHook(); f != nil {
 		f()
 	}

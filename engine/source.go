@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
@@ -48,6 +49,7 @@ func (n *Node) Check() error { return n.errNow() }
 // Loss is Check without the check of the link: why the node can no longer
 // be trusted, as it should be told now.
 func (n *Node) Loss() error {
+	n.heed()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.told(n.err)
@@ -64,7 +66,7 @@ func (n *Node) Attach(h *hold.Hold, end func(*hold.Hold, error)) error {
 	if n.err != nil {
 		return n.told(n.err)
 	}
-	n.holds[h] = end
+	n.holds = append(n.holds, attached{h, end})
 	if !n.given {
 		n.given = true
 		n.metered = true
@@ -79,9 +81,14 @@ func (n *Node) Attach(h *hold.Hold, end func(*hold.Hold, error)) error {
 // Detach forgets h, an acquisition whose release has begun: the node's
 // end leaves it alone from now on.
 func (n *Node) Detach(h *hold.Hold) {
+	// A loss signal that fired while nobody waited (see Node.Done) ends h
+	// now, while it is attached: its Release says it was lost.
+	n.heed()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	delete(n.holds, h)
+	if i := slices.IndexFunc(n.holds, func(a attached) bool { return a.h == h }); i >= 0 {
+		n.holds = slices.Delete(n.holds, i, i+1)
+	}
 }
 
 // End marks the node untrusted with err (the first reason stands), without

@@ -83,7 +83,11 @@ func TestWatcherReusedAcrossSessions(t *testing.T) {
 	for _, h := range holds {
 		assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	// The client's connection may be making its new session meanwhile:
+	// its goroutines are not the Watcher's.
+	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers(),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"))
 	again := watchedHolds(t, c, w, "/watcher-faults/expire2", 3)
 	waitWatched(t, cl, again[0].Path(), again[1].Path(), again[2].Path())
 	require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), again[2].Path(), -1))
@@ -154,7 +158,11 @@ func TestWatcherManyDeletedAtOnce(t *testing.T) {
 	for _, h := range holds {
 		assert.ErrorIs(t, h.Release(), zkrecipes.ErrHoldLost)
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	// The client's connection may be making its new session meanwhile:
+	// its goroutines are not the Watcher's.
+	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers(),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"))
 }
 
 // A Watcher on a client with a namespace: events come back without it.

@@ -24,7 +24,13 @@
 //     zkrecipes.ErrHoldLost instead;
 //   - Release of a hold that was lost still cleans up (the node is deleted
 //     while its session lives) and returns an error wrapping zkrecipes.ErrHoldLost:
-//     whatever the holder did after Done fired was unprotected.
+//     whatever the holder did after Done fired was unprotected;
+//   - a hold is followed from the first time its holder waits on its end
+//     (Done, Err, Context): one nobody waits on (a lock per key, given
+//     back at once) costs no goroutine and no watch while held. Its loss
+//     signal is read when it is looked at or released, so Release still
+//     says a session lost or in doubt; a node deleted by someone else is
+//     learned only by a hold that was waited on.
 //
 // Hand Token, the fencing token, to every resource the hold protects, and
 // have it refuse tokens lower than the highest it has seen.
@@ -170,6 +176,12 @@ type Source interface {
 	Client() *framework.Client
 	// Revoked is closed when another process asks the holder to release.
 	Revoked() <-chan struct{}
+	// Watch says a holder waits on the end of a Hold of the source (its
+	// Done, Err or Context): a source may put off following its node
+	// until the first call, so that a hold nobody waits on costs nothing
+	// while held (engine.Node does). Called on every such look, it must
+	// be cheap after the first.
+	Watch()
 	// Recipe is the recipe, and its path, that the Hold's errors name
 	// (framework.RecipeErr); "" names none.
 	Recipe() (name, path string)
@@ -316,11 +328,13 @@ func (h *Hold) SessionID() int64 {
 // policy, when its node is deleted or re-created by someone else, when its
 // lease runs out, and when this hold is released. Under the standard
 // policy it closes before the server can expire the session, and so before
-// anyone else can be granted the lock. A nil Hold's is closed.
+// anyone else can be granted the lock. The first call has the hold
+// followed from then on (see the package doc). A nil Hold's is closed.
 func (h *Hold) Done() <-chan struct{} {
 	if h == nil {
 		return closedChan
 	}
+	h.src.Watch()
 	return h.done
 }
 
@@ -394,6 +408,7 @@ func (h *Hold) Context(parent context.Context) context.Context {
 
 // endedCtx is done as a context (h.ended), made at its first use.
 func (h *Hold) endedCtx() context.Context {
+	h.src.Watch()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ended == nil {

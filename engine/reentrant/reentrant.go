@@ -105,6 +105,7 @@ func (l *Lock) err(err error) error { return l.rt.Err(err) }
 
 func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_ *hold.Hold, err error) {
 	g := goid.Current()
+	l.confirm(ctx, g)
 	if h, ok, err := l.reenter(g); ok || err != nil {
 		return h, err
 	}
@@ -127,6 +128,18 @@ func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_
 
 // closed says whether the lock or its client is closed.
 func (l *Lock) closed() bool { return l.rt.Closed() || l.client.Closed() }
+
+// confirm has g's node, if g holds the lock, checked before it is
+// entered again (engine.Node.Confirm): a hold nobody waited on has not
+// followed its node, which someone else may have deleted since.
+func (l *Lock) confirm(ctx context.Context, g int64) {
+	l.mu.Lock()
+	e := l.holds[g]
+	l.mu.Unlock()
+	if e != nil {
+		e.node.Confirm(ctx)
+	}
+}
 
 // reenter opens one more acquisition if g already holds the lock. A lost
 // hold is not entered again: the caller gets the loss, and the count stays.

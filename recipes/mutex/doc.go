@@ -40,7 +40,11 @@
 // a live link (a one-way fault can let them through). It also fires when
 // the hold's node is deleted or re-created by someone else
 // (zkrecipes.ErrNodeDeleted), and when its lease runs out (WithLeaseTime,
-// zkrecipes.ErrLeaseExpired). Under framework.SessionOnlyPolicy the link
+// zkrecipes.ErrLeaseExpired). A hold is followed from the first time its
+// holder waits on it (Done, Err, Context): one nobody waits on (a lock per
+// key, given back at once) costs no goroutine and no watch while held,
+// reads its loss signal when it is looked at or released, and learns of
+// its node's deletion only when waited on or entered again. Under framework.SessionOnlyPolicy the link
 // alone does not end a hold; Lost does.
 //
 // A Mutex is reentrant per goroutine, as Curator's per thread: a nested
@@ -50,7 +54,8 @@
 // goroutine it returns an error wrapping zkrecipes.ErrNotOwner, and one
 // too many zkrecipes.ErrNotHeld. A nested Acquire on a lost hold returns
 // an error wrapping zkrecipes.ErrHoldLost and the cause, and counts
-// nothing. Goroutines of one Mutex contend like separate processes.
+// nothing; on a hold nobody has waited on, it first reads the node (a
+// round trip), so a node someone else deleted is not entered again. Goroutines of one Mutex contend like separate processes.
 //
 // TryAcquire gives up at once with zkrecipes.ErrWouldBlock when the lock is
 // taken, leaving nothing behind. Participants lists the queue, holder

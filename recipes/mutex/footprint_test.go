@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
@@ -130,16 +131,16 @@ func TestFirstAcquireMakesOnlyTheMissingDirectory(t *testing.T) {
 	assert.LessOrEqual(t, got, 7, "requests for the first acquire+release")
 }
 
-// An uncontended hold costs one goroutine (its loss signal) until its
-// directory changes: a service holding a lock per entity holds many at
-// once, and the node's own watch would be a second goroutine each, parked
-// on a watch that an uncontended hold never needs.
-func TestAnUncontendedHoldCostsOneGoroutine(t *testing.T) {
+// An uncontended hold nobody waits on costs no goroutine: a service
+// holding a lock per entity holds many at once and mostly never looks at
+// a hold's end. Once the holder waits on it (Done), it costs one (its loss
+// signal and its directory's change) until its directory changes.
+func TestAnUncontendedHoldCostsNoGoroutineUntilWaitedOn(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	const n = 200
 	g0, _ := footprint()
-	holds := make([]interface{ Release() error }, 0, n)
+	holds := make([]*hold.Hold, 0, n)
 	for i := range n {
 		m := newMutex(t, c, fmt.Sprintf("/footprint/entity-%d", i))
 		h, err := m.Acquire(ctxT(t, 10*time.Second))
@@ -150,9 +151,21 @@ func TestAnUncontendedHoldCostsOneGoroutine(t *testing.T) {
 	var g1 int
 	require.Eventually(t, func() bool {
 		g1, _ = footprint()
-		return g1-g0 <= n+10
-	}, 30*time.Second, 50*time.Millisecond, "goroutines per uncontended hold")
-	t.Logf("%d holds: %d goroutines", n, g1-g0)
+		return g1-g0 <= 10
+	}, 30*time.Second, 50*time.Millisecond, "goroutines for %d holds nobody waits on", n)
+	t.Logf("%d holds nobody waits on: %d goroutines", n, g1-g0)
+	for _, h := range holds {
+		select {
+		case <-h.Done():
+			t.Fatal("a hold ended")
+		default:
+		}
+	}
+	require.Eventually(t, func() bool {
+		g1, _ = footprint()
+		return g1-g0 >= n && g1-g0 <= n+10
+	}, 30*time.Second, 50*time.Millisecond, "goroutines for %d holds waited on", n)
+	t.Logf("%d holds waited on: %d goroutines", n, g1-g0)
 	for _, h := range holds {
 		require.NoError(t, h.Release())
 	}

@@ -120,8 +120,8 @@ func (m *Mutex) Release() error {
 
 // Held returns the calling goroutine's most recent acquisition, if it
 // holds the mutex, as Curator's isOwnedByCurrentThread, and the hold is
-// still trusted: a lost hold says false (it is still the goroutine's to
-// release).
+// still trusted as far as it knows (hold.Hold.Err): a lost hold says false
+// (it is still the goroutine's to release).
 func (m *Mutex) Held() (*hold.Hold, bool) {
 	if m.usable() != nil {
 		return nil, false

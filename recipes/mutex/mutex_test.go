@@ -335,8 +335,8 @@ func TestCloseEndsWaitsAndReleasesHolds(t *testing.T) {
 
 // One release wakes exactly one waiter: every lock node is watched by at most
 // one session besides its owner (its successor; the holder watches its own
-// node, to learn if someone else deletes it), and nobody watches the
-// directory.
+// node once it waits on its hold's end, to learn if someone else deletes
+// it), and nobody watches the directory.
 func TestEachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
@@ -353,6 +353,24 @@ func TestEachWaiterWatchesOnlyItsPredecessor(t *testing.T) {
 		}()
 	}
 	waitNodes(t, obs, "/locks/herd", waiters+1)
+	// A hold nobody waits on costs no watch of its own: only its
+	// successor watches its node until the holder asks for its end.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		w, err := watchesByPath(cl)
+		if assert.NoError(ct, err) {
+			assert.Len(ct, w, waiters, "watches: %v", w)
+			assert.Len(ct, w[h.Path()], 1, "the holder's node, unwatched by the holder: its successor")
+		}
+	}, 10*time.Second, 20*time.Millisecond)
+	require.Never(t, func() bool {
+		w, err := watchesByPath(cl)
+		return err != nil || len(w[h.Path()]) != 1
+	}, 300*time.Millisecond, 30*time.Millisecond, "the holder watched its node before anyone waited on the hold")
+	select {
+	case <-h.Done(): // waits on the hold: watched from now on
+		t.Fatal("the hold ended")
+	default:
+	}
 	var watched map[string][]string
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		w, err := watchesByPath(cl)

@@ -66,8 +66,9 @@ func WithLeaseTime(d time.Duration) CommonOption {
 }
 
 // WithRevocable makes a Mutex's holds follow Curator's revocation requests
-// (see Revoke and hold.Hold.Revoked). It costs nothing more: every hold
-// watches its own node anyway, to learn if someone else deletes it. A
+// (see Revoke and hold.Hold.Revoked). Its holds watch their node from the
+// grant (a revocation request must be seen unasked), where others do from
+// the first wait on them: a goroutine and a watch per hold. A
 // SemaphoreMutex is not revocable: Curator's revocation protocol is the
 // mutex's.
 func WithRevocable() Option { return mutexOption(func(c *config) { c.revocable = true }) }
@@ -76,8 +77,9 @@ func WithRevocable() Option { return mutexOption(func(c *config) { c.revocable =
 // that holds many mutexes at once on one client (a partitioner's items)
 // shares w between them, and a hold then costs no goroutine of its own
 // while it is held. Each hold learns of its loss as it would without: the
-// loss signal, its node deleted or re-owned, a revocation request. The one
-// cost is a read of the node at each grant. A nil w, or a Watcher of
+// loss signal, its node deleted or re-owned, a revocation request, and
+// from its grant, not from the first wait on it: the cost is a read of
+// the node at each grant. A nil w, or a Watcher of
 // another client, is refused by New with zkrecipes.ErrInvalidArgument.
 func WithWatcher(w *engine.Watcher) Option {
 	return mutexOption(func(c *config) {
