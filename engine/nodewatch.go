@@ -70,8 +70,19 @@ func (n *Node) Confirm(ctx context.Context) {
 	if n.watching.Load() {
 		return
 	}
+	// The loss signal first, as a watcher would have heard it: a node
+	// gone with its session was lost to the session, not deleted by
+	// someone else, and a node already ended needs no read (nor a wait on
+	// a link that is down).
+	if n.heed(); n.ended.Load() {
+		n.watch()
+		return
+	}
 	if _, st, err := n.client.Get(ctx, n.path); errors.Is(err, zk.ErrNoNode) ||
 		(err == nil && (st.EphemeralOwner != n.session.ID || st.Czxid != n.token)) {
+		// The session may have ended during the read: a new session's
+		// answer comes after the old one's signal, which then stands.
+		n.heed()
 		n.finish(zkrecipes.ErrNodeDeleted)
 	}
 	n.watch()
