@@ -209,3 +209,32 @@ func TestNestedAcquireOfAnUnwatchedHoldWhoseSessionExpiredSaysSessionLost(t *tes
 		})
 	}
 }
+
+// Under the session-only policy a hold is trusted while its session may
+// come back, link down or not, and the goroutine holding a lock acquires
+// it again without a round trip (package reentrant's doc). A nested
+// Acquire of a hold nobody waited on, while the link is down, must not
+// wait on the link: it either answers at once or fails, not stall for
+// the caller's whole deadline on a read that cannot be answered.
+func TestNestedAcquireOfAnUnwatchedHoldDoesNotWaitOnADownLink(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(20*time.Second), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
+	m := newMutex(t, c, "/locks/lazy-nested-down")
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	s := c.Session()
+	p.Blackhole()
+	testkit.WaitClosed(t, s.Suspended, 15*time.Second, "the cut's suspension")
+	t.Cleanup(p.Heal)
+
+	start := time.Now()
+	again, err := m.Acquire(ctxT(t, 8*time.Second))
+	took := time.Since(start)
+	if err == nil {
+		_ = again.Release()
+	}
+	assert.Less(t, took, 2*time.Second, "a nested acquire waited on the link (err %v)", err)
+	p.Heal()
+	_ = h.Release()
+}
