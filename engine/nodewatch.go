@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -74,7 +75,10 @@ func (n *Node) Confirm(ctx context.Context) {
 	// gone with its session was lost to the session, not deleted by
 	// someone else, and a node already ended needs no read (nor a wait on
 	// a link that is down).
-	if n.heed(); n.ended.Load() {
+	if n.heed(); n.ended.Load() || !linkUp(n.client.State()) {
+		// A link that is down cannot answer: the loss signal speaks for
+		// it, as for a followed node, and a nested acquire is not held
+		// up for the caller's whole deadline on a read that fails.
 		n.watch()
 		return
 	}
@@ -86,6 +90,11 @@ func (n *Node) Confirm(ctx context.Context) {
 		n.finish(zkrecipes.ErrNodeDeleted)
 	}
 	n.watch()
+}
+
+// linkUp says whether a read can be answered now.
+func linkUp(s conn.State) bool {
+	return s == conn.StateConnected || s == conn.StateReconnected || s == conn.StateReadOnly
 }
 
 // halt stops the node's watchers, or keeps them from ever starting; its
