@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -237,4 +238,46 @@ func TestNestedAcquireOfAnUnwatchedHoldDoesNotWaitOnADownLink(t *testing.T) {
 	assert.Less(t, took, 2*time.Second, "a nested acquire waited on the link (err %v)", err)
 	p.Heal()
 	_ = h.Release()
+}
+
+// TestNestedAcquireOfAnUnwatchedHoldWhoseNodeWasDeletedIsRefused, with a
+// first look at the hold just before the nested Acquire (Held, Err, Done
+// or Context: what a careful holder does): the look starts the node's
+// watchers, which learn of the deletion a round trip later. A nested
+// Acquire meanwhile must still read the node (engine.Node.Confirm), not
+// take the watchers' start for their verdict: the deletion is long past,
+// and a hold followed from its grant would have known it.
+func TestNestedAcquireJustAfterAFirstLookAtADeletedHoldIsRefused(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	adv := newClient(t, cl.Addrs())
+	looks := map[string]func(h *hold.Hold, m *mutex.Mutex){
+		"Held":    func(_ *hold.Hold, m *mutex.Mutex) { m.Held() },
+		"Err":     func(h *hold.Hold, _ *mutex.Mutex) { _ = h.Err() },
+		"Done":    func(h *hold.Hold, _ *mutex.Mutex) { _ = h.Done() },
+		"Context": func(h *hold.Hold, _ *mutex.Mutex) { _ = h.Context(t.Context()) },
+	}
+	for name, look := range looks {
+		t.Run(name, func(t *testing.T) {
+			dir := "/locks/lazy-look-" + name
+			m := newMutex(t, c, dir)
+			other := newMutex(t, adv, dir)
+			h, err := m.Acquire(ctxT(t, 10*time.Second))
+			require.NoError(t, err)
+			got := acquireAsync(other, 30*time.Second)
+			waitNodes(t, adv, dir, 2)
+			require.NoError(t, adv.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
+			g := <-got
+			require.NoError(t, g.err, "the next waiter is granted once the node is gone")
+			t.Cleanup(func() { _ = g.release() })
+
+			look(h, m)
+			again, err := m.Acquire(ctxT(t, 10*time.Second))
+			if err == nil {
+				_ = again.Release()
+			}
+			assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted, "a nested acquisition while another holds the lock")
+			_ = h.Release()
+		})
+	}
 }
