@@ -48,6 +48,14 @@ func (n *Node) watch() {
 	n.life, n.cancel = context.WithCancel(framework.HandOff(context.Background()))
 	changed := n.changed
 	n.changed = nil
+	if changed != nil {
+		select {
+		case <-changed:
+			changed = nil // fired while nobody watched: the node's watch starts now
+		default:
+			n.settled.Store(true) // not deleted, nor made again, since the grant
+		}
+	}
 	starts := 1
 	if changed == nil {
 		starts = 2
@@ -62,14 +70,14 @@ func (n *Node) watch() {
 
 // Confirm is for a recipe about to hand out another acquisition of n (a
 // reentrant acquire): a node nobody has waited on has not been followed
-// (see Done), so Confirm reads it now, and ends n if it was deleted, or
-// made again by someone else, since its grant; n is followed from then
-// on. A read that fails (the link down, ctx ended) ends nothing: the loss
+// (see Done), nor has one whose watchers started too late to have judged
+// it yet, so Confirm reads it now, and ends n if it was deleted, or made
+// again by someone else, since its grant; n is followed from then on. A read that fails (the link down, ctx ended) ends nothing: the loss
 // signal speaks for the link, as it would for a followed node. The
 // recipe's own check (NewHold) comes after, and refuses an ended node.
 func (n *Node) Confirm(ctx context.Context) {
-	if n.watching.Load() {
-		return
+	if n.settled.Load() {
+		return // followed, and known as a follower from the grant knows it
 	}
 	// The loss signal first, as a watcher would have heard it: a node
 	// gone with its session was lost to the session, not deleted by
@@ -88,6 +96,8 @@ func (n *Node) Confirm(ctx context.Context) {
 		// answer comes after the old one's signal, which then stands.
 		n.heed()
 		n.finish(zkrecipes.ErrNodeDeleted)
+	} else if err == nil {
+		n.settled.Store(true) // ours as of the read; followed from now on
 	}
 	n.watch()
 }
@@ -246,6 +256,7 @@ func (n *Node) judge(ctx context.Context, data []byte, st *zk.Stat, err error) l
 		n.finish(zkrecipes.ErrNodeDeleted)
 		return lookEnded
 	}
+	n.settled.Store(true)
 	if n.revocable && string(data) == RevokeMessage {
 		n.mu.Lock()
 		if !isClosed(n.revoked) {
