@@ -56,9 +56,13 @@ type Node struct {
 	// node ended first): watch is one load from then on. halted (under
 	// mu): halt ran, and no watcher starts after it.
 	watching atomic.Bool
-	halted   bool
-	unwatch  func() // leaves the shared Watcher, if one follows the node
-	wg       sync.WaitGroup
+	// settled: the node is known as a follower from its grant would know
+	// it (the directory's change had not fired when the watchers started,
+	// or a read found the node ours): Confirm need not read it.
+	settled atomic.Bool
+	halted  bool
+	unwatch func() // leaves the shared Watcher, if one follows the node
+	wg      sync.WaitGroup
 
 	unhook func() // unregisters from the client's Close
 

@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes"
+	"github.com/zkrecipes/zkrecipes/conn"
 	"github.com/zkrecipes/zkrecipes/framework"
 )
 
@@ -47,6 +48,14 @@ func (n *Node) watch() {
 	n.life, n.cancel = context.WithCancel(framework.HandOff(context.Background()))
 	changed := n.changed
 	n.changed = nil
+	if changed != nil {
+		select {
+		case <-changed:
+			changed = nil // fired while nobody watched: the node's watch starts now
+		default:
+			n.settled.Store(true) // not deleted, nor made again, since the grant
+		}
+	}
 	starts := 1
 	if changed == nil {
 		starts = 2
@@ -61,20 +70,41 @@ func (n *Node) watch() {
 
 // Confirm is for a recipe about to hand out another acquisition of n (a
 // reentrant acquire): a node nobody has waited on has not been followed
-// (see Done), so Confirm reads it now, and ends n if it was deleted, or
-// made again by someone else, since its grant; n is followed from then
-// on. A read that fails (the link down, ctx ended) ends nothing: the loss
+// (see Done), nor has one whose watchers started too late to have judged
+// it yet, so Confirm reads it now, and ends n if it was deleted, or made
+// again by someone else, since its grant; n is followed from then on. A read that fails (the link down, ctx ended) ends nothing: the loss
 // signal speaks for the link, as it would for a followed node. The
 // recipe's own check (NewHold) comes after, and refuses an ended node.
 func (n *Node) Confirm(ctx context.Context) {
-	if n.watching.Load() {
+	if n.settled.Load() {
+		return // followed, and known as a follower from the grant knows it
+	}
+	// The loss signal first, as a watcher would have heard it: a node
+	// gone with its session was lost to the session, not deleted by
+	// someone else, and a node already ended needs no read (nor a wait on
+	// a link that is down).
+	if n.heed(); n.ended.Load() || !linkUp(n.client.State()) {
+		// A link that is down cannot answer: the loss signal speaks for
+		// it, as for a followed node, and a nested acquire is not held
+		// up for the caller's whole deadline on a read that fails.
+		n.watch()
 		return
 	}
 	if _, st, err := n.client.Get(ctx, n.path); errors.Is(err, zk.ErrNoNode) ||
 		(err == nil && (st.EphemeralOwner != n.session.ID || st.Czxid != n.token)) {
+		// The session may have ended during the read: a new session's
+		// answer comes after the old one's signal, which then stands.
+		n.heed()
 		n.finish(zkrecipes.ErrNodeDeleted)
+	} else if err == nil {
+		n.settled.Store(true) // ours as of the read; followed from now on
 	}
 	n.watch()
+}
+
+// linkUp says whether a read can be answered now.
+func linkUp(s conn.State) bool {
+	return s == conn.StateConnected || s == conn.StateReconnected || s == conn.StateReadOnly
 }
 
 // halt stops the node's watchers, or keeps them from ever starting; its
@@ -226,6 +256,7 @@ func (n *Node) judge(ctx context.Context, data []byte, st *zk.Stat, err error) l
 		n.finish(zkrecipes.ErrNodeDeleted)
 		return lookEnded
 	}
+	n.settled.Store(true)
 	if n.revocable && string(data) == RevokeMessage {
 		n.mu.Lock()
 		if !isClosed(n.revoked) {

@@ -86,8 +86,13 @@ func (n *Node) Detach(h *hold.Hold) {
 	n.heed()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if i := slices.IndexFunc(n.holds, func(a attached) bool { return a.h == h }); i >= 0 {
-		n.holds = slices.Delete(n.holds, i, i+1)
+	// From the newest: nested acquisitions are given back newest first,
+	// so a deep reentrant holder's releases stay linear in all.
+	for i := len(n.holds) - 1; i >= 0; i-- {
+		if n.holds[i].h == h {
+			n.holds = slices.Delete(n.holds, i, i+1)
+			return
+		}
 	}
 }
 

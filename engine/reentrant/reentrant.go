@@ -178,8 +178,11 @@ func (l *Lock) live(g int64) *entry {
 	return e
 }
 
-// expired reports whether e's node ended by its lease.
-func (e *entry) expired() bool { return errors.Is(e.node.Err(), zkrecipes.ErrLeaseExpired) }
+// expired reports whether e's node ended by its lease. It reads the
+// node's end as it stands (Loss), not Err: asking Err is waiting on the
+// node, and the lock's bookkeeping (Holds, Current) must not have every
+// hold followed.
+func (e *entry) expired() bool { return errors.Is(e.node.Loss(), zkrecipes.ErrLeaseExpired) }
 
 // Adopt records n, obtained some other way (the read-write lock's
 // downgrade), as held once by the calling goroutine.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/hold"
 	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
@@ -162,5 +163,121 @@ func TestHoldWaitedOnAfterItsNodeWasDeletedEnds(t *testing.T) {
 		testkit.WaitClosed(t, h.Done(), 10*time.Second, "the deleted node's end")
 		assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 		assert.ErrorIs(t, h.Release(), zkrecipes.ErrNodeDeleted)
+	}
+}
+
+// A nested Acquire of a hold nobody waited on, whose session expired and
+// whose client has a new session by then: the hold was lost to its
+// session (the standard policy's cut first), as a hold that was waited
+// on says and as its Release says (TestUnwatchedHoldWhoseSessionExpired
+// ReleasesAsLost). The read that confirms the node (engine.Node.Confirm)
+// finds it gone, but that is the session's doing, not someone else's
+// deletion: the reason, logged and counted, must not be node_deleted.
+func TestNestedAcquireOfAnUnwatchedHoldWhoseSessionExpiredSaysSessionLost(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		policy    framework.ErrorPolicy
+		suspended bool
+	}{{"standard", framework.StandardPolicy, true}, {"session-only", framework.SessionOnlyPolicy, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := zktest.Standalone(t)
+			p := cl.NewProxy()
+			var buf testkit.SyncBuffer
+			c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second), framework.WithErrorPolicy(tc.policy),
+				framework.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+			m := newMutex(t, c, "/locks/lazy-nested-expired")
+			h, err := m.Acquire(ctxT(t, 10*time.Second))
+			require.NoError(t, err)
+			s := c.Session()
+			zktest.ExpireSession(t, p, s.ID)
+			testkit.WaitClosed(t, s.Lost, 15*time.Second, "the session's loss")
+			_, err = c.WaitConnected(ctxT(t, 15*time.Second))
+			require.NoError(t, err)
+			require.NotEqual(t, s.ID, c.Session().ID, "a new session")
+
+			again, err := m.Acquire(ctxT(t, 10*time.Second))
+			if err == nil {
+				_ = again.Release()
+			}
+			require.Error(t, err, "a nested acquisition of a lost hold")
+			assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
+			assert.NotErrorIs(t, err, zkrecipes.ErrNodeDeleted, "the session's loss, not someone else's delete")
+			if tc.suspended {
+				assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
+			}
+			assert.NotContains(t, buf.String(), "reason=node_deleted")
+			_ = h.Release()
+		})
+	}
+}
+
+// Under the session-only policy a hold is trusted while its session may
+// come back, link down or not, and the goroutine holding a lock acquires
+// it again without a round trip (package reentrant's doc). A nested
+// Acquire of a hold nobody waited on, while the link is down, must not
+// wait on the link: it either answers at once or fails, not stall for
+// the caller's whole deadline on a read that cannot be answered.
+func TestNestedAcquireOfAnUnwatchedHoldDoesNotWaitOnADownLink(t *testing.T) {
+	cl := zktest.Standalone(t)
+	p := cl.NewProxy()
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(20*time.Second), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
+	m := newMutex(t, c, "/locks/lazy-nested-down")
+	h, err := m.Acquire(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	s := c.Session()
+	p.Blackhole()
+	testkit.WaitClosed(t, s.Suspended, 15*time.Second, "the cut's suspension")
+	t.Cleanup(p.Heal)
+
+	start := time.Now()
+	again, err := m.Acquire(ctxT(t, 8*time.Second))
+	took := time.Since(start)
+	if err == nil {
+		_ = again.Release()
+	}
+	assert.Less(t, took, 2*time.Second, "a nested acquire waited on the link (err %v)", err)
+	p.Heal()
+	_ = h.Release()
+}
+
+// TestNestedAcquireOfAnUnwatchedHoldWhoseNodeWasDeletedIsRefused, with a
+// first look at the hold just before the nested Acquire (Held, Err, Done
+// or Context: what a careful holder does): the look starts the node's
+// watchers, which learn of the deletion a round trip later. A nested
+// Acquire meanwhile must still read the node (engine.Node.Confirm), not
+// take the watchers' start for their verdict: the deletion is long past,
+// and a hold followed from its grant would have known it.
+func TestNestedAcquireJustAfterAFirstLookAtADeletedHoldIsRefused(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := newClient(t, cl.Addrs())
+	adv := newClient(t, cl.Addrs())
+	looks := map[string]func(h *hold.Hold, m *mutex.Mutex){
+		"Held":    func(_ *hold.Hold, m *mutex.Mutex) { m.Held() },
+		"Err":     func(h *hold.Hold, _ *mutex.Mutex) { _ = h.Err() },
+		"Done":    func(h *hold.Hold, _ *mutex.Mutex) { _ = h.Done() },
+		"Context": func(h *hold.Hold, _ *mutex.Mutex) { _ = h.Context(t.Context()) },
+	}
+	for name, look := range looks {
+		t.Run(name, func(t *testing.T) {
+			dir := "/locks/lazy-look-" + name
+			m := newMutex(t, c, dir)
+			other := newMutex(t, adv, dir)
+			h, err := m.Acquire(ctxT(t, 10*time.Second))
+			require.NoError(t, err)
+			got := acquireAsync(other, 30*time.Second)
+			waitNodes(t, adv, dir, 2)
+			require.NoError(t, adv.Delete(ctxT(t, 10*time.Second), h.Path(), -1))
+			g := <-got
+			require.NoError(t, g.err, "the next waiter is granted once the node is gone")
+			t.Cleanup(func() { _ = g.release() })
+
+			look(h, m)
+			again, err := m.Acquire(ctxT(t, 10*time.Second))
+			if err == nil {
+				_ = again.Release()
+			}
+			assert.ErrorIs(t, err, zkrecipes.ErrNodeDeleted, "a nested acquisition while another holds the lock")
+			_ = h.Release()
+		})
 	}
 }
