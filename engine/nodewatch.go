@@ -72,7 +72,8 @@ func (n *Node) watch() {
 // reentrant acquire): a node nobody has waited on has not been followed
 // (see Done), nor has one whose watchers started too late to have judged
 // it yet, so Confirm reads it now, and ends n if it was deleted, or made
-// again by someone else, since its grant; n is followed from then on. A read that fails (the link down, ctx ended) ends nothing: the loss
+// again by someone else, since its grant; n is followed from then on. A
+// read that fails (the link down, ctx ended) ends nothing: the loss
 // signal speaks for the link, as it would for a followed node. The
 // recipe's own check (NewHold) comes after, and refuses an ended node.
 func (n *Node) Confirm(ctx context.Context) {
