@@ -111,37 +111,6 @@ func TestNestedAcquireOfAnUnwatchedHoldWhoseNodeWasDeletedIsRefused(t *testing.T
 	assert.ErrorIs(t, h.Err(), zkrecipes.ErrNodeDeleted)
 }
 
-// A hold nobody waited on whose session expired (a cut first, the
-// standard policy's signal): its Release says suspended, then lost, as a
-// hold that was waited on does, and under the session-only policy, lost.
-func TestUnwatchedHoldWhoseSessionExpiredReleasesAsLost(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		policy    framework.ErrorPolicy
-		suspended bool
-	}{{"standard", framework.StandardPolicy, true}, {"session-only", framework.SessionOnlyPolicy, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			cl := zktest.Standalone(t)
-			p := cl.NewProxy()
-			c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second), framework.WithErrorPolicy(tc.policy))
-			m := newMutex(t, c, "/locks/lazy-expired")
-			h, err := m.Acquire(ctxT(t, 10*time.Second))
-			require.NoError(t, err)
-			s := c.Session()
-			zktest.ExpireSession(t, p, s.ID)
-			testkit.WaitClosed(t, s.Lost, 15*time.Second, "the session's loss")
-			err = h.Release()
-			assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
-			assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
-			if tc.suspended {
-				assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
-			} else {
-				assert.NotErrorIs(t, err, zkrecipes.ErrSuspended)
-			}
-		})
-	}
-}
-
 // A hold's watchers that start late still get the directory's change
 // (Grant.Changed) that fired while nobody waited: once its holder waits
 // on it, a hold whose node was deleted while nobody watched ends.
@@ -166,48 +135,53 @@ func TestHoldWaitedOnAfterItsNodeWasDeletedEnds(t *testing.T) {
 	}
 }
 
-// A nested Acquire of a hold nobody waited on, whose session expired and
-// whose client has a new session by then: the hold was lost to its
-// session (the standard policy's cut first), as a hold that was waited
-// on says and as its Release says (TestUnwatchedHoldWhoseSessionExpired
-// ReleasesAsLost). The read that confirms the node (engine.Node.Confirm)
-// finds it gone, but that is the session's doing, not someone else's
-// deletion: the reason, logged and counted, must not be node_deleted.
-func TestNestedAcquireOfAnUnwatchedHoldWhoseSessionExpiredSaysSessionLost(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		policy    framework.ErrorPolicy
-		suspended bool
-	}{{"standard", framework.StandardPolicy, true}, {"session-only", framework.SessionOnlyPolicy, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			cl := zktest.Standalone(t)
-			p := cl.NewProxy()
-			var buf testkit.SyncBuffer
-			c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second), framework.WithErrorPolicy(tc.policy),
-				framework.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
-			m := newMutex(t, c, "/locks/lazy-nested-expired")
-			h, err := m.Acquire(ctxT(t, 10*time.Second))
-			require.NoError(t, err)
-			s := c.Session()
-			zktest.ExpireSession(t, p, s.ID)
-			testkit.WaitClosed(t, s.Lost, 15*time.Second, "the session's loss")
-			_, err = c.WaitConnected(ctxT(t, 15*time.Second))
-			require.NoError(t, err)
-			require.NotEqual(t, s.ID, c.Session().ID, "a new session")
-
-			again, err := m.Acquire(ctxT(t, 10*time.Second))
-			if err == nil {
-				_ = again.Release()
-			}
-			require.Error(t, err, "a nested acquisition of a lost hold")
-			assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
-			assert.NotErrorIs(t, err, zkrecipes.ErrNodeDeleted, "the session's loss, not someone else's delete")
-			if tc.suspended {
-				assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
-			}
-			assert.NotContains(t, buf.String(), "reason=node_deleted")
-			_ = h.Release()
-		})
+// A hold nobody waited on whose session expired (a cut first, the
+// standard policy's signal) says so as a hold that was waited on does:
+// suspended, then lost (under the session-only policy, lost), both at its
+// Release and at a nested Acquire once the client has a new session. The
+// nested acquire's read of the node (engine.Node.Confirm) finds it gone,
+// but that is the session's doing, not someone else's deletion: the
+// reason, logged and counted, must not be node_deleted.
+func TestUnwatchedHoldWhoseSessionExpiredSaysSessionLost(t *testing.T) {
+	for _, policy := range []framework.ErrorPolicy{framework.StandardPolicy, framework.SessionOnlyPolicy} {
+		for _, nested := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/nested=%v", policy, nested), func(t *testing.T) {
+				cl := zktest.Standalone(t)
+				p := cl.NewProxy()
+				var buf testkit.SyncBuffer
+				c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second), framework.WithErrorPolicy(policy),
+					framework.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+				m := newMutex(t, c, "/locks/lazy-expired")
+				h, err := m.Acquire(ctxT(t, 10*time.Second))
+				require.NoError(t, err)
+				s := c.Session()
+				zktest.ExpireSession(t, p, s.ID)
+				testkit.WaitClosed(t, s.Lost, 15*time.Second, "the session's loss")
+				if nested {
+					_, err = c.WaitConnected(ctxT(t, 15*time.Second))
+					require.NoError(t, err)
+					require.NotEqual(t, s.ID, c.Session().ID, "a new session")
+					again, aerr := m.Acquire(ctxT(t, 10*time.Second))
+					if aerr == nil {
+						_ = again.Release()
+					}
+					require.Error(t, aerr, "a nested acquisition of a lost hold")
+					err = aerr
+					_ = h.Release()
+				} else {
+					err = h.Release()
+					assert.ErrorIs(t, err, zkrecipes.ErrHoldLost)
+				}
+				assert.ErrorIs(t, err, zkrecipes.ErrSessionLost)
+				assert.NotErrorIs(t, err, zkrecipes.ErrNodeDeleted, "the session's loss, not someone else's delete")
+				if policy == framework.StandardPolicy {
+					assert.ErrorIs(t, err, zkrecipes.ErrSuspended, "the cut came first")
+				} else {
+					assert.NotErrorIs(t, err, zkrecipes.ErrSuspended)
+				}
+				assert.NotContains(t, buf.String(), "reason=node_deleted")
+			})
+		}
 	}
 }
 
