@@ -377,3 +377,30 @@ func TestWatcherReReadRacesRelease(t *testing.T) {
 	}
 	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
 }
+
+// A server restarted under a Watcher's holds (a session that outlives it,
+// session-only policy): the holds stay trusted, and the Watcher still
+// follows their nodes afterwards, the watches set again on the new
+// connection: a node deleted by someone else then ends its hold alone.
+func TestWatcherFollowsItsNodesAcrossAServerRestart(t *testing.T) {
+	cl := zktest.Standalone(t)
+	c := testkit.Client(t, cl.Addrs(), framework.WithSessionTimeout(20*time.Second), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
+	w := engine.NewWatcher(c)
+	holds := watchedHolds(t, c, w, "/watcher-faults/restart", 3)
+	waitWatched(t, cl, holds[0].Path(), holds[1].Path(), holds[2].Path())
+	s := c.Session()
+
+	cl.Server(1).Restart()
+	_, err := c.WaitConnected(testkit.Ctx(t, 30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, s.ID, c.Session().ID, "the session outlived the restart")
+	waitWatched(t, cl, holds[0].Path(), holds[1].Path(), holds[2].Path())
+
+	other := testkit.Client(t, cl.Addrs())
+	require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), holds[1].Path(), -1))
+	testkit.WaitClosed(t, holds[1].Done(), 10*time.Second, "the deleted node's hold after the restart")
+	assert.ErrorIs(t, holds[1].Err(), zkrecipes.ErrNodeDeleted)
+	assert.NoError(t, holds[0].Err())
+	assert.NoError(t, holds[2].Err())
+	_ = hold.ReleaseAll(holds...)
+}
