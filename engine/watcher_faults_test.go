@@ -73,6 +73,7 @@ func TestWatcherReusedAcrossSessions(t *testing.T) {
 	p := cl.NewProxy()
 	c := testkit.Client(t, p.Addrs(), framework.WithErrorPolicy(framework.SessionOnlyPolicy))
 	other := testkit.Client(t, cl.Addrs())
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	holds := watchedHolds(t, c, w, "/watcher-faults/expire", 5)
 	testkit.LoseSession(t, p, c)
@@ -85,9 +86,8 @@ func TestWatcherReusedAcrossSessions(t *testing.T) {
 	}
 	// The client's connection may be making its new session meanwhile:
 	// its goroutines are not the Watcher's.
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"))
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 	again := watchedHolds(t, c, w, "/watcher-faults/expire2", 3)
 	waitWatched(t, cl, again[0].Path(), again[1].Path(), again[2].Path())
 	require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), again[2].Path(), -1))
@@ -146,6 +146,7 @@ func TestWatcherManyDeletedAtOnce(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	holds := watchedHolds(t, c, w, "/watcher-faults/many", 60)
 	for _, h := range holds {
@@ -160,9 +161,8 @@ func TestWatcherManyDeletedAtOnce(t *testing.T) {
 	}
 	// The client's connection may be making its new session meanwhile:
 	// its goroutines are not the Watcher's.
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"))
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // A Watcher on a client with a namespace: events come back without it.
@@ -183,6 +183,7 @@ func TestWatcherFollowedTwice(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/watcher-faults/twice", Name: "lock-", Driver: engine.First(1)})
 	require.NoError(t, err)
@@ -195,7 +196,8 @@ func TestWatcherFollowedTwice(t *testing.T) {
 	testkit.WaitClosed(t, b.Done(), 10*time.Second, "the second node")
 	assert.ErrorIs(t, b.Err(), zkrecipes.ErrNodeDeleted)
 	b.Forget(zkrecipes.ErrReleased)
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // The client's Close while a Watcher follows many nodes: each ends
@@ -230,6 +232,7 @@ func TestWatcherChurn(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	var wg sync.WaitGroup
 	for gi := range 6 {
@@ -262,7 +265,8 @@ func TestWatcherChurn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // Standard policy, two link epochs of one session: holds of the first end
@@ -273,6 +277,7 @@ func TestWatcherTwoEpochsOneSession(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := faultClient(t, p)
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	old := watchedHolds(t, c, w, "/watcher-faults/epoch1", 3)
 	first := c.Session()
@@ -300,7 +305,8 @@ func TestWatcherTwoEpochsOneSession(t *testing.T) {
 	for _, h := range fresh {
 		_ = h.Release()
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // Session-only policy: during a cut, someone else deletes a hold's node and
@@ -333,6 +339,7 @@ func TestWatcherFollowAfterSignalFired(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := faultClient(t, p)
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	g, err := engine.Enter(testkit.Ctx(t, 30*time.Second), engine.Request{Client: c, Dir: "/watcher-faults/born", Name: "lock-", Driver: engine.First(1)})
 	require.NoError(t, err)
@@ -346,8 +353,15 @@ func TestWatcherFollowAfterSignalFired(t *testing.T) {
 	testkit.WaitClosed(t, live.Done(), 10*time.Second, "the live hold")
 	_ = n.Release()
 	_ = live.Release()
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	// Nothing of the Watcher's is left while the link is down. The
+	// client's workers are not the Watcher's: they keep the releases'
+	// deletes until the link is back, and an abandoned read until
+	// go-zookeeper gives up on the link.
+	goleak.VerifyNone(t, append(before, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/framework.(*Client).work"))...)
+	// Once it is back, the client's workers are done with them too.
 	p.Heal()
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // Re-reads racing releases: another client keeps changing the nodes'
@@ -357,6 +371,7 @@ func TestWatcherReReadRacesRelease(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	for round := range 10 {
 		holds := watchedHolds(t, c, w, fmt.Sprintf("/watcher-faults/race%d", round), 12, engine.WithRevocable())
@@ -375,7 +390,8 @@ func TestWatcherReReadRacesRelease(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // A server restarted under a Watcher's holds (a session that outlives it,

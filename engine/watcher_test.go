@@ -43,6 +43,7 @@ func TestWatcherTellsEachNodeDeletedBySomeoneElse(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := testkit.Client(t, cl.Addrs())
 	other := testkit.Client(t, cl.Addrs())
+	before := testkit.LeakBase()
 	w := engine.NewWatcher(c)
 	holds := watchedHolds(t, c, w, "/watcher/deleted", 20)
 	for _, victim := range []int{3, 11} {
@@ -64,7 +65,8 @@ func TestWatcherTellsEachNodeDeletedBySomeoneElse(t *testing.T) {
 			assert.NoError(t, err)
 		}
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent(), testkit.IdleWorkers())
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
 }
 
 // A node deleted and made again at its path by another session is not the

@@ -34,6 +34,13 @@ import (
 // expiry tests are quick, and well above the servers' 1s minimum.
 const SessionTimeout = 4 * time.Second
 
+// CutSessionTimeout is the session timeout of a test whose session must
+// outlive a cut healed at its suspension. The client learns of the cut at
+// 2/3 of the timeout, and go-zookeeper waits a second before it dials
+// again once it has tried every server, so a 3s session comes back just
+// as the server expires it; this leaves well over a second to spare.
+const CutSessionTimeout = 8 * time.Second
+
 // Client dials addrs and closes the client when t ends.
 func Client(t testing.TB, addrs []string, opts ...framework.Option) *framework.Client {
 	t.Helper()
@@ -386,4 +393,26 @@ func SkipUnderRace(t testing.TB) {
 // open ignores them; a busy worker (one running a task) still counts.
 func IdleWorkers() goleak.Option {
 	return goleak.IgnoreTopFunction("github.com/zkrecipes/zkrecipes/framework.(*Client).work")
+}
+
+// LeakBase is the goleak options of a check that nothing started from
+// now on outlives its owner: what runs now, a client's idle workers and
+// the connections of clients still open (ClientLoops) are not leaks.
+func LeakBase() []goleak.Option {
+	return append([]goleak.Option{goleak.IgnoreCurrent(), IdleWorkers()}, ClientLoops()...)
+}
+
+// ClientLoops are the goleak options for the goroutines of a connection
+// that belongs to a client still open: go-zookeeper's send and receive
+// loops, and the test proxy's links. go-zookeeper starts its loops after
+// it reports the session, so they may not exist yet when Dial returns,
+// and a reconnect starts new ones; a snapshot taken after Dial
+// (goleak.IgnoreCurrent) does not cover them.
+func ClientLoops() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
+		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
+	}
 }

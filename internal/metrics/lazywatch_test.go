@@ -23,7 +23,7 @@ func TestAnUnwatchedHoldLostToACutIsCountedWhenItIsLearned(t *testing.T) {
 	cl := zktest.Standalone(t)
 	m := newMeters(t)
 	p := cl.NewProxy()
-	a := m.client(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
+	a := m.client(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
 	ctx := testkit.Ctx(t, time.Minute)
 
 	mu, err := mutex.New(a, "/lazy/metrics")
@@ -35,7 +35,7 @@ func TestAnUnwatchedHoldLostToACutIsCountedWhenItIsLearned(t *testing.T) {
 	require.EqualValues(t, 1, m.value(t, metrics.HoldActive, kind("mutex")))
 
 	p.Blackhole()
-	testkit.WaitClosed(t, s.Suspended, 5*time.Second, "the cut")
+	testkit.WaitClosed(t, s.Suspended, 10*time.Second, "the cut")
 	p.Heal()
 	require.EqualValues(t, 1, m.value(t, metrics.HoldActive, kind("mutex")), "unlooked at: not learned yet")
 	require.Error(t, h.Err(), "a look learns the loss")

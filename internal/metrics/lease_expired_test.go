@@ -22,7 +22,7 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	cl := zktest.Standalone(t)
 	m := newMeters(t)
 	p := cl.NewProxy()
-	a := m.client(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
+	a := m.client(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
 	ctx := testkit.Ctx(t, time.Minute)
 
 	mu, err := mutex.New(a, "/lease/metrics", mutex.WithLeaseTime(300*time.Millisecond))
@@ -37,14 +37,14 @@ func TestALeaseEndIsCountedOnceAsLeaseExpired(t *testing.T) {
 	assert.Zero(t, m.value(t, metrics.HoldActive, kind("mutex")))
 
 	// Lost to a cut first, then the lease ends (the session survives).
-	lost, err := mutex.New(a, "/lease/metrics-lost", mutex.WithLeaseTime(5*time.Second))
+	lost, err := mutex.New(a, "/lease/metrics-lost", mutex.WithLeaseTime(10*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { lost.Close() })
 	h2, err := lost.Acquire(ctx)
 	require.NoError(t, err)
 	end, _ := h2.Expiry()
 	p.Blackhole()
-	testkit.WaitClosed(t, h2.Done(), 5*time.Second, "the cut")
+	testkit.WaitClosed(t, h2.Done(), 10*time.Second, "the cut")
 	p.Heal()
 	m.waitValue(t, 1, metrics.HoldLosses, kind("mutex"), reason("suspended"))
 	time.Sleep(time.Until(end) + 500*time.Millisecond) // the lease's end passing is the event

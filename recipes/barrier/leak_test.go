@@ -95,10 +95,7 @@ func TestAbandonedCallsLeaveNoGoroutine(t *testing.T) {
 	require.NoError(t, gate.Set(ctxT(t, 10*time.Second)))
 	// A client that reconnects (a loaded machine can delay a ping reply)
 	// starts new connection loops: they belong to live clients.
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -18,12 +18,7 @@ import (
 // leakOptions ignores what ran before, and a reconnect's connection loops
 // and the test proxy's links that it opens.
 func leakOptions() []goleak.Option {
-	return []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	return testkit.LeakBase()
 }
 
 // Close ends every goroutine of the cache (its engine, its session

@@ -16,10 +16,7 @@ import (
 // its owner's Close, or with the call.
 func TestNoGoroutineOutlivesTheLatchAndItsClient(t *testing.T) {
 	cl := zktest.Standalone(t)
-	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 	obs := newClient(t, cl.Addrs())
 	setLatch(t, obs, "/latches/leak", 2)
 	c := newClient(t, cl.Addrs())

@@ -21,10 +21,7 @@ func TestNoGoroutineOutlivesOperationsAndClose(t *testing.T) {
 	p := cl.NewProxy()
 	obs := newClient(t, cl.Addrs())
 	rival := newLong(t, obs, "/counters/leak")
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 	func() {
 		c := newClient(t, p.Addrs())
 		l, err := counter.NewLong(c, "/counters/leak", counter.WithOptimisticRetry(retry.NTimes(0, 0)),

@@ -25,12 +25,7 @@ func TestCloseRefusesRegistersThenTellsEachRegistrationsLastStatus(t *testing.T)
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs(), framework.WithReleaseTimeout(4*time.Second))
-	leaks := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	leaks := testkit.LeakBase()
 	d, err := discovery.New(c, "/closing")
 	require.NoError(t, err)
 	var ids []string

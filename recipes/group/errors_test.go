@@ -51,12 +51,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 	for _, state := range []string{"joined", "link down", "start waiting"} {
 		t.Run(state, func(t *testing.T) {
 			m, err := group.New(c, "/groups/leak", "a", nil)

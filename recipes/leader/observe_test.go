@@ -360,10 +360,7 @@ func TestObserveEndsWithItsContextOrItsClient(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	closing := newClient(t, cl.Addrs())
-	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	o, err := leader.Observe(ctx, c, "/observe/end")

@@ -25,8 +25,8 @@ import (
 func TestUnwatchedHoldCutBeforeItsLeaseEndsSaysSuspendedNotExpired(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
-	leased := newMutex(t, c, "/locks/lazy-lease", mutex.WithLeaseTime(6*time.Second))
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
+	leased := newMutex(t, c, "/locks/lazy-lease", mutex.WithLeaseTime(12*time.Second))
 	obs := newClient(t, cl.Addrs())
 
 	h, err := leased.Acquire(ctxT(t, 10*time.Second))
@@ -35,7 +35,7 @@ func TestUnwatchedHoldCutBeforeItsLeaseEndsSaysSuspendedNotExpired(t *testing.T)
 	s := c.Session() // taken while the link is up: its Suspended is the cut
 
 	p.Blackhole()
-	testkit.WaitClosed(t, s.Suspended, 5*time.Second, "the cut's suspension")
+	testkit.WaitClosed(t, s.Suspended, 10*time.Second, "the cut's suspension")
 	require.True(t, time.Now().Before(end), "the cut took longer than the lease")
 	p.Heal()
 	_, err = c.WaitConnected(ctxT(t, 10*time.Second))
@@ -57,7 +57,7 @@ func TestUnwatchedHoldCutBeforeItsLeaseEndsSaysSuspendedNotExpired(t *testing.T)
 func TestUnwatchedHoldCutBeforeItsClientClosesSaysSuspended(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
 	m := newMutex(t, c, "/locks/lazy-close")
 
 	h, err := m.Acquire(ctxT(t, 10*time.Second))
@@ -65,7 +65,7 @@ func TestUnwatchedHoldCutBeforeItsClientClosesSaysSuspended(t *testing.T) {
 	s := c.Session()
 
 	p.Blackhole()
-	testkit.WaitClosed(t, s.Suspended, 5*time.Second, "the cut's suspension")
+	testkit.WaitClosed(t, s.Suspended, 10*time.Second, "the cut's suspension")
 	// Back under the same session before Close: the cut is well behind.
 	p.Heal()
 	_, err = c.WaitConnected(ctxT(t, 10*time.Second))

@@ -24,10 +24,7 @@ func TestAbandonedWaitsLeaveNoGoroutine(t *testing.T) {
 	m := newMutex(t, newClient(t, cl.Addrs()), "/handles/abandoned")
 	// A client that reconnects (a loaded machine can delay a ping reply)
 	// starts new connection loops: they belong to live clients.
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 
 	for i := range 30 {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

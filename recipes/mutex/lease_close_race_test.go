@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes"
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -22,9 +23,7 @@ import (
 func TestRecipeAndClientCloseRacingTheLeaseEndLeaveNothing(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+	before := append([]goleak.Option{goleak.IgnoreCurrent()}, testkit.ClientLoops()...)
 	for i := range 40 {
 		c, err := framework.Dial(ctxT(t, 10*time.Second), cl.Addrs())
 		require.NoError(t, err)

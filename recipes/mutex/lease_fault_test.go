@@ -22,8 +22,8 @@ import (
 func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(3*time.Second))
-	leased := newMutex(t, c, "/locks/lease-lost-first", mutex.WithLeaseTime(6*time.Second))
+	c := newClient(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
+	leased := newMutex(t, c, "/locks/lease-lost-first", mutex.WithLeaseTime(12*time.Second))
 	obs := newClient(t, cl.Addrs())
 	other := newMutex(t, obs, "/locks/lease-lost-first")
 
@@ -35,7 +35,7 @@ func TestLeaseDeletesTheNodeOfAHoldLostToACutFirstWhoseSessionSurvives(t *testin
 	waitNodes(t, obs, "/locks/lease-lost-first", 2)
 
 	p.Blackhole()
-	testkit.WaitClosed(t, h.Done(), 5*time.Second, "the cut's suspension")
+	testkit.WaitClosed(t, h.Done(), 10*time.Second, "the cut's suspension")
 	require.ErrorIs(t, h.Err(), zkrecipes.ErrSuspended)
 	p.Heal()
 	_, err = c.WaitConnected(ctxT(t, 10*time.Second))

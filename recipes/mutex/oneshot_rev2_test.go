@@ -30,7 +30,7 @@ func TestOneShotWithOptionsReleasedTwiceLeavesNothing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := "/oneshot/opts-" + name
-			before := []goleak.Option{goleak.IgnoreCurrent(), testkit.IdleWorkers()}
+			before := testkit.LeakBase()
 			h, err := mutex.Acquire(ctxT(t, 10*time.Second), c, path, opt)
 			require.NoError(t, err)
 			_ = h.Done()

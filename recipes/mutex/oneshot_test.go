@@ -116,7 +116,7 @@ func TestOneShotReleaseLeavesNothing(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	const path = "/oneshot/release"
-	before := []goleak.Option{goleak.IgnoreCurrent(), testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 
 	h, err := mutex.Acquire(ctxT(t, 10*time.Second), c, path)
 	require.NoError(t, err)

@@ -95,12 +95,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	other := newClient(t, cl.Addrs())
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 	items := itemNames(6)
 	worker := partition.WithWorker(func(ctx context.Context, _ string, _ *hold.Hold) { <-ctx.Done() })
 	for _, state := range []string{"owning", "queued behind another", "link down", "children"} {

@@ -13,12 +13,7 @@ import (
 )
 
 func leakOptions() []goleak.Option {
-	return []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).pump"),
-		goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/internal/zktest.(*Proxy).accept.func3"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	return testkit.LeakBase()
 }
 
 // Close ends every goroutine of a Node and of a TTLNode, whether the node

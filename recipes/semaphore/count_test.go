@@ -138,10 +138,7 @@ func TestSharedSemaphoreCloseLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	c := newClient(t, cl.Addrs())
 	require.NoError(t, setCount(ctxT(t, 10*time.Second), c, "/counts/leak", 2))
-	before := []goleak.Option{goleak.IgnoreCurrent(), // and a reconnect's connection loops
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
-		testkit.IdleWorkers()}
+	before := testkit.LeakBase()
 	for _, count := range []string{"/counts/leak", "/counts/missing"} {
 		s, err := semaphore.NewShared(c, "/sems/leak", count)
 		require.NoError(t, err)

@@ -30,9 +30,7 @@ func TestForgottenLeasesThatRanOutLeaveNoGoroutine(t *testing.T) {
 	l, err := s.Acquire(ctxT(t, 10*time.Second), 1)
 	require.NoError(t, err)
 	require.NoError(t, l[0].Release())
-	before := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
-		goleak.IgnoreAnyFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop")}
+	before := append([]goleak.Option{goleak.IgnoreCurrent()}, testkit.ClientLoops()...)
 
 	const forgotten = 5
 	for range forgotten {
