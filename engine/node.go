@@ -52,15 +52,14 @@ type Node struct {
 	// cancelled by halt; nil until then.
 	life   context.Context
 	cancel context.CancelFunc
-	// watching: the watchers have started, or never will (halted, or the
-	// node ended first): watch is one load from then on. halted (under
-	// mu): halt ran, and no watcher starts after it.
+	// watching: the watchers have started, or never will (halt ran, or
+	// the node ended first): watch is one load from then on. Set under mu,
+	// so that no watcher starts after halt.
 	watching atomic.Bool
 	// settled: the node is known as a follower from its grant would know
 	// it (the directory's change had not fired when the watchers started,
 	// or a read found the node ours): Confirm need not read it.
 	settled atomic.Bool
-	halted  bool
 	unwatch func() // leaves the shared Watcher, if one follows the node
 	wg      sync.WaitGroup
 

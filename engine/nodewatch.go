@@ -38,7 +38,7 @@ func (n *Node) watch() {
 		return
 	}
 	n.watching.Store(true)
-	if n.halted || n.err != nil {
+	if n.err != nil {
 		n.mu.Unlock()
 		return
 	}
@@ -112,7 +112,6 @@ func linkUp(s conn.State) bool {
 // caller waits for them with n.wg.
 func (n *Node) halt() {
 	n.mu.Lock()
-	n.halted = true
 	n.watching.Store(true)
 	cancel := n.cancel
 	n.mu.Unlock()

@@ -105,9 +105,10 @@ func (l *Lock) err(err error) error { return l.rt.Err(err) }
 
 func (l *Lock) acquire(ctx context.Context, noWait bool, queued func(string)) (_ *hold.Hold, err error) {
 	g := goid.Current()
-	l.confirm(ctx, g)
-	if h, ok, err := l.reenter(g); ok || err != nil {
-		return h, err
+	if l.confirm(ctx, g) {
+		if h, ok, err := l.reenter(g); ok || err != nil {
+			return h, err
+		}
 	}
 	// Refused before it is measured, as before anything is sent.
 	wctx, cancel, err := l.rt.Within(ctx)
@@ -131,14 +132,18 @@ func (l *Lock) closed() bool { return l.rt.Closed() || l.client.Closed() }
 
 // confirm has g's node, if g holds the lock, checked before it is
 // entered again (engine.Node.Confirm): a hold nobody waited on has not
-// followed its node, which someone else may have deleted since.
-func (l *Lock) confirm(ctx context.Context, g int64) {
+// followed its node, which someone else may have deleted since. It says
+// whether g holds the lock; only g adds an entry for g, so a first
+// acquisition need not look again (reenter).
+func (l *Lock) confirm(ctx context.Context, g int64) bool {
 	l.mu.Lock()
 	e := l.holds[g]
 	l.mu.Unlock()
-	if e != nil {
-		e.node.Confirm(ctx)
+	if e == nil {
+		return false
 	}
+	e.node.Confirm(ctx)
+	return true
 }
 
 // reenter opens one more acquisition if g already holds the lock. A lost
