@@ -17,21 +17,28 @@ import (
 // keeps it on its stack, so that a one-off acquisition pays for nothing
 // of a Lock's own.
 type queue struct {
-	client    *framework.Client
-	recipe    string // names the recipe in its errors
-	request   engine.Request
-	revocable bool
-	lease     time.Duration   // each node's lease time; 0: none
-	watcher   *engine.Watcher // follows its nodes, if not nil
-	kind      string          // the recipe, in the metrics
-	meter     *framework.RecipeMeter
+	client  *framework.Client
+	recipe  string // names the recipe in its errors
+	request engine.Request
+	lease   time.Duration // each node's lease time; 0: none
+	kind    string        // the recipe, in the metrics
+	meter   *framework.RecipeMeter
+	// How each granted node is followed: made once, so that a Lock's
+	// acquisitions do not make the same options again.
+	opts []engine.Option
 }
 
 func newQueue(client *framework.Client, cfg Config) queue {
 	request := cfg.Request
 	request.Client = client
-	return queue{client: client, recipe: cfg.Recipe, request: request, revocable: cfg.Revocable, lease: cfg.LeaseTime,
-		watcher: cfg.Watcher, kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir)}
+	opts := []engine.Option{engine.WithMetrics(cfg.Kind, request.Dir), engine.WithRecipe(cfg.Recipe, request.Dir)}
+	if cfg.Revocable {
+		opts = append(opts, engine.WithRevocable())
+	}
+	if cfg.Watcher != nil {
+		opts = append(opts, engine.WithWatcher(cfg.Watcher))
+	}
+	return queue{client: client, recipe: cfg.Recipe, request: request, lease: cfg.LeaseTime, kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir), opts: opts}
 }
 
 // err names the recipe and its path in err.
@@ -39,16 +46,7 @@ func (q *queue) err(err error) error { return framework.RecipeErr(q.recipe, q.re
 
 // follow follows g, a node granted to this queue, with the recipe's
 // options.
-func (q *queue) follow(g engine.Grant) *engine.Node {
-	opts := []engine.Option{engine.WithMetrics(q.kind, q.request.Dir), engine.WithRecipe(q.recipe, q.request.Dir)}
-	if q.revocable {
-		opts = append(opts, engine.WithRevocable())
-	}
-	if q.watcher != nil {
-		opts = append(opts, engine.WithWatcher(q.watcher))
-	}
-	return engine.Follow(q.client, g, opts...)
-}
+func (q *queue) follow(g engine.Grant) *engine.Node { return engine.Follow(q.client, g, q.opts...) }
 
 // take queues until a node is granted and hands it, followed, to adopt,
 // which makes the caller's Hold of it (or releases it). closed says
