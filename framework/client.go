@@ -92,7 +92,8 @@ type Client struct {
 	// What must learn of Close before anything else happens (a hold's
 	// loss signal): called first thing in Close.
 	closersMu sync.Mutex
-	closers   map[*func()]struct{}
+	closers   map[uint64]func() // by registration, so that f needs no box
+	closerID  uint64
 
 	closed  atomic.Bool
 	quit    chan struct{}   // closed by Close: stops background work
@@ -375,8 +376,8 @@ func (c *Client) Close() error {
 	closers := c.closers
 	c.closers = nil
 	c.closersMu.Unlock()
-	for f := range closers {
-		(*f)()
+	for _, f := range closers {
+		f()
 	}
 	c.calls.end(nil) // calls in progress under Runtime.Within: ErrClosed
 	if c.drain > 0 {
@@ -405,7 +406,6 @@ func (c *Client) Close() error {
 // holder learns of Close before another client can be granted what it
 // holds. f must be quick and must not call Close.
 func (c *Client) OnClose(f func()) (remove func()) {
-	p := &f
 	c.closersMu.Lock()
 	if c.closed.Load() {
 		c.closersMu.Unlock()
@@ -413,13 +413,15 @@ func (c *Client) OnClose(f func()) (remove func()) {
 		return func() {}
 	}
 	if c.closers == nil {
-		c.closers = map[*func()]struct{}{}
+		c.closers = map[uint64]func(){}
 	}
-	c.closers[p] = struct{}{}
+	c.closerID++
+	id := c.closerID
+	c.closers[id] = f
 	c.closersMu.Unlock()
 	return func() {
 		c.closersMu.Lock()
-		delete(c.closers, p)
+		delete(c.closers, id)
 		c.closersMu.Unlock()
 	}
 }
