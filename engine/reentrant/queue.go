@@ -23,22 +23,28 @@ type queue struct {
 	lease   time.Duration // each node's lease time; 0: none
 	kind    string        // the recipe, in the metrics
 	meter   *framework.RecipeMeter
-	// How each granted node is followed: made once, so that a Lock's
-	// acquisitions do not make the same options again.
-	opts []engine.Option
+	// How each granted node is followed (opts[:nopts]): made once, so
+	// that a Lock's acquisitions do not make the same options again. An
+	// array, so that Once's queue stays on its stack.
+	opts  [4]engine.Option
+	nopts int
 }
 
 func newQueue(client *framework.Client, cfg Config) queue {
 	request := cfg.Request
 	request.Client = client
-	opts := []engine.Option{engine.WithMetrics(cfg.Kind, request.Dir), engine.WithRecipe(cfg.Recipe, request.Dir)}
+	q := queue{client: client, recipe: cfg.Recipe, request: request, lease: cfg.LeaseTime, kind: cfg.Kind,
+		meter: client.RecipeMeter(cfg.Kind, request.Dir), nopts: 2}
+	q.opts[0], q.opts[1] = engine.WithMetrics(cfg.Kind, request.Dir), engine.WithRecipe(cfg.Recipe, request.Dir)
 	if cfg.Revocable {
-		opts = append(opts, engine.WithRevocable())
+		q.opts[q.nopts] = engine.WithRevocable()
+		q.nopts++
 	}
 	if cfg.Watcher != nil {
-		opts = append(opts, engine.WithWatcher(cfg.Watcher))
+		q.opts[q.nopts] = engine.WithWatcher(cfg.Watcher)
+		q.nopts++
 	}
-	return queue{client: client, recipe: cfg.Recipe, request: request, lease: cfg.LeaseTime, kind: cfg.Kind, meter: client.RecipeMeter(cfg.Kind, request.Dir), opts: opts}
+	return q
 }
 
 // err names the recipe and its path in err.
@@ -46,7 +52,9 @@ func (q *queue) err(err error) error { return framework.RecipeErr(q.recipe, q.re
 
 // follow follows g, a node granted to this queue, with the recipe's
 // options.
-func (q *queue) follow(g engine.Grant) *engine.Node { return engine.Follow(q.client, g, q.opts...) }
+func (q *queue) follow(g engine.Grant) *engine.Node {
+	return engine.Follow(q.client, g, q.opts[:q.nopts]...)
+}
 
 // take queues until a node is granted and hands it, followed, to adopt,
 // which makes the caller's Hold of it (or releases it). closed says
