@@ -149,7 +149,11 @@ func TestMembersWatchSaysWhenItsViewIsStale(t *testing.T) {
 	joinGroup(t, client(t, cl), "/groups/s", "a", "pa")
 	px := cl.NewProxy()
 	t.Cleanup(px.Close)
-	p := start(t, "--connect", px.ConnectString(), "--session-timeout", "3s", "members", "--watch", "/groups/s")
+	// A session that outlives the blackhole healed once zkr says the link
+	// is down (testkit.CutSessionTimeout's doc): with 3s the server could
+	// expire it as go-zookeeper dialled again, and the test took the
+	// session-lost path instead of the one it is about.
+	p := start(t, "--connect", px.ConnectString(), "--session-timeout", testkit.CutSessionTimeout.String(), "members", "--watch", "/groups/s")
 	p.expectLine(t, "joined  a pa")
 	px.Blackhole()
 	p.awaitStderr(t, "zkr members: link to ZooKeeper down: the member list shown may be stale", 1, 30*time.Second)

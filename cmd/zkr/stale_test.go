@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/mutex"
 )
@@ -31,7 +32,11 @@ func staleWatch(t *testing.T, first string, argv ...string) (*zktest.Proxy, *pro
 	holdMutex(t, m)
 	px := cl.NewProxy()
 	t.Cleanup(px.Close)
-	p := start(t, append([]string{"--connect", px.ConnectString(), "--session-timeout", "3s"}, argv...)...)
+	// A session that outlives the first blackhole, healed once zkr says
+	// the link is down (testkit.CutSessionTimeout's doc): with 3s, the
+	// server expired it as go-zookeeper dialled again, and the second
+	// blackhole's "session lost" had been said already.
+	p := start(t, append([]string{"--connect", px.ConnectString(), "--session-timeout", testkit.CutSessionTimeout.String()}, argv...)...)
 	require.Regexp(t, first, p.nextLine(t))
 	return px, p
 }
@@ -48,7 +53,7 @@ func TestLsWatchSaysWhenItsViewIsStaleAndWhenCurrentAgain(t *testing.T) {
 	p.awaitStderr(t, "zkr ls: link to ZooKeeper back: the queue shown is current again", 1, 30*time.Second)
 
 	px.Blackhole() // for longer than the session timeout: the session is lost
-	p.awaitStderr(t, "zkr ls: session lost: the queue shown may be stale until a new session looks again", 1, 30*time.Second)
+	p.awaitStderr(t, "zkr ls: session lost: the queue shown may be stale until a new session looks again", 1, time.Minute)
 	px.Heal()
 	p.awaitStderr(t, "zkr ls: link to ZooKeeper back: the queue shown is current again", 2, 30*time.Second)
 
@@ -68,7 +73,7 @@ func TestLeaderWatchSaysWhenItsViewIsStaleAndWhenCurrentAgain(t *testing.T) {
 	p.awaitStderr(t, "zkr leader: link to ZooKeeper back: the leader shown is current again", 1, 30*time.Second)
 
 	px.Blackhole()
-	p.awaitStderr(t, "zkr leader: session lost: the leader shown may be stale until a new session looks again", 1, 30*time.Second)
+	p.awaitStderr(t, "zkr leader: session lost: the leader shown may be stale until a new session looks again", 1, time.Minute)
 	px.Heal()
 	p.awaitStderr(t, "zkr leader: link to ZooKeeper back: the leader shown is current again", 2, 30*time.Second)
 

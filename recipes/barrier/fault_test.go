@@ -17,8 +17,8 @@ import (
 )
 
 // The link faults every test below puts a waiter through: a reset of both
-// directions, and each one-way loss held for half the session timeout
-// (the session lives on).
+// directions, and each one-way loss, each held for well under the session
+// timeout (the session lives on).
 var linkFaults = map[string]func(p *zktest.Proxy){
 	"cut":              func(p *zktest.Proxy) { p.Cut() },
 	"blackhole":        func(p *zktest.Proxy) { p.Blackhole() },
@@ -124,7 +124,11 @@ func TestEnterIsNotWokenIntoSuccessByLinkFaults(t *testing.T) {
 	cl := zktest.Standalone(t)
 	obs := newClient(t, cl.Addrs())
 	p := cl.NewProxy()
-	ca := newClient(t, p.Addrs())
+	// A session that outlives each fault: the server may have last heard
+	// the client a third of a session timeout before the fault began, and
+	// after the heal go-zookeeper waits a second before it dials again;
+	// with testkit's timeout that left well under a second.
+	ca := newClient(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
 	a := newDouble(t, ca, "/b/spurious", 2)
 	got := async(func() error { return a.Enter(ctxT(t, 90*time.Second)) })
 	members(t, obs, "/b/spurious", 1)
@@ -227,7 +231,10 @@ func TestLeaveCompletesThroughLinkFaultsWithoutRace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := "/b/leave-fault/" + name
 			p := cl.NewProxy()
-			a := newDouble(t, newClient(t, p.Addrs()), path, 3)
+			// A session that outlives the fault healed once the client
+			// has noticed it (testkit.CutSessionTimeout's doc).
+			ac := newClient(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
+			a := newDouble(t, ac, path, 3)
 			others := []*barrier.DoubleBarrier{
 				newDouble(t, newClient(t, cl.Addrs()), path, 3),
 				newDouble(t, newClient(t, cl.Addrs()), path, 3),
@@ -240,9 +247,10 @@ func TestLeaveCompletesThroughLinkFaultsWithoutRace(t *testing.T) {
 
 			la := async(func() error { return a.Leave(ctxT(t, 60*time.Second)) })
 			l0 := async(func() error { return others[0].Leave(ctxT(t, 60*time.Second)) })
+			s := ac.Session() // taken while the link is up: its Suspended is the fault
 			fault(p)
 			l1 := async(func() error { return others[1].Leave(ctxT(t, 60*time.Second)) })
-			time.Sleep(testkit.SessionTimeout / 2) // the fault's length: the session outlives it
+			testkit.WaitClosed(t, s.Suspended, 10*time.Second, "the fault's suspension") // the session outlives it
 			p.Heal()
 			for _, l := range []<-chan error{la, l0, l1} {
 				require.NoError(t, returned(t, l, 30*time.Second, "Leave"))

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/zkrecipes/framework"
+	"github.com/zkrecipes/zkrecipes/integration/testkit"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes/barrier"
 )
@@ -162,7 +163,10 @@ func lastOfTwo(t *testing.T, cl *zktest.Cluster, path string) (a, b *barrier.Dou
 	t.Helper()
 	obs := newClient(t, cl.Addrs())
 	p = cl.NewProxy()
-	ac = newClient(t, p.Addrs())
+	// A session that outlives a lost write noticed, then healed: with
+	// testkit's timeout the server could expire it before go-zookeeper,
+	// which waits a second before it dials again, is back.
+	ac = newClient(t, p.Addrs(), framework.WithSessionTimeout(testkit.CutSessionTimeout))
 	a = newDouble(t, ac, path, 2)
 	b = newDouble(t, newClient(t, cl.Addrs()), path, 2)
 	ea := async(func() error { return a.Enter(ctxT(t, 30*time.Second)) })

@@ -36,9 +36,14 @@ type faultSetup struct {
 }
 
 func newFaultSetup(t *testing.T, path string, opts ...zktest.Option) *faultSetup {
+	return newFaultSetupWith(t, path, nil, opts...)
+}
+
+// newFaultSetupWith is newFaultSetup with clientOpts for the cache's client.
+func newFaultSetupWith(t *testing.T, path string, clientOpts []framework.Option, opts ...zktest.Option) *faultSetup {
 	cl := zktest.Standalone(t, opts...)
 	p := cl.NewProxy()
-	f := &faultSetup{cl: cl, p: p, client: newClient(t, p.Addrs()), writer: newClient(t, cl.Addrs()), path: path}
+	f := &faultSetup{cl: cl, p: p, client: newClient(t, p.Addrs(), clientOpts...), writer: newClient(t, cl.Addrs()), path: path}
 	for _, n := range []string{"/a", "/a/x", "/b", "/c"} {
 		create(t, f.writer, path+n, n)
 	}
@@ -111,8 +116,12 @@ func TestCutLinkMissesNoChange(t *testing.T) {
 // A partition shorter than the session: the cache reports Suspended, the
 // session survives (and with it the watches), and what changed meanwhile
 // arrives after.
+//
+// The session is testkit.CutSessionTimeout: with testkit's, the client
+// learns of the cut at 2/3 of it, go-zookeeper waits a second before it
+// dials again, and the server could expire the session first.
 func TestBlackholeReportsStaleThenCatchesUp(t *testing.T) {
-	f := newFaultSetup(t, "/fault/blackhole")
+	f := newFaultSetupWith(t, "/fault/blackhole", []framework.Option{framework.WithSessionTimeout(testkit.CutSessionTimeout)})
 	n := f.m.len()
 	session := f.client.Session().ID
 	f.p.Blackhole()

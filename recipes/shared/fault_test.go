@@ -31,10 +31,11 @@ type faultSetup struct {
 	sub      *framework.Subscription[shared.Versioned[int32]]
 }
 
-func newFaultSetup(t *testing.T, path string) *faultSetup {
+// newFaultSetup's opts are the follower's client's.
+func newFaultSetup(t *testing.T, path string, opts ...framework.Option) *faultSetup {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
-	c := newClient(t, p.Addrs())
+	c := newClient(t, p.Addrs(), opts...)
 	f := &faultSetup{cl: cl, p: p, client: c, follower: newCount(t, c, path, 0), writer: newCount(t, newClient(t, cl.Addrs()), path, 0)}
 	f.sub = f.follower.Subscribe()
 	t.Cleanup(f.sub.Close)
@@ -97,8 +98,12 @@ func TestCutLinkMissesNoChange(t *testing.T) {
 
 // A partition shorter than the session: the follower reports Suspended,
 // the session survives, and the change made meanwhile arrives after.
+//
+// The session is testkit.CutSessionTimeout: with testkit's, the client
+// learns of the cut at 2/3 of it, go-zookeeper waits a second before it
+// dials again, and the server could expire the session first.
 func TestBlackholeReportsStaleThenCatchesUp(t *testing.T) {
-	f := newFaultSetup(t, "/shared/blackhole")
+	f := newFaultSetup(t, "/shared/blackhole", framework.WithSessionTimeout(testkit.CutSessionTimeout))
 	f.p.Blackhole()
 	f.set(t, 1)
 	f.set(t, 2)
