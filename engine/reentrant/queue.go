@@ -21,7 +21,6 @@ type queue struct {
 	recipe  string // names the recipe in its errors
 	request engine.Request
 	lease   time.Duration // each node's lease time; 0: none
-	kind    string        // the recipe, in the metrics
 	meter   *framework.RecipeMeter
 	// How each granted node is followed (opts[:nopts]): made once, so
 	// that a Lock's acquisitions do not make the same options again. An
@@ -33,7 +32,7 @@ type queue struct {
 func newQueue(client *framework.Client, cfg Config) queue {
 	request := cfg.Request
 	request.Client = client
-	q := queue{client: client, recipe: cfg.Recipe, request: request, lease: cfg.LeaseTime, kind: cfg.Kind,
+	q := queue{client: client, recipe: cfg.Recipe, request: request, lease: cfg.LeaseTime,
 		meter: client.RecipeMeter(cfg.Kind, request.Dir), nopts: 2}
 	q.opts[0], q.opts[1] = engine.WithMetrics(cfg.Kind, request.Dir), engine.WithRecipe(cfg.Recipe, request.Dir)
 	if cfg.Revocable {
