@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -124,4 +125,41 @@ func closed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// Whoever observes the states hears of a suspension, a loss or a close
+// before the session's channels close: a hold woken by them may end its
+// owner's work at once (zkr then stops watching the link), and the change
+// must be queued for every subscriber by then, or it is never told.
+func TestObserversHearBeforeTheChannelsClose(t *testing.T) {
+	connected := func() *Conn {
+		c := suspendedConn()
+		c.state = conn.StateConnected
+		return c
+	}
+	watch := func(c *Conn) *[]string {
+		var seen []string
+		e := c.epoch
+		c.Observe(func(ev conn.Event) {
+			seen = append(seen, fmt.Sprintf("%v suspended=%v lost=%v", ev.State, closed(e.suspended), closed(e.lost)))
+		})
+		return &seen
+	}
+	t.Run("suspended", func(t *testing.T) {
+		c := connected()
+		seen := watch(c)
+		report(c, zk.StateDisconnected)
+		applyQueued(c)
+		assert.Equal(t, []string{"Suspended suspended=false lost=false"}, *seen)
+		assert.True(t, closed(c.epoch.suspended))
+	})
+	t.Run("lost", func(t *testing.T) {
+		c := suspendedConn()
+		close(c.epoch.suspended)
+		seen := watch(c)
+		report(c, zk.StateExpired)
+		applyQueued(c)
+		assert.Equal(t, []string{"Lost suspended=true lost=false"}, *seen)
+		assert.True(t, closed(c.epoch.lost))
+	})
 }

@@ -141,8 +141,11 @@ func (c *Conn) apply(ev rawEvent) timerAction {
 		return cancelExpiry
 	case zk.StateDisconnected, zk.StateAuthFailed:
 		if c.state.IsConnected() {
-			close(c.epoch.suspended)
+			// Observers first: a hold woken by the channel may end its
+			// owner's work at once, and whoever subscribed to the states
+			// must have this change queued by then.
 			c.transitionLocked(conn.Event{State: conn.StateSuspended, SessionID: c.epoch.id, Time: ev.at})
+			close(c.epoch.suspended)
 			return startExpiry
 		}
 		if due {
@@ -217,9 +220,10 @@ func (c *Conn) loseLocked(at time.Time, simulated bool, reason string) {
 		return
 	}
 	c.log.Warn("zookeeper session lost", "session", sessionHex(e.id), "reason", reason)
-	e.end()
 	c.dead = e.id
+	// Observers before the channels, as for a suspension (apply).
 	c.transitionLocked(conn.Event{State: conn.StateLost, SessionID: e.id, Simulated: simulated, Time: at})
+	e.end()
 }
 
 func (c *Conn) transitionLocked(ev conn.Event) {
