@@ -25,19 +25,40 @@ func stampf(log *logger, format string, args ...any) {
 // link is down, a frozen server stopped answering, the session is lost)
 // and when it is current again, each with the time the client saw it:
 // without it, a waiter or a holder is silent while nothing it knows can be
-// trusted. Call stop when done.
+// trusted. Call stop when done: it says first what the client had seen by
+// then, so that a hold lost as the link went down is not reported alone.
 func watchLink(c *framework.Client, log *logger) (stop func()) {
 	if !log.verbose {
 		return func() {}
 	}
 	sub := c.Subscribe()
-	<-sub.Changes() // the state as it stands: zkr has just connected
-	session := c.Session().ID
+	seen := <-sub.Changes() // the state as it stands: zkr has just connected
+	session := seen.SessionID
+	until := make(chan conn.Event)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var staleSince time.Time // zero while the view is current
-		for ev := range sub.Changes() {
+		var target *conn.Event   // set by stop: the last change to say
+		var deadline <-chan time.Time
+		for target == nil || seen != *target {
+			var ev conn.Event
+			var ok bool
+			select {
+			case ev, ok = <-sub.Changes():
+				if !ok {
+					return
+				}
+			case t := <-until:
+				target, until = &t, nil
+				// Queued before stop looked, so soon read; the bound is
+				// for a reader that can never catch up.
+				deadline = time.After(2 * time.Second)
+				continue
+			case <-deadline:
+				return
+			}
+			seen = ev
 			at := ev.Time.Format(stampLayout)
 			switch ev.State {
 			case conn.StateSuspended:
@@ -72,7 +93,17 @@ func watchLink(c *framework.Client, log *logger) (stop func()) {
 		}
 	}()
 	return func() {
+		// Every subscriber is sent the same changes in the same order, and
+		// a new one starts with the last: once this reader has said it,
+		// it has said everything the client had seen.
+		now := c.Subscribe()
+		last := <-now.Changes()
+		now.Close()
+		select {
+		case until <- last:
+			<-done
+		case <-done:
+		}
 		sub.Close()
-		<-done
 	}
 }
