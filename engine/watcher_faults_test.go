@@ -86,8 +86,7 @@ func TestWatcherReusedAcrossSessions(t *testing.T) {
 	}
 	// The client's connection may be making its new session meanwhile:
 	// its goroutines are not the Watcher's.
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 	again := watchedHolds(t, c, w, "/watcher-faults/expire2", 3)
 	waitWatched(t, cl, again[0].Path(), again[1].Path(), again[2].Path())
 	require.NoError(t, other.Delete(testkit.Ctx(t, 10*time.Second), again[2].Path(), -1))
@@ -161,8 +160,7 @@ func TestWatcherManyDeletedAtOnce(t *testing.T) {
 	}
 	// The client's connection may be making its new session meanwhile:
 	// its goroutines are not the Watcher's.
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // A Watcher on a client with a namespace: events come back without it.
@@ -196,8 +194,7 @@ func TestWatcherFollowedTwice(t *testing.T) {
 	testkit.WaitClosed(t, b.Done(), 10*time.Second, "the second node")
 	assert.ErrorIs(t, b.Err(), zkrecipes.ErrNodeDeleted)
 	b.Forget(zkrecipes.ErrReleased)
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // The client's Close while a Watcher follows many nodes: each ends
@@ -265,8 +262,7 @@ func TestWatcherChurn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // Standard policy, two link epochs of one session: holds of the first end
@@ -305,8 +301,7 @@ func TestWatcherTwoEpochsOneSession(t *testing.T) {
 	for _, h := range fresh {
 		_ = h.Release()
 	}
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // Session-only policy: during a cut, someone else deletes a hold's node and
@@ -360,8 +355,7 @@ func TestWatcherFollowAfterSignalFired(t *testing.T) {
 	goleak.VerifyNone(t, append(before, goleak.IgnoreAnyFunction("github.com/zkrecipes/zkrecipes/framework.(*Client).work"))...)
 	// Once it is back, the client's workers are done with them too.
 	p.Heal()
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // Re-reads racing releases: another client keeps changing the nodes'
@@ -390,8 +384,7 @@ func TestWatcherReReadRacesRelease(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // A server restarted under a Watcher's holds (a session that outlives it,

@@ -19,6 +19,15 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
+// noneLeft checks that nothing started since before (testkit.LeakBase)
+// still runs, once the client's background deletes of the released nodes
+// are done: those are the client's, not the Watcher's.
+func noneLeft(t *testing.T, c *framework.Client, before []goleak.Option) {
+	t.Helper()
+	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
+	goleak.VerifyNone(t, before...)
+}
+
 // watchedHolds grants n nodes on c, one per directory under dir, each
 // followed through w (and opts), and returns a hold of each.
 func watchedHolds(t *testing.T, c *framework.Client, w *engine.Watcher, dir string, n int, opts ...engine.Option) []*hold.Hold {
@@ -65,8 +74,7 @@ func TestWatcherTellsEachNodeDeletedBySomeoneElse(t *testing.T) {
 			assert.NoError(t, err)
 		}
 	}
-	require.NoError(t, c.Drain(testkit.Ctx(t, 30*time.Second)), "the releases' deletes")
-	goleak.VerifyNone(t, before...)
+	noneLeft(t, c, before)
 }
 
 // A node deleted and made again at its path by another session is not the

@@ -421,12 +421,12 @@ func (c *Conn) Close() error {
 		c.state = conn.StateClosed
 		close(c.changed)
 		c.changed = make(chan struct{})
-		closing := conn.Event{State: conn.StateClosed, SessionID: c.epoch.id, Time: time.Now()}
-		for f := range c.observers { // before the channels, as in apply
-			(*f)(closing)
-		}
 		if e := c.epoch; !e.isLost {
 			e.end()
+		}
+		closing := conn.Event{State: conn.StateClosed, SessionID: c.epoch.id, Time: time.Now()}
+		for f := range c.observers {
+			(*f)(closing)
 		}
 		c.mu.Unlock()
 

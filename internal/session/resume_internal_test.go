@@ -127,10 +127,10 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
-// Whoever observes the states hears of a suspension, a loss or a close
-// before the session's channels close: a hold woken by them may end its
-// owner's work at once (zkr then stops watching the link), and the change
-// must be queued for every subscriber by then, or it is never told.
+// Whoever observes the states hears of a suspension or a loss before the
+// session's channels close: a hold woken by them may end its owner's work
+// at once (zkr then stops watching the link), and the change must be
+// queued for every subscriber by then, or it is never told.
 func TestObserversHearBeforeTheChannelsClose(t *testing.T) {
 	connected := func() *Conn {
 		c := suspendedConn()

@@ -15,12 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/cache"
 )
 
-// leakOptions ignores what ran before, and a reconnect's connection loops
-// and the test proxy's links that it opens.
-func leakOptions() []goleak.Option {
-	return testkit.LeakBase()
-}
-
 // Close ends every goroutine of the cache (its engine, its session
 // follower, one per watch) and every subscription, whether the tree is
 // there, gone, or the link is down.
@@ -29,7 +23,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
 	direct := newClient(t, cl.Addrs())
-	before := leakOptions()
+	before := testkit.LeakBase()
 
 	for i, state := range []string{"following", "deleted", "link down"} {
 		t.Run(state, func(t *testing.T) {
@@ -71,7 +65,7 @@ func TestStartThatGivesUpLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
-	before := leakOptions()
+	before := testkit.LeakBase()
 	p.Blackhole()
 	defer p.Heal()
 	ch, err := cache.New(c, "/leak/start", cache.Children())

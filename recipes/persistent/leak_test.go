@@ -12,17 +12,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/persistent"
 )
 
-func leakOptions() []goleak.Option {
-	return testkit.LeakBase()
-}
-
 // Close ends every goroutine of a Node and of a TTLNode, whether the node
 // is in place, its link is down, or a Start is still waiting.
 func TestCloseLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t, zktest.WithSystemProperty("zookeeper.extendedTypesEnabled", "true"))
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
-	before := leakOptions()
+	before := testkit.LeakBase()
 	for _, state := range []string{"in place", "link down", "start waiting"} {
 		t.Run(state, func(t *testing.T) {
 			n, err := persistent.New(c, "/pn/leak/x", []byte("x"), persistent.Protected())

@@ -15,12 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/shared"
 )
 
-// leakOptions ignores what ran before, and a reconnect's connection loops
-// and the test proxy's links that it opens.
-func leakOptions() []goleak.Option {
-	return testkit.LeakBase()
-}
-
 // Close ends the follower and every subscription, whether the node exists,
 // was deleted, or the link is down; a subscription whose reader went away
 // ends with its own Close.
@@ -28,7 +22,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
-	before := leakOptions()
+	before := testkit.LeakBase()
 
 	for _, state := range []string{"following", "deleted", "link down"} {
 		t.Run(state, func(t *testing.T) {
@@ -65,7 +59,7 @@ func TestStartThatTimesOutLeavesNoGoroutineAndCanBeRetried(t *testing.T) {
 	cl := zktest.Standalone(t)
 	p := cl.NewProxy()
 	c := newClient(t, p.Addrs())
-	before := leakOptions()
+	before := testkit.LeakBase()
 	n, err := shared.NewCount(c, "/leak/start", 1)
 	require.NoError(t, err)
 
